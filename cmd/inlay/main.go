@@ -1,0 +1,35 @@
+// Command inlay fits many deep-learning models onto the unlike processors of
+// one device: it cuts each model into subgraphs, places and orders them,
+// predicts what the plan sustains and runs it on ONNX Runtime.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	root := newRootCmd()
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "inlay:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "inlay",
+		Short:         "Fit many DNN models onto the heterogeneous processors of a device",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// Every subcommand, in the order `inlay --help` lists them.
+	root.AddCommand(
+		newDemoCmd(),
+		newInspectCmd(),
+		newZooCmd(),
+	)
+	return root
+}

@@ -1,0 +1,405 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Layer is a planning unit: one compute operator (the anchor) with the cheap
+// element-wise and data-movement nodes that ride with it.
+type Layer struct {
+	ID int
+	// Name is the anchor node's name (or the first node's when it has none).
+	Name string
+	// Op is the anchor node's operator.
+	Op string
+	// Nodes are the IDs of the model nodes in the layer, in topological order.
+	Nodes []int
+	// Work sums the nodes' work.
+	Work Work
+	// Inputs are the activation tensors (graph inputs included) read from
+	// outside the layer, sorted by name. Constants are not listed.
+	Inputs []string
+	// Outputs are the tensors written by the layer that another layer reads
+	// or that are graph outputs, sorted by name.
+	Outputs []string
+}
+
+// LayerEdge is one tensor flowing from one layer to another.
+type LayerEdge struct {
+	From, To int
+	Tensor   string
+	Bytes    int64
+}
+
+// LayerGraph is the condensed view of a model used for planning. Layers are
+// numbered in a topological order: every edge goes from a lower to a higher ID.
+type LayerGraph struct {
+	Model  *Model
+	Layers []*Layer
+	// NodeLayer maps a node ID to its layer ID, or -1 for nodes folded away
+	// (constants and shape arithmetic whose outputs are all known at load time).
+	NodeLayer []int
+	// Preds and Succs list each layer's distinct neighbour layers, ascending.
+	Preds, Succs [][]int
+	// Edges are all inter-layer tensor edges, sorted by (From, To, Tensor).
+	Edges []LayerEdge
+}
+
+// anchorOps start a layer of their own even when they do no MACs.
+var anchorOps = map[string]bool{
+	"If": true, "Loop": true, "Scan": true,
+	"MaxPool": true, "AveragePool": true, "GlobalAveragePool": true, "GlobalMaxPool": true,
+	"LpPool": true, "GlobalLpPool": true, "MaxRoiPool": true, "RoiAlign": true, "MaxUnpool": true,
+	"Resize": true, "Upsample": true, "Softmax": true, "LogSoftmax": true, "Hardmax": true,
+	"ReduceMean": true, "ReduceSum": true, "ReduceMax": true, "ReduceMin": true, "ReduceProd": true,
+	"ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true, "ReduceLogSumExp": true, "ReduceSumSquare": true,
+	"TopK": true, "NonMaxSuppression": true, "LSTM": true, "GRU": true, "RNN": true,
+	"LayerNormalization": true, "InstanceNormalization": true, "GroupNormalization": true,
+	"LRN": true, "DFT": true, "STFT": true, "GridSample": true, "CumSum": true,
+	"ArgMax": true, "ArgMin": true, "NonZero": true,
+}
+
+// IsAnchor reports whether a node starts a layer of its own: it does MACs or
+// its operator is in the anchor set (pooling, resizing, softmax, reductions,
+// recurrent and control-flow operators, normalisations).
+func IsAnchor(n *Node) bool { return n.Work.MACs > 0 || anchorOps[n.Op] }
+
+// BuildLayers condenses a model whose shapes and work are known (after shape
+// inference) into a layer graph. Nodes whose outputs are all constant are
+// folded away; every other node either anchors a new layer or joins the layer
+// of its latest-numbered producer, which keeps every edge going forward and
+// the layer graph acyclic.
+func BuildLayers(m *Model) (*LayerGraph, error) {
+	order, err := m.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	lg := &LayerGraph{Model: m, NodeLayer: make([]int, len(m.Nodes))}
+	for i := range lg.NodeLayer {
+		lg.NodeLayer[i] = -1
+	}
+	for _, id := range order {
+		n := m.Nodes[id]
+		if nodeIsConstant(m, n) {
+			continue
+		}
+		latest := -1
+		for _, in := range n.Inputs {
+			t := m.Tensors[in]
+			if in == "" || t == nil || t.IsConst() || t.Producer < 0 {
+				continue
+			}
+			if l := lg.NodeLayer[t.Producer]; l > latest {
+				latest = l
+			}
+		}
+		if latest < 0 || IsAnchor(n) {
+			l := &Layer{ID: len(lg.Layers), Name: n.Name, Op: n.Op}
+			lg.Layers = append(lg.Layers, l)
+			latest = l.ID
+		} else if l := lg.Layers[latest]; !IsAnchor(m.Nodes[l.Nodes[0]]) && IsAnchor(n) {
+			l.Name, l.Op = n.Name, n.Op
+		}
+		l := lg.Layers[latest]
+		l.Nodes = append(l.Nodes, id)
+		l.Work = l.Work.Add(n.Work)
+		lg.NodeLayer[id] = latest
+	}
+	for _, l := range lg.Layers {
+		if l.Name == "" {
+			l.Name = fmt.Sprintf("%s_%d", strings.ToLower(l.Op), l.ID)
+		}
+	}
+	lg.link()
+	return lg, nil
+}
+
+func nodeIsConstant(m *Model, n *Node) bool {
+	any := false
+	for _, o := range n.Outputs {
+		if o == "" {
+			continue
+		}
+		any = true
+		if t := m.Tensors[o]; t == nil || !t.IsConst() {
+			return false
+		}
+	}
+	return any
+}
+
+func (lg *LayerGraph) link() {
+	m := lg.Model
+	nl := len(lg.Layers)
+	preds := make([]map[int]bool, nl)
+	succs := make([]map[int]bool, nl)
+	for i := range preds {
+		preds[i], succs[i] = map[int]bool{}, map[int]bool{}
+	}
+	isOut := map[string]bool{}
+	for _, o := range m.Outputs {
+		isOut[o] = true
+	}
+	for _, l := range lg.Layers {
+		ins, outs := map[string]bool{}, map[string]bool{}
+		for _, id := range l.Nodes {
+			n := m.Nodes[id]
+			for _, in := range n.Inputs {
+				t := m.Tensors[in]
+				if in == "" || t == nil || t.IsConst() {
+					continue
+				}
+				if t.Producer < 0 || lg.NodeLayer[t.Producer] != l.ID {
+					ins[in] = true
+				}
+			}
+			for _, o := range n.Outputs {
+				t := m.Tensors[o]
+				if o == "" || t == nil {
+					continue
+				}
+				if isOut[o] {
+					outs[o] = true
+				}
+				for _, c := range t.Consumers {
+					if cl := lg.NodeLayer[c]; cl != l.ID && cl >= 0 {
+						outs[o] = true
+						preds[cl][l.ID] = true
+						succs[l.ID][cl] = true
+						lg.Edges = append(lg.Edges, LayerEdge{From: l.ID, To: cl, Tensor: o, Bytes: t.Bytes()})
+					}
+				}
+			}
+		}
+		l.Inputs, l.Outputs = sortedKeys(ins), sortedKeys(outs)
+	}
+	sort.Slice(lg.Edges, func(i, j int) bool {
+		a, b := lg.Edges[i], lg.Edges[j]
+		if a.From != b.From {
+			return a.From < b.From
+		}
+		if a.To != b.To {
+			return a.To < b.To
+		}
+		return a.Tensor < b.Tensor
+	})
+	// A tensor read twice by one layer appears once.
+	dedup := lg.Edges[:0]
+	for i, e := range lg.Edges {
+		if i > 0 && e == lg.Edges[i-1] {
+			continue
+		}
+		dedup = append(dedup, e)
+	}
+	lg.Edges = dedup
+	lg.Preds, lg.Succs = make([][]int, nl), make([][]int, nl)
+	for i := 0; i < nl; i++ {
+		lg.Preds[i] = sortedIntKeys(preds[i])
+		lg.Succs[i] = sortedIntKeys(succs[i])
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedIntKeys(m map[int]bool) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// LayerSet is a set of layer IDs, sorted ascending without duplicates.
+type LayerSet []int
+
+// NewLayerSet sorts and de-duplicates ids into a LayerSet.
+func NewLayerSet(ids ...int) LayerSet {
+	s := append(LayerSet{}, ids...)
+	sort.Ints(s)
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Range is the set {from, ..., to-1}.
+func Range(from, to int) LayerSet {
+	s := make(LayerSet, 0, to-from)
+	for i := from; i < to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// Contains reports whether id is in the set (O(log n)).
+func (s LayerSet) Contains(id int) bool {
+	i := sort.SearchInts(s, id)
+	return i < len(s) && s[i] == id
+}
+
+// Key is a compact, canonical string for the set ("0-4,7,9-10"), usable as a
+// map key and in plan files.
+func (s LayerSet) Key() string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(s[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(s[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// ParseLayerSet is the inverse of Key.
+func ParseLayerSet(key string) (LayerSet, error) {
+	var ids []int
+	if strings.TrimSpace(key) == "" {
+		return LayerSet{}, nil
+	}
+	for _, part := range strings.Split(key, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("bad layer %q in %q", part, key)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("bad layer range %q in %q", part, key)
+			}
+			if b-a > 1<<20 {
+				return nil, fmt.Errorf("layer range %q in %q is too large", part, key)
+			}
+		}
+		for x := a; x <= b; x++ {
+			ids = append(ids, x)
+		}
+	}
+	return NewLayerSet(ids...), nil
+}
+
+// IsConvex reports whether no path leaves the set and re-enters it.
+// O(|layers| + |edges|).
+func (lg *LayerGraph) IsConvex(s LayerSet) bool {
+	if len(s) == 0 {
+		return true
+	}
+	in := make([]bool, len(lg.Layers))
+	for _, id := range s {
+		if id < 0 || id >= len(lg.Layers) {
+			return false
+		}
+		in[id] = true
+	}
+	maxID := s[len(s)-1]
+	// Walk forward from the set's outside successors; since edges go to
+	// higher IDs, only layers below the set's largest ID can lead back.
+	seen := make([]bool, len(lg.Layers))
+	var stack []int
+	for _, id := range s {
+		for _, nx := range lg.Succs[id] {
+			if !in[nx] && !seen[nx] && nx < maxID {
+				seen[nx] = true
+				stack = append(stack, nx)
+			}
+		}
+	}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, nx := range lg.Succs[x] {
+			if in[nx] {
+				return false
+			}
+			if !seen[nx] && nx < maxID {
+				seen[nx] = true
+				stack = append(stack, nx)
+			}
+		}
+	}
+	return true
+}
+
+// Boundary returns the tensors a layer set reads from outside (activations
+// and graph inputs, sorted) and the tensors it writes that are read outside
+// it or are graph outputs (sorted).
+func (lg *LayerGraph) Boundary(s LayerSet) (inputs, outputs []string) {
+	ins, outs := map[string]bool{}, map[string]bool{}
+	produced := map[string]bool{}
+	for _, id := range s {
+		for _, o := range lg.Layers[id].Outputs {
+			produced[o] = true
+		}
+	}
+	for _, id := range s {
+		l := lg.Layers[id]
+		for _, in := range l.Inputs {
+			if !produced[in] {
+				ins[in] = true
+			}
+		}
+	}
+	isOut := map[string]bool{}
+	for _, o := range lg.Model.Outputs {
+		isOut[o] = true
+	}
+	for _, id := range s {
+		for _, o := range lg.Layers[id].Outputs {
+			t := lg.Model.Tensors[o]
+			if isOut[o] {
+				outs[o] = true
+				continue
+			}
+			for _, c := range t.Consumers {
+				if cl := lg.NodeLayer[c]; cl >= 0 && !s.Contains(cl) {
+					outs[o] = true
+					break
+				}
+			}
+		}
+	}
+	return sortedKeys(ins), sortedKeys(outs)
+}
+
+// Nodes returns the model node IDs of a layer set, in topological order
+// (ascending layer, then the layer's own order).
+func (lg *LayerGraph) Nodes(s LayerSet) []int {
+	var out []int
+	for _, id := range s {
+		out = append(out, lg.Layers[id].Nodes...)
+	}
+	return out
+}
+
+// Work sums the work of a layer set.
+func (lg *LayerGraph) Work(s LayerSet) Work {
+	var w Work
+	for _, id := range s {
+		w = w.Add(lg.Layers[id].Work)
+	}
+	return w
+}

@@ -1,0 +1,79 @@
+// Package assets locates what scripts/fetch.sh puts into the cache outside the
+// repository: the real ONNX models of shared/REAL_MODELS.md and the ONNX
+// Runtime CPU library. It downloads nothing itself.
+package assets
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Dir is the cache folder: $INLAY_CACHE, else $XDG_CACHE_HOME/inlay, else
+// ~/.cache/inlay (the same rule as scripts/fetch.sh).
+func Dir() string {
+	if d := os.Getenv("INLAY_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "inlay")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cache", "inlay")
+	}
+	return filepath.Join(os.TempDir(), "inlay-cache")
+}
+
+// RealModel is one model of shared/REAL_MODELS.md.
+type RealModel struct {
+	// Name is a short, stable name used in workloads and tests.
+	Name string
+	// File is the file name in the cache's models folder.
+	File string
+	// Inputs gives typical values for the model's symbolic input dimensions
+	// (input name → shape); inputs not listed have fully known shapes.
+	Inputs map[string][]int64
+}
+
+// RealModels lists the real models in a fixed order.
+func RealModels() []RealModel {
+	return []RealModel{
+		{Name: "ocr_det", File: "ch_PP-OCRv4_det_infer.onnx", Inputs: map[string][]int64{"x": {1, 3, 640, 640}}},
+		{Name: "ocr_cls", File: "ch_ppocr_mobile_v2.0_cls_infer.onnx", Inputs: map[string][]int64{"x": {1, 3, 48, 192}}},
+		{Name: "ocr_rec", File: "ch_PP-OCRv4_rec_infer.onnx", Inputs: map[string][]int64{"x": {1, 3, 48, 320}}},
+		{Name: "melspec", File: "melspectrogram.onnx", Inputs: map[string][]int64{"input": {1, 1280}}},
+		{Name: "speech_embed", File: "embedding_model.onnx", Inputs: map[string][]int64{"input_1": {1, 76, 32, 1}}},
+		{Name: "wakeword", File: "hey_jarvis_v0.1.onnx"},
+		{Name: "vad", File: "silero_vad_legacy.onnx", Inputs: map[string][]int64{"input": {1, 512}, "h": {2, 1, 64}, "c": {2, 1, 64}}},
+		{Name: "blazeface", File: "face_detection_front_128x128_barracuda.onnx"},
+	}
+}
+
+// ModelPath is the cached path of a real model's file.
+func ModelPath(file string) string { return filepath.Join(Dir(), "models", file) }
+
+// ORTLibrary is the cached path of the ONNX Runtime shared library; the
+// environment variable ONNXRUNTIME_LIB overrides it.
+func ORTLibrary() string {
+	if p := os.Getenv("ONNXRUNTIME_LIB"); p != "" {
+		return p
+	}
+	return filepath.Join(Dir(), "ort", "libonnxruntime.so.1")
+}
+
+// ErrMissing says that a fetched file is not in the cache.
+var ErrMissing = errors.New("assets: not fetched; run scripts/fetch.sh (make test does)")
+
+// Require returns path, or skips the test when the file is missing — unless
+// INLAY_REQUIRE_ASSETS=1 (set by make test), when a missing file fails it.
+func Require(t testing.TB, path string) string {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
+			t.Fatalf("%s: %v", path, ErrMissing)
+		}
+		t.Skipf("%s: %v", path, ErrMissing)
+	}
+	return path
+}

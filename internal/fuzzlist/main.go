@@ -1,0 +1,14 @@
+// Command fuzzlist prints the fuzz targets that make fuzz runs, one
+// "package:FuzzName" a line. Keep the list explicit: each entry is a parser
+// of a file that users hand to inlay.
+package main
+
+import "fmt"
+
+func main() {
+	for _, t := range []string{
+		"./onnx:FuzzLoad",
+	} {
+		fmt.Println(t)
+	}
+}

@@ -82,9 +82,22 @@ type Node struct {
 	// Inputs and Outputs name tensors; "" marks an omitted optional one.
 	Inputs  []string
 	Outputs []string
-	Attrs   Attrs
+	// Implicit names the tensors of this graph that the node's nested graphs
+	// (If branches, Loop and Scan bodies) read from the enclosing scope,
+	// sorted. They are not ONNX inputs of the node, but Link, TopoOrder and
+	// the layer graph treat them as inputs (ONNX Runtime's implicit inputs).
+	Implicit []string
+	Attrs    Attrs
 	// Work is filled by shape inference.
 	Work Work
+}
+
+// Reads returns the tensors the node reads: Inputs, then Implicit.
+func (n *Node) Reads() []string {
+	if len(n.Implicit) == 0 {
+		return n.Inputs
+	}
+	return append(append(make([]string, 0, len(n.Inputs)+len(n.Implicit)), n.Inputs...), n.Implicit...)
 }
 
 // String names the node for error messages: "Conv node \"conv1\" (#12)".
@@ -160,7 +173,7 @@ func (m *Model) Link() error {
 		}
 	}
 	for i, n := range m.Nodes {
-		for _, in := range n.Inputs {
+		for _, in := range n.Reads() {
 			if in == "" {
 				continue
 			}
@@ -199,7 +212,7 @@ func (m *Model) TopoOrder() ([]int, error) {
 	indeg := make([]int, len(m.Nodes))
 	for _, n := range m.Nodes {
 		seen := map[int]bool{}
-		for _, in := range n.Inputs {
+		for _, in := range n.Reads() {
 			if t := m.Tensors[in]; in != "" && t != nil && t.Producer >= 0 && !seen[t.Producer] {
 				seen[t.Producer] = true
 				indeg[n.ID]++
@@ -260,7 +273,7 @@ func (m *Model) Successors(id int) []int { return m.successors(id) }
 func (m *Model) Predecessors(id int) []int {
 	var out []int
 	seen := map[int]bool{}
-	for _, in := range m.Nodes[id].Inputs {
+	for _, in := range m.Nodes[id].Reads() {
 		if t := m.Tensors[in]; in != "" && t != nil && t.Producer >= 0 && !seen[t.Producer] {
 			seen[t.Producer] = true
 			out = append(out, t.Producer)

@@ -87,7 +87,7 @@ func BuildLayers(m *Model) (*LayerGraph, error) {
 			continue
 		}
 		latest := -1
-		for _, in := range n.Inputs {
+		for _, in := range n.Reads() {
 			t := m.Tensors[in]
 			if in == "" || t == nil || t.IsConst() || t.Producer < 0 {
 				continue
@@ -147,7 +147,7 @@ func (lg *LayerGraph) link() {
 		ins, outs := map[string]bool{}, map[string]bool{}
 		for _, id := range l.Nodes {
 			n := m.Nodes[id]
-			for _, in := range n.Inputs {
+			for _, in := range n.Reads() {
 				t := m.Tensors[in]
 				if in == "" || t == nil || t.IsConst() {
 					continue

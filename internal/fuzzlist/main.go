@@ -8,6 +8,7 @@ import "fmt"
 func main() {
 	for _, t := range []string{
 		"./onnx:FuzzLoad",
+		"./workload:FuzzParse",
 	} {
 		fmt.Println(t)
 	}

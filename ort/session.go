@@ -1,0 +1,207 @@
+package ort
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	onnxruntime "github.com/yalue/onnxruntime_go"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/onnx/onnxpb"
+)
+
+// SessionOptions tune a session; a zero field keeps ONNX Runtime's default.
+type SessionOptions struct {
+	// IntraOpThreads is the size of the thread pool used inside one operator.
+	IntraOpThreads int
+	// InterOpThreads is the size of the thread pool that runs independent
+	// operators in parallel.
+	InterOpThreads int
+}
+
+// Session is one loaded model, ready to run.
+type Session struct {
+	sess    *onnxruntime.DynamicAdvancedSession
+	inputs  []string
+	outputs []outputSpec
+}
+
+// outputSpec says how an output is fetched: left to ONNX Runtime to allocate
+// (prealloc false), or written into a tensor that Run allocates from the
+// model's declared type and static shape (scalars, float16, bfloat16).
+type outputSpec struct {
+	name     string
+	prealloc bool
+	dtype    graph.DType
+	shape    graph.Shape
+}
+
+// NewSession creates a session from model bytes. Run takes its inputs in
+// the order of inputNames and returns its outputs in the order of
+// outputNames; every output must be a graph output of the model.
+func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt SessionOptions) (*Session, error) {
+	if len(inputNames) == 0 {
+		return nil, errors.New("ort: new session: the model must have at least one input")
+	}
+	if len(outputNames) == 0 {
+		return nil, errors.New("ort: new session: no outputs requested")
+	}
+	if opt.IntraOpThreads < 0 || opt.InterOpThreads < 0 {
+		return nil, fmt.Errorf("ort: new session: negative thread count (intra-op %d, inter-op %d)", opt.IntraOpThreads, opt.InterOpThreads)
+	}
+	specs, err := outputSpecs(model, outputNames)
+	if err != nil {
+		return nil, err
+	}
+	so, err := onnxruntime.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("ort: new session: %w", err)
+	}
+	defer so.Destroy()
+	if opt.IntraOpThreads > 0 {
+		if err := so.SetIntraOpNumThreads(opt.IntraOpThreads); err != nil {
+			return nil, fmt.Errorf("ort: new session: intra-op threads: %w", err)
+		}
+	}
+	if opt.InterOpThreads > 0 {
+		if err := so.SetInterOpNumThreads(opt.InterOpThreads); err != nil {
+			return nil, fmt.Errorf("ort: new session: inter-op threads: %w", err)
+		}
+	}
+	sess, err := onnxruntime.NewDynamicAdvancedSessionWithONNXData(model, inputNames, outputNames, so)
+	if err != nil {
+		return nil, fmt.Errorf("ort: new session: %w", err)
+	}
+	return &Session{sess: sess, inputs: append([]string(nil), inputNames...), outputs: specs}, nil
+}
+
+// outputSpecs reads the declared types of the requested outputs from the
+// model and decides which ones Run must allocate itself.
+func outputSpecs(model []byte, names []string) ([]outputSpec, error) {
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(model, &mp); err != nil {
+		return nil, fmt.Errorf("ort: new session: decode model: %w", err)
+	}
+	declared := map[string]*onnxpb.ValueInfoProto{}
+	for _, vi := range mp.GetGraph().GetOutput() {
+		declared[vi.GetName()] = vi
+	}
+	specs := make([]outputSpec, len(names))
+	for i, name := range names {
+		specs[i].name = name
+		vi := declared[name]
+		if vi == nil {
+			return nil, fmt.Errorf("ort: new session: %q is not a graph output of the model", name)
+		}
+		tt := vi.GetType().GetTensorType()
+		if tt == nil {
+			continue // not a tensor; ONNX Runtime reports it when run
+		}
+		dt := graph.DType(tt.GetElemType())
+		sp := tt.GetShape()
+		scalar := sp != nil && len(sp.GetDim()) == 0
+		if !scalar && !rawOnly(dt) {
+			continue
+		}
+		if !supported(dt) {
+			return nil, fmt.Errorf("ort: new session: output %q: element type %s is not supported", name, dt)
+		}
+		if scalar && rawOnly(dt) {
+			return nil, fmt.Errorf("ort: new session: output %q: %s scalars are not supported by the onnxruntime_go binding", name, dt)
+		}
+		if sp == nil {
+			return nil, fmt.Errorf("ort: new session: output %q: %s outputs need a static shape in the model (the onnxruntime_go binding cannot copy ones ONNX Runtime allocates)", name, dt)
+		}
+		shape := graph.Shape{}
+		for _, d := range sp.GetDim() {
+			if _, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); !ok || d.GetDimValue() < 0 {
+				return nil, fmt.Errorf("ort: new session: output %q: %s outputs need a static shape in the model (the onnxruntime_go binding cannot copy ones ONNX Runtime allocates)", name, dt)
+			}
+			shape = append(shape, d.GetDimValue())
+		}
+		if n, _ := shape.Elements(); n == 0 && !scalar {
+			return nil, fmt.Errorf("ort: new session: output %q: empty %s outputs are not supported by the onnxruntime_go binding", name, dt)
+		}
+		specs[i] = outputSpec{name: name, prealloc: true, dtype: dt, shape: shape}
+	}
+	return specs, nil
+}
+
+// Run feeds inputs (in the order of the session's input names) and returns
+// the outputs (in the order of its output names). Each input's DType must
+// be the model's and its Raw must hold exactly the elements of its Dims.
+func (s *Session) Run(inputs []*graph.Data) ([]*graph.Data, error) {
+	if len(inputs) != len(s.inputs) {
+		return nil, fmt.Errorf("ort: run: got %d inputs, the session takes %d (%v)", len(inputs), len(s.inputs), s.inputs)
+	}
+	var values []onnxruntime.Value
+	defer func() {
+		for _, v := range values {
+			if v != nil {
+				v.Destroy()
+			}
+		}
+	}()
+	in := make([]onnxruntime.Value, len(inputs))
+	for i, d := range inputs {
+		v, err := toValue(d)
+		if err != nil {
+			return nil, fmt.Errorf("ort: run: input %q: %w", s.inputs[i], err)
+		}
+		values = append(values, v)
+		in[i] = v
+	}
+	out := make([]onnxruntime.Value, len(s.outputs))
+	for i, spec := range s.outputs {
+		if !spec.prealloc {
+			continue
+		}
+		v, err := newOutputValue(spec.dtype, spec.shape)
+		if err != nil {
+			return nil, fmt.Errorf("ort: run: output %q: %w", spec.name, err)
+		}
+		values = append(values, v)
+		out[i] = v
+	}
+	err := s.sess.Run(in, out)
+	// Outputs that ONNX Runtime allocated were converted into Go values even
+	// when a later conversion failed; destroy them either way.
+	for i, v := range out {
+		if v != nil && !s.outputs[i].prealloc {
+			values = append(values, v)
+		}
+	}
+	if err != nil {
+		if strings.Contains(err.Error(), "shape has no dimensions") {
+			return nil, fmt.Errorf("ort: run: an output came back as a scalar, which the onnxruntime_go binding returns only when the model declares that output with a rank-0 shape: %w", err)
+		}
+		return nil, fmt.Errorf("ort: run: %w", err)
+	}
+	res := make([]*graph.Data, len(out))
+	for i, v := range out {
+		d, err := fromValue(v)
+		if err != nil {
+			return nil, fmt.Errorf("ort: run: output %q: %w", s.outputs[i].name, err)
+		}
+		if s.outputs[i].prealloc {
+			d.DType = s.outputs[i].dtype
+		}
+		res[i] = d
+	}
+	return res, nil
+}
+
+// Close releases the session. The session must not be used afterwards.
+func (s *Session) Close() error {
+	if s.sess == nil {
+		return nil
+	}
+	err := s.sess.Destroy()
+	s.sess = nil
+	if err != nil {
+		return fmt.Errorf("ort: close: %w", err)
+	}
+	return nil
+}

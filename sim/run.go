@@ -1,0 +1,476 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/report"
+)
+
+// Program is a compiled plan: the dispatcher's program plus the names the
+// reports use. Build it with Compile, or wrap a hand-made dispatch.Program.
+type Program struct {
+	*dispatch.Program
+	// Planner and Platform name where the program came from (reports only).
+	Planner, Platform string
+}
+
+// Defaults of Options; see Options.
+const (
+	DefaultRequests = 200
+	DefaultWarmup   = 20
+)
+
+// Options tune a simulation run.
+type Options struct {
+	// Seed drives the Poisson arrivals (one *rand.Rand per group, seeded
+	// from Seed and the group's index). Periodic runs ignore it.
+	Seed int64
+	// Horizon is how long requests arrive, in virtual time. 0 means the
+	// default: long enough for every group to issue Warmup+Requests requests
+	// at its scaled rate, i.e. max over groups of (Warmup+Requests)·Period/Scale.
+	// After the horizon no request arrives and the run drains: every request
+	// that arrived is carried to completion (or dropped), so none is censored.
+	Horizon time.Duration
+	// Scale multiplies every group's nominal rate; 0 means 1.
+	Scale float64
+	// Requests is the number of measured requests per group the default
+	// horizon is sized for; 0 means DefaultRequests (200: with the 99 %
+	// criterion a group may miss at most 2 of them).
+	Requests int
+	// Warmup is the number of first requests of each group excluded from the
+	// statistics; 0 means DefaultWarmup (20), negative means none. The run
+	// starts empty, so the first requests see shorter queues than the
+	// steady state; excluding them makes the statistics more conservative.
+	Warmup int
+	// Policy is the dispatcher's deadline policy (default CompleteLate).
+	Policy dispatch.Policy
+	// NoSpans skips recording spans (faster; for rate searches).
+	NoSpans bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Scale == 0 {
+		o.Scale = 1
+	}
+	if !(o.Scale > 0) || math.IsInf(o.Scale, 0) {
+		return o, fmt.Errorf("sim: rate scale %v must be positive and finite", o.Scale)
+	}
+	if o.Horizon < 0 {
+		return o, fmt.Errorf("sim: negative horizon %v", o.Horizon)
+	}
+	if o.Requests == 0 {
+		o.Requests = DefaultRequests
+	}
+	if o.Requests < 0 {
+		return o, fmt.Errorf("sim: negative request count %d", o.Requests)
+	}
+	switch {
+	case o.Warmup == 0:
+		o.Warmup = DefaultWarmup
+	case o.Warmup < 0:
+		o.Warmup = 0
+	}
+	return o, nil
+}
+
+// GroupResult is the outcome of one group's measured requests (warm-up
+// excluded).
+type GroupResult struct {
+	Name string
+	// Requests arrived after the warm-up; Completed of them finished;
+	// Late finished after their deadline; Dropped were abandoned
+	// (dispatch.DropLate only).
+	Requests, Completed, Late, Dropped int
+	// Latency from arrival to the group's last job done, over the completed
+	// requests: median, 99th percentile (nearest rank), mean and maximum.
+	P50, P99, Mean, Max time.Duration
+	// MissRate is (Late+Dropped)/Requests.
+	MissRate float64
+	// RateHz is the achieved throughput: measured requests completed per
+	// second of the window in which they arrived.
+	RateHz float64
+	// OfferedHz is the scaled nominal rate; Deadline the group's deadline.
+	OfferedHz float64
+	Deadline  time.Duration
+}
+
+// ProcResult is a processor's (or link's) use over the run.
+type ProcResult struct {
+	Name string
+	// Busy is the summed duration of the jobs it ran; Utilisation is Busy
+	// over Concurrency × the run's length (links: over the run's length).
+	Busy        time.Duration
+	Utilisation float64
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Scale  float64
+	Groups []GroupResult
+	Procs  []ProcResult
+	// Links lists the links in program order.
+	Links []ProcResult
+	// Spans are what ran where (nil with Options.NoSpans); Processor is a
+	// processor's name, or a link's name for transfers. Lanes lists those
+	// names: every processor, then the links that carried a transfer.
+	Spans []report.Span
+	Lanes []string
+	// Horizon is the arrival window; End the time the last request finished.
+	Horizon, End time.Duration
+	// Misses reports the groups whose miss rate exceeds 1 % ("" when none):
+	// "group g: 5 of 200 requests late (p99 41ms > deadline 33ms)".
+	Misses string
+}
+
+// Meets reports whether at least 99 % of every group's measured requests
+// met their deadline.
+func (r *Result) Meets() bool {
+	for _, g := range r.Groups {
+		if g.MissRate > MaxMissRate {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxMissRate is the largest miss rate a sustainable group may have.
+const MaxMissRate = 0.01
+
+// event kinds.
+const (
+	evArrive = iota
+	evComplete
+)
+
+type event struct {
+	at    time.Duration
+	seq   int64
+	kind  int
+	group int
+	task  dispatch.Task
+	start time.Duration
+	lane  int // index into lanes (processor, then link index + len(procs))
+}
+
+// eventQueue is a min-heap ordered by (time, sequence number): events at
+// the same instant come out in the order they were scheduled.
+type eventQueue struct {
+	a   []event
+	seq int64
+	now time.Duration
+}
+
+func (q *eventQueue) push(e event) {
+	if e.at < q.now {
+		panic(fmt.Sprintf("sim: event scheduled at %v, in the past of %v", e.at, q.now))
+	}
+	e.seq = q.seq
+	q.seq++
+	q.a = append(q.a, e)
+	i := len(q.a) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q.a[i], q.a[p] = q.a[p], q.a[i]
+		i = p
+	}
+}
+
+func (q *eventQueue) less(i, j int) bool {
+	if q.a[i].at != q.a[j].at {
+		return q.a[i].at < q.a[j].at
+	}
+	return q.a[i].seq < q.a[j].seq
+}
+
+func (q *eventQueue) pop() event {
+	top := q.a[0]
+	n := len(q.a) - 1
+	q.a[0] = q.a[n]
+	q.a = q.a[:n]
+	i := 0
+	for {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q.a[i], q.a[m] = q.a[m], q.a[i]
+		i = m
+	}
+	q.now = top.at
+	return top
+}
+
+// reqInfo is what the simulator keeps per request.
+type reqInfo struct {
+	group, index int
+	spans        []int // indices into the span list
+}
+
+// Run simulates the program at the options' rate scale. It is deterministic:
+// the same program and options give the same result. Periodic groups all
+// release their first request at time 0 (the critical instant); request k of
+// a periodic group arrives at round(k·Period/Scale). Poisson groups draw
+// exponential inter-arrival times with mean Period/Scale.
+//
+// Cost: O(R·J·log) for R requests of J jobs each.
+func Run(prog *Program, opt Options) (*Result, error) {
+	if prog == nil || prog.Program == nil {
+		return nil, errors.New("sim: nil program")
+	}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := prog.Program
+	d, err := dispatch.New(p, dispatch.Config{Policy: opt.Policy})
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	horizon := opt.Horizon
+	if horizon == 0 {
+		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
+	}
+	nproc := len(p.Procs)
+	res := &Result{Scale: opt.Scale, Horizon: horizon}
+	res.Procs = make([]ProcResult, nproc)
+	for i, pr := range p.Procs {
+		res.Procs[i].Name = pr.Name
+	}
+	res.Links = make([]ProcResult, len(p.Links))
+	for i, l := range p.Links {
+		res.Links[i].Name = l.Name
+	}
+	periods := make([]float64, len(p.Groups)) // scaled, in ns
+	rngs := make([]*rand.Rand, len(p.Groups))
+	counts := make([]int, len(p.Groups))
+	var q eventQueue
+	for gi, g := range p.Groups {
+		periods[gi] = float64(g.Period) / opt.Scale
+		first := time.Duration(0)
+		if g.Poisson {
+			rngs[gi] = rand.New(rand.NewSource(opt.Seed*1000003 + int64(gi)))
+			first = time.Duration(math.Round(rngs[gi].ExpFloat64() * periods[gi]))
+		}
+		if first < horizon {
+			q.push(event{at: first, kind: evArrive, group: gi})
+		}
+	}
+	type stat struct {
+		lat                    []time.Duration
+		requests, late, dropped int
+		firstArrival           time.Duration
+	}
+	stats := make([]stat, len(p.Groups))
+	for gi := range stats {
+		stats[gi].firstArrival = -1
+	}
+	var reqs []reqInfo // indexed by request ID (sequential from 0)
+	var end time.Duration
+	record := !opt.NoSpans
+	for len(q.a) > 0 {
+		now := q.a[0].at
+		for len(q.a) > 0 && q.a[0].at == now {
+			e := q.pop()
+			switch e.kind {
+			case evArrive:
+				g := &p.Groups[e.group]
+				id, err := d.Arrive(e.group, now)
+				if err != nil {
+					return nil, fmt.Errorf("sim: %w", err)
+				}
+				if int(id) != len(reqs) {
+					panic("sim: dispatcher request IDs are not sequential")
+				}
+				idx := counts[e.group]
+				counts[e.group]++
+				reqs = append(reqs, reqInfo{group: e.group, index: idx})
+				if idx >= opt.Warmup {
+					st := &stats[e.group]
+					st.requests++
+					if st.firstArrival < 0 {
+						st.firstArrival = now
+					}
+				}
+				var next time.Duration
+				if g.Poisson {
+					next = now + time.Duration(math.Round(rngs[e.group].ExpFloat64()*periods[e.group]))
+				} else {
+					next = time.Duration(math.Round(float64(counts[e.group]) * periods[e.group]))
+				}
+				if next < horizon {
+					q.push(event{at: next, kind: evArrive, group: e.group})
+				}
+			case evComplete:
+				if err := d.Complete(e.task, now); err != nil {
+					return nil, fmt.Errorf("sim: %w", err)
+				}
+			}
+		}
+		ready := d.Ready(now)
+		for _, l := range ready.Launches {
+			j := &p.Jobs[l.Task.Job]
+			lane := l.Proc
+			if j.Kind == dispatch.Transfer {
+				lane = nproc + l.Link
+				res.Links[l.Link].Busy += j.Duration
+			} else {
+				res.Procs[l.Proc].Busy += j.Duration
+			}
+			q.push(event{at: now + j.Duration, kind: evComplete, task: l.Task, start: now, lane: lane})
+			if record {
+				ri := &reqs[l.Task.Request]
+				ri.spans = append(ri.spans, len(res.Spans))
+				name := ""
+				if lane < nproc {
+					name = p.Procs[lane].Name
+				} else {
+					name = p.Links[l.Link].Name
+				}
+				m := &p.Models[j.Model]
+				res.Spans = append(res.Spans, report.Span{
+					Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
+					Request: ri.index, Start: now, End: now + j.Duration,
+				})
+			}
+		}
+		for _, f := range ready.Finished {
+			end = now
+			ri := &reqs[f.Request]
+			if f.Late && record {
+				for _, s := range ri.spans {
+					res.Spans[s].Late = true
+				}
+			}
+			if ri.index < opt.Warmup {
+				continue
+			}
+			st := &stats[f.Group]
+			st.lat = append(st.lat, f.Finish-f.Arrival)
+			if f.Late {
+				st.late++
+			}
+		}
+		for _, dr := range ready.Dropped {
+			ri := &reqs[dr.Request]
+			if record {
+				for _, s := range ri.spans {
+					res.Spans[s].Late = true
+				}
+			}
+			if ri.index >= opt.Warmup {
+				stats[dr.Group].dropped++
+			}
+		}
+		if now > end {
+			end = now
+		}
+	}
+	res.End = end
+	if end > 0 {
+		for i := range res.Procs {
+			res.Procs[i].Utilisation = float64(res.Procs[i].Busy) / (float64(end) * float64(p.Procs[i].Concurrency))
+		}
+		for i := range res.Links {
+			res.Links[i].Utilisation = float64(res.Links[i].Busy) / float64(end)
+		}
+	}
+	var misses []string
+	for gi, g := range p.Groups {
+		st := &stats[gi]
+		gr := GroupResult{
+			Name: g.Name, Requests: st.requests, Completed: len(st.lat), Late: st.late, Dropped: st.dropped,
+			OfferedHz: opt.Scale * float64(time.Second) / float64(g.Period), Deadline: g.Deadline,
+		}
+		if len(st.lat) > 0 {
+			sort.Slice(st.lat, func(i, j int) bool { return st.lat[i] < st.lat[j] })
+			gr.P50, gr.P99 = percentile(st.lat, 0.50), percentile(st.lat, 0.99)
+			gr.Max = st.lat[len(st.lat)-1]
+			var sum float64
+			for _, l := range st.lat {
+				sum += float64(l)
+			}
+			gr.Mean = time.Duration(math.Round(sum / float64(len(st.lat))))
+			if window := horizon - st.firstArrival; window > 0 {
+				gr.RateHz = float64(len(st.lat)) / window.Seconds()
+			}
+		}
+		if st.requests > 0 {
+			gr.MissRate = float64(st.late+st.dropped) / float64(st.requests)
+		}
+		if gr.MissRate > MaxMissRate {
+			misses = append(misses, fmt.Sprintf("group %q: %d of %d requests missed their deadline (p99 %v > deadline %v)",
+				g.Name, st.late+st.dropped, st.requests, gr.P99, g.Deadline))
+		}
+		res.Groups = append(res.Groups, gr)
+	}
+	res.Misses = joinLines(misses)
+	if record {
+		res.Lanes = make([]string, 0, nproc)
+		for _, pr := range p.Procs {
+			res.Lanes = append(res.Lanes, pr.Name)
+		}
+		for i, l := range p.Links {
+			if res.Links[i].Busy > 0 || linkUsed(p, i) {
+				res.Lanes = append(res.Lanes, l.Name)
+			}
+		}
+	}
+	return res, nil
+}
+
+func linkUsed(p *dispatch.Program, link int) bool {
+	for _, j := range p.Jobs {
+		if j.Kind == dispatch.Transfer && j.Link == link {
+			return true
+		}
+	}
+	return false
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	if rank < 1 {
+		rank = 1
+	}
+	return sorted[rank-1]
+}
+
+// DefaultHorizon is the arrival window that lets every group issue n
+// requests at the given scale: max over groups of n·Period/scale.
+func DefaultHorizon(p *dispatch.Program, scale float64, n int) time.Duration {
+	var h float64
+	for _, g := range p.Groups {
+		h = math.Max(h, float64(n)*float64(g.Period)/scale)
+	}
+	if h > math.MaxInt64/2 {
+		h = math.MaxInt64 / 2
+	}
+	return time.Duration(math.Ceil(h))
+}

@@ -1,0 +1,115 @@
+package dag
+
+import (
+	"strings"
+	"testing"
+)
+
+const topcuoglu = `{
+ "processors": ["P1", "P2", "P3"],
+ "tasks": [
+  {"name": "n1", "cost": [14, 16, 9]}, {"name": "n2", "cost": [13, 19, 18]},
+  {"name": "n3", "cost": [11, 13, 19]}, {"name": "n4", "cost": [13, 8, 17]},
+  {"name": "n5", "cost": [12, 13, 10]}, {"name": "n6", "cost": [13, 16, 9]},
+  {"name": "n7", "cost": [7, 15, 11]}, {"name": "n8", "cost": [5, 11, 14]},
+  {"name": "n9", "cost": [18, 12, 20]}, {"name": "n10", "cost": [21, 7, 16]}
+ ],
+ "edges": [
+  {"from": "n1", "to": "n2", "cost": 18}, {"from": "n1", "to": "n3", "cost": 12},
+  {"from": "n1", "to": "n4", "cost": 9}, {"from": "n1", "to": "n5", "cost": 11},
+  {"from": "n1", "to": "n6", "cost": 14}, {"from": "n2", "to": "n8", "cost": 19},
+  {"from": "n2", "to": "n9", "cost": 16}, {"from": "n3", "to": "n7", "cost": 23},
+  {"from": "n4", "to": "n8", "cost": 27}, {"from": "n4", "to": "n9", "cost": 23},
+  {"from": "n5", "to": "n9", "cost": 13}, {"from": "n6", "to": "n8", "cost": 15},
+  {"from": "n7", "to": "n10", "cost": 17}, {"from": "n8", "to": "n10", "cost": 11},
+  {"from": "n9", "to": "n10", "cost": 13}
+ ]
+}`
+
+func TestTopcuoglu(t *testing.T) {
+	g, err := Parse([]byte(topcuoglu), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := HEFT(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Makespan != 80 {
+		t.Errorf("makespan %v, want 80", r.Makespan)
+	}
+	want := map[string]string{"n1": "P3", "n2": "P1", "n3": "P3", "n4": "P2", "n5": "P3", "n6": "P2", "n7": "P3", "n8": "P1", "n9": "P2", "n10": "P2"}
+	for _, tr := range r.Tasks {
+		if tr.Processor != want[tr.Name] {
+			t.Errorf("%s on %s, want %s", tr.Name, tr.Processor, want[tr.Name])
+		}
+	}
+	if last := r.Tasks[9]; last.Start != 73 || last.Finish != 80 {
+		t.Errorf("n10 runs %v-%v, want 73-80", last.Start, last.Finish)
+	}
+}
+
+func TestSmall(t *testing.T) {
+	tests := []struct {
+		name, json string
+		makespan   float64
+		procs      string
+	}{
+		{"one task picks the faster processor", `{"processors": ["A", "B"], "tasks": [{"name": "x", "cost": [5, 3]}]}`, 3, "B"},
+		{"fork on two processors", `{"processors": ["A", "B"], "tasks": [{"name": "a", "cost": [1, 1]}, {"name": "b", "cost": [4, 4]}, {"name": "c", "cost": [4, 4]}],
+			"edges": [{"from": "a", "to": "b", "cost": 1}, {"from": "a", "to": "c", "cost": 1}]}`, 6, "A,A,B"},
+		{"expensive edge keeps chain together", `{"processors": ["A", "B"], "tasks": [{"name": "a", "cost": [1, 2]}, {"name": "b", "cost": [3, 1]}],
+			"edges": [{"from": "a", "to": "b", "cost": 10}]}`, 4, "A,A"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := Parse([]byte(tc.json), "s.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := HEFT(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var procs []string
+			for _, tr := range r.Tasks {
+				procs = append(procs, tr.Processor)
+			}
+			if r.Makespan != tc.makespan || strings.Join(procs, ",") != tc.procs {
+				t.Errorf("makespan %v on %v, want %v on %s", r.Makespan, procs, tc.makespan, tc.procs)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	const procs = `"processors": ["A", "B"], `
+	tests := []struct{ name, json, want string }{
+		{"syntax", "{\n \"processors\": [,]}", "d.json: line 2: invalid character"},
+		{"type", `{"processors": "A"}`, "line 1: processors: want []string"},
+		{"unknown field", `{"procs": []}`, `unknown field "procs"`},
+		{"no processors", `{"tasks": [{"name": "a", "cost": []}]}`, "no processors"},
+		{"no tasks", `{` + procs + `"tasks": []}`, "no tasks"},
+		{"wrong cost length", `{` + procs + `"tasks": [{"name": "a", "cost": [1]}]}`, `task "a": cost has 1 entries, want 2`},
+		{"negative cost", `{` + procs + `"tasks": [{"name": "a", "cost": [1, -2]}]}`, `task "a": cost on B is -2`},
+		{"duplicate task", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}, {"name": "a", "cost": [1, 2]}]}`, `task "a" listed twice`},
+		{"empty name", `{` + procs + `"tasks": [{"name": "", "cost": [1, 2]}]}`, `task 0: empty name`},
+		{"unknown task", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}], "edges": [{"from": "a", "to": "z"}]}`, `edge 0 (a -> z): unknown task "z"`},
+		{"self loop", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}], "edges": [{"from": "a", "to": "a"}]}`, `edge 0 (a -> a): a task cannot wait for itself`},
+		{"negative edge", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}, {"name": "b", "cost": [1, 2]}], "edges": [{"from": "a", "to": "b", "cost": -1}]}`, `edge 0 (a -> b): cost -1`},
+		{"cycle", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}, {"name": "b", "cost": [1, 2]}, {"name": "c", "cost": [1, 2]}],
+			"edges": [{"from": "a", "to": "b"}, {"from": "b", "to": "c"}, {"from": "c", "to": "b"}]}`, "cycle b -> c -> b"},
+		{"trailing data", `{` + procs + `"tasks": [{"name": "a", "cost": [1, 2]}]} {}`, "data after"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.json), "d.json")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "dag: d.json: ") {
+				t.Errorf("error %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}

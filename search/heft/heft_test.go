@@ -78,8 +78,8 @@ func TestHandComputed(t *testing.T) {
 		},
 		{
 			// Two independent equal tasks spread over two equal processors.
-			name: "independent tasks in parallel",
-			pb:   Problem{Procs: 2, Cost: [][]float64{{4, 4}, {4, 4}}},
+			name:  "independent tasks in parallel",
+			pb:    Problem{Procs: 2, Cost: [][]float64{{4, 4}, {4, 4}}},
 			procs: []int{0, 1}, makespan: 4,
 		},
 		{
@@ -90,8 +90,8 @@ func TestHandComputed(t *testing.T) {
 			comm: 5, procs: []int{0, 1, 1}, makespan: 10,
 		},
 		{
-			name: "two lanes run both at once",
-			pb:   Problem{Procs: 1, Lanes: []int{2}, Cost: [][]float64{{4}, {4}, {1}}, Edges: []Edge{{0, 2}, {1, 2}}},
+			name:  "two lanes run both at once",
+			pb:    Problem{Procs: 1, Lanes: []int{2}, Cost: [][]float64{{4}, {4}, {1}}, Edges: []Edge{{0, 2}, {1, 2}}},
 			procs: []int{0, 0, 0}, makespan: 5,
 		},
 		{

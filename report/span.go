@@ -1,0 +1,136 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Span is one execution of a subgraph on a processor: what ran where, and when.
+type Span struct {
+	// Processor is the processor's name, as in the platform.
+	Processor string
+	// Label names the work, e.g. "mobilenet_v2 L0-41"; it is written inside
+	// the bar when it fits and names the trace slice. Empty means Model.
+	Label string
+	// Group and Model say which request of which model the span served.
+	Group string
+	Model string
+	// Request numbers the group's requests from 0.
+	Request int
+	// Start and End are times since the start of the run; End ≥ Start.
+	Start, End time.Duration
+	// Late marks a span of a request that missed its deadline.
+	Late bool
+}
+
+// name is the span's display name: its label, or its model when unlabelled.
+func (s *Span) name() string {
+	if s.Label != "" {
+		return s.Label
+	}
+	return s.Model
+}
+
+// laidSpan is a span placed in a processor row and a lane within it.
+type laidSpan struct {
+	Span
+	proc int // index into the processor list
+	lane int // 0-based lane within the processor's row
+}
+
+// layout checks the spans against the processor list, sorts them by
+// (processor index, start, end, group, model, request, label) and assigns
+// lanes. lanes[i] is the number of lanes processor i needs (at least 1).
+func layout(procs []string, spans []Span) (laid []laidSpan, lanes []int, err error) {
+	if len(procs) == 0 {
+		return nil, nil, fmt.Errorf("report: no processors")
+	}
+	index := make(map[string]int, len(procs))
+	for i, p := range procs {
+		if p == "" {
+			return nil, nil, fmt.Errorf("report: processor %d has no name", i)
+		}
+		if _, dup := index[p]; dup {
+			return nil, nil, fmt.Errorf("report: processor %q listed twice", p)
+		}
+		index[p] = i
+	}
+	laid = make([]laidSpan, len(spans))
+	for i, s := range spans {
+		pi, ok := index[s.Processor]
+		if !ok {
+			return nil, nil, fmt.Errorf("report: span %d (%s): processor %q is not in the processor list", i, s.name(), s.Processor)
+		}
+		if s.End < s.Start {
+			return nil, nil, fmt.Errorf("report: span %d (%s): ends at %v, before its start %v", i, s.name(), s.End, s.Start)
+		}
+		laid[i] = laidSpan{Span: s, proc: pi}
+	}
+	sort.SliceStable(laid, func(i, j int) bool { return spanLess(&laid[i], &laid[j]) })
+
+	lanes = make([]int, len(procs))
+	var free []time.Duration // per lane of the current processor: when it frees up
+	for i := range laid {
+		if i == 0 || laid[i].proc != laid[i-1].proc {
+			free = free[:0]
+		}
+		s := &laid[i]
+		lane := len(free)
+		for l, end := range free {
+			if end <= s.Start {
+				lane = l
+				break
+			}
+		}
+		if lane == len(free) {
+			free = append(free, s.End)
+		} else {
+			free[lane] = s.End
+		}
+		s.lane = lane
+		if lane+1 > lanes[s.proc] {
+			lanes[s.proc] = lane + 1
+		}
+	}
+	for i := range lanes {
+		if lanes[i] == 0 {
+			lanes[i] = 1
+		}
+	}
+	return laid, lanes, nil
+}
+
+func spanLess(a, b *laidSpan) bool {
+	switch {
+	case a.proc != b.proc:
+		return a.proc < b.proc
+	case a.Start != b.Start:
+		return a.Start < b.Start
+	case a.End != b.End:
+		return a.End < b.End
+	case a.Group != b.Group:
+		return a.Group < b.Group
+	case a.Model != b.Model:
+		return a.Model < b.Model
+	case a.Request != b.Request:
+		return a.Request < b.Request
+	case a.Label != b.Label:
+		return a.Label < b.Label
+	}
+	return !a.Late && b.Late
+}
+
+// models returns the distinct model names of the spans, sorted.
+func models(spans []Span) []string {
+	seen := make(map[string]bool)
+	var out []string
+	for _, s := range spans {
+		if !seen[s.Model] {
+			seen[s.Model] = true
+			out = append(out, s.Model)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

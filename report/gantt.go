@@ -128,6 +128,11 @@ func newGantt(title string, procs []string, spans []Span, window [2]time.Duratio
 	from, to := window[0], window[1]
 	if from == 0 && to == 0 {
 		from, to = extent(spans)
+		// End the axis on a labelled tick.
+		step := time.Duration(tickStep(ms(from), ms(to)) * float64(time.Millisecond))
+		if step > 0 && to%step != 0 {
+			to += step - to%step
+		}
 	} else if to <= from {
 		return nil, fmt.Errorf("report: gantt window [%v, %v] is empty", from, to)
 	}
@@ -409,15 +414,9 @@ func (l *legendBox) Draw(c draw.Canvas) {
 	}
 }
 
-// timeTicks marks the time axis with about a dozen labelled ticks at round
-// steps (1, 2 or 5 times a power of ten milliseconds), and four minor ticks
-// between labels.
-type timeTicks struct{}
-
-func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return nil
-	}
+// tickStep is the labelled-tick step for [lo, hi]: 1, 2 or 5 times a power
+// of ten, giving at most about a dozen labels.
+func tickStep(lo, hi float64) float64 {
 	const target = 12
 	raw := (hi - lo) / target
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
@@ -428,6 +427,19 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
+	return step
+}
+
+// timeTicks marks the time axis with about a dozen labelled ticks at round
+// steps (1, 2 or 5 times a power of ten milliseconds), and four minor ticks
+// between labels.
+type timeTicks struct{}
+
+func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return nil
+	}
+	step := tickStep(lo, hi)
 	minor := step / 5
 	prec := max(0, -int(math.Floor(math.Log10(step))))
 	var ticks []plot.Tick

@@ -172,6 +172,50 @@ func TestGanttWindow(t *testing.T) {
 	if g.from != 0 || g.to != 40*ms || len(g.spans) != 3 {
 		t.Errorf("zero window gave [%v, %v] with %d spans, want [0, 40ms] with 3", g.from, g.to, len(g.spans))
 	}
+	// A zero window ends on a labelled tick: 38.8 ms rounds up to 40 ms.
+	spans[2].End = 38800 * time.Microsecond
+	g, err = newGantt("", []string{"cpu"}, spans, [2]time.Duration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.to != 40*ms || g.spans[2].End != 38800*time.Microsecond {
+		t.Errorf("zero window ends at %v with last span ending %v, want 40ms and 38.8ms", g.to, g.spans[2].End)
+	}
+}
+
+func BenchmarkGanttPNG(b *testing.B) {
+	spans := manySpans(10000)
+	for b.Loop() {
+		if err := GanttPNG(io.Discard, "bench", sampleProcs, spans, [2]time.Duration{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGanttSVG(b *testing.B) {
+	spans := manySpans(10000)
+	for b.Loop() {
+		if err := GanttSVG(io.Discard, "bench", sampleProcs, spans, [2]time.Duration{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// manySpans repeats the sample schedule until it has n spans.
+func manySpans(n int) []Span {
+	base := sampleSpans()
+	var out []Span
+	for shift := time.Duration(0); len(out) < n; shift += 250 * time.Millisecond {
+		for _, s := range base {
+			s.Start += shift
+			s.End += shift
+			out = append(out, s)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
 }
 
 func TestGanttErrors(t *testing.T) {

@@ -134,3 +134,24 @@ func models(spans []Span) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Rows returns the chart rows for spans: procs in their order, then the
+// names of any other span processors (a simulator also records transfers on
+// links, for instance), sorted. Pass the result as procs to GanttSVG,
+// GanttPNG or ChromeTrace to draw everything that ran.
+func Rows(procs []string, spans []Span) []string {
+	out := append([]string(nil), procs...)
+	known := make(map[string]bool, len(procs))
+	for _, p := range procs {
+		known[p] = true
+	}
+	var extra []string
+	for _, s := range spans {
+		if !known[s.Processor] {
+			known[s.Processor] = true
+			extra = append(extra, s.Processor)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}

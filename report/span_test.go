@@ -100,3 +100,24 @@ func TestLayoutErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestRows(t *testing.T) {
+	tests := []struct {
+		name  string
+		procs []string
+		spans []Span
+		want  []string
+	}{
+		{"nothing", nil, nil, nil},
+		{"processors only", []string{"npu", "cpu"}, []Span{{Processor: "cpu"}}, []string{"npu", "cpu"}},
+		{"links after, sorted", []string{"npu", "cpu"}, []Span{{Processor: "pcie"}, {Processor: "cpu"}, {Processor: "dram"}, {Processor: "pcie"}}, []string{"npu", "cpu", "dram", "pcie"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Rows(tt.procs, tt.spans)
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") || len(got) != len(tt.want) {
+				t.Errorf("Rows = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,168 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/ort"
+)
+
+// setsPerModel is how many random convex layer sets each model checks (when
+// it has that many).
+const setsPerModel = 24
+
+// TestSubgraphsMatchFullModel exports random convex layer sets of every real
+// model with onnx.ExportSubgraph, runs each alone on ONNX Runtime fed with
+// the full model's intermediate values, and checks that it reproduces the
+// full model's values of its outputs.
+func TestSubgraphsMatchFullModel(t *testing.T) {
+	rt := openRuntime(t)
+	var totalSets, totalNodes, totalBad int
+	for _, rm := range assets.RealModels() {
+		t.Run(rm.Name, func(t *testing.T) {
+			fr := getFullRun(t, rm)
+			l := getModel(t, rm)
+			if l.err != nil {
+				t.Fatalf("load: %v", l.err)
+			}
+			lg := l.layers
+			sets := randomConvexSets(lg, rand.New(rand.NewSource(seedOf(rm.Name))), setsPerModel)
+			var bad []string
+			nodes := 0
+			for _, set := range sets {
+				nodes += len(lg.Nodes(set))
+				if msg := checkSubgraph(rt, lg, set, fr); msg != "" {
+					bad = append(bad, fmt.Sprintf("layers %s (%d layers, %d nodes, first %s %q): %s", set.Key(), len(set), len(lg.Nodes(set)), lg.Layers[set[0]].Op, lg.Layers[set[0]].Name, msg))
+				}
+			}
+			t.Logf("%-13s %3d subgraphs (%5d nodes) of %d layers checked, %d failed", rm.Name, len(sets), nodes, len(lg.Layers), len(bad))
+			totalSets += len(sets)
+			totalNodes += nodes
+			totalBad += len(bad)
+			if len(sets) < setsPerModel {
+				t.Logf("%s has only %d distinct convex layer sets reachable (it has %d layers)", rm.Name, len(sets), len(lg.Layers))
+			}
+			if len(bad) > 0 {
+				t.Errorf("%d of %d subgraphs do not reproduce the full model:\n  %s", len(bad), len(sets), strings.Join(firstN(bad, maxListed), "\n  "))
+			}
+		})
+	}
+	t.Logf("total: %d subgraphs (%d nodes) checked, %d failed", totalSets, totalNodes, totalBad)
+}
+
+// checkSubgraph exports and runs one layer set; "" means it reproduced the
+// full model's values of all its outputs.
+func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr *fullRun) string {
+	ins, outs := lg.Boundary(set)
+	data, err := onnx.ExportSubgraph(lg, set)
+	if err != nil {
+		return fmt.Sprintf("export: %v", err)
+	}
+	feeds := make([]*graph.Data, len(ins))
+	for i, name := range ins {
+		if feeds[i] = fr.values[name]; feeds[i] == nil {
+			return fmt.Sprintf("input %q has no value in the full run", name)
+		}
+	}
+	sess, err := rt.NewSession(data, ins, outs, sessionOptions)
+	if err != nil {
+		return err.Error()
+	}
+	defer sess.Close()
+	got, err := sess.Run(feeds)
+	if err != nil {
+		return err.Error()
+	}
+	var bad []string
+	for i, name := range outs {
+		want := fr.values[name]
+		if want == nil {
+			bad = append(bad, fmt.Sprintf("output %q has no value in the full run", name))
+			continue
+		}
+		if msg := compareData(got[i], want); msg != "" {
+			bad = append(bad, fmt.Sprintf("output %q: %s", name, msg))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+// randomConvexSets draws up to count distinct convex layer sets: each grows
+// from a random layer by adding random neighbouring layers (predecessors or
+// successors) as long as the set stays convex, up to a target size drawn
+// log-uniformly from 1 to the whole model, so that single layers, short
+// chains and large spans all occur. The whole model is taken at most once;
+// sets without boundary inputs or outputs (which cannot run alone) are left
+// out.
+func randomConvexSets(lg *graph.LayerGraph, rng *rand.Rand, count int) []graph.LayerSet {
+	n := len(lg.Layers)
+	if n == 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	var sets []graph.LayerSet
+	whole := false
+	for attempt := 0; len(sets) < count && attempt < 50*count; attempt++ {
+		var target int
+		switch attempt % 4 {
+		case 0:
+			target = 1
+		default:
+			target = int(math.Round(math.Exp(rng.Float64() * math.Log(float64(n)))))
+		}
+		set := growConvex(lg, rng, rng.Intn(n), target)
+		key := set.Key()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if len(set) == n {
+			if whole {
+				continue
+			}
+			whole = true
+		}
+		if ins, outs := lg.Boundary(set); len(ins) == 0 || len(outs) == 0 {
+			continue
+		}
+		sets = append(sets, set)
+	}
+	return sets
+}
+
+// growConvex grows a convex set from start towards target layers.
+func growConvex(lg *graph.LayerGraph, rng *rand.Rand, start, target int) graph.LayerSet {
+	set := graph.LayerSet{start}
+	in := map[int]bool{start: true}
+	for len(set) < target {
+		var frontier []int
+		added := map[int]bool{}
+		for _, id := range set {
+			for _, nb := range append(append([]int{}, lg.Preds[id]...), lg.Succs[id]...) {
+				if !in[nb] && !added[nb] {
+					added[nb] = true
+					frontier = append(frontier, nb)
+				}
+			}
+		}
+		rng.Shuffle(len(frontier), func(i, j int) { frontier[i], frontier[j] = frontier[j], frontier[i] })
+		grown := false
+		for _, nb := range frontier {
+			cand := graph.NewLayerSet(append(append([]int{}, set...), nb)...)
+			if lg.IsConvex(cand) {
+				set, in[nb], grown = cand, true, true
+				break
+			}
+		}
+		if !grown {
+			break
+		}
+	}
+	return set
+}

@@ -9,6 +9,7 @@ func main() {
 	for _, t := range []string{
 		"./onnx:FuzzLoad",
 		"./workload:FuzzParse",
+		"./plan:FuzzPlanParse",
 	} {
 		fmt.Println(t)
 	}

@@ -8,6 +8,11 @@
 // deterministic: the same inputs give byte-identical output, whatever the
 // order of the spans.
 //
+// A Gantt chart has one row per name in procs, top to bottom; a simulator
+// also records transfers on links, so pass Rows(processors, spans) to give
+// them rows of their own. Its window picks the stretch of time to draw (a
+// zero window means all of it), so that bars stay wide enough to see.
+//
 // Spans that overlap on one processor (a processor that runs several
 // subgraphs at once) are laid out in lanes: a span goes to the lowest lane
 // that is free at its start. The Gantt chart splits the processor's row into

@@ -35,25 +35,31 @@ const (
 // px converts pixels at ganttDPI to vg lengths (points).
 func px(n float64) vg.Length { return vg.Length(n * 72 / ganttDPI) }
 
-// palette holds the model colours: Tableau 20 without its reds, so that the
-// red of late spans stands out. Models take colours in name order.
-var palette = [...]color.RGBA{
-	{0x4e, 0x79, 0xa7, 0xff}, // blue
-	{0xf2, 0x8e, 0x2b, 0xff}, // orange
-	{0x59, 0xa1, 0x4f, 0xff}, // green
-	{0xb0, 0x7a, 0xa1, 0xff}, // purple
-	{0x76, 0xb7, 0xb2, 0xff}, // teal
-	{0xed, 0xc9, 0x48, 0xff}, // yellow
-	{0x9c, 0x75, 0x5f, 0xff}, // brown
-	{0xff, 0x9d, 0xa7, 0xff}, // pink
-	{0xba, 0xb0, 0xac, 0xff}, // grey
-	{0xa0, 0xcb, 0xe8, 0xff}, // light blue
-	{0xff, 0xbe, 0x7d, 0xff}, // light orange
-	{0x8c, 0xd1, 0x7d, 0xff}, // light green
-	{0xd4, 0xa6, 0xc8, 0xff}, // light purple
-	{0x49, 0x98, 0x94, 0xff}, // dark teal
-	{0xb6, 0x99, 0x2d, 0xff}, // olive
-	{0x79, 0x70, 0x6e, 0xff}, // dark grey
+// paletteSize is the number of model colours before they repeat.
+const paletteSize = 16
+
+// modelColour is model i's colour (models numbered in name order): Tableau
+// 20 without its reds, so that the red of late spans stands out.
+func modelColour(i int) color.RGBA {
+	palette := [paletteSize]color.RGBA{
+		{0x4e, 0x79, 0xa7, 0xff}, // blue
+		{0xf2, 0x8e, 0x2b, 0xff}, // orange
+		{0x59, 0xa1, 0x4f, 0xff}, // green
+		{0xb0, 0x7a, 0xa1, 0xff}, // purple
+		{0x76, 0xb7, 0xb2, 0xff}, // teal
+		{0xed, 0xc9, 0x48, 0xff}, // yellow
+		{0x9c, 0x75, 0x5f, 0xff}, // brown
+		{0xff, 0x9d, 0xa7, 0xff}, // pink
+		{0xba, 0xb0, 0xac, 0xff}, // grey
+		{0xa0, 0xcb, 0xe8, 0xff}, // light blue
+		{0xff, 0xbe, 0x7d, 0xff}, // light orange
+		{0x8c, 0xd1, 0x7d, 0xff}, // light green
+		{0xd4, 0xa6, 0xc8, 0xff}, // light purple
+		{0x49, 0x98, 0x94, 0xff}, // dark teal
+		{0xb6, 0x99, 0x2d, 0xff}, // olive
+		{0x79, 0x70, 0x6e, 0xff}, // dark grey
+	}
+	return palette[i%paletteSize]
 }
 
 var (
@@ -165,7 +171,7 @@ func newGantt(title string, procs []string, spans []Span, window [2]time.Duratio
 		to:     to,
 	}
 	for i, m := range g.models {
-		g.colour[m] = palette[i%len(palette)]
+		g.colour[m] = modelColour(i)
 	}
 	for _, s := range inside {
 		g.anyLate = g.anyLate || s.Late
@@ -319,7 +325,7 @@ func (b bars) Plot(c draw.Canvas, plt *plot.Plot) {
 			c.StrokeLines(draw.LineStyle{Color: separatorColor, Width: px(0.75)}, closed(pts))
 		}
 		name := s.name()
-		if name == "" || y1-y0 < labelH {
+		if name == "" || y1-y0 < labelH+px(2) {
 			continue
 		}
 		if labelStyle.Width(name)+px(8) > x1-x0 {

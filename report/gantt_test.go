@@ -118,7 +118,7 @@ func TestGanttPNGSize(t *testing.T) {
 			}
 			// The chart is not blank: some pixel has a palette colour.
 			found := false
-			want := palette[0]
+			want := modelColour(0)
 			for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y && !found && tt.wantModelsMin > 0; y++ {
 				for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
 					r, g, b, _ := img.At(x, y).RGBA()
@@ -278,9 +278,9 @@ func TestInk(t *testing.T) {
 		want color.Color
 	}{
 		{"white", color.White, color.Black},
-		{"yellow", palette[5], color.Black},
-		{"blue", palette[0], color.White},
-		{"dark grey", palette[15], color.White},
+		{"yellow", modelColour(5), color.Black},
+		{"blue", modelColour(0), color.White},
+		{"dark grey", modelColour(15), color.White},
 	}
 	for _, tt := range tests {
 		if got := ink(tt.bg); got != tt.want {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/zoo"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -121,8 +123,8 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 			if m.Zoo, err = p.str(f["zoo"], place+".zoo"); err != nil {
 				return err
 			}
-			if m.Zoo == "" {
-				return p.errAt(f["zoo"], place+".zoo", "empty zoo name")
+			if _, err := zoo.Lookup(m.Zoo); err != nil {
+				return p.errAt(f["zoo"], place+".zoo", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
 			}
 		}
 		switch {
@@ -449,3 +451,5 @@ func resolve(file, path string) string {
 	}
 	return filepath.Join(filepath.Dir(file), path)
 }
+
+func sortStrings(s []string) { sort.Strings(s) }

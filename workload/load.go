@@ -1,0 +1,84 @@
+package workload
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+// Load reads a workload file, loads every model (ONNX files through
+// onnx.Load with the listed input shapes, zoo networks through zoo.Build)
+// and builds their layer graphs. Paths in the file are relative to the
+// file's folder; so is the platform when it looks like a file path (has a
+// slash or a .yaml/.yml extension). Models with the same source share one
+// loaded graph.
+func Load(path string) (*Workload, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	w, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if looksLikeFile(w.Platform) {
+		w.Platform = resolve(path, w.Platform)
+	}
+	type loaded struct {
+		g  *graph.Model
+		lg *graph.LayerGraph
+	}
+	cache := map[string]loaded{}
+	for i, m := range w.Models {
+		if m.ONNX != "" {
+			m.Source = resolve(path, m.ONNX)
+		}
+		key := m.Source + "\x00" + shapesKey(m.Inputs)
+		if l, ok := cache[key]; ok {
+			m.Graph, m.Layers = l.g, l.lg
+			continue
+		}
+		where := fmt.Sprintf("workload: %s:%d: models[%d] (%s)", path, m.line, i, m.Name)
+		var g *graph.Model
+		if m.Zoo != "" {
+			g, err = zoo.Build(m.Zoo)
+		} else {
+			g, err = onnx.Load(m.Source, onnx.Options{Inputs: m.Inputs})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", where, err)
+		}
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			return nil, fmt.Errorf("%s: layers: %v", where, err)
+		}
+		if len(lg.Layers) == 0 {
+			return nil, fmt.Errorf("%s: the model computes nothing (no layers)", where)
+		}
+		m.Graph, m.Layers = g, lg
+		cache[key] = loaded{g, lg}
+	}
+	return w, nil
+}
+
+func looksLikeFile(s string) bool {
+	return strings.Contains(s, "/") || strings.HasSuffix(s, ".yaml") || strings.HasSuffix(s, ".yml")
+}
+
+// shapesKey formats input shapes in sorted order.
+func shapesKey(in map[string]graph.Shape) string {
+	names := make([]string, 0, len(in))
+	for n := range in {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%s=%s;", n, in[n])
+	}
+	return b.String()
+}

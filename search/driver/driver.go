@@ -1,0 +1,202 @@
+// Package driver is the one evaluation driver that search planners ask for
+// evaluations (gonum-style reverse communication): it owns the budget (wall
+// clock and evaluation count), the cache of plan scores, parallel workers,
+// cancellation, the best plan so far and progress reporting, so every
+// planner gets the same rules and bench comparisons are fair.
+//
+// Determinism: a batch's plans are evaluated by req.Workers goroutines but
+// their scores are collected by index, and the evaluation budget is checked
+// per plan in batch order before the batch starts, so for a given seed,
+// evaluation budget and worker count the sequence of scores a planner sees
+// is the same on every run. A wall-clock budget cuts the search wherever
+// the clock says and is therefore not reproducible; use Evals for that.
+package driver
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/plan"
+)
+
+// DefaultBudget is the wall-clock budget when a request gives neither a
+// budget nor an evaluation count.
+const DefaultBudget = 10 * time.Second
+
+// Driver runs evaluations for one search.
+type Driver struct {
+	req   *plan.Request
+	eval  plan.Evaluator
+	start time.Time
+	now   func() time.Time
+
+	evals     int
+	cache     map[string]plan.Score
+	best      *plan.Plan
+	bestScore plan.Score
+	note      string
+}
+
+// New starts a driver; the wall clock starts now.
+func New(req *plan.Request, eval plan.Evaluator) *Driver {
+	d := &Driver{req: req, eval: eval, now: time.Now, cache: map[string]plan.Score{}}
+	d.start = d.now()
+	d.bestScore.Scale = -1
+	return d
+}
+
+// Evals is the number of distinct plans evaluated so far (cache hits are free).
+func (d *Driver) Evals() int { return d.evals }
+
+// Elapsed is the wall-clock time since New.
+func (d *Driver) Elapsed() time.Duration { return d.now().Sub(d.start) }
+
+// budget returns the wall-clock budget in force (0: none).
+func (d *Driver) budget() time.Duration {
+	if d.req.Budget > 0 {
+		return d.req.Budget
+	}
+	if d.req.Evals > 0 {
+		return 0
+	}
+	return DefaultBudget
+}
+
+// Done reports whether the search must stop: context cancelled, budget
+// spent or evaluations used up.
+func (d *Driver) Done(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	if d.req.Evals > 0 && d.evals >= d.req.Evals {
+		return true
+	}
+	if b := d.budget(); b > 0 && d.Elapsed() >= b {
+		return true
+	}
+	return false
+}
+
+// Note sets the text shown with progress ("generation 4").
+func (d *Driver) Note(s string) { d.note = s }
+
+// Evaluate scores one plan (see Batch).
+func (d *Driver) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, bool) {
+	s, ok := d.Batch(ctx, []*plan.Plan{p})
+	return s[0], ok[0]
+}
+
+// Batch scores plans, in parallel on req.Workers workers. ok[i] is false
+// when plan i was not evaluated because the budget ran out or the context
+// was cancelled (its score is then Scale -1). Errors from the evaluator
+// count as a score of 0 with the error as the reason: a planner may propose
+// plans the evaluator rejects.
+func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, []bool) {
+	scores := make([]plan.Score, len(plans))
+	ok := make([]bool, len(plans))
+	keys := make([]string, len(plans))
+	var todo []int
+	pending := map[string]int{}
+	for i, p := range plans {
+		scores[i].Scale = -1
+		keys[i] = Key(p)
+		if s, hit := d.cache[keys[i]]; hit {
+			scores[i], ok[i] = s, true
+			continue
+		}
+		if _, dup := pending[keys[i]]; dup {
+			continue
+		}
+		if d.Done(ctx) || (d.req.Evals > 0 && d.evals+len(todo) >= d.req.Evals) {
+			continue
+		}
+		pending[keys[i]] = i
+		todo = append(todo, i)
+	}
+	workers := d.req.Workers
+	if workers < 1 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers && w < len(todo); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s, err := d.eval.Evaluate(ctx, plans[i])
+				if err != nil {
+					s = plan.Score{Scale: 0, Reason: oneLine(err)}
+				}
+				scores[i] = s
+			}
+		}()
+	}
+	for _, i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if ctx.Err() != nil {
+		// A cancelled evaluation's score cannot be trusted.
+		for _, i := range todo {
+			scores[i].Scale = -1
+		}
+		return scores, ok
+	}
+	for _, i := range todo {
+		ok[i] = true
+		d.evals++
+		d.cache[keys[i]] = scores[i]
+		d.offer(plans[i], scores[i])
+	}
+	for i := range plans {
+		if !ok[i] {
+			if j, dup := pending[keys[i]]; dup && ok[j] {
+				scores[i], ok[i] = scores[j], true
+			}
+		}
+	}
+	d.report()
+	return scores, ok
+}
+
+// offer keeps p when it beats the best so far (ties keep the earlier plan).
+func (d *Driver) offer(p *plan.Plan, s plan.Score) {
+	if s.Scale > d.bestScore.Scale {
+		d.best, d.bestScore = p, s
+	}
+}
+
+// Best is the best plan evaluated so far, and its score (nil before any).
+func (d *Driver) Best() (*plan.Plan, plan.Score) { return d.best, d.bestScore }
+
+func (d *Driver) report() {
+	if d.req.Progress != nil {
+		d.req.Progress(plan.Progress{Evals: d.evals, Best: d.bestScore, Note: d.note})
+	}
+}
+
+// Key is a canonical fingerprint of a plan's decisions (subgraphs, their
+// configurations and priorities), used to recognise plans seen before.
+func Key(p *plan.Plan) string {
+	models := append([]plan.ModelPlan(nil), p.Models...)
+	sort.Slice(models, func(i, j int) bool { return models[i].Model < models[j].Model })
+	var b strings.Builder
+	for _, m := range models {
+		fmt.Fprintf(&b, "%s#%d{", m.Model, m.Priority)
+		sgs := append([]plan.Subgraph(nil), m.Subgraphs...)
+		sort.Slice(sgs, func(i, j int) bool { return sgs[i].Layers.Key() < sgs[j].Layers.Key() })
+		for _, s := range sgs {
+			fmt.Fprintf(&b, "%s@%s/%s/%s;", s.Layers.Key(), s.Processor, s.Backend, s.DType)
+		}
+		b.WriteString("}")
+	}
+	return b.String()
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

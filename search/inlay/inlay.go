@@ -1,0 +1,557 @@
+// Package inlay is inlay's default planner: a memetic search that couples a
+// fast analytic surrogate with the simulator.
+//
+// The surrogate scores an assignment (a processor per layer, a priority per
+// model) without simulating: each processor's busy time per second at the
+// nominal rates (Σ over models of rate × the durations of its subgraphs
+// there, over the processor's concurrency) gives the throughput scale
+// 1/max load, and each group's critical path (subgraphs and transfers, no
+// queueing) must fit its deadline. Steepest descent on the surrogate moves
+// work off the bottleneck processor: a whole subgraph, or a prefix or suffix
+// of it cut at one of a few evenly spaced points, to another processor that
+// can run it; whole models move as one subgraph. Every local optimum is then
+// scored by the simulator (the real fitness: max sustainable rate scale),
+// and an iterated local search perturbs the best plans (random moves,
+// priority swaps) and descends again until the budget is spent.
+//
+// Seeds: every model on its single fastest processor (Best Mapping), a
+// greedy longest-processing-time balance of whole models, and, when given,
+// plans of other planners (HEFT).
+package inlay
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/driver"
+	"github.com/inlay-dev/inlay/search/space"
+)
+
+// Options tune the search.
+type Options struct {
+	// CutPoints is how many evenly spaced cut positions a split move tries
+	// in a subgraph (default 12).
+	CutPoints int
+	// MaxDescent bounds the moves of one surrogate descent (default 200).
+	MaxDescent int
+	// Seeds are extra planners whose plans seed the search (e.g. HEFT).
+	Seeds []plan.Planner
+}
+
+func (o Options) withDefaults() Options {
+	if o.CutPoints <= 0 {
+		o.CutPoints = 12
+	}
+	if o.MaxDescent <= 0 {
+		o.MaxDescent = 200
+	}
+	return o
+}
+
+// Planner is the default planner.
+type Planner struct{ opt Options }
+
+var _ plan.Planner = (*Planner)(nil)
+
+// New returns the planner.
+func New(opt Options) *Planner { return &Planner{opt: opt.withDefaults()} }
+
+// Name is "inlay".
+func (*Planner) Name() string { return "inlay" }
+
+type search struct {
+	sp   *space.Space
+	opt  Options
+	rng  *rand.Rand
+	rate []float64 // per model: requests per second at scale 1
+	// per processor: 1/concurrency
+	inv []float64
+}
+
+// state is an assignment with its per-model surrogate figures.
+type state struct {
+	a      *space.Assignment
+	blocks [][]space.Block
+	busy   [][]float64 // per model, per processor: seconds of work per request
+	cp     []float64   // per model: critical path, seconds
+	value  float64
+}
+
+// Plan searches until the budget is spent.
+func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluator) (*plan.Plan, error) {
+	sp, err := space.New(req)
+	if err != nil {
+		return nil, err
+	}
+	s := &search{sp: sp, opt: p.opt, rng: rand.New(rand.NewSource(req.Seed))}
+	for _, m := range sp.Models {
+		r := 0.0
+		for _, g := range m.Groups {
+			r += req.Workload.Groups[g].RateHz()
+		}
+		s.rate = append(s.rate, r)
+	}
+	for _, pr := range req.Platform.Processors {
+		c := pr.Concurrency
+		if c < 1 {
+			c = 1
+		}
+		s.inv = append(s.inv, 1/float64(c))
+	}
+	d := driver.New(req, eval)
+
+	// Seeds, each descended on the surrogate, all scored by the simulator.
+	var seeds []*space.Assignment
+	seeds = append(seeds, s.bestMap(), s.balanced())
+	for _, sd := range p.opt.Seeds {
+		if d.Done(ctx) {
+			break
+		}
+		sp2, err := sd.Plan(ctx, req, eval)
+		if err != nil {
+			continue // a seed planner that fails is no reason to fail
+		}
+		if a, err := sp.FromPlan(sp2); err == nil {
+			seeds = append(seeds, a)
+		}
+	}
+	var pool []*state
+	var batch []*state
+	for _, a := range seeds {
+		st, err := s.eval(a)
+		if err != nil {
+			return nil, err
+		}
+		batch = append(batch, st)
+		if st2, err := s.descend(st); err == nil {
+			batch = append(batch, st2)
+		}
+	}
+	d.Note("seeds")
+	scored, err := s.score(ctx, d, batch)
+	if err != nil {
+		return nil, err
+	}
+	pool = append(pool, scored...)
+
+	// Iterated local search.
+	workers := req.Workers
+	if workers < 1 {
+		workers = 1
+	}
+	for round := 1; !d.Done(ctx); round++ {
+		d.Note("round " + strconv.Itoa(round))
+		sort.SliceStable(pool, func(i, j int) bool { return pool[i].value > pool[j].value })
+		if len(pool) > 8 {
+			pool = pool[:8]
+		}
+		batch = batch[:0]
+		for k := 0; k < workers*2; k++ {
+			// Mostly perturb the best; sometimes another elite.
+			src := pool[0]
+			if len(pool) > 1 && s.rng.Float64() < 0.3 {
+				src = pool[s.rng.Intn(len(pool))]
+			}
+			a := src.a.Clone()
+			s.perturb(a, 1+s.rng.Intn(3))
+			st, err := s.eval(a)
+			if err != nil {
+				continue
+			}
+			if st2, err := s.descend(st); err == nil {
+				st = st2
+			}
+			batch = append(batch, st)
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		scored, err := s.score(ctx, d, batch)
+		if err != nil {
+			return nil, err
+		}
+		pool = append(pool, scored...)
+	}
+	best, _ := d.Best()
+	if best == nil {
+		return nil, errors.New("inlay: the budget ended before any plan was evaluated")
+	}
+	out := *best
+	out.Planner = p.Name()
+	return &out, nil
+}
+
+// score evaluates states with the simulator and returns those evaluated,
+// their value replaced by the simulated scale.
+func (s *search) score(ctx context.Context, d *driver.Driver, sts []*state) ([]*state, error) {
+	plans := make([]*plan.Plan, len(sts))
+	for i, st := range sts {
+		p, err := s.sp.Plan("inlay", st.a)
+		if err != nil {
+			return nil, err
+		}
+		plans[i] = p
+	}
+	scores, ok := d.Batch(ctx, plans)
+	var out []*state
+	for i, st := range sts {
+		if ok[i] {
+			st.value = scores[i].Scale
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// bestMap puts each whole model on the processor where it runs fastest
+// (layers that processor cannot run go to their first feasible one).
+func (s *search) bestMap() *space.Assignment {
+	a := s.uniform()
+	for i := range s.sp.Models {
+		best, bestT := -1, math.Inf(1)
+		for p := range s.sp.Platform.Processors {
+			t := s.wholeTime(i, p)
+			if t < bestT {
+				best, bestT = p, t
+			}
+		}
+		for l := range a.Proc[i] {
+			a.Proc[i][l] = best
+		}
+	}
+	return a
+}
+
+// balanced assigns whole models, heaviest first, to the processor that
+// minimises the resulting maximum load (LPT).
+func (s *search) balanced() *space.Assignment {
+	a := s.uniform()
+	n := len(s.sp.Models)
+	nproc := len(s.sp.Platform.Processors)
+	times := make([][]float64, n)
+	heavy := make([]float64, n)
+	for i := range s.sp.Models {
+		times[i] = make([]float64, nproc)
+		heavy[i] = math.Inf(1)
+		for p := 0; p < nproc; p++ {
+			times[i][p] = s.wholeTime(i, p) * s.rate[i] * s.inv[p]
+			heavy[i] = math.Min(heavy[i], times[i][p])
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return heavy[order[x]] > heavy[order[y]] })
+	load := make([]float64, nproc)
+	for _, i := range order {
+		best, bestL := 0, math.Inf(1)
+		for p := 0; p < nproc; p++ {
+			if l := load[p] + times[i][p]; l < bestL {
+				best, bestL = p, l
+			}
+		}
+		load[best] += times[i][best]
+		for l := range a.Proc[i] {
+			a.Proc[i][l] = best
+		}
+	}
+	return a
+}
+
+// uniform is every layer on its first feasible processor, priorities by
+// group deadline (tightest first), then model order.
+func (s *search) uniform() *space.Assignment {
+	n := len(s.sp.Models)
+	a := &space.Assignment{Proc: make([][]int, n), Priority: make([]int, n)}
+	for i, m := range s.sp.Models {
+		a.Proc[i] = make([]int, len(m.Feasible))
+		for l, f := range m.Feasible {
+			a.Proc[i][l] = f[0]
+		}
+	}
+	deadline := make([]time.Duration, n)
+	for i, m := range s.sp.Models {
+		deadline[i] = time.Duration(math.MaxInt64)
+		for _, g := range m.Groups {
+			if dl := s.sp.W.Groups[g].Deadline; dl < deadline[i] {
+				deadline[i] = dl
+			}
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return deadline[order[x]] < deadline[order[y]] })
+	for rank, i := range order {
+		a.Priority[i] = rank
+	}
+	return a
+}
+
+// wholeTime is the model's time as one subgraph per feasible run on p
+// (seconds; +Inf when it fails).
+func (s *search) wholeTime(i, p int) float64 {
+	m := s.sp.Models[i]
+	procOf := make([]int, len(m.Feasible))
+	for l := range procOf {
+		procOf[l] = p
+	}
+	blocks, err := s.sp.Blocks(m, procOf)
+	if err != nil {
+		return math.Inf(1)
+	}
+	t := 0.0
+	for _, b := range blocks {
+		t += b.Dur.Seconds()
+	}
+	return t
+}
+
+// eval computes the surrogate figures of an assignment.
+func (s *search) eval(a *space.Assignment) (*state, error) {
+	st := &state{a: a, blocks: make([][]space.Block, len(s.sp.Models)), busy: make([][]float64, len(s.sp.Models)), cp: make([]float64, len(s.sp.Models))}
+	for i := range s.sp.Models {
+		if err := s.evalModel(st, i); err != nil {
+			return nil, err
+		}
+	}
+	st.value = s.value(st)
+	return st, nil
+}
+
+func (s *search) evalModel(st *state, i int) error {
+	m := s.sp.Models[i]
+	blocks, err := s.sp.Blocks(m, st.a.Proc[i])
+	if err != nil {
+		return err
+	}
+	// Blocks may have moved infeasible layers; record the effective assignment.
+	for _, b := range blocks {
+		for _, l := range b.Layers {
+			st.a.Proc[i][l] = b.Proc
+		}
+	}
+	busy := make([]float64, len(s.sp.Platform.Processors))
+	owner := make([]int, len(m.Layers.Layers))
+	for bi, b := range blocks {
+		busy[b.Proc] += b.Dur.Seconds()
+		for _, l := range b.Layers {
+			owner[l] = bi
+		}
+	}
+	// Critical path over blocks (listed in a topological order).
+	finish := make([]float64, len(blocks))
+	start := make([]float64, len(blocks))
+	cp := 0.0
+	for bi, b := range blocks {
+		finish[bi] = start[bi] + b.Dur.Seconds()
+		for _, e := range m.Layers.Edges {
+			if owner[e.From] != bi || owner[e.To] == bi {
+				continue
+			}
+			to := owner[e.To]
+			tr := s.sp.Cost.Transfer(e.Bytes, b.Proc, blocks[to].Proc).Seconds()
+			if f := finish[bi] + tr; f > start[to] {
+				start[to] = f
+			}
+		}
+		cp = math.Max(cp, finish[bi])
+	}
+	st.blocks[i], st.busy[i], st.cp[i] = blocks, busy, cp
+	return nil
+}
+
+// value is the surrogate: the throughput scale 1/max load, or, when a
+// group's critical path exceeds its deadline, minus the worst ratio.
+func (s *search) value(st *state) float64 {
+	worst := 0.0
+	for _, g := range s.sp.W.Groups {
+		ratio := s.groupCP(st, g.Name) / g.Deadline.Seconds()
+		worst = math.Max(worst, ratio)
+	}
+	if worst > 1 {
+		return -worst
+	}
+	maxLoad := 0.0
+	for p := range s.sp.Platform.Processors {
+		load := 0.0
+		for i := range s.sp.Models {
+			load += s.rate[i] * st.busy[i][p]
+		}
+		maxLoad = math.Max(maxLoad, load*s.inv[p])
+	}
+	if maxLoad == 0 {
+		return math.Inf(1)
+	}
+	// A small latency term breaks ties towards shorter critical paths.
+	return (1 / maxLoad) * (1 - 0.05*worst)
+}
+
+// groupCP is a group's critical path: models chained by their `after`
+// dependencies, each taking its own critical path.
+func (s *search) groupCP(st *state, group string) float64 {
+	g := s.sp.W.Group(group)
+	order, err := g.Order()
+	if err != nil {
+		order = g.Models
+	}
+	finish := map[string]float64{}
+	cp := 0.0
+	for _, name := range order {
+		start := 0.0
+		for _, dep := range g.After[name] {
+			start = math.Max(start, finish[dep])
+		}
+		i := s.modelIndex(name)
+		if i < 0 {
+			continue
+		}
+		finish[name] = start + st.cp[i]
+		cp = math.Max(cp, finish[name])
+	}
+	return cp
+}
+
+func (s *search) modelIndex(name string) int {
+	for i, m := range s.sp.Models {
+		if m.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// move is a candidate change to one model's assignment.
+type move struct {
+	model  int
+	layers []int
+	to     int
+}
+
+// descend applies the best surrogate-improving move until none improves.
+func (s *search) descend(st *state) (*state, error) {
+	cur := st
+	for iter := 0; iter < s.opt.MaxDescent; iter++ {
+		moves := s.moves(cur)
+		var best *state
+		for _, mv := range moves {
+			next, err := s.apply(cur, mv)
+			if err != nil {
+				continue
+			}
+			if best == nil || next.value > best.value {
+				best = next
+			}
+		}
+		if best == nil || best.value <= cur.value*(1+1e-9)+1e-12 {
+			return cur, nil
+		}
+		cur = best
+	}
+	return cur, nil
+}
+
+// apply returns a new state with the move applied (only that model is
+// re-evaluated).
+func (s *search) apply(st *state, mv move) (*state, error) {
+	next := &state{a: &space.Assignment{Proc: append([][]int(nil), st.a.Proc...), Priority: st.a.Priority},
+		blocks: append([][]space.Block(nil), st.blocks...), busy: append([][]float64(nil), st.busy...), cp: append([]float64(nil), st.cp...)}
+	proc := append([]int(nil), st.a.Proc[mv.model]...)
+	m := s.sp.Models[mv.model]
+	changed := false
+	for _, l := range mv.layers {
+		if m.CanRun(l, mv.to) && proc[l] != mv.to {
+			proc[l] = mv.to
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, errors.New("no change")
+	}
+	next.a.Proc[mv.model] = proc
+	if err := s.evalModel(next, mv.model); err != nil {
+		return nil, err
+	}
+	next.value = s.value(next)
+	return next, nil
+}
+
+// moves lists the candidate moves off the bottleneck processor (or, when a
+// deadline is violated, off every processor of the worst group's models).
+func (s *search) moves(st *state) []move {
+	nproc := len(s.sp.Platform.Processors)
+	load := make([]float64, nproc)
+	for p := 0; p < nproc; p++ {
+		for i := range s.sp.Models {
+			load[p] += s.rate[i] * st.busy[i][p]
+		}
+		load[p] *= s.inv[p]
+	}
+	hot := 0
+	for p := 1; p < nproc; p++ {
+		if load[p] > load[hot] {
+			hot = p
+		}
+	}
+	latencyBound := st.value < 0
+	var out []move
+	for i := range s.sp.Models {
+		for _, b := range st.blocks[i] {
+			if !latencyBound && b.Proc != hot {
+				continue
+			}
+			layers := []int(b.Layers)
+			for q := 0; q < nproc; q++ {
+				if q == b.Proc {
+					continue
+				}
+				out = append(out, move{model: i, layers: layers, to: q})
+				n := len(layers)
+				if n < 2 {
+					continue
+				}
+				step := n / (s.opt.CutPoints + 1)
+				if step < 1 {
+					step = 1
+				}
+				for cut := step; cut < n; cut += step {
+					out = append(out, move{model: i, layers: layers[:cut], to: q}, move{model: i, layers: layers[cut:], to: q})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// perturb applies k random moves and sometimes swaps two priorities.
+func (s *search) perturb(a *space.Assignment, k int) {
+	nproc := len(s.sp.Platform.Processors)
+	for ; k > 0; k-- {
+		i := s.rng.Intn(len(s.sp.Models))
+		m := s.sp.Models[i]
+		n := len(m.Feasible)
+		lo := s.rng.Intn(n)
+		hi := lo + 1 + s.rng.Intn(n-lo)
+		if s.rng.Float64() < 0.3 {
+			lo, hi = 0, n
+		}
+		q := s.rng.Intn(nproc)
+		for l := lo; l < hi; l++ {
+			if m.CanRun(l, q) {
+				a.Proc[i][l] = q
+			}
+		}
+	}
+	if len(a.Priority) > 1 && s.rng.Float64() < 0.3 {
+		x, y := s.rng.Intn(len(a.Priority)), s.rng.Intn(len(a.Priority))
+		a.Priority[x], a.Priority[y] = a.Priority[y], a.Priority[x]
+	}
+}

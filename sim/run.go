@@ -271,9 +271,9 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		}
 	}
 	type stat struct {
-		lat                    []time.Duration
+		lat                     []time.Duration
 		requests, late, dropped int
-		firstArrival           time.Duration
+		firstArrival            time.Duration
 	}
 	stats := make([]stat, len(p.Groups))
 	for gi := range stats {

@@ -1,0 +1,326 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// LayerLowerBounder is the estimator extension UpperBound relies on. Its
+// contract: for every convex layer set S of the model and every
+// configuration c, Subgraph(lg, S, c) ≥ Σ_{l ∈ S} LayerLowerBound(lg, l, c).
+// The cost model is not additive (a fused subgraph is cheaper than its
+// layers run alone, one dispatch overhead per subgraph), so this is a
+// layer's most optimistic share of any subgraph — no dispatch overhead, its
+// memory traffic fused away — not its time alone. It wraps
+// cost.ErrUnsupported where the layer cannot run on c.
+type LayerLowerBounder interface {
+	LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config) (time.Duration, error)
+}
+
+// Bound is a proven upper bound on the max sustainable rate scale of any plan.
+type Bound struct {
+	// Scale is the bound; 0 when some group cannot meet its deadline at any
+	// rate; +Inf when nothing limits it (no work).
+	Scale float64
+	// Why says which constraint attains it.
+	Why string
+	// CriticalPaths are the groups' critical-path lower bounds (workload
+	// order): the least latency any plan can give one request in isolation.
+	CriticalPaths []time.Duration
+	// PeakFallback is true when the estimator offers no LayerLowerBound and
+	// the per-layer figures are the layer's arithmetic at the configuration's
+	// peak (valid when no estimate beats peak throughput; see UpperBound).
+	PeakFallback bool
+}
+
+// UpperBound bounds the max sustainable rate scale of every plan of the
+// workload on the platform under the estimator.
+//
+// Per-layer figures. For each layer l and configuration c (every backend ×
+// dtype of every processor), lb(l, c) is the estimator's LayerLowerBound
+// when it implements LayerLowerBounder, else FLOPs(l) / peak(c.DType) — an
+// estimate can never beat the processor's peak arithmetic, so any
+// subgraph's time is at least the sum of its layers' FLOPs at peak — and is
+// capped by the layer's own time alone, Subgraph(lg, {l}, c). The layer can
+// run on processor p when some configuration of p accepts it alone (a
+// subgraph containing a layer p cannot run is unsupported too). Let
+// m(l) = min over supported c of lb(l, c) and supp(l) the processors that
+// can run it. Transfers are taken as free (only loosens the bound).
+//
+// (a) Deadline. Within a model, a subgraph starts after every subgraph that
+// feeds it has finished, and takes at least the sum of its layers' lb; so
+// along any path of layers l1 → l2 → ... the last finishes at least Σ m(li)
+// after the request arrives. A model listed after others starts only once
+// all their subgraphs finished (see Compile). The critical path CP_g of a
+// group — the longest such chain through its models in dependency order —
+// is therefore a lower bound on every request's latency in every plan, at
+// every rate. If CP_g exceeds the group's deadline, every request misses
+// and the bound is 0.
+//
+// (b) Load. At scale s, group g issues s·rate_g requests per second. In any
+// plan, layer l of a model of g runs inside a subgraph on some processor in
+// supp(l), and contributes at least m(l) to that processor's busy time per
+// request. A processor with Concurrency k supplies k busy-seconds per
+// second, and a sustainable plan cannot ask for more in the long run (queues
+// would grow without bound: LoadLimit). For any processor set S, the layers
+// with supp(l) ⊆ S must run on S, so
+//
+//	s · D(S) ≤ cap(S),  D(S) = Σ_g rate_g Σ_{l of g, supp(l) ⊆ S} m(l),  cap(S) = Σ_{p ∈ S} k_p,
+//
+// and s ≤ min_S cap(S)/D(S). This is Hall's condition for the fractional
+// assignment of layers to processors: with S the whole platform it is the
+// total-work bound, with S = {npu} it charges the NPU with the work only it
+// can run, and every set in between is checked. With up to 16 processors
+// every subset is enumerated (subset sums, O(P·2^P + layers·configs));
+// beyond that the whole platform and each distinct supp(l) are used, which
+// is still a valid (if looser) bound.
+//
+// The bound is min over (b), or 0 by (a). MaxSustainableScale never returns
+// more: it searches below LoadLimit, which by the argument of (b) applied to
+// the plan's actual subgraph durations is at most this bound; and a plan
+// infeasible by (a) misses every deadline even at a tiny rate.
+func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
+	if w == nil || pl == nil || est == nil {
+		return Bound{}, errors.New("sim: UpperBound needs a workload, a platform and an estimator")
+	}
+	if c, ok := est.(*cachedEstimator); ok {
+		est = c.base
+	}
+	lbr, hasLB := est.(LayerLowerBounder)
+	b := Bound{PeakFallback: !hasLB}
+	type layerFig struct {
+		min  time.Duration
+		supp uint64 // bit p: processor p can run it (first 64 processors)
+		sset []bool // same, for any count
+	}
+	figs := map[string][]layerFig{} // per model name
+	models := map[string]bool{}
+	for _, g := range w.Groups {
+		for _, m := range g.Models {
+			models[m] = true
+		}
+	}
+	names := make([]string, 0, len(models))
+	for m := range models {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	nproc := len(pl.Processors)
+	for _, name := range names {
+		wm := w.Model(name)
+		if wm == nil || wm.Layers == nil {
+			return Bound{}, fmt.Errorf("sim: model %q is not loaded", name)
+		}
+		lg := wm.Layers
+		fs := make([]layerFig, len(lg.Layers))
+		for l := range lg.Layers {
+			f := layerFig{min: -1, sset: make([]bool, nproc)}
+			set := graph.LayerSet{l}
+			for p := 0; p < nproc; p++ {
+				for _, c := range pl.Configs(p) {
+					alone, err := est.Subgraph(lg, set, c)
+					if errors.Is(err, cost.ErrUnsupported) {
+						continue
+					}
+					if err != nil {
+						return Bound{}, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+					}
+					var lb time.Duration
+					if hasLB {
+						if lb, err = lbr.LayerLowerBound(lg, l, c); err != nil {
+							if errors.Is(err, cost.ErrUnsupported) {
+								continue
+							}
+							return Bound{}, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+						}
+					} else {
+						lb = peakTime(lg.Layers[l].Work.FLOPs, pl.Processors[p], c.DType)
+					}
+					lb = min(lb, alone)
+					if lb < 0 {
+						lb = 0
+					}
+					if f.min < 0 || lb < f.min {
+						f.min = lb
+					}
+					f.sset[p] = true
+					if p < 64 {
+						f.supp |= 1 << p
+					}
+				}
+			}
+			if f.min < 0 {
+				return Bound{Scale: 0, Why: fmt.Sprintf("layer %d (%s) of model %q runs on no processor of %s",
+					l, lg.Layers[l].Name, name, pl.Name), PeakFallback: b.PeakFallback}, nil
+			}
+			fs[l] = f
+		}
+		figs[name] = fs
+	}
+
+	// (a) critical paths.
+	for _, g := range w.Groups {
+		order, err := g.Order()
+		if err != nil {
+			return Bound{}, fmt.Errorf("sim: group %q: %w", g.Name, err)
+		}
+		finish := map[string]time.Duration{}
+		var cp time.Duration
+		for _, name := range order {
+			var start time.Duration
+			for _, a := range g.After[name] {
+				start = max(start, finish[a])
+			}
+			lg := w.Model(name).Layers
+			fs := figs[name]
+			ends := make([]time.Duration, len(lg.Layers))
+			var last time.Duration
+			for l := range lg.Layers { // IDs are topological
+				s := start
+				for _, pr := range lg.Preds[l] {
+					s = max(s, ends[pr])
+				}
+				ends[l] = s + fs[l].min
+				last = max(last, ends[l])
+			}
+			finish[name] = last
+			cp = max(cp, last)
+		}
+		b.CriticalPaths = append(b.CriticalPaths, cp)
+		if cp > g.Deadline && b.Scale == 0 && b.Why == "" {
+			b.Why = fmt.Sprintf("group %q: critical path %v on the fastest processors exceeds its deadline %v", g.Name, cp, g.Deadline)
+		}
+	}
+	if b.Why != "" {
+		return b, nil
+	}
+
+	// (b) load on processor sets.
+	demandOf := func(in func(l layerFig) bool) float64 {
+		var d float64
+		for _, g := range w.Groups {
+			rate := float64(time.Second) / float64(g.Period)
+			for _, name := range g.Models {
+				for _, f := range figs[name] {
+					if in(f) {
+						d += rate * f.min.Seconds()
+					}
+				}
+			}
+		}
+		return d
+	}
+	b.Scale = math.Inf(1)
+	consider := func(capacity, demand float64, set func() string) {
+		if demand <= 0 {
+			return
+		}
+		if s := capacity / demand; s < b.Scale {
+			b.Scale = s
+			b.Why = fmt.Sprintf("processors {%s}: the layers only they can run need %.4g busy-seconds per second at scale 1, capacity %g",
+				set(), demand, capacity)
+		}
+	}
+	capOf := func(in func(p int) bool) float64 {
+		var c float64
+		for p, pr := range pl.Processors {
+			if in(p) {
+				c += float64(max(pr.Concurrency, 1))
+			}
+		}
+		return c
+	}
+	setName := func(in func(p int) bool) func() string {
+		return func() string {
+			var s []string
+			for p, pr := range pl.Processors {
+				if in(p) {
+					s = append(s, pr.Name)
+				}
+			}
+			return strings.Join(s, ", ")
+		}
+	}
+	if nproc <= 16 {
+		full := 1 << nproc
+		w8 := make([]float64, full)
+		for _, g := range w.Groups {
+			rate := float64(time.Second) / float64(g.Period)
+			for _, name := range g.Models {
+				for _, f := range figs[name] {
+					w8[f.supp] += rate * f.min.Seconds()
+				}
+			}
+		}
+		// Subset sums: D[S] = Σ_{T ⊆ S} w[T].
+		for bit := 0; bit < nproc; bit++ {
+			for s := 0; s < full; s++ {
+				if s&(1<<bit) != 0 {
+					w8[s] += w8[s^(1<<bit)]
+				}
+			}
+		}
+		for s := 1; s < full; s++ {
+			mask := uint64(s)
+			in := func(p int) bool { return mask&(1<<p) != 0 }
+			consider(capOf(in), w8[s], setName(in))
+		}
+	} else {
+		all := func(int) bool { return true }
+		consider(capOf(all), demandOf(func(layerFig) bool { return true }), setName(all))
+		seen := map[string]bool{}
+		for _, name := range names {
+			for _, f := range figs[name] {
+				key := fmt.Sprint(f.sset)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				sset := f.sset
+				in := func(p int) bool { return sset[p] }
+				consider(capOf(in), demandOf(func(o layerFig) bool { return subset(o.sset, sset) }), setName(in))
+			}
+		}
+	}
+	if math.IsInf(b.Scale, 1) {
+		b.Why = "no layer needs processor time"
+	}
+	return b, nil
+}
+
+func subset(a, b []bool) bool {
+	for i := range a {
+		if a[i] && !b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// peakTime is flops at the processor's peak for the dtype (its highest
+// peak when it lists none for that dtype); 0 without a peak.
+func peakTime(flops int64, pr *hw.Processor, d graph.DType) time.Duration {
+	peak, best := 0.0, 0.0
+	for _, ds := range pr.DTypes {
+		if ds.DType == d {
+			peak = ds.PeakGOPS
+		}
+		best = math.Max(best, ds.PeakGOPS)
+	}
+	if peak <= 0 {
+		peak = best
+	}
+	if peak <= 0 || flops <= 0 {
+		return 0
+	}
+	return time.Duration(math.Floor(float64(flops) / peak)) // GOPS = ops per ns
+}

@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Evaluator scores plans by simulation: Evaluate = Compile +
+// MaxSustainableScale. It is safe for concurrent use; subgraph costs are
+// cached across evaluations per (model hash, layer-set key, processor,
+// backend, dtype), so a search that revisits subgraphs pays for each once.
+type Evaluator struct {
+	w   *workload.Workload
+	pl  *hw.Platform
+	est *cachedEstimator
+	opt Options
+}
+
+var _ plan.Evaluator = (*Evaluator)(nil)
+
+// NewEvaluator returns an evaluator for the workload on the platform. opt
+// sets the simulation (seed, horizon); its Scale is ignored and spans are
+// not recorded.
+func NewEvaluator(w *workload.Workload, pl *hw.Platform, est cost.Estimator, opt Options) *Evaluator {
+	opt.NoSpans = true
+	return &Evaluator{w: w, pl: pl, est: newCachedEstimator(est), opt: opt}
+}
+
+// Evaluate compiles the plan and finds its max sustainable scale. Score.
+// Feasible is Scale ≥ 1 (the nominal rates are sustained); Reason says why
+// not: the groups that miss even at a tiny rate (Scale 0), or what limits
+// the scale below 1.
+func (e *Evaluator) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, error) {
+	if err := ctx.Err(); err != nil {
+		return plan.Score{}, err
+	}
+	prog, err := Compile(e.w, e.pl, e.est, p)
+	if err != nil {
+		return plan.Score{}, err
+	}
+	s, _, err := Sustain(prog, e.opt)
+	if err != nil {
+		return plan.Score{}, err
+	}
+	sc := plan.Score{Scale: s.Scale, Feasible: s.Scale >= 1}
+	switch {
+	case !s.Feasible:
+		sc.Reason = s.Limit
+	case !sc.Feasible:
+		sc.Reason = fmt.Sprintf("sustains only %.3g× the nominal rates: %s", s.Scale, s.Limit)
+	}
+	return sc, nil
+}
+
+// Cached returns the evaluator's caching estimator (for reuse by callers
+// that compile plans themselves).
+func (e *Evaluator) Cached() cost.Estimator { return e.est }
+
+type costKey struct {
+	model string // Model.Hash, or the name and address when the hash is empty
+	set   string
+	cfg   hw.Config
+}
+
+type costVal struct {
+	d   time.Duration
+	err error
+}
+
+// cachedEstimator memoises Subgraph. Transfer is cheap and passed through.
+type cachedEstimator struct {
+	base cost.Estimator
+	mu   sync.RWMutex
+	m    map[costKey]costVal
+}
+
+func newCachedEstimator(base cost.Estimator) *cachedEstimator {
+	if c, ok := base.(*cachedEstimator); ok {
+		return c
+	}
+	return &cachedEstimator{base: base, m: map[costKey]costVal{}}
+}
+
+func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
+	id := lg.Model.Hash
+	if id == "" {
+		id = fmt.Sprintf("%s@%p", lg.Model.Name, lg)
+	}
+	k := costKey{model: id, set: set.Key(), cfg: on}
+	c.mu.RLock()
+	v, ok := c.m[k]
+	c.mu.RUnlock()
+	if ok {
+		return v.d, v.err
+	}
+	d, err := c.base.Subgraph(lg, set, on)
+	c.mu.Lock()
+	c.m[k] = costVal{d, err}
+	c.mu.Unlock()
+	return d, err
+}
+
+func (c *cachedEstimator) Transfer(bytes int64, from, to int) time.Duration {
+	return c.base.Transfer(bytes, from, to)
+}

@@ -51,7 +51,7 @@ func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt
 	if opt.IntraOpThreads < 0 || opt.InterOpThreads < 0 {
 		return nil, fmt.Errorf("ort: new session: negative thread count (intra-op %d, inter-op %d)", opt.IntraOpThreads, opt.InterOpThreads)
 	}
-	specs, err := outputSpecs(model, outputNames)
+	specs, err := checkModel(model, inputNames, outputNames)
 	if err != nil {
 		return nil, err
 	}
@@ -72,17 +72,42 @@ func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt
 	}
 	sess, err := onnxruntime.NewDynamicAdvancedSessionWithONNXData(model, inputNames, outputNames, so)
 	if err != nil {
-		return nil, fmt.Errorf("ort: new session: %w", err)
+		return nil, fmt.Errorf("ort: new session: %s", oneLine(err))
 	}
 	return &Session{sess: sess, inputs: append([]string(nil), inputNames...), outputs: specs}, nil
 }
 
-// outputSpecs reads the declared types of the requested outputs from the
-// model and decides which ones Run must allocate itself.
-func outputSpecs(model []byte, names []string) ([]outputSpec, error) {
+// checkModel checks that the inputs named are exactly the model's graph
+// inputs (initializers aside) and that the outputs are graph outputs; it
+// reads the declared types of the outputs and decides which ones Run must
+// allocate itself.
+func checkModel(model []byte, inputNames, names []string) ([]outputSpec, error) {
 	var mp onnxpb.ModelProto
 	if err := proto.Unmarshal(model, &mp); err != nil {
 		return nil, fmt.Errorf("ort: new session: decode model: %w", err)
+	}
+	given := map[string]bool{}
+	for _, name := range inputNames {
+		if given[name] {
+			return nil, fmt.Errorf("ort: new session: input %q given twice", name)
+		}
+		given[name] = true
+	}
+	inits := map[string]bool{}
+	for _, t := range mp.GetGraph().GetInitializer() {
+		inits[t.GetName()] = true
+	}
+	modelInputs := map[string]bool{}
+	for _, vi := range mp.GetGraph().GetInput() {
+		modelInputs[vi.GetName()] = true
+		if !given[vi.GetName()] && !inits[vi.GetName()] {
+			return nil, fmt.Errorf("ort: new session: model input %q is not among the inputs given", vi.GetName())
+		}
+	}
+	for _, name := range inputNames {
+		if !modelInputs[name] {
+			return nil, fmt.Errorf("ort: new session: %q is not a graph input of the model", name)
+		}
 	}
 	declared := map[string]*onnxpb.ValueInfoProto{}
 	for _, vi := range mp.GetGraph().GetOutput() {
@@ -133,6 +158,9 @@ func outputSpecs(model []byte, names []string) ([]outputSpec, error) {
 // the outputs (in the order of its output names). Each input's DType must
 // be the model's and its Raw must hold exactly the elements of its Dims.
 func (s *Session) Run(inputs []*graph.Data) ([]*graph.Data, error) {
+	if s.sess == nil {
+		return nil, errors.New("ort: run: the session is closed")
+	}
 	if len(inputs) != len(s.inputs) {
 		return nil, fmt.Errorf("ort: run: got %d inputs, the session takes %d (%v)", len(inputs), len(s.inputs), s.inputs)
 	}
@@ -177,7 +205,7 @@ func (s *Session) Run(inputs []*graph.Data) ([]*graph.Data, error) {
 		if strings.Contains(err.Error(), "shape has no dimensions") {
 			return nil, fmt.Errorf("ort: run: an output came back as a scalar, which the onnxruntime_go binding returns only when the model declares that output with a rank-0 shape: %w", err)
 		}
-		return nil, fmt.Errorf("ort: run: %w", err)
+		return nil, fmt.Errorf("ort: run: %s", oneLine(err))
 	}
 	res := make([]*graph.Data, len(out))
 	for i, v := range out {
@@ -204,4 +232,16 @@ func (s *Session) Close() error {
 		return fmt.Errorf("ort: close: %w", err)
 	}
 	return nil
+}
+
+// oneLine joins the lines of an ONNX Runtime message, so that a user sees
+// one line.
+func oneLine(err error) string {
+	var parts []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

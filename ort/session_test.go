@@ -3,6 +3,7 @@ package ort
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -114,6 +115,29 @@ func testModel(t *testing.T) (model []byte, inputs, outputs []string) {
 		t.Fatal(err)
 	}
 	return b, inputs, outputs
+}
+
+// addModel is sum = a + b, total = ReduceSum(sum) on float32 2x3.
+func addModel(t *testing.T) []byte {
+	t.Helper()
+	g := &onnxpb.GraphProto{
+		Name:  proto.String("add"),
+		Input: []*onnxpb.ValueInfoProto{valueInfo("a", graph.Float32, []int64{2, 3}), valueInfo("b", graph.Float32, []int64{2, 3})},
+		Node: []*onnxpb.NodeProto{
+			node("Add", []string{"a", "b"}, []string{"sum"}),
+			node("ReduceSum", []string{"sum"}, []string{"total"}, intAttr("keepdims", 0)),
+		},
+		Output: []*onnxpb.ValueInfoProto{valueInfo("sum", graph.Float32, []int64{2, 3}), valueInfo("total", graph.Float32, []int64{})},
+	}
+	b, err := proto.Marshal(&onnxpb.ModelProto{
+		IrVersion:   proto.Int64(7),
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
+		Graph:       g,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func f32Data(dims graph.Shape, vals ...float32) *graph.Data {
@@ -244,8 +268,7 @@ func equalF32(a, b []float32) bool {
 
 func TestRunErrors(t *testing.T) {
 	r := openRuntime(t)
-	model, _, _ := testModel(t)
-	s, err := r.NewSession(model, []string{"a", "b"}, []string{"sum"}, SessionOptions{IntraOpThreads: 1})
+	s, err := r.NewSession(addModel(t), []string{"a", "b"}, []string{"sum"}, SessionOptions{IntraOpThreads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +284,8 @@ func TestRunErrors(t *testing.T) {
 		{"short raw", []*graph.Data{good, {DType: graph.Float32, Dims: graph.Shape{2, 3}, Raw: make([]byte, 8)}}, "needs 24 bytes"},
 		{"unknown dim", []*graph.Data{good, {DType: graph.Float32, Dims: graph.Shape{2, graph.Unknown}}}, "not fully known"},
 		{"string type", []*graph.Data{good, {DType: graph.String, Dims: graph.Shape{1}}}, "not supported"},
-		{"wrong shape", []*graph.Data{good, f32Data(graph.Shape{3, 2}, 1, 2, 3, 4, 5, 6)}, "ort: run"},
-		{"wrong type", []*graph.Data{good, {DType: graph.Int32, Dims: graph.Shape{2, 3}, Raw: make([]byte, 24)}}, "ort: run"},
+		{"wrong shape", []*graph.Data{good, f32Data(graph.Shape{3, 2}, 1, 2, 3, 4, 5, 6)}, "dimensions"},
+		{"wrong type", []*graph.Data{good, {DType: graph.Int32, Dims: graph.Shape{2, 3}, Raw: make([]byte, 24)}}, "type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,6 +324,9 @@ func TestNewSessionErrors(t *testing.T) {
 		{"not an output", model, inNames, []string{"nope"}, SessionOptions{}, "not a graph output"},
 		{"no outputs", model, inNames, nil, SessionOptions{}, "no outputs"},
 		{"no inputs", model, nil, []string{"sum"}, SessionOptions{}, "at least one input"},
+		{"missing input", model, []string{"a"}, []string{"sum"}, SessionOptions{}, `model input "b" is not among`},
+		{"unknown input", model, append([]string{"zz"}, inNames...), []string{"sum"}, SessionOptions{}, `"zz" is not a graph input`},
+		{"input twice", model, append([]string{"a"}, inNames...), []string{"sum"}, SessionOptions{}, "given twice"},
 		{"negative threads", model, inNames, []string{"sum"}, SessionOptions{IntraOpThreads: -1}, "negative thread count"},
 		{"float16 without static shape", f16SymBytes, inNames, []string{"half"}, SessionOptions{}, "static shape"},
 	}
@@ -314,5 +340,67 @@ func TestNewSessionErrors(t *testing.T) {
 				t.Errorf("NewSession: err = %v, want an ort: error containing %q", err, tt.wantText)
 			}
 		})
+	}
+}
+
+func TestRunConcurrent(t *testing.T) {
+	r := openRuntime(t)
+	s, err := r.NewSession(addModel(t), []string{"a", "b"}, []string{"sum", "total"}, SessionOptions{IntraOpThreads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const workers, runs = 4, 20
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			rng := rand.New(rand.NewSource(int64(w)))
+			for i := 0; i < runs; i++ {
+				a := RandomData(graph.Float32, graph.Shape{2, 3}, rng)
+				b := RandomData(graph.Float32, graph.Shape{2, 3}, rng)
+				out, err := s.Run([]*graph.Data{a, b})
+				if err != nil {
+					errs <- err
+					return
+				}
+				var want float32
+				av, bv, sum := f32Values(t, a), f32Values(t, b), f32Values(t, out[0])
+				for j := range av {
+					if sum[j] != av[j]+bv[j] {
+						errs <- fmt.Errorf("worker %d run %d: sum[%d] = %v, want %v", w, i, j, sum[j], av[j]+bv[j])
+						return
+					}
+					want += sum[j]
+				}
+				if got := f32Values(t, out[1])[0]; math.Abs(float64(got-want)) > 1e-5 {
+					errs <- fmt.Errorf("worker %d run %d: total = %v, want %v", w, i, got, want)
+					return
+				}
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestClosedSession(t *testing.T) {
+	r := openRuntime(t)
+	s, err := r.NewSession(addModel(t), []string{"a", "b"}, []string{"sum"}, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	a := f32Data(graph.Shape{2, 3}, 1, 2, 3, 4, 5, 6)
+	if _, err := s.Run([]*graph.Data{a, a}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Run after Close: err = %v, want a closed-session error", err)
 	}
 }

@@ -278,4 +278,3 @@ func subgraphCycle(n int, edges [][2]int) int {
 	}
 	return -1
 }
-

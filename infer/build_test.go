@@ -1,0 +1,105 @@
+package infer
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/inlay-dev/inlay/graph"
+)
+
+// builder makes small models by hand for the tests.
+type builder struct{ m *graph.Model }
+
+func newModel(opset int64) *builder {
+	return &builder{m: &graph.Model{
+		Name:    "test",
+		Opsets:  []graph.OpsetImport{{Domain: "", Version: opset}},
+		Tensors: map[string]*graph.Tensor{},
+	}}
+}
+
+func (b *builder) input(name string, dt graph.DType, s ...int64) *builder {
+	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: dt, Shape: graph.Shape(append([]int64{}, s...)), Kind: graph.Input, Producer: -1}
+	b.m.Inputs = append(b.m.Inputs, name)
+	return b
+}
+
+// weight is an initializer without values (Raw nil).
+func (b *builder) weight(name string, dt graph.DType, s ...int64) *builder {
+	sh := graph.Shape(append([]int64{}, s...))
+	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: dt, Shape: sh, Kind: graph.Initializer, Producer: -1,
+		Data: &graph.Data{DType: dt, Dims: sh}}
+	return b
+}
+
+// ints is an int64 initializer with values; shape nil means 1-D.
+func (b *builder) ints(name string, shape graph.Shape, v ...int64) *builder {
+	if shape == nil {
+		shape = graph.Shape{int64(len(v))}
+	}
+	raw := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(x))
+	}
+	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: graph.Int64, Shape: shape, Kind: graph.Initializer, Producer: -1,
+		Data: &graph.Data{DType: graph.Int64, Dims: shape, Raw: raw}}
+	return b
+}
+
+// floats is a float32 initializer with values; shape nil means 1-D.
+func (b *builder) floats(name string, shape graph.Shape, v ...float32) *builder {
+	if shape == nil {
+		shape = graph.Shape{int64(len(v))}
+	}
+	raw := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: graph.Float32, Shape: shape, Kind: graph.Initializer, Producer: -1,
+		Data: &graph.Data{DType: graph.Float32, Dims: shape, Raw: raw}}
+	return b
+}
+
+func (b *builder) node(op string, ins, outs []string, attrs ...graph.Attr) *builder {
+	b.m.Nodes = append(b.m.Nodes, &graph.Node{Name: op + "_" + outs[0], Op: op, Inputs: ins, Outputs: outs, Attrs: attrs})
+	return b
+}
+
+func (b *builder) output(names ...string) *builder {
+	b.m.Outputs = append(b.m.Outputs, names...)
+	return b
+}
+
+func aInt(name string, v int64) graph.Attr {
+	return graph.Attr{Name: name, Kind: graph.AttrInt, Int: v}
+}
+func aFloat(name string, v float32) graph.Attr {
+	return graph.Attr{Name: name, Kind: graph.AttrFloat, Float: v}
+}
+func aStr(name, v string) graph.Attr {
+	return graph.Attr{Name: name, Kind: graph.AttrString, String: v}
+}
+func aInts(name string, v ...int64) graph.Attr {
+	return graph.Attr{Name: name, Kind: graph.AttrInts, Ints: v}
+}
+func aFloats(name string, v ...float32) graph.Attr {
+	return graph.Attr{Name: name, Kind: graph.AttrFloats, Floats: v}
+}
+
+// int64s decodes a tensor's int64 data.
+func int64s(d *graph.Data) []int64 {
+	out := make([]int64, len(d.Raw)/8)
+	for i := range out {
+		out[i] = int64(binary.LittleEndian.Uint64(d.Raw[8*i:]))
+	}
+	return out
+}
+
+// float32s decodes a tensor's float32 data.
+func float32s(d *graph.Data) []float32 {
+	out := make([]float32, len(d.Raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.Raw[4*i:]))
+	}
+	return out
+}

@@ -258,11 +258,14 @@ func buildGraph(m *graph.Model, g *onnxpb.GraphProto, depth int) (*builtGraph, e
 	if m.Tensors == nil {
 		m.Tensors = map[string]*graph.Tensor{}
 	}
-	free, err := freeVars(g, depth)
-	if err != nil {
-		return nil, err
+	out := &builtGraph{}
+	if depth > 0 { // the model's graph reads nothing from outside
+		free, err := freeVars(g, depth)
+		if err != nil {
+			return nil, err
+		}
+		out.free = free
 	}
-	out := &builtGraph{free: free}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, errors.New("sparse initializers are not supported")
 	}

@@ -1,0 +1,400 @@
+package hw
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"go.yaml.in/yaml/v3"
+)
+
+// The YAML schema of a platform file (every field but the names may be
+// omitted where a default is given):
+//
+//	name: phone                      # required
+//	description: one line            # for listings
+//	domains:                         # memory domains; default: one, "memory"
+//	  - name: dram
+//	    description: unified LPDDR5X
+//	processors:                      # in ID order
+//	  - name: npu                    # unique
+//	    kind: npu                    # cpu | gpu | npu | dsp | dla
+//	    description: Hexagon-class NPU
+//	    backends: [qnn-htp]          # first is the default
+//	    dtypes:                      # first is the default
+//	      - {dtype: int8, peak_gops: 26000}
+//	    mem_bandwidth_gbs: 50
+//	    dispatch_overhead: 150us     # Go duration syntax
+//	    layer_overhead: 4us
+//	    on_chip_kib: 8192
+//	    concurrency: 1               # default 1
+//	    domain: dram                 # default: the only domain
+//	    cores: [0, 1]                # CPU cores it is pinned to (host)
+//	    support:
+//	      ops: [Conv, Relu]          # allow-list (empty: everything)
+//	      unsupported: [LSTM, If]    # deny-list
+//	      max_rank: 4                # 0: no limit
+//	      max_dim: 8192
+//	      max_conv_kernel: 32
+//	      max_pool_window: 8
+//	      static_shapes_only: true
+//	      tensor_dtypes: [float32, float16, int8, uint8, int32]
+//	links:                           # copies between domains
+//	  - {from: dram, to: npu-io, bandwidth_gbs: 20, latency: 100us, shared: true}
+//
+// A link serves both directions unless the opposite direction is listed
+// separately.
+type rawPlatform struct {
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description,omitempty"`
+	Domains     []rawDomain    `yaml:"domains,omitempty"`
+	Processors  []rawProcessor `yaml:"processors"`
+	Links       []rawLink      `yaml:"links,omitempty"`
+}
+
+type rawDomain struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+}
+
+type rawLink struct {
+	From         string  `yaml:"from"`
+	To           string  `yaml:"to"`
+	BandwidthGBs float64 `yaml:"bandwidth_gbs"`
+	Latency      string  `yaml:"latency,omitempty"`
+	Shared       bool    `yaml:"shared,omitempty"`
+}
+
+type rawDType struct {
+	DType    string  `yaml:"dtype"`
+	PeakGOPS float64 `yaml:"peak_gops"`
+}
+
+type rawSupport struct {
+	Ops              []string `yaml:"ops,omitempty,flow"`
+	Unsupported      []string `yaml:"unsupported,omitempty,flow"`
+	MaxRank          int      `yaml:"max_rank,omitempty"`
+	MaxDim           int64    `yaml:"max_dim,omitempty"`
+	MaxConvKernel    int64    `yaml:"max_conv_kernel,omitempty"`
+	MaxPoolWindow    int64    `yaml:"max_pool_window,omitempty"`
+	StaticShapesOnly bool     `yaml:"static_shapes_only,omitempty"`
+	TensorDTypes     []string `yaml:"tensor_dtypes,omitempty,flow"`
+}
+
+type rawProcessor struct {
+	Name             string     `yaml:"name"`
+	Kind             string     `yaml:"kind"`
+	Description      string     `yaml:"description,omitempty"`
+	Backends         []string   `yaml:"backends,flow"`
+	DTypes           []rawDType `yaml:"dtypes"`
+	MemBandwidthGBs  float64    `yaml:"mem_bandwidth_gbs"`
+	DispatchOverhead string     `yaml:"dispatch_overhead,omitempty"`
+	LayerOverhead    string     `yaml:"layer_overhead,omitempty"`
+	OnChipKiB        int64      `yaml:"on_chip_kib,omitempty"`
+	Concurrency      *int       `yaml:"concurrency,omitempty"`
+	Domain           string     `yaml:"domain,omitempty"`
+	Cores            []int      `yaml:"cores,omitempty,flow"`
+	Support          rawSupport `yaml:"support,omitempty"`
+}
+
+// defaultDomain is the implicit domain of a file that lists none.
+const defaultDomain = "memory"
+
+// Load reads a platform from a YAML file (schema: see rawPlatform in
+// load.go, or `inlay platforms show NAME --yaml`). Unknown fields are
+// errors. Every error is one line naming the file, the line and the field.
+func Load(path string) (*Platform, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("hw: %w", err)
+	}
+	p, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Parse reads a platform from YAML bytes; file names the source in errors
+// and becomes Platform.Source.
+func Parse(file string, data []byte) (*Platform, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(file, &root, err)
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, fmt.Errorf("hw: %s: empty platform file", file)
+	}
+	var raw rawPlatform
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("hw: %s: empty platform file", file)
+		}
+		return nil, yamlError(file, &root, err)
+	}
+	p, fe := raw.platform()
+	if fe == nil {
+		fe = p.validate()
+	}
+	if fe != nil {
+		return nil, fmt.Errorf("hw: %s:%d: %s", file, lineOf(&root, fe.path), fe)
+	}
+	p.Source = file
+	return p, nil
+}
+
+func (r *rawPlatform) platform() (*Platform, *fieldError) {
+	p := &Platform{Name: r.Name, Description: r.Description}
+	for _, d := range r.Domains {
+		p.Domains = append(p.Domains, Domain(d))
+	}
+	if len(p.Domains) == 0 {
+		p.Domains = []Domain{{Name: defaultDomain}}
+	}
+	for i, rp := range r.Processors {
+		pr, fe := rp.processor(p.Domains)
+		if fe != nil {
+			fe.path = append([]any{"processors", i}, fe.path...)
+			return nil, fe
+		}
+		p.Processors = append(p.Processors, pr)
+	}
+	for i, rl := range r.Links {
+		lat, fe := parseDuration(rl.Latency, "links", i, "latency")
+		if fe != nil {
+			return nil, fe
+		}
+		p.Links = append(p.Links, Link{From: rl.From, To: rl.To, BandwidthGBs: rl.BandwidthGBs, Latency: lat, Shared: rl.Shared})
+	}
+	return p, nil
+}
+
+func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
+	pr := &Processor{
+		Name: r.Name, Kind: r.Kind, Description: r.Description,
+		Backends:        append([]string(nil), r.Backends...),
+		MemBandwidthGBs: r.MemBandwidthGBs,
+		OnChipBytes:     r.OnChipKiB * 1024,
+		Concurrency:     1,
+		Domain:          r.Domain,
+		Cores:           append([]int(nil), r.Cores...),
+	}
+	if r.Concurrency != nil {
+		pr.Concurrency = *r.Concurrency
+	}
+	if pr.Domain == "" {
+		if len(domains) != 1 {
+			return nil, ferr("is required when the platform has several domains", "domain")
+		}
+		pr.Domain = domains[0].Name
+	}
+	var fe *fieldError
+	if pr.DispatchOverhead, fe = parseDuration(r.DispatchOverhead, "dispatch_overhead"); fe != nil {
+		return nil, fe
+	}
+	if pr.LayerOverhead, fe = parseDuration(r.LayerOverhead, "layer_overhead"); fe != nil {
+		return nil, fe
+	}
+	for i, d := range r.DTypes {
+		dt, err := graph.ParseDType(d.DType)
+		if err != nil {
+			return nil, ferr(err.Error(), "dtypes", i, "dtype")
+		}
+		pr.DTypes = append(pr.DTypes, DTypeSpec{DType: dt, PeakGOPS: d.PeakGOPS})
+	}
+	s := r.Support
+	pr.Support = Support{
+		Ops: append([]string(nil), s.Ops...), Unsupported: append([]string(nil), s.Unsupported...),
+		MaxRank: s.MaxRank, MaxDim: s.MaxDim, MaxConvKernel: s.MaxConvKernel, MaxPoolWindow: s.MaxPoolWindow,
+		StaticShapesOnly: s.StaticShapesOnly,
+	}
+	for i, d := range s.TensorDTypes {
+		dt, err := graph.ParseDType(d)
+		if err != nil {
+			return nil, ferr(err.Error(), "support", "tensor_dtypes", i)
+		}
+		pr.Support.TensorDTypes = append(pr.Support.TensorDTypes, dt)
+	}
+	return pr, nil
+}
+
+func parseDuration(s string, path ...any) (time.Duration, *fieldError) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, ferr(fmt.Sprintf("bad duration %q (use e.g. 50us, 1.5ms)", s), path...)
+	}
+	return d, nil
+}
+
+// lineOf returns the line of the deepest node along path that exists in the
+// document, or 0.
+func lineOf(root *yaml.Node, path []any) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, p := range path {
+		var next *yaml.Node
+		switch x := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == x {
+						next = n.Content[i+1]
+						line = n.Content[i].Line
+						break
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && x < len(n.Content) {
+				next = n.Content[x]
+				line = next.Line
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+	}
+	if n.Kind == yaml.ScalarNode {
+		line = n.Line
+	}
+	return line
+}
+
+// pathAt finds the schema path of the deepest key or item on a line.
+func pathAt(root *yaml.Node, line int) []any {
+	var best []any
+	var walk func(n *yaml.Node, path []any)
+	walk = func(n *yaml.Node, path []any) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := append(append([]any{}, path...), k.Value)
+				if k.Line == line || v.Line == line {
+					best = p
+				}
+				walk(v, p)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				p := append(append([]any{}, path...), i)
+				if c.Line == line && best == nil {
+					best = p
+				}
+				walk(c, p)
+			}
+		}
+	}
+	walk(root, nil)
+	return best
+}
+
+var (
+	yamlLineRE    = regexp.MustCompile(`line (\d+): (.*)`)
+	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+)
+
+// yamlError turns a go.yaml.in/yaml error into one line naming the file,
+// the line and, where it can, the field.
+func yamlError(file string, root *yaml.Node, err error) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return fmt.Errorf("hw: %s: %s", file, firstLine(msg))
+	}
+	line, _ := strconv.Atoi(m[1])
+	what := firstLine(m[2])
+	if u := yamlUnknownRE.FindStringSubmatch(what); u != nil {
+		what = fmt.Sprintf("unknown field %q", u[1])
+		if p := pathAt(root, line); len(p) > 1 {
+			what = pathString(p[:len(p)-1]) + ": " + what
+		}
+	} else if p := pathAt(root, line); p != nil {
+		what = pathString(p) + ": " + what
+	}
+	return fmt.Errorf("hw: %s:%d: %s", file, line, what)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}
+
+// Encode writes a platform as YAML in the schema Load reads.
+func Encode(w io.Writer, p *Platform) error {
+	raw := rawPlatform{Name: p.Name, Description: p.Description}
+	for _, d := range p.Domains {
+		raw.Domains = append(raw.Domains, rawDomain(d))
+	}
+	for _, pr := range p.Processors {
+		c := pr.Concurrency
+		rp := rawProcessor{
+			Name: pr.Name, Kind: pr.Kind, Description: pr.Description,
+			Backends: pr.Backends, MemBandwidthGBs: pr.MemBandwidthGBs,
+			DispatchOverhead: durString(pr.DispatchOverhead), LayerOverhead: durString(pr.LayerOverhead),
+			OnChipKiB: pr.OnChipBytes / 1024, Concurrency: &c, Domain: pr.Domain, Cores: pr.Cores,
+		}
+		for _, d := range pr.DTypes {
+			rp.DTypes = append(rp.DTypes, rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS})
+		}
+		s := pr.Support
+		rp.Support = rawSupport{
+			Ops: s.Ops, Unsupported: s.Unsupported, MaxRank: s.MaxRank, MaxDim: s.MaxDim,
+			MaxConvKernel: s.MaxConvKernel, MaxPoolWindow: s.MaxPoolWindow, StaticShapesOnly: s.StaticShapesOnly,
+		}
+		for _, d := range s.TensorDTypes {
+			rp.Support.TensorDTypes = append(rp.Support.TensorDTypes, d.String())
+		}
+		raw.Processors = append(raw.Processors, rp)
+	}
+	for _, l := range p.Links {
+		raw.Links = append(raw.Links, rawLink{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, Latency: durString(l.Latency), Shared: l.Shared})
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(&raw); err != nil {
+		return fmt.Errorf("hw: encode %s: %w", p.Name, err)
+	}
+	return enc.Close()
+}
+
+// durString formats a duration the way the presets write them: "50us",
+// "1.5ms", "2s" (ASCII, unlike time.Duration.String's "µs").
+func durString(d time.Duration) string {
+	switch {
+	case d == 0:
+		return ""
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d%time.Millisecond == 0:
+		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
+	case d%time.Microsecond == 0:
+		return strconv.FormatInt(int64(d/time.Microsecond), 10) + "us"
+	}
+	return strconv.FormatInt(int64(d), 10) + "ns"
+}

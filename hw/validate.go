@@ -1,0 +1,220 @@
+package hw
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/inlay-dev/inlay/graph"
+)
+
+// fieldError is a validation error at a place in the YAML schema: path
+// holds mapping keys (string) and sequence indices (int).
+type fieldError struct {
+	path []any
+	msg  string
+}
+
+func (e *fieldError) Error() string { return pathString(e.path) + ": " + e.msg }
+
+func pathString(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch x := p.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(x) + "]")
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(x)
+		}
+	}
+	return b.String()
+}
+
+func ferr(msg string, path ...any) *fieldError {
+	return &fieldError{path: path, msg: msg}
+}
+
+// Validate checks a platform built in code the way Load checks a file:
+// known kinds, backends and data types; positive peaks and bandwidths;
+// non-negative overheads; concurrency ≥ 1; unique names; domains that
+// exist; links between existing, distinct domains; and a link between every
+// two domains that hold processors.
+func (p *Platform) Validate() error {
+	if fe := p.validate(); fe != nil {
+		return fmt.Errorf("hw: platform %q: %w", p.Name, fe)
+	}
+	return nil
+}
+
+func (p *Platform) validate() *fieldError {
+	if p.Name == "" {
+		return ferr("is required", "name")
+	}
+	domains := map[string]bool{}
+	for i, d := range p.Domains {
+		if d.Name == "" {
+			return ferr("is required", "domains", i, "name")
+		}
+		if domains[d.Name] {
+			return ferr(fmt.Sprintf("duplicate domain %q", d.Name), "domains", i, "name")
+		}
+		domains[d.Name] = true
+	}
+	if len(p.Processors) == 0 {
+		return ferr("at least one processor is required", "processors")
+	}
+	names := map[string]bool{}
+	for i, pr := range p.Processors {
+		if fe := pr.validate(domains); fe != nil {
+			fe.path = append([]any{"processors", i}, fe.path...)
+			return fe
+		}
+		if names[pr.Name] {
+			return ferr(fmt.Sprintf("duplicate processor %q", pr.Name), "processors", i, "name")
+		}
+		names[pr.Name] = true
+	}
+	type pair struct{ a, b string }
+	seen := map[pair]bool{}
+	for i, l := range p.Links {
+		if !domains[l.From] {
+			return ferr(fmt.Sprintf("unknown domain %q", l.From), "links", i, "from")
+		}
+		if !domains[l.To] {
+			return ferr(fmt.Sprintf("unknown domain %q", l.To), "links", i, "to")
+		}
+		if l.From == l.To {
+			return ferr("a link joins two different domains", "links", i, "to")
+		}
+		if !(l.BandwidthGBs > 0) {
+			return ferr("must be > 0", "links", i, "bandwidth_gbs")
+		}
+		if l.Latency < 0 {
+			return ferr("must be ≥ 0", "links", i, "latency")
+		}
+		if seen[pair{l.From, l.To}] {
+			return ferr(fmt.Sprintf("duplicate link %s → %s", l.From, l.To), "links", i)
+		}
+		seen[pair{l.From, l.To}] = true
+	}
+	var used []string
+	usedSet := map[string]bool{}
+	for _, pr := range p.Processors {
+		if !usedSet[pr.Domain] {
+			usedSet[pr.Domain] = true
+			used = append(used, pr.Domain)
+		}
+	}
+	for i, a := range used {
+		for _, b := range used[i+1:] {
+			if _, ok := p.domainLink(a, b); !ok {
+				return ferr(fmt.Sprintf("no link between domains %q and %q, which both hold processors", a, b), "links")
+			}
+		}
+	}
+	return nil
+}
+
+func (pr *Processor) validate(domains map[string]bool) *fieldError {
+	if pr.Name == "" {
+		return ferr("is required", "name")
+	}
+	if !contains(Kinds, pr.Kind) {
+		return ferr(fmt.Sprintf("unknown kind %q (kinds: %s)", pr.Kind, strings.Join(Kinds, ", ")), "kind")
+	}
+	if len(pr.Backends) == 0 {
+		return ferr("at least one backend is required", "backends")
+	}
+	for i, b := range pr.Backends {
+		if !contains(Backends, b) {
+			return ferr(fmt.Sprintf("unknown backend %q (backends: %s)", b, strings.Join(Backends, ", ")), "backends", i)
+		}
+		if contains(pr.Backends[:i], b) {
+			return ferr(fmt.Sprintf("duplicate backend %q", b), "backends", i)
+		}
+	}
+	if len(pr.DTypes) == 0 {
+		return ferr("at least one data type is required", "dtypes")
+	}
+	for i, d := range pr.DTypes {
+		if !IsComputeDType(d.DType) {
+			return ferr(fmt.Sprintf("%s is not a compute data type", d.DType), "dtypes", i, "dtype")
+		}
+		for _, e := range pr.DTypes[:i] {
+			if e.DType == d.DType {
+				return ferr(fmt.Sprintf("duplicate data type %s", d.DType), "dtypes", i, "dtype")
+			}
+		}
+		if !(d.PeakGOPS > 0) {
+			return ferr("must be > 0", "dtypes", i, "peak_gops")
+		}
+	}
+	if !(pr.MemBandwidthGBs > 0) {
+		return ferr("must be > 0", "mem_bandwidth_gbs")
+	}
+	if pr.DispatchOverhead < 0 {
+		return ferr("must be ≥ 0", "dispatch_overhead")
+	}
+	if pr.LayerOverhead < 0 {
+		return ferr("must be ≥ 0", "layer_overhead")
+	}
+	if pr.OnChipBytes < 0 {
+		return ferr("must be ≥ 0", "on_chip_kib")
+	}
+	if pr.Concurrency < 1 {
+		return ferr("must be ≥ 1", "concurrency")
+	}
+	if !domains[pr.Domain] {
+		return ferr(fmt.Sprintf("unknown domain %q", pr.Domain), "domain")
+	}
+	for i, c := range pr.Cores {
+		if c < 0 {
+			return ferr("must be ≥ 0", "cores", i)
+		}
+		for _, d := range pr.Cores[:i] {
+			if c == d {
+				return ferr(fmt.Sprintf("duplicate core %d", c), "cores", i)
+			}
+		}
+	}
+	s := pr.Support
+	switch {
+	case s.MaxRank < 0:
+		return ferr("must be ≥ 0", "support", "max_rank")
+	case s.MaxDim < 0:
+		return ferr("must be ≥ 0", "support", "max_dim")
+	case s.MaxConvKernel < 0:
+		return ferr("must be ≥ 0", "support", "max_conv_kernel")
+	case s.MaxPoolWindow < 0:
+		return ferr("must be ≥ 0", "support", "max_pool_window")
+	}
+	for i, op := range s.Ops {
+		if op == "" {
+			return ferr("empty operator name", "support", "ops", i)
+		}
+	}
+	for i, op := range s.Unsupported {
+		if op == "" {
+			return ferr("empty operator name", "support", "unsupported", i)
+		}
+	}
+	for i, d := range s.TensorDTypes {
+		if d == graph.Undefined {
+			return ferr("undefined data type", "support", "tensor_dtypes", i)
+		}
+	}
+	return nil
+}
+
+// IsComputeDType reports whether a processor can list d as a data type it
+// computes in: a numeric type (not string, bool, complex or undefined).
+func IsComputeDType(d graph.DType) bool {
+	switch d {
+	case graph.Undefined, graph.String, graph.Bool, graph.Complex64, graph.Complex128:
+		return false
+	}
+	return d.Size() > 0
+}

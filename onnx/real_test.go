@@ -17,13 +17,13 @@ var realWant = map[string]struct {
 	sha256  string
 	outputs map[string]graph.Shape
 }{
-	"ocr_det": {672, "30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff", map[string]graph.Shape{"sigmoid_0.tmp_0": {1, 1, 640, 640}}},
-	"ocr_cls": {471, "491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640", map[string]graph.Shape{"softmax_0.tmp_0": {1, 2}}},
-	"ocr_rec": {765, "06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0", map[string]graph.Shape{"softmax_11.tmp_0": {1, 40, 6625}}},
-	"melspec": {29, "ba2b0e0f8b7b875369a2c89cb13360ff53bac436f2895cced9f479fa65eb176f", map[string]graph.Shape{"output": {1, 1, 5, 32}}},
+	"ocr_det":      {672, "30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff", map[string]graph.Shape{"sigmoid_0.tmp_0": {1, 1, 640, 640}}},
+	"ocr_cls":      {471, "491843a3c65de46295864c6815e41127eaa812c4dac1e19c6850ec49da9d3640", map[string]graph.Shape{"softmax_0.tmp_0": {1, 2}}},
+	"ocr_rec":      {765, "06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0", map[string]graph.Shape{"softmax_11.tmp_0": {1, 40, 6625}}},
+	"melspec":      {29, "ba2b0e0f8b7b875369a2c89cb13360ff53bac436f2895cced9f479fa65eb176f", map[string]graph.Shape{"output": {1, 1, 5, 32}}},
 	"speech_embed": {65, "70d164290c1d095d1d4ee149bc5e00543250a7316b59f31d056cff7bd3075c1f", map[string]graph.Shape{"conv2d_19": {1, 1, 1, 96}}},
-	"wakeword": {33, "94a13cfe60075b132f6a472e7e462e8123ee70861bc3fb58434a73712ee0d2cb", map[string]graph.Shape{"53": {1, 1}}},
-	"vad": {2, "a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28", map[string]graph.Shape{"output": {1, 1}, "hn": {2, 1, 64}, "cn": {2, 1, 64}}},
+	"wakeword":     {33, "94a13cfe60075b132f6a472e7e462e8123ee70861bc3fb58434a73712ee0d2cb", map[string]graph.Shape{"53": {1, 1}}},
+	"vad":          {2, "a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28", map[string]graph.Shape{"output": {1, 1}, "hn": {2, 1, 64}, "cn": {2, 1, 64}}},
 	"blazeface": {104, "d388b1cf8a5f6f1af2b3f4c14f6d0f138bab970cd618cccd12dddb7484e82e51", map[string]graph.Shape{
 		"Identity:0": {1, 512, 1}, "Identity_1:0": {1, 384, 1}, "Identity_2:0": {1, 512, 16}, "Identity_3:0": {1, 384, 16}}},
 }

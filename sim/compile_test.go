@@ -1,0 +1,251 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// chainModel is in → L0 → L1 → ... → out, each tensor 1 MB (float32 ×
+// 250000), each node a Conv (one layer each).
+func chainModel(name string, n int) *graph.Model {
+	m := &graph.Model{Name: name, Tensors: map[string]*graph.Tensor{}}
+	add := func(tn string, kind graph.TensorKind) {
+		m.Tensors[tn] = &graph.Tensor{Name: tn, DType: graph.Float32, Shape: graph.Shape{1, 250000}, Kind: kind}
+	}
+	add("in", graph.Input)
+	prev := "in"
+	for i := 0; i < n; i++ {
+		out := name + "_t" + string(rune('0'+i))
+		add(out, graph.Activation)
+		m.Nodes = append(m.Nodes, &graph.Node{Name: out, Op: "Conv", Inputs: []string{prev}, Outputs: []string{out}, Work: graph.Work{MACs: 1, FLOPs: 2}})
+		prev = out
+	}
+	m.Inputs, m.Outputs = []string{"in"}, []string{prev}
+	if err := m.Link(); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// handSetup: P0 in domain d0, P1 in d1, a 1 GB/s link with 0.5 ms latency
+// (a 1 MB copy takes 1.5 ms); model a (2 layers) and b (1 layer) in one
+// group; layer times a: L0 3 ms on P0, L1 4 ms on P1; b: L0 5 ms on P1.
+func handSetup(shared bool, after bool) (*workload.Workload, *hw.Platform, *testEstimator) {
+	pl := &hw.Platform{Name: "hand", Domains: []hw.Domain{{Name: "d0"}, {Name: "d1"}},
+		Links: []hw.Link{{From: "d0", To: "d1", BandwidthGBs: 1, Latency: 500 * time.Microsecond, Shared: shared}}}
+	for i, d := range []string{"d0", "d1"} {
+		pl.Processors = append(pl.Processors, &hw.Processor{Name: "P" + string(rune('0'+i)), Kind: "cpu",
+			Backends: []string{"ort-cpu"}, DTypes: []hw.DTypeSpec{{DType: graph.Float32, PeakGOPS: 10}}, Concurrency: 1, Domain: d})
+	}
+	est := &testEstimator{pl: pl, base: map[*graph.LayerGraph][][]time.Duration{},
+		unsupported: map[*graph.LayerGraph][][]bool{}, overhead: []time.Duration{0, 0}}
+	w := &workload.Workload{Platform: "hand"}
+	for _, spec := range []struct {
+		name  string
+		times [][]time.Duration
+	}{
+		{"a", [][]time.Duration{{3 * ms, 3 * ms}, {4 * ms, 4 * ms}}},
+		{"b", [][]time.Duration{{5 * ms, 5 * ms}}},
+	} {
+		g := chainModel(spec.name, len(spec.times))
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			panic(err)
+		}
+		est.base[lg] = spec.times
+		est.unsupported[lg] = make([][]bool, len(spec.times))
+		for i := range spec.times {
+			est.unsupported[lg][i] = []bool{false, spec.name == "a" && i == 0}
+		}
+		w.Models = append(w.Models, &workload.Model{Name: spec.name, Graph: g, Layers: lg})
+	}
+	g := &workload.Group{Name: "g", Models: []string{"a", "b"}, Period: 100 * ms, Deadline: 100 * ms, Arrival: workload.Periodic}
+	if after {
+		g.After = map[string][]string{"b": {"a"}}
+	}
+	w.Groups = []*workload.Group{g}
+	return w, pl, est
+}
+
+func handPlan() *plan.Plan {
+	sg := func(layers graph.LayerSet, proc string) plan.Subgraph {
+		return plan.Subgraph{Layers: layers, Processor: proc, Backend: "ort-cpu", DType: "float32"}
+	}
+	return &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{
+		{Model: "a", Priority: 1, Subgraphs: []plan.Subgraph{sg(graph.LayerSet{0}, "P0"), sg(graph.LayerSet{1}, "P1")}},
+		{Model: "b", Priority: 0, Subgraphs: []plan.Subgraph{sg(graph.LayerSet{0}, "P1")}},
+	}}
+}
+
+func TestCompileHandSchedules(t *testing.T) {
+	tests := []struct {
+		name   string
+		shared bool
+		after  bool
+		want   []string
+	}{
+		{
+			// a[0] on P0 [0,3]; the 1 MB copy [3,4.5]; P1 runs b (priority 0)
+			// [0,5], then a[1] [5,9].
+			name: "transfer", want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-9"},
+		},
+		{
+			// b after a: b waits for a's last subgraph: a[1] [4.5,8.5], b [8.5,13.5].
+			name: "after", after: true,
+			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-8.5", "P1 b[0] r0 8.5-13.5"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, pl, est := handSetup(tc.shared, tc.after)
+			prog, err := Compile(w, pl, est, handPlan())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := one(t, prog)
+			got := spanLines(res)
+			sortByStart(got, res)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("schedule\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	sg := func(layers graph.LayerSet, proc string) plan.Subgraph {
+		return plan.Subgraph{Layers: layers, Processor: proc}
+	}
+	tests := []struct {
+		name string
+		edit func(p *plan.Plan)
+		want string
+	}{
+		{"missing model", func(p *plan.Plan) { p.Models = p.Models[:1] }, `no subgraphs for model "b"`},
+		{"unknown model", func(p *plan.Plan) { p.Models = append(p.Models, plan.ModelPlan{Model: "zz"}) }, `model "zz", which the workload lacks`},
+		{"layer twice", func(p *plan.Plan) { p.Models[0].Subgraphs[1].Layers = graph.LayerSet{0, 1} }, "layer 0 is in subgraphs 0 and 1"},
+		{"layer missing", func(p *plan.Plan) { p.Models[0].Subgraphs = p.Models[0].Subgraphs[:1] }, "layer 1 (a_t1) is in no subgraph"},
+		{"layer range", func(p *plan.Plan) { p.Models[1].Subgraphs[0].Layers = graph.LayerSet{0, 4} }, "layer 4 out of range"},
+		{"unknown processor", func(p *plan.Plan) { p.Models[1].Subgraphs[0].Processor = "tpu" }, `unknown processor "tpu"`},
+		{"unsupported", func(p *plan.Plan) { p.Models[0].Subgraphs[0].Processor = "P1" }, "unsupported"},
+		{"listing order", func(p *plan.Plan) {
+			p.Models[0].Subgraphs = []plan.Subgraph{sg(graph.LayerSet{1}, "P1"), sg(graph.LayerSet{0}, "P0")}
+		}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, pl, est := handSetup(false, false)
+			p := handPlan()
+			tc.edit(p)
+			_, err := Compile(w, pl, est, p)
+			if tc.want == "" {
+				// Listing order is not dependency order; Compile orders by
+				// the layer graph, so this is fine.
+				if err != nil {
+					t.Fatalf("Compile: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Compile = %v, want an error containing %q", err, tc.want)
+			}
+			if tc.name == "unsupported" && !errors.Is(err, cost.ErrUnsupported) {
+				t.Errorf("error %v does not wrap cost.ErrUnsupported", err)
+			}
+		})
+	}
+}
+
+func TestNonConvexSubgraphIsACycle(t *testing.T) {
+	// a has three layers 0 → 1 → 2; the subgraph {0, 2} around {1} on
+	// another processor is not convex: the two subgraphs wait for each other.
+	w, pl, est := handSetup(false, false)
+	g := chainModel("a", 3)
+	lg, _ := graph.BuildLayers(g)
+	est.base[lg] = [][]time.Duration{{ms, ms}, {ms, ms}, {ms, ms}}
+	est.unsupported[lg] = [][]bool{{false, false}, {false, false}, {false, false}}
+	w.Models[0] = &workload.Model{Name: "a", Graph: g, Layers: lg}
+	p := handPlan()
+	p.Models[0].Subgraphs = []plan.Subgraph{
+		{Layers: graph.LayerSet{0, 2}, Processor: "P0"}, {Layers: graph.LayerSet{1}, Processor: "P1"},
+	}
+	_, err := Compile(w, pl, est, p)
+	if err == nil || !strings.Contains(err.Error(), "depends on itself") {
+		t.Fatalf("Compile = %v, want a cycle error", err)
+	}
+}
+
+func TestEvaluator(t *testing.T) {
+	w, pl, est := handSetup(true, false)
+	ev := NewEvaluator(w, pl, est, Options{Seed: 1})
+	prog, err := Compile(w, pl, est, handPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := MaxSustainableScale(prog, Options{Seed: 1, NoSpans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Concurrent evaluations agree with each other and with the direct call.
+	var wg sync.WaitGroup
+	scores := make([]plan.Score, 8)
+	errs := make([]error, 8)
+	for i := range scores {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			scores[i], errs[i] = ev.Evaluate(context.Background(), handPlan())
+		}(i)
+	}
+	wg.Wait()
+	for i, s := range scores {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if s.Scale != want || !s.Feasible {
+			t.Errorf("evaluation %d: %+v, want scale %v feasible", i, s, want)
+		}
+	}
+	// P1 carries 9 ms per 100 ms request: the load limit is 100/9 and the
+	// deadline (100 ms) is loose, so the answer is near it.
+	if lim := 100.0 / 9; want > lim || want < lim*0.5 {
+		t.Errorf("scale %v, want close below the load limit %v", want, lim)
+	}
+	b, err := UpperBound(w, pl, est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want > b.Scale {
+		t.Errorf("scale %v above the bound %v", want, b.Scale)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ev.Evaluate(ctx, handPlan()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled evaluation: %v", err)
+	}
+	// Infeasible: a deadline below a's critical-path bound (0.7 of its
+	// 7 ms of layers: the test estimator's per-layer lower bound).
+	w.Groups[0].Deadline = 4 * ms
+	s, err := NewEvaluator(w, pl, est, Options{}).Evaluate(context.Background(), handPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scale != 0 || s.Feasible || !strings.Contains(s.Reason, "infeasible") {
+		t.Errorf("score %+v, want infeasible with a reason", s)
+	}
+	if b, _ := UpperBound(w, pl, est); b.Scale != 0 || !strings.Contains(b.Why, "critical path 4.899998ms") {
+		t.Errorf("bound %+v, want 0 by the 4.9 ms critical path", b)
+	}
+	t.Logf("infeasible reason: %s", s.Reason)
+}

@@ -1,0 +1,250 @@
+package heft
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/internal/planutil"
+	"github.com/inlay-dev/inlay/search/partition"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Planner is HEFT over the workload's layer graphs (see the package doc).
+type Planner struct{}
+
+var _ plan.Planner = Planner{}
+
+// Name is "heft".
+func (Planner) Name() string { return "heft" }
+
+// task is one layer of one model in the combined DAG.
+type task struct{ model, layer int }
+
+// edge payloads: bytes ≥ 0 is a tensor edge priced by the estimator;
+// control edges (after dependencies) cost nothing.
+const control = -1
+
+// Plan schedules all models' layers with HEFT and cuts the schedule into
+// subgraphs.
+func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) (*plan.Plan, error) {
+	if err := planutil.CheckRequest(req); err != nil {
+		return nil, err
+	}
+	w, pl := req.Workload, req.Platform
+	var tasks []task
+	base := make([]int, len(w.Models)) // first task of each model
+	for mi, m := range w.Models {
+		base[mi] = len(tasks)
+		for l := range m.Layers.Layers {
+			tasks = append(tasks, task{mi, l})
+		}
+	}
+	pb := &Problem{Procs: len(pl.Processors), Cost: make([][]float64, len(tasks))}
+	for _, pr := range pl.Processors {
+		pb.Lanes = append(pb.Lanes, pr.Concurrency)
+	}
+	cfgs := make([]hw.Config, len(pl.Processors))
+	for proc := range pl.Processors {
+		cfgs[proc] = pl.DefaultConfig(proc)
+	}
+	lc := newLayerCosts(req.Cost, pl, cfgs)
+	for t, tk := range tasks {
+		if t%64 == 0 {
+			if err := planutil.Canceled(ctx, p.Name()); err != nil {
+				return nil, err
+			}
+		}
+		row, err := lc.row(w.Models[tk.model].Layers, tk.layer)
+		if err != nil {
+			return nil, fmt.Errorf("search: heft: model %q: layer %d: %w", w.Models[tk.model].Name, tk.layer, err)
+		}
+		pb.Cost[t] = row
+	}
+	var bytes []int64
+	for mi, m := range w.Models {
+		sum := map[[2]int]int64{}
+		var pairs [][2]int
+		for _, e := range m.Layers.Edges {
+			k := [2]int{e.From, e.To}
+			if _, ok := sum[k]; !ok {
+				pairs = append(pairs, k)
+			}
+			sum[k] += e.Bytes
+		}
+		for _, k := range pairs {
+			pb.Edges = append(pb.Edges, Edge{From: base[mi] + k[0], To: base[mi] + k[1]})
+			bytes = append(bytes, sum[k])
+		}
+	}
+	for _, d := range afterEdges(w) {
+		from, to := w.Models[d[0]].Layers, w.Models[d[1]].Layers
+		for _, a := range sinks(from) {
+			for _, b := range sources(to) {
+				pb.Edges = append(pb.Edges, Edge{From: base[d[0]] + a, To: base[d[1]] + b})
+				bytes = append(bytes, control)
+			}
+		}
+	}
+	pb.Comm = func(e, from, to int) float64 {
+		if bytes[e] == control {
+			return 0
+		}
+		return float64(req.Cost.Transfer(bytes[e], from, to))
+	}
+	s, err := Run(pb)
+	if err != nil {
+		var np *NoProcessorError
+		if errors.As(err, &np) {
+			tk := tasks[np.Task]
+			m := w.Models[tk.model]
+			return nil, fmt.Errorf("search: heft: model %q: layer %d (%s) runs on no processor", m.Name, tk.layer, m.Layers.Layers[tk.layer].Name)
+		}
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	out := &plan.Plan{Planner: p.Name(), Platform: pl.Name}
+	maxRank := make([]float64, len(w.Models))
+	for mi, m := range w.Models {
+		n := len(m.Layers.Layers)
+		order := make([]int, n)
+		key := make([]int, n)
+		for l := 0; l < n; l++ {
+			order[l] = l
+			key[l] = s.Slots[base[mi]+l].Proc
+			maxRank[mi] = math.Max(maxRank[mi], s.Rank[base[mi]+l])
+		}
+		// Start times respect precedence (a zero-time predecessor may start
+		// with its successor; the lower ID, the predecessor, goes first).
+		sort.SliceStable(order, func(a, b int) bool {
+			return s.Slots[base[mi]+order[a]].Start < s.Slots[base[mi]+order[b]].Start
+		})
+		blocks := partition.Runs(order, key)
+		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Subgraphs: planutil.Subgraphs(pl, blocks)})
+	}
+	byRank := make([]int, len(w.Models))
+	for i := range byRank {
+		byRank[i] = i
+	}
+	sort.SliceStable(byRank, func(a, b int) bool { return maxRank[byRank[a]] > maxRank[byRank[b]] })
+	for prio, mi := range byRank {
+		out.Models[mi].Priority = prio
+	}
+	return out, nil
+}
+
+// layerCosts caches per-layer costs on each processor's configuration,
+// keyed by layer graph (models sharing a graph share the costs).
+type layerCosts struct {
+	est   cost.Estimator
+	pl    *hw.Platform
+	cfgs  []hw.Config
+	cache map[*graph.LayerGraph][][]float64
+}
+
+func newLayerCosts(est cost.Estimator, pl *hw.Platform, cfgs []hw.Config) *layerCosts {
+	return &layerCosts{est: est, pl: pl, cfgs: cfgs, cache: map[*graph.LayerGraph][][]float64{}}
+}
+
+// row is the layer's cost on every processor in nanoseconds, +Inf where it
+// cannot run.
+func (c *layerCosts) row(lg *graph.LayerGraph, layer int) ([]float64, error) {
+	rows := c.cache[lg]
+	if rows == nil {
+		rows = make([][]float64, len(lg.Layers))
+		c.cache[lg] = rows
+	}
+	if rows[layer] != nil {
+		return rows[layer], nil
+	}
+	row := make([]float64, len(c.cfgs))
+	for proc, cfg := range c.cfgs {
+		if planutil.LayerSupport(c.pl, proc, lg, layer) != nil {
+			row[proc] = math.Inf(1)
+			continue
+		}
+		d, err := c.est.Subgraph(lg, graph.LayerSet{layer}, cfg)
+		switch {
+		case errors.Is(err, cost.ErrUnsupported):
+			row[proc] = math.Inf(1)
+		case err != nil:
+			return nil, err
+		default:
+			row[proc] = float64(d)
+		}
+	}
+	rows[layer] = row
+	return row, nil
+}
+
+// afterEdges lists model-level dependencies (waited-for, waiter) as model
+// indices over all groups, each once, skipping any that would close a
+// cycle across groups (each group alone is acyclic).
+func afterEdges(w *workload.Workload) [][2]int {
+	index := map[string]int{}
+	for i, m := range w.Models {
+		index[m.Name] = i
+	}
+	succ := make([][]int, len(w.Models))
+	reaches := func(from, to int) bool {
+		seen := make([]bool, len(w.Models))
+		stack := []int{from}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if x == to {
+				return true
+			}
+			for _, s := range succ[x] {
+				if !seen[s] {
+					seen[s] = true
+					stack = append(stack, s)
+				}
+			}
+		}
+		return false
+	}
+	var out [][2]int
+	seen := map[[2]int]bool{}
+	for _, g := range w.Groups {
+		for _, name := range g.Models {
+			for _, dep := range g.After[name] {
+				k := [2]int{index[dep], index[name]}
+				if seen[k] || reaches(k[1], k[0]) {
+					continue
+				}
+				seen[k] = true
+				succ[k[0]] = append(succ[k[0]], k[1])
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// sinks are the layers without successors, sources those without
+// predecessors.
+func sinks(lg *graph.LayerGraph) []int {
+	var out []int
+	for l := range lg.Layers {
+		if len(lg.Succs[l]) == 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func sources(lg *graph.LayerGraph) []int {
+	var out []int
+	for l := range lg.Layers {
+		if len(lg.Preds[l]) == 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}

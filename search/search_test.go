@@ -1,0 +1,165 @@
+package search
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+func TestNew(t *testing.T) {
+	tests := []struct{ name, want, err string }{
+		{"single:npu", "single:npu", ""},
+		{"bestmap", "bestmap", ""},
+		{"heft", "heft", ""},
+		{"single", "", "single needs a processor"},
+		{"heft:x", "", "takes no argument"},
+		{"magic", "", `unknown planner "magic" (planners: bestmap, heft, `},
+	}
+	for _, tc := range tests {
+		p, err := New(tc.name)
+		switch {
+		case tc.err == "" && (err != nil || p.Name() != tc.want):
+			t.Errorf("New(%q) = %v, %v", tc.name, p, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("New(%q) error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+var (
+	zooOnce sync.Once
+	zooWL   *workload.Workload
+	zooErr  error
+)
+
+// zooWorkload has the nine zoo networks in three groups, one with a
+// dependency chain.
+func zooWorkload(t *testing.T) *workload.Workload {
+	t.Helper()
+	zooOnce.Do(func() {
+		w := &workload.Workload{}
+		for _, name := range zoo.Names() {
+			g, err := zoo.Build(name)
+			if err != nil {
+				zooErr = err
+				return
+			}
+			lg, err := graph.BuildLayers(g)
+			if err != nil {
+				zooErr = err
+				return
+			}
+			w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Source: "zoo:" + name, Zoo: name})
+		}
+		w.Groups = []*workload.Group{
+			{Name: "camera", Models: []string{"mobilenet_v2", "yolov5s", "deeplabv3_mobilenet_v3_large"},
+				After: map[string][]string{"deeplabv3_mobilenet_v3_large": {"yolov5s"}}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
+			{Name: "photo", Models: []string{"resnet50", "inception_v3", "efficientnet_b0", "mobilenet_v3_large", "deit_tiny"},
+				After: map[string][]string{}, Period: time.Second, Deadline: 500 * time.Millisecond, Arrival: workload.Poisson},
+			{Name: "text", Models: []string{"mobilebert"}, After: map[string][]string{}, Period: 200 * time.Millisecond, Deadline: 200 * time.Millisecond, Arrival: workload.Periodic},
+		}
+		zooWL = w
+	})
+	if zooErr != nil {
+		t.Fatal(zooErr)
+	}
+	return zooWL
+}
+
+// realWorkload has the fetched real models in one group each.
+func realWorkload(t *testing.T) *workload.Workload {
+	t.Helper()
+	w := &workload.Workload{}
+	for _, rm := range assets.RealModels() {
+		path := assets.Require(t, assets.ModelPath(rm.File))
+		in := map[string]graph.Shape{}
+		for k, v := range rm.Inputs {
+			in[k] = graph.Shape(v)
+		}
+		g, err := onnx.Load(path, onnx.Options{Inputs: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Models = append(w.Models, &workload.Model{Name: rm.Name, Graph: g, Layers: lg, Source: path, ONNX: path})
+		w.Groups = append(w.Groups, &workload.Group{Name: rm.Name, Models: []string{rm.Name}, After: map[string][]string{},
+			Period: 50 * time.Millisecond, Deadline: 50 * time.Millisecond, Arrival: workload.Periodic})
+	}
+	w.Groups[0].Models = []string{"ocr_det", "ocr_cls", "ocr_rec"}
+	w.Groups[0].After = map[string][]string{"ocr_cls": {"ocr_det"}, "ocr_rec": {"ocr_cls"}}
+	w.Groups = append(w.Groups[:1], w.Groups[3:]...)
+	return w
+}
+
+// baselines are the planners under test, for a platform.
+func baselines(t *testing.T, pl *hw.Platform) []plan.Planner {
+	var out []plan.Planner
+	names := []string{"bestmap", "heft", "single:cpu"}
+	for _, k := range hw.Kinds {
+		if _, err := pl.Find(k); err == nil && k != "cpu" {
+			names = append(names, "single:"+k)
+		}
+	}
+	for _, n := range names {
+		p, err := New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestBaselinesValid runs every baseline on every preset with the zoo
+// networks and the real models and validates the plans; it also checks
+// that planning twice gives the same plan.
+func TestBaselinesValid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the whole zoo")
+	}
+	workloads := map[string]func(*testing.T) *workload.Workload{"zoo": zooWorkload, "real": realWorkload}
+	for _, wname := range []string{"zoo", "real"} {
+		for _, preset := range hw.Presets() {
+			t.Run(wname+"/"+preset, func(t *testing.T) {
+				w := workloads[wname](t)
+				pl, err := hw.Preset(preset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := &plan.Request{Workload: w, Platform: pl, Cost: cost.NewAnalytic(pl), Seed: 1}
+				for _, p := range baselines(t, pl) {
+					got, err := p.Plan(context.Background(), req, nil)
+					if err != nil {
+						t.Errorf("%s: %v", p.Name(), err)
+						continue
+					}
+					if err := got.Validate(w, pl); err != nil {
+						t.Errorf("%s: invalid plan: %v", p.Name(), err)
+					}
+					if got.Planner != p.Name() || got.Platform != pl.Name {
+						t.Errorf("%s: plan header %q %q", p.Name(), got.Planner, got.Platform)
+					}
+					again, err := p.Plan(context.Background(), req, nil)
+					if err != nil || !reflect.DeepEqual(got, again) {
+						t.Errorf("%s: not deterministic", p.Name())
+					}
+				}
+			})
+		}
+	}
+}

@@ -206,16 +206,15 @@ func strAttr(name, v string) graph.Attr {
 	return graph.Attr{Name: name, Kind: graph.AttrString, String: v}
 }
 
-// conv describes a convolution; zero fields take defaults (stride 1, group
-// 1, dilation 1, padding that keeps the size at stride 1).
+// conv describes a convolution; zero Stride, Group and Dilation mean 1.
 type conv struct {
 	Out      int64
 	KH, KW   int64
 	Stride   int64
 	Group    int64
 	Dilation int64
-	// PadH, PadW are symmetric paddings; -1 (or unset via auto) means
-	// dilation·(k-1)/2.
+	// PadH, PadW are symmetric paddings; -1 means dilation·(k-1)/2, which
+	// keeps the size at stride 1.
 	PadH, PadW int64
 	Bias       bool
 }

@@ -5,7 +5,11 @@
 // (graph.Data.Raw nil) and are filled with seeded random values when a model
 // is exported (onnx.Encode). Constants whose values matter — Reshape targets,
 // Resize sizes, Slice bounds, BatchNormalization statistics, YOLO grids —
-// carry real little-endian bytes.
+// carry real little-endian bytes. So do normalisation scales and shifts and
+// squeeze-excitation gate biases: they are set so that the exported random
+// network keeps its activations' magnitude from input to output (He scaling
+// of the random convolution weights) instead of vanishing into denormal
+// numbers, which would distort measured run times.
 //
 // Names lists the networks in a fixed order; Build returns one as a
 // graph.Model on which shape inference (infer.Run) has run, so every tensor

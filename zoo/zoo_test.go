@@ -239,3 +239,15 @@ func TestTrainableParamsSkipsBuffers(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkBuild(b *testing.B) {
+	for _, name := range Names() {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := Build(name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,313 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+)
+
+// ErrUnsupported says that a node cannot run on the processor a subgraph
+// was mapped to.
+var ErrUnsupported = errors.New("cost: unsupported on this processor")
+
+// Estimator predicts durations. Pure after construction; safe for
+// concurrent use.
+type Estimator interface {
+	// Subgraph is the latency of running the layer set as one unit on the
+	// config; wraps ErrUnsupported when a node cannot run there.
+	Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error)
+	// Transfer is the time to move bytes between processors.
+	Transfer(bytes int64, from, to int) time.Duration
+}
+
+// UnsupportedError is the error Subgraph returns for a node the processor
+// cannot run; errors.Is(err, ErrUnsupported) holds.
+type UnsupportedError struct {
+	Layer int
+	// Err is hw.Platform.Supports' error: processor, node and reason.
+	Err error
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("cost: layer %d: %v", e.Layer, e.Err)
+}
+
+// Unwrap returns ErrUnsupported and the reason.
+func (e *UnsupportedError) Unwrap() []error { return []error{ErrUnsupported, e.Err} }
+
+// Analytic is the roofline estimator described in the package doc.
+type Analytic struct {
+	p   *hw.Platform
+	eff []Efficiency
+
+	mu      sync.Mutex
+	tables  map[tableKey]*tableEntry
+	support map[supportKey]*supportEntry
+}
+
+var _ Estimator = (*Analytic)(nil)
+
+type tableKey struct {
+	lg  *graph.LayerGraph
+	cfg hw.Config
+}
+
+type supportKey struct {
+	lg   *graph.LayerGraph
+	proc int
+}
+
+type tableEntry struct {
+	once sync.Once
+	t    *layerTable
+}
+
+type supportEntry struct {
+	once sync.Once
+	errs []error // per layer; nil when the processor runs it
+}
+
+// NewAnalytic returns the analytic estimator for a platform with each
+// processor's DefaultEfficiency. The platform must not change afterwards.
+func NewAnalytic(p *hw.Platform) *Analytic {
+	eff := make([]Efficiency, len(p.Processors))
+	for i, pr := range p.Processors {
+		eff[i] = DefaultEfficiency(pr.Kind)
+	}
+	return newAnalytic(p, eff)
+}
+
+// NewCalibrated returns the analytic estimator with fitted efficiency
+// factors, one per processor in ID order.
+func NewCalibrated(p *hw.Platform, eff []Efficiency) (*Analytic, error) {
+	if len(eff) != len(p.Processors) {
+		return nil, fmt.Errorf("cost: %d efficiency sets for %d processors", len(eff), len(p.Processors))
+	}
+	cp := make([]Efficiency, len(eff))
+	for i, e := range eff {
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("cost: processor %q: %w", p.Processors[i].Name, err)
+		}
+		cp[i] = e.Clone()
+	}
+	return newAnalytic(p, cp), nil
+}
+
+func newAnalytic(p *hw.Platform, eff []Efficiency) *Analytic {
+	return &Analytic{p: p, eff: eff, tables: map[tableKey]*tableEntry{}, support: map[supportKey]*supportEntry{}}
+}
+
+// Platform returns the platform the estimator was built for.
+func (a *Analytic) Platform() *hw.Platform { return a.p }
+
+// Efficiency returns a copy of a processor's efficiency factors.
+func (a *Analytic) Efficiency(proc int) Efficiency { return a.eff[proc].Clone() }
+
+// Transfer is the platform's link time (hw.Platform.Transfer).
+func (a *Analytic) Transfer(bytes int64, from, to int) time.Duration {
+	return a.p.Transfer(bytes, from, to)
+}
+
+// Subgraph returns the predicted latency of running set on the config:
+// the dispatch overhead plus each layer's roofline time, with the
+// subgraph-internal savings of the package doc. An empty set takes 0. It
+// returns an error when the config is not one of the platform's, when a
+// layer ID is out of range, and an *UnsupportedError (wrapping
+// ErrUnsupported) when the processor cannot run a node. O(|set| + edges
+// of the set · log |set|) after the first call per (layer graph, config).
+func (a *Analytic) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
+	if len(set) == 0 {
+		return 0, nil
+	}
+	if err := a.p.CheckConfig(on); err != nil {
+		return 0, fmt.Errorf("cost: %w", err)
+	}
+	if set[0] < 0 || set[len(set)-1] >= len(lg.Layers) {
+		return 0, fmt.Errorf("cost: layer set %s out of range (model has %d layers)", set.Key(), len(lg.Layers))
+	}
+	if err := a.supported(lg, set, on.Proc); err != nil {
+		return 0, err
+	}
+	t := a.table(lg, on)
+	pr := a.p.Processors[on.Proc]
+	onChip := float64(pr.OnChipBytes)
+	ns := float64(pr.DispatchOverhead)
+	for _, id := range set {
+		l := &t.layers[id]
+		bytes := l.weights
+		internal := true
+		for _, in := range l.ins {
+			if in.from >= 0 && in.bytes <= onChip && set.Contains(in.from) {
+				continue
+			}
+			internal = false
+			bytes += in.bytes
+		}
+		for _, out := range l.outs {
+			if !out.external && out.bytes <= onChip && containsAll(set, out.consumers) {
+				continue
+			}
+			bytes += out.bytes
+		}
+		ns += math.Max(l.compute, bytes*t.nsPerByte)
+		if !(l.fusable && internal && len(l.ins) > 0) {
+			ns += float64(pr.LayerOverhead)
+		}
+	}
+	return time.Duration(ns + 0.5), nil
+}
+
+func containsAll(set graph.LayerSet, ids []int) bool {
+	for _, id := range ids {
+		if !set.Contains(id) {
+			return false
+		}
+	}
+	return true
+}
+
+// supported returns the first unsupported layer of the set, if any.
+func (a *Analytic) supported(lg *graph.LayerGraph, set graph.LayerSet, proc int) error {
+	key := supportKey{lg, proc}
+	a.mu.Lock()
+	e := a.support[key]
+	if e == nil {
+		e = &supportEntry{}
+		a.support[key] = e
+	}
+	a.mu.Unlock()
+	e.once.Do(func() {
+		e.errs = make([]error, len(lg.Layers))
+		for _, l := range lg.Layers {
+			for _, id := range l.Nodes {
+				if err := a.p.Supports(proc, lg.Model, lg.Model.Nodes[id]); err != nil {
+					e.errs[l.ID] = &UnsupportedError{Layer: l.ID, Err: err}
+					break
+				}
+			}
+		}
+	})
+	for _, id := range set {
+		if err := e.errs[id]; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// layerTable holds the per-layer figures of one layer graph on one config.
+type layerTable struct {
+	layers    []layerCost
+	nsPerByte float64
+}
+
+type layerCost struct {
+	compute float64 // ns
+	weights float64 // bytes, in the config's data type
+	ins     []inEdge
+	outs    []outTensor
+	// fusable: element-wise only (no MACs, no anchor operator), so it fuses
+	// into a producer in the same subgraph.
+	fusable bool
+}
+
+type inEdge struct {
+	from  int // producing layer, or -1 for a graph input
+	bytes float64
+}
+
+type outTensor struct {
+	bytes     float64
+	consumers []int // consuming layers, ascending
+	external  bool  // a graph output
+}
+
+func (a *Analytic) table(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
+	key := tableKey{lg, cfg}
+	a.mu.Lock()
+	e := a.tables[key]
+	if e == nil {
+		e = &tableEntry{}
+		a.tables[key] = e
+	}
+	a.mu.Unlock()
+	e.once.Do(func() { e.t = a.build(lg, cfg) })
+	return e.t
+}
+
+func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
+	m := lg.Model
+	pr := a.p.Processors[cfg.Proc]
+	eff := a.eff[cfg.Proc]
+	peak, _ := pr.Peak(cfg.DType)
+	nsPerFLOP := 1 / peak // peak in GOPS: 1e9 ops/s, so ns per op is 1/peak
+	t := &layerTable{
+		layers:    make([]layerCost, len(lg.Layers)),
+		nsPerByte: 1 / (pr.MemBandwidthGBs * eff.Memory), // GB/s = bytes per ns
+	}
+	isOut := map[string]bool{}
+	for _, o := range m.Outputs {
+		isOut[o] = true
+	}
+	scale := func(d graph.DType) float64 {
+		if d.IsFloat() && d.Size() > 0 && cfg.DType.Size() > 0 {
+			return float64(cfg.DType.Size()) / float64(d.Size())
+		}
+		return 1
+	}
+	tensorBytes := func(name string) float64 {
+		tn := m.Tensor(name)
+		if tn == nil {
+			return 0
+		}
+		return float64(tn.Bytes()) * scale(tn.DType)
+	}
+	for _, l := range lg.Layers {
+		lc := &t.layers[l.ID]
+		lc.weights = float64(l.Work.WeightBytes) * scale(l.Work.DType)
+		lc.fusable = l.Work.MACs == 0
+		for _, id := range l.Nodes {
+			n := m.Nodes[id]
+			c := Classify(m, n)
+			anchor := graph.IsAnchor(n)
+			if anchor || c != Elementwise && c != DataMovement {
+				lc.fusable = false
+			}
+			if n.Work.FLOPs <= 0 {
+				continue
+			}
+			// f / s(f) = f + HalfFLOPs: the anchor's saturating curve; riders
+			// fused into it run at their class's fraction.
+			f := float64(n.Work.FLOPs)
+			if anchor {
+				f += eff.HalfFLOPs
+			}
+			lc.compute += f * nsPerFLOP / eff.Of(c)
+		}
+		for _, in := range l.Inputs {
+			from := -1
+			if tn := m.Tensor(in); tn != nil && tn.Producer >= 0 {
+				from = lg.NodeLayer[tn.Producer]
+			}
+			lc.ins = append(lc.ins, inEdge{from: from, bytes: tensorBytes(in)})
+		}
+		for _, o := range l.Outputs {
+			ot := outTensor{bytes: tensorBytes(o), external: isOut[o]}
+			if tn := m.Tensor(o); tn != nil {
+				for _, c := range tn.Consumers {
+					if cl := lg.NodeLayer[c]; cl >= 0 && cl != l.ID {
+						ot.consumers = append(ot.consumers, cl)
+					}
+				}
+			}
+			ot.consumers = graph.NewLayerSet(ot.consumers...)
+			lc.outs = append(lc.outs, ot)
+		}
+	}
+	return t
+}

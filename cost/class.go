@@ -1,0 +1,177 @@
+package cost
+
+import (
+	"fmt"
+
+	"github.com/inlay-dev/inlay/graph"
+)
+
+// OpClass groups operators that reach a similar fraction of a processor's
+// peak.
+type OpClass string
+
+const (
+	Conv         OpClass = "conv"          // dense and grouped convolutions
+	Depthwise    OpClass = "depthwise"     // one filter per channel
+	MatMul       OpClass = "matmul"        // Gemm, MatMul, attention products
+	Elementwise  OpClass = "elementwise"   // activations, arithmetic, casts
+	Pool         OpClass = "pool"          // pooling, resizing
+	Norm         OpClass = "norm"          // batch, layer, instance, group norm
+	Reduce       OpClass = "reduce"        // reductions, softmax, top-k
+	Recurrent    OpClass = "recurrent"     // LSTM, GRU, RNN
+	DataMovement OpClass = "data-movement" // reshape, transpose, concat, gather
+	Control      OpClass = "control"       // If, Loop, Scan
+	Other        OpClass = "other"
+)
+
+// OpClasses lists every class in a fixed order.
+var OpClasses = []OpClass{Conv, Depthwise, MatMul, Elementwise, Pool, Norm, Reduce, Recurrent, DataMovement, Control, Other}
+
+var opClass = map[string]OpClass{
+	"Conv": Conv, "ConvTranspose": Conv, "ConvInteger": Conv, "QLinearConv": Conv,
+	"Gemm": MatMul, "MatMul": MatMul, "MatMulInteger": MatMul, "QLinearMatMul": MatMul, "Einsum": MatMul,
+	"Attention": MatMul, "MultiHeadAttention": MatMul, "FusedMatMul": MatMul,
+	"MaxPool": Pool, "AveragePool": Pool, "GlobalAveragePool": Pool, "GlobalMaxPool": Pool,
+	"LpPool": Pool, "GlobalLpPool": Pool, "MaxRoiPool": Pool, "RoiAlign": Pool, "MaxUnpool": Pool,
+	"Resize": Pool, "Upsample": Pool, "GridSample": Pool,
+	"BatchNormalization": Norm, "LayerNormalization": Norm, "InstanceNormalization": Norm,
+	"GroupNormalization": Norm, "LRN": Norm, "SkipLayerNormalization": Norm, "SimplifiedLayerNormalization": Norm,
+	"ReduceMean": Reduce, "ReduceSum": Reduce, "ReduceMax": Reduce, "ReduceMin": Reduce, "ReduceProd": Reduce,
+	"ReduceL1": Reduce, "ReduceL2": Reduce, "ReduceLogSum": Reduce, "ReduceLogSumExp": Reduce,
+	"ReduceSumSquare": Reduce, "Softmax": Reduce, "LogSoftmax": Reduce, "Hardmax": Reduce, "TopK": Reduce,
+	"ArgMax": Reduce, "ArgMin": Reduce, "CumSum": Reduce, "DFT": Reduce, "STFT": Reduce,
+	"LSTM": Recurrent, "GRU": Recurrent, "RNN": Recurrent,
+	"Reshape": DataMovement, "Flatten": DataMovement, "Squeeze": DataMovement, "Unsqueeze": DataMovement,
+	"Transpose": DataMovement, "Concat": DataMovement, "Split": DataMovement, "Slice": DataMovement,
+	"Gather": DataMovement, "GatherElements": DataMovement, "GatherND": DataMovement, "Scatter": DataMovement,
+	"ScatterND": DataMovement, "ScatterElements": DataMovement, "Pad": DataMovement, "Tile": DataMovement,
+	"Expand": DataMovement, "Identity": DataMovement, "Shape": DataMovement, "Size": DataMovement,
+	"DepthToSpace": DataMovement, "SpaceToDepth": DataMovement, "Dropout": DataMovement,
+	"NonZero": DataMovement, "NonMaxSuppression": DataMovement, "Unique": DataMovement, "ConstantOfShape": DataMovement,
+	"Range": DataMovement, "OneHot": DataMovement, "Compress": DataMovement, "Trilu": DataMovement,
+	"If": Control, "Loop": Control, "Scan": Control,
+}
+
+// Classify returns a node's operator class. A Conv whose groups each see
+// one input channel is Depthwise. Operators not listed with a class count
+// as Elementwise when they do no MACs, else Other.
+func Classify(m *graph.Model, n *graph.Node) OpClass {
+	c, ok := opClass[n.Op]
+	if !ok {
+		if n.Work.MACs == 0 {
+			return Elementwise
+		}
+		return Other
+	}
+	if c == Conv && n.Op == "Conv" && n.Attrs.Int("group", 1) > 1 && len(n.Inputs) > 1 {
+		if w := m.Tensor(n.Inputs[1]); w != nil && len(w.Shape) > 1 && w.Shape[1] == 1 {
+			return Depthwise
+		}
+	}
+	return c
+}
+
+// Efficiency is the fraction of a processor's peaks that layers reach: the
+// factors a calibration step fits.
+type Efficiency struct {
+	// Compute is the fraction of peak a large layer of each class reaches,
+	// in (0, 1]. Classes not listed use Compute[Other].
+	Compute map[OpClass]float64
+	// Memory is the fraction of the memory bandwidth reached, in (0, 1].
+	Memory float64
+	// HalfFLOPs is the layer size (FLOPs) at which a layer reaches half of
+	// its class's fraction: the saturating curve s(f) = f / (f + HalfFLOPs).
+	// 0 means every layer reaches the full fraction.
+	HalfFLOPs float64
+}
+
+// Of returns the compute fraction for a class.
+func (e Efficiency) Of(c OpClass) float64 {
+	if x, ok := e.Compute[c]; ok {
+		return x
+	}
+	return e.Compute[Other]
+}
+
+// Validate checks the factors' ranges.
+func (e Efficiency) Validate() error {
+	if _, ok := e.Compute[Other]; !ok {
+		return fmt.Errorf("cost: efficiency: class %q is required (the fallback)", Other)
+	}
+	for _, c := range OpClasses {
+		if x, ok := e.Compute[c]; ok && !(x > 0 && x <= 1) {
+			return fmt.Errorf("cost: efficiency: class %q: %g is not in (0, 1]", c, x)
+		}
+	}
+	for c := range e.Compute {
+		if !knownClass(c) {
+			return fmt.Errorf("cost: efficiency: unknown class %q", c)
+		}
+	}
+	if !(e.Memory > 0 && e.Memory <= 1) {
+		return fmt.Errorf("cost: efficiency: memory %g is not in (0, 1]", e.Memory)
+	}
+	if e.HalfFLOPs < 0 {
+		return fmt.Errorf("cost: efficiency: half_flops %g is negative", e.HalfFLOPs)
+	}
+	return nil
+}
+
+func knownClass(c OpClass) bool {
+	for _, x := range OpClasses {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Clone returns a deep copy.
+func (e Efficiency) Clone() Efficiency {
+	out := e
+	out.Compute = make(map[OpClass]float64, len(e.Compute))
+	for k, v := range e.Compute {
+		out.Compute[k] = v
+	}
+	return out
+}
+
+// DefaultEfficiency returns the starting factors for a processor kind,
+// before calibration. They encode what the literature reports about each
+// kind: CPUs reach a large share of peak on every class and saturate on
+// small layers (XNNPACK, ORT: roughly half of peak on dense convolutions,
+// much less on depthwise ones); GPUs need large kernels (large HalfFLOPs),
+// do poorly on depthwise convolutions and sequential recurrent cells
+// (AI-Benchmark, Ignatov et al. 2019; TFLite GPU delegate notes); NPUs and
+// DLAs are fast on convolutions but need even larger layers to fill their
+// MAC arrays and are weak on everything else (Puzzle, arXiv 2508.17764;
+// Band, MobiSys'22).
+func DefaultEfficiency(kind string) Efficiency {
+	var c map[OpClass]float64
+	e := Efficiency{}
+	switch kind {
+	case "gpu":
+		c = map[OpClass]float64{Conv: 0.25, Depthwise: 0.05, MatMul: 0.4, Elementwise: 0.25, Pool: 0.15,
+			Norm: 0.15, Reduce: 0.08, Recurrent: 0.02, DataMovement: 0.2, Control: 0.01, Other: 0.05}
+		e.Memory, e.HalfFLOPs = 0.7, 10e6
+	case "npu", "dsp":
+		c = map[OpClass]float64{Conv: 0.25, Depthwise: 0.12, MatMul: 0.15, Elementwise: 0.1, Pool: 0.1,
+			Norm: 0.08, Reduce: 0.04, Recurrent: 0.01, DataMovement: 0.1, Control: 0.01, Other: 0.02}
+		e.Memory, e.HalfFLOPs = 0.6, 20e6
+		if kind == "dsp" {
+			for k, v := range c {
+				c[k] = v / 2
+			}
+		}
+	case "dla":
+		c = map[OpClass]float64{Conv: 0.5, Depthwise: 0.1, MatMul: 0.2, Elementwise: 0.1, Pool: 0.1,
+			Norm: 0.1, Reduce: 0.03, Recurrent: 0.01, DataMovement: 0.1, Control: 0.01, Other: 0.02}
+		e.Memory, e.HalfFLOPs = 0.6, 40e6
+	default: // cpu
+		c = map[OpClass]float64{Conv: 0.55, Depthwise: 0.15, MatMul: 0.6, Elementwise: 0.2, Pool: 0.2,
+			Norm: 0.2, Reduce: 0.15, Recurrent: 0.3, DataMovement: 0.3, Control: 0.1, Other: 0.1}
+		e.Memory, e.HalfFLOPs = 0.7, 2e6
+	}
+	e.Compute = c
+	return e
+}

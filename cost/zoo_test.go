@@ -1,0 +1,112 @@
+package cost
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+// zooLayers builds every zoo network's layer graph once per test binary.
+func zooLayers(t *testing.T) map[string]*graph.LayerGraph {
+	t.Helper()
+	out := map[string]*graph.LayerGraph{}
+	for _, name := range zoo.Names() {
+		m, err := zoo.Build(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := graph.BuildLayers(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = lg
+	}
+	return out
+}
+
+// TestZooLatencies prints, for every preset and zoo network, the
+// whole-model latency on each processor's default config, and checks the
+// orderings the presets are calibrated to reproduce.
+func TestZooLatencies(t *testing.T) {
+	lgs := zooLayers(t)
+	lat := map[string]map[string]time.Duration{} // "preset/proc" → network → latency
+	for _, preset := range []string{"phone", "jetson-orin", "desktop", "host"} {
+		var p *hw.Platform
+		var err error
+		if preset == "host" {
+			p, err = hw.Host([]int{0, 1})
+		} else {
+			p, err = hw.Preset(preset)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := NewAnalytic(p)
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s\tGFLOPs\tlayers\t", preset)
+		for i, pr := range p.Processors {
+			c := p.DefaultConfig(i)
+			fmt.Fprintf(tw, "%s %s/%s\t", pr.Name, c.Backend, c.DType)
+		}
+		fmt.Fprintln(tw)
+		for _, name := range zoo.Names() {
+			lg := lgs[name]
+			fmt.Fprintf(tw, "%s\t%.2f\t%d\t", name, float64(lg.Model.Totals().FLOPs)/1e9, len(lg.Layers))
+			for i, pr := range p.Processors {
+				d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), p.DefaultConfig(i))
+				if err != nil {
+					if !errors.Is(err, ErrUnsupported) {
+						t.Fatal(err)
+					}
+					fmt.Fprintf(tw, "-\t")
+					continue
+				}
+				key := preset + "/" + pr.Name
+				if lat[key] == nil {
+					lat[key] = map[string]time.Duration{}
+				}
+				lat[key][name] = d
+				fmt.Fprintf(tw, "%.2f ms\t", float64(d)/1e6)
+			}
+			fmt.Fprintln(tw)
+		}
+		tw.Flush()
+		t.Log("whole-model latency on each processor's default config (- : unsupported)\n" + b.String())
+	}
+	ms := func(key, net string) float64 { return float64(lat[key][net]) / 1e6 }
+	// Sanity targets (AI-Benchmark / TFLite figures for 8 Gen 2-class phones).
+	checks := []struct {
+		what   string
+		got    float64
+		lo, hi float64
+	}{
+		{"phone npu int8 mobilenet_v2 (ms)", ms("phone/npu", "mobilenet_v2"), 0.2, 1.2},
+		{"phone gpu float16 mobilenet_v2 (ms)", ms("phone/gpu", "mobilenet_v2"), 1.5, 6},
+		{"phone cpu-prime float32 mobilenet_v2 (ms)", ms("phone/cpu-prime", "mobilenet_v2"), 10, 25},
+		{"phone cpu-prime resnet50/mobilenet_v2", ms("phone/cpu-prime", "resnet50") / ms("phone/cpu-prime", "mobilenet_v2"), 4, 10},
+		{"phone gpu resnet50/mobilenet_v2", ms("phone/gpu", "resnet50") / ms("phone/gpu", "mobilenet_v2"), 3, 10},
+		{"phone npu resnet50/mobilenet_v2", ms("phone/npu", "resnet50") / ms("phone/npu", "mobilenet_v2"), 3, 10},
+	}
+	for _, c := range checks {
+		t.Logf("%-45s %.2f (target %g–%g)", c.what, c.got, c.lo, c.hi)
+		if !(c.got >= c.lo && c.got <= c.hi) {
+			t.Errorf("%s = %.2f, want in [%g, %g]", c.what, c.got, c.lo, c.hi)
+		}
+	}
+	// The NPU is the fastest processor of the phone for conv nets.
+	for _, net := range []string{"mobilenet_v2", "resnet50", "inception_v3", "efficientnet_b0"} {
+		for _, other := range []string{"phone/cpu-prime", "phone/gpu"} {
+			if ms("phone/npu", net) >= ms(other, net) {
+				t.Errorf("%s: npu %.2f ms not faster than %s %.2f ms", net, ms("phone/npu", net), other, ms(other, net))
+			}
+		}
+	}
+}

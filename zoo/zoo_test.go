@@ -251,3 +251,27 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+// TestEveryLayerReadsAnActivation guards against constant-only computations
+// (a Gather from a weight table at fixed indices, say), which would make
+// layers without inputs that planners would have to special-case.
+func TestEveryLayerReadsAnActivation(t *testing.T) {
+	for _, name := range Names() {
+		m, err := Build(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		lg, err := graph.BuildLayers(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, l := range lg.Layers {
+			if len(l.Inputs) == 0 {
+				t.Errorf("%s: layer %d (%s %q) reads no activation", name, l.ID, l.Op, l.Name)
+			}
+		}
+		if len(lg.Layers) < 50 {
+			t.Errorf("%s: only %d layers", name, len(lg.Layers))
+		}
+	}
+}

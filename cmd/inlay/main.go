@@ -30,6 +30,9 @@ func newRootCmd() *cobra.Command {
 		newDemoCmd(),
 		newInspectCmd(),
 		newZooCmd(),
+		newPlatformsCmd(),
+		newSimulateCmd(),
+		newPlanCmd(),
 	)
 	return root
 }

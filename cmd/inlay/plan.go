@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/search/dag"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// planFlags are inlay plan's options.
+type planFlags struct {
+	planner  string
+	out      string
+	platform string
+	seed     int64
+	budget   time.Duration
+	evals    int
+	workers  int
+	json     bool
+	gantt    string
+	trace    string
+	dag      string
+}
+
+func newPlanCmd() *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan WORKLOAD.yaml | --dag TASKS.json",
+		Short: "Plan a workload onto a platform and predict the rate it sustains",
+		Long: `plan loads a workload, plans it with the chosen planner, evaluates the plan in
+the simulator (the max sustainable rate scale: the largest common factor on
+every group's rate at which 99 % of each group's requests meet their
+deadline) and prints a summary with a proven upper bound on that scale.
+
+Planners: single:<processor or kind> (everything on one processor, CPU
+fallback for unsupported layers), bestmap (each model on its fastest
+processor configuration), heft (HEFT over the layer graphs), and the search
+planners of the registry.
+
+A workload no plan can run at its rates is not an error: the summary says
+"infeasible" and why, and the exit status is 0. Errors (bad files, unknown
+names, a planner failure) exit with status 1.
+
+With --dag, plan schedules a plain task graph (JSON: processors, tasks with
+a cost per processor, edges with a cost paid across processors) to minimise
+its makespan, as in the scheduling literature.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.dag != "" {
+				if len(args) > 0 {
+					return errors.New("plan: give either a workload or --dag, not both")
+				}
+				return nil
+			}
+			if len(args) != 1 {
+				return errors.New("plan: want one workload file (or --dag TASKS.json)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if f.dag != "" {
+				return planDAG(cmd.OutOrStdout(), &f)
+			}
+			return planWorkload(ctx, cmd.OutOrStdout(), args[0], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.planner, "planner", "heft", "planner: single:<processor or kind>, bestmap, heft, or another of the registry")
+	fl.StringVarP(&f.out, "output", "o", "", "write the plan to this file (.yaml, .yml or .json)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (overrides the workload's)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the planner and of the simulation's Poisson arrivals")
+	fl.DurationVar(&f.budget, "budget", 0, "time budget of search planners (0: the planner's default)")
+	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")
+	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the text summary")
+	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")
+	fl.StringVar(&f.trace, "trace", "", "write the simulated schedule as a Chrome trace (.json; opens in Perfetto)")
+	fl.StringVar(&f.dag, "dag", "", "schedule a plain task graph file instead of a workload")
+	return cmd
+}
+
+// planJSON is what --json prints for a workload.
+type planJSON struct {
+	Workload        string          `json:"workload"`
+	Platform        string          `json:"platform"`
+	Planner         string          `json:"planner"`
+	PlanFile        string          `json:"plan_file,omitempty"`
+	SearchSeconds   float64         `json:"search_seconds"`
+	MaxRateScale    float64         `json:"max_rate_scale"`
+	Feasible        bool            `json:"feasible"`
+	Reason          string          `json:"reason,omitempty"`
+	Limit           string          `json:"limit,omitempty"`
+	UpperBoundScale planFloat       `json:"upper_bound_scale"`
+	UpperBoundWhy   string          `json:"upper_bound_why,omitempty"`
+	Subgraphs       int             `json:"subgraphs"`
+	Groups          []planGroupJSON     `json:"groups"`
+	Processors      []planProcJSON `json:"processors"`
+}
+
+type planGroupJSON struct {
+	Name       string  `json:"name"`
+	RateHz     float64 `json:"rate_hz"`
+	AchievedHz float64 `json:"achieved_hz"`
+	DeadlineMs float64 `json:"deadline_ms"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	MissRate   float64 `json:"miss_rate"`
+	Requests   int     `json:"requests"`
+}
+
+type planProcJSON struct {
+	Name        string  `json:"name"`
+	Utilisation float64 `json:"utilisation"`
+}
+
+// planFloat writes +Inf (no bound) as null.
+type planFloat float64
+
+func (f planFloat) MarshalJSON() ([]byte, error) {
+	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
+	w, err := workload.Load(path)
+	if err != nil {
+		return err
+	}
+	platName := f.platform
+	if platName == "" {
+		platName = w.Platform
+	}
+	if platName == "" {
+		return fmt.Errorf("plan: %s names no platform; give --platform", path)
+	}
+	pl, err := hw.Resolve(platName)
+	if err != nil {
+		return err
+	}
+	planner, err := search.New(f.planner)
+	if err != nil {
+		return err
+	}
+	est := cost.NewAnalytic(pl)
+	simOpt := sim.Options{Seed: f.seed}
+	eval := sim.NewEvaluator(w, pl, est, simOpt)
+	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers}
+	start := time.Now()
+	p, err := planner.Plan(ctx, req, eval)
+	searchTime := time.Since(start)
+	if err != nil {
+		return err
+	}
+	if err := p.Validate(w, pl); err != nil {
+		return fmt.Errorf("plan: planner %s made an invalid plan: %w", planner.Name(), err)
+	}
+	if f.out != "" {
+		if err := p.Save(f.out); err != nil {
+			return err
+		}
+	}
+	prog, err := sim.Compile(w, pl, est, p)
+	if err != nil {
+		return err
+	}
+	sust, res, err := sim.Sustain(prog, simOpt)
+	if err != nil {
+		return err
+	}
+	bound, err := sim.UpperBound(w, pl, est)
+	if err != nil {
+		return err
+	}
+	if err := drawSchedule(f, w, planner.Name(), pl.Name, res); err != nil {
+		return err
+	}
+	reason := ""
+	if !sust.Feasible || sust.Scale < 1 {
+		reason = infeasibleReason(sust, bound)
+	}
+	nsub := 0
+	for _, mp := range p.Models {
+		nsub += len(mp.Subgraphs)
+	}
+	if f.json {
+		j := planJSON{
+			Workload: path, Platform: pl.Name, Planner: planner.Name(), PlanFile: f.out,
+			SearchSeconds: searchTime.Seconds(), MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1,
+			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why,
+			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
+		}
+		if res != nil {
+			for _, g := range res.Groups {
+				j.Groups = append(j.Groups, planGroupJSON{Name: g.Name, RateHz: g.OfferedHz, AchievedHz: g.RateHz, DeadlineMs: millis(g.Deadline),
+					P50Ms: millis(g.P50), P99Ms: millis(g.P99), MissRate: g.MissRate, Requests: g.Requests})
+			}
+			for _, pr := range res.Procs {
+				j.Processors = append(j.Processors, planProcJSON{Name: pr.Name, Utilisation: pr.Utilisation})
+			}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(j)
+	}
+	s := report.Summary{Workload: path, Platform: pl.Name, Planner: planner.Name(), Source: "simulation",
+		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why}
+	if res != nil {
+		s.Horizon = res.Horizon
+		for _, g := range res.Groups {
+			s.Groups = append(s.Groups, report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
+				Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate})
+		}
+		for i, pr := range res.Procs {
+			kind := ""
+			if i < len(pl.Processors) {
+				kind = pl.Processors[i].Kind
+			}
+			s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
+		}
+	}
+	if err := report.Text(out, s); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nplanned in %.3gs: %d subgraph(s) over %d model(s)", searchTime.Seconds(), nsub, len(p.Models))
+	if f.out != "" {
+		fmt.Fprintf(out, ", written to %s", f.out)
+	}
+	fmt.Fprintln(out)
+	if sust.Limit != "" && reason == "" {
+		fmt.Fprintf(out, "limited by: %s\n", sust.Limit)
+	}
+	if reason != "" {
+		fmt.Fprintf(out, "%s\n", reason)
+	}
+	return nil
+}
+
+// infeasibleReason explains a plan that does not sustain the nominal
+// rates, with the bound's reason when no plan can.
+func infeasibleReason(s sim.Sustained, b sim.Bound) string {
+	var parts []string
+	switch {
+	case !s.Feasible && strings.HasPrefix(s.Limit, "infeasible"):
+		parts = append(parts, s.Limit)
+	case !s.Feasible:
+		parts = append(parts, "infeasible: this plan misses deadlines at any rate", s.Limit)
+	default:
+		parts = append(parts, fmt.Sprintf("infeasible at the nominal rates: this plan sustains %.3g× of them", s.Scale))
+		if s.Limit != "" {
+			parts = append(parts, s.Limit)
+		}
+	}
+	if b.Scale < 1 && b.Why != "" {
+		parts = append(parts, fmt.Sprintf("no plan can do better than %.3g×: %s", b.Scale, b.Why))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// drawSchedule writes the Gantt chart and trace the flags ask for.
+func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, res *sim.Result) error {
+	if f.gantt == "" && f.trace == "" {
+		return nil
+	}
+	if res == nil || res.Spans == nil {
+		return errors.New("plan: the simulation recorded no schedule to draw")
+	}
+	if f.gantt != "" {
+		// A window of a few of the slowest group's periods keeps bars legible.
+		var longest time.Duration
+		for _, g := range w.Groups {
+			if p := time.Duration(float64(g.Period) / math.Max(res.Scale, 1e-9)); p > longest {
+				longest = p
+			}
+		}
+		end := res.End
+		if lim := 4 * longest; lim > 0 && lim < end {
+			end = lim
+		}
+		var buf bytes.Buffer
+		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(w.Path), platform, planner, res.Scale)
+		var err error
+		switch strings.ToLower(filepath.Ext(f.gantt)) {
+		case ".svg":
+			err = report.GanttSVG(&buf, title, res.Lanes, res.Spans, [2]time.Duration{0, end})
+		case ".png":
+			err = report.GanttPNG(&buf, title, res.Lanes, res.Spans, [2]time.Duration{0, end})
+		default:
+			return fmt.Errorf("plan: --gantt %s: want a .svg or .png file", f.gantt)
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.gantt, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	if f.trace != "" {
+		var buf bytes.Buffer
+		if err := report.ChromeTrace(&buf, res.Lanes, res.Spans); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.trace, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	return nil
+}
+
+// planDAG schedules a plain task graph.
+func planDAG(out io.Writer, f *planFlags) error {
+	g, err := dag.Load(f.dag)
+	if err != nil {
+		return err
+	}
+	planners := dag.Planners()
+	run, ok := planners[f.planner]
+	if !ok {
+		names := make([]string, 0, len(planners))
+		for n := range planners {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("plan: planner %q does not schedule task graphs (ones that do: %s)", f.planner, strings.Join(names, ", "))
+	}
+	r, err := run(g)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	fmt.Fprintf(out, "%s: %s, makespan %g\n\n", f.dag, r.Planner, r.Makespan)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TASK\tPROCESSOR\tSTART\tFINISH\tRANK\t")
+	for _, t := range r.Tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%.4g\t\n", t.Name, t.Processor, t.Start, t.Finish, t.Rank)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/plan"
+)
+
+// planRunCLI runs the CLI with args and returns stdout and the error.
+func planRunCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func planWriteFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const planTestWorkload = `platform: phone
+models:
+  - {name: face, zoo: mobilenet_v2}
+  - {name: det, zoo: efficientnet_b0}
+groups:
+  - {name: camera, models: [face, det], after: {det: [face]}, period_ms: 100}
+`
+
+func TestPlanCommand(t *testing.T) {
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	for _, planner := range []string{"single:npu", "bestmap", "heft"} {
+		t.Run(planner, func(t *testing.T) {
+			planFile := filepath.Join(dir, strings.ReplaceAll(planner, ":", "_")+".yaml")
+			out, err := planRunCLI(t, "plan", wl, "--planner", planner, "-o", planFile, "--json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var j struct {
+				Planner         string   `json:"planner"`
+				MaxRateScale    float64  `json:"max_rate_scale"`
+				UpperBoundScale *float64 `json:"upper_bound_scale"`
+				SearchSeconds   *float64 `json:"search_seconds"`
+				Feasible        bool     `json:"feasible"`
+				Groups          []struct {
+					Name   string  `json:"name"`
+					RateHz float64 `json:"rate_hz"`
+					P99Ms  float64 `json:"p99_ms"`
+				} `json:"groups"`
+			}
+			if err := json.Unmarshal([]byte(out), &j); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if j.Planner != planner || j.SearchSeconds == nil || j.UpperBoundScale == nil || len(j.Groups) != 1 || j.Groups[0].Name != "camera" {
+				t.Fatalf("unexpected JSON:\n%s", out)
+			}
+			if !j.Feasible || j.MaxRateScale < 1 || j.MaxRateScale > *j.UpperBoundScale*(1+1e-9) {
+				t.Errorf("scale %v, bound %v, feasible %v", j.MaxRateScale, *j.UpperBoundScale, j.Feasible)
+			}
+			if g := j.Groups[0]; g.RateHz < 10*j.MaxRateScale*0.99 || g.P99Ms <= 0 || g.P99Ms > 100 {
+				t.Errorf("group %+v at scale %v", g, j.MaxRateScale)
+			}
+			p, err := plan.Load(planFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Planner != planner || len(p.Models) != 2 {
+				t.Errorf("saved plan %+v", p)
+			}
+		})
+	}
+}
+
+func TestPlanText(t *testing.T) {
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	gantt, trace := filepath.Join(dir, "g.svg"), filepath.Join(dir, "t.json")
+	out, err := planRunCLI(t, "plan", wl, "--planner", "bestmap", "--platform", "desktop", "--gantt", gantt, "--trace", trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"platform  desktop", "planner   bestmap", "camera", "planned in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{gantt, trace} {
+		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// TestPlanInfeasible: a deadline no processor can meet is a result, not an
+// error.
+func TestPlanInfeasible(t *testing.T) {
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", `platform: phone
+models: [{name: big, zoo: resnet50}]
+groups: [{name: g, models: [big], rate_hz: 10, deadline_ms: 0.01}]
+`)
+	out, err := planRunCLI(t, "plan", wl, "--planner", "heft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "infeasible") {
+		t.Errorf("no infeasible verdict:\n%s", out)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	noPlat := planWriteFile(t, dir, "np.yaml", strings.Replace(planTestWorkload, "platform: phone\n", "", 1))
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", wl, "--planner", "magic"}, `unknown planner "magic"`},
+		{[]string{"plan", wl, "--planner", "single:tpu"}, `no processor or processor kind "tpu"`},
+		{[]string{"plan", wl, "--platform", "mars"}, "mars"},
+		{[]string{"plan", noPlat}, "names no platform"},
+		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
+		{[]string{"plan"}, "want one workload file"},
+		{[]string{"plan", wl, "--dag", "x.json"}, "not both"},
+		{[]string{"plan", wl, "-o", filepath.Join(dir, "p.txt")}, "unknown extension"},
+	}
+	for _, tc := range tests {
+		_, err := planRunCLI(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+const topcuogluDAG = `{
+ "processors": ["P1", "P2", "P3"],
+ "tasks": [
+  {"name": "n1", "cost": [14, 16, 9]}, {"name": "n2", "cost": [13, 19, 18]},
+  {"name": "n3", "cost": [11, 13, 19]}, {"name": "n4", "cost": [13, 8, 17]},
+  {"name": "n5", "cost": [12, 13, 10]}, {"name": "n6", "cost": [13, 16, 9]},
+  {"name": "n7", "cost": [7, 15, 11]}, {"name": "n8", "cost": [5, 11, 14]},
+  {"name": "n9", "cost": [18, 12, 20]}, {"name": "n10", "cost": [21, 7, 16]}
+ ],
+ "edges": [
+  {"from": "n1", "to": "n2", "cost": 18}, {"from": "n1", "to": "n3", "cost": 12},
+  {"from": "n1", "to": "n4", "cost": 9}, {"from": "n1", "to": "n5", "cost": 11},
+  {"from": "n1", "to": "n6", "cost": 14}, {"from": "n2", "to": "n8", "cost": 19},
+  {"from": "n2", "to": "n9", "cost": 16}, {"from": "n3", "to": "n7", "cost": 23},
+  {"from": "n4", "to": "n8", "cost": 27}, {"from": "n4", "to": "n9", "cost": 23},
+  {"from": "n5", "to": "n9", "cost": 13}, {"from": "n6", "to": "n8", "cost": 15},
+  {"from": "n7", "to": "n10", "cost": 17}, {"from": "n8", "to": "n10", "cost": 11},
+  {"from": "n9", "to": "n10", "cost": 13}
+ ]
+}`
+
+func TestPlanDAG(t *testing.T) {
+	dir := t.TempDir()
+	path := planWriteFile(t, dir, "t.json", topcuogluDAG)
+	out, err := planRunCLI(t, "plan", "--dag", path, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Makespan float64 `json:"makespan"`
+		Tasks    []struct {
+			Name, Processor string
+			Start, Finish   float64
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Makespan != 80 || len(r.Tasks) != 10 || r.Tasks[0].Processor != "P3" || r.Tasks[9].Finish != 80 {
+		t.Errorf("got %+v", r)
+	}
+	text, err := planRunCLI(t, "plan", "--dag", path)
+	if err != nil || !strings.Contains(text, "makespan 80") {
+		t.Errorf("text output %q, %v", text, err)
+	}
+	bad := planWriteFile(t, dir, "bad.json", `{"processors": ["A"], "tasks": [{"name": "a", "cost": [1, 2]}]}`)
+	if _, err := planRunCLI(t, "plan", "--dag", bad); err == nil || !strings.Contains(err.Error(), `bad.json: task "a": cost has 2 entries, want 1`) {
+		t.Errorf("bad DAG: %v", err)
+	}
+	if _, err := planRunCLI(t, "plan", "--dag", path, "--planner", "bestmap"); err == nil {
+		t.Error("bestmap accepted for a task graph")
+	}
+}

@@ -115,8 +115,8 @@ type planJSON struct {
 	UpperBoundScale planFloat       `json:"upper_bound_scale"`
 	UpperBoundWhy   string          `json:"upper_bound_why,omitempty"`
 	Subgraphs       int             `json:"subgraphs"`
-	Groups          []planGroupJSON     `json:"groups"`
-	Processors      []planProcJSON `json:"processors"`
+	Groups          []planGroupJSON `json:"groups"`
+	Processors      []planProcJSON  `json:"processors"`
 }
 
 type planGroupJSON struct {

@@ -31,6 +31,7 @@ func newRootCmd() *cobra.Command {
 		newInspectCmd(),
 		newZooCmd(),
 		newPlatformsCmd(),
+		newPlatformsCmd(),
 		newSimulateCmd(),
 		newPlanCmd(),
 	)

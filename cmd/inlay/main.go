@@ -31,7 +31,6 @@ func newRootCmd() *cobra.Command {
 		newInspectCmd(),
 		newZooCmd(),
 		newPlatformsCmd(),
-		newPlatformsCmd(),
 		newSimulateCmd(),
 		newPlanCmd(),
 	)

@@ -59,13 +59,41 @@ func TestFoldShapeChain(t *testing.T) {
 
 // TestFoldValues checks the evaluators on small constant graphs.
 func TestFoldValues(t *testing.T) {
-	tests := []struct {
-		name  string
-		build func(b *builder)
-		shape graph.Shape
-		ints  []int64
-		flts  []float32
-	}{
+	for _, tt := range foldCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newModel(13)
+			tt.build(b)
+			b.output("y")
+			if err := Run(b.m, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			y := b.m.Tensors["y"]
+			if y.Kind != graph.Folded || y.Data == nil {
+				t.Fatalf("y is %s, want folded", y.Kind)
+			}
+			if !y.Shape.Equal(tt.shape) || !y.Data.Dims.Equal(tt.shape) {
+				t.Errorf("shape %s (data %s), want %s", y.Shape, y.Data.Dims, tt.shape)
+			}
+			if tt.ints != nil && !reflect.DeepEqual(int64s(y.Data), tt.ints) {
+				t.Errorf("values %v, want %v", int64s(y.Data), tt.ints)
+			}
+			if tt.flts != nil && !reflect.DeepEqual(float32s(y.Data), tt.flts) {
+				t.Errorf("values %v, want %v", float32s(y.Data), tt.flts)
+			}
+		})
+	}
+}
+
+type foldCase struct {
+	name  string
+	build func(b *builder)
+	shape graph.Shape
+	ints  []int64
+	flts  []float32
+}
+
+func foldCases() []foldCase {
+	return []foldCase{
 		{"constantofshape then range", func(b *builder) {
 			b.ints("s", nil, 3).ints("z", graph.Shape{}, 0).ints("l", graph.Shape{}, 7).ints("d", graph.Shape{}, 2)
 			b.node("Range", []string{"z", "l", "d"}, []string{"y"})
@@ -132,29 +160,6 @@ func TestFoldValues(t *testing.T) {
 		{"matmul", func(b *builder) {
 			b.floats("a", graph.Shape{1, 2}, 1, 2).floats("c", graph.Shape{2, 2}, 1, 2, 3, 4).node("MatMul", []string{"a", "c"}, []string{"y"})
 		}, graph.Shape{1, 2}, nil, []float32{7, 10}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := newModel(13)
-			tt.build(b)
-			b.output("y")
-			if err := Run(b.m, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			y := b.m.Tensors["y"]
-			if y.Kind != graph.Folded || y.Data == nil {
-				t.Fatalf("y is %s, want folded", y.Kind)
-			}
-			if !y.Shape.Equal(tt.shape) || !y.Data.Dims.Equal(tt.shape) {
-				t.Errorf("shape %s (data %s), want %s", y.Shape, y.Data.Dims, tt.shape)
-			}
-			if tt.ints != nil && !reflect.DeepEqual(int64s(y.Data), tt.ints) {
-				t.Errorf("values %v, want %v", int64s(y.Data), tt.ints)
-			}
-			if tt.flts != nil && !reflect.DeepEqual(float32s(y.Data), tt.flts) {
-				t.Errorf("values %v, want %v", float32s(y.Data), tt.flts)
-			}
-		})
 	}
 }
 

@@ -67,7 +67,10 @@ func (w window) outSize(i int, in int64) (int64, error) {
 	s := w.strides[i]
 	switch w.autoPad {
 	case "SAME_UPPER", "SAME_LOWER":
-		return (in + s - 1) / s, nil
+		if in == 0 {
+			return 0, nil
+		}
+		return (in-1)/s + 1, nil
 	case "VALID":
 		if in < ek {
 			return 0, fmt.Errorf("input size %d is smaller than the kernel extent %d", in, ek)
@@ -78,6 +81,9 @@ func (w window) outSize(i int, in int64) (int64, error) {
 		return 0, fmt.Errorf("unknown auto_pad %q", w.autoPad)
 	}
 	nsp := len(w.kernel)
+	if in > 1<<50 {
+		return 0, fmt.Errorf("input size %d is too large", in)
+	}
 	padded := in + w.pads[i] + w.pads[i+nsp]
 	if padded < ek {
 		return 0, fmt.Errorf("padded input size %d is smaller than the kernel extent %d", padded, ek)
@@ -190,12 +196,19 @@ func convTransposeRule() rule {
 		} else {
 			for i := 0; i < nsp; i++ {
 				var o int64
+				if x[2+i] > 1<<40 || outPad[i] < 0 || outPad[i] > 1<<31 {
+					return fmt.Errorf("input size %d or output_padding %d out of range", x[2+i], outPad[i])
+				}
+				full, err := mul(x[2+i], w.strides[i])
+				if err != nil {
+					return err
+				}
 				switch w.autoPad {
 				case "SAME_UPPER", "SAME_LOWER":
-					o = x[2+i] * w.strides[i]
+					o = full
 				default:
 					ek := (w.kernel[i]-1)*w.dilations[i] + 1
-					o = w.strides[i]*(x[2+i]-1) + outPad[i] + ek
+					o = full - w.strides[i] + outPad[i] + ek
 					if w.autoPad != "VALID" {
 						o -= w.pads[i] + w.pads[i+nsp]
 					}
@@ -300,6 +313,9 @@ func maxUnpoolRule() rule {
 		}
 		out := graph.Shape{x[0], x[1]}
 		for i := 0; i < nsp; i++ {
+			if x[2+i] > 1<<30 {
+				return fmt.Errorf("input size %d is too large", x[2+i])
+			}
 			out = append(out, (x[2+i]-1)*w.strides[i]+w.kernel[i]-w.pads[i]-w.pads[i+nsp])
 		}
 		c.set(0, c.dt(0), out)
@@ -1035,6 +1051,9 @@ func qlinearConvRule() rule {
 	return rule{infer: func(c *ctx) error {
 		if err := c.need(8); err != nil {
 			return err
+		}
+		if len(c.outs) == 0 {
+			return errors.New("needs an output")
 		}
 		sub := &ctx{r: c.r, opset: c.opset, outs: c.outs, n: &graph.Node{
 			Name: c.n.Name, Op: "Conv", Inputs: []string{c.n.Inputs[0], c.n.Inputs[3]}, Attrs: c.n.Attrs,

@@ -54,8 +54,10 @@ func runCases(t *testing.T, cases []opCase) {
 	}
 }
 
-func TestConvAndPooling(t *testing.T) {
-	runCases(t, []opCase{
+func TestConvAndPooling(t *testing.T) { runCases(t, convCases()) }
+
+func convCases() []opCase {
+	return []opCase{
 		{"conv 3x3 s2 p1", 0, func(b *builder) {
 			b.input("x", f32, 1, 3, 224, 224).weight("w", f32, 32, 3, 3, 3).
 				node("Conv", []string{"x", "w"}, []string{"y"}, aInts("kernel_shape", 3, 3), aInts("strides", 2, 2), aInts("pads", 1, 1, 1, 1))
@@ -114,11 +116,13 @@ func TestConvAndPooling(t *testing.T) {
 		{"gridsample", 0, func(b *builder) {
 			b.input("x", f32, 2, 3, 32, 32).input("g", f32, 2, 10, 12, 2).node("GridSample", []string{"x", "g"}, []string{"y"})
 		}, graph.Shape{2, 3, 10, 12}, 0, 0},
-	})
+	}
 }
 
-func TestMatrixOps(t *testing.T) {
-	runCases(t, []opCase{
+func TestMatrixOps(t *testing.T) { runCases(t, matrixCases()) }
+
+func matrixCases() []opCase {
+	return []opCase{
 		{"matmul batched broadcast", 0, func(b *builder) {
 			b.input("a", f32, 2, 3, 4).weight("w", f32, 4, 5).node("MatMul", []string{"a", "w"}, []string{"y"})
 		}, graph.Shape{2, 3, 5}, 0, 120},
@@ -168,11 +172,13 @@ func TestMatrixOps(t *testing.T) {
 				weight("ws", f32).weight("wz", graph.Int8).weight("ys", f32).weight("yz", graph.Int8).
 				node("QLinearMatMul", []string{"a", "as", "az", "w", "ws", "wz", "ys", "yz"}, []string{"y"})
 		}, graph.Shape{3, 2}, graph.Int8, 24},
-	})
+	}
 }
 
-func TestElementwiseAndShapes(t *testing.T) {
-	runCases(t, []opCase{
+func TestElementwiseAndShapes(t *testing.T) { runCases(t, elementwiseCases()) }
+
+func elementwiseCases() []opCase {
+	return []opCase{
 		{"add broadcast", 0, func(b *builder) {
 			b.input("a", f32, 2, 1, 4).input("c", f32, 3, 1).node("Add", []string{"a", "c"}, []string{"y"})
 		}, graph.Shape{2, 3, 4}, 0, 0},
@@ -334,7 +340,7 @@ func TestElementwiseAndShapes(t *testing.T) {
 		{"shape with start and end", 15, func(b *builder) {
 			b.input("a", f32, 2, 3, 4, 5).node("Shape", []string{"a"}, []string{"y"}, aInt("start", 1), aInt("end", -1))
 		}, graph.Shape{2}, graph.Int64, 0},
-	})
+	}
 }
 
 func TestConstantNode(t *testing.T) {

@@ -469,12 +469,14 @@ func (c *ctx) sliceParams(s graph.Shape) (start, step []int64, out graph.Shape, 
 		if st > 0 {
 			b, e = min(max(b, 0), d), min(max(e, 0), d)
 			if e > b {
-				n = (e - b + st - 1) / st
+				n = (e-b-1)/st + 1
 			}
 		} else {
 			b, e = min(max(b, 0), d-1), min(max(e, -1), d-1)
-			if b > e {
-				n = (b - e + (-st) - 1) / (-st)
+			if b > e && st == math.MinInt64 {
+				n = 1
+			} else if b > e {
+				n = (b-e-1)/(-st) + 1
 			}
 		}
 		start[a], step[a], out[a] = b, st, n
@@ -591,7 +593,7 @@ func gatherNDRule() rule {
 			return fmt.Errorf("bad ranks: data %s, indices %s, batch_dims %d", s, is, b)
 		}
 		last := is[len(is)-1]
-		if last < 1 || b+last > int64(len(s)) {
+		if last < 1 || last > int64(len(s)) || b+last > int64(len(s)) {
 			return fmt.Errorf("indices last dimension %d does not fit data %s with batch_dims %d", last, s, b)
 		}
 		out := append(is[:len(is)-1].Clone(), s[b+last:]...)
@@ -934,12 +936,21 @@ func depthToSpaceRule(toSpace bool) rule {
 			if s[1]%(b*b) != 0 {
 				return fmt.Errorf("channels %d not divisible by blocksize² %d", s[1], b*b)
 			}
-			out[1], out[2], out[3] = s[1]/(b*b), s[2]*b, s[3]*b
+			h, err1 := mul(s[2], b)
+			w, err2 := mul(s[3], b)
+			if err1 != nil || err2 != nil {
+				return errors.New("output size overflows")
+			}
+			out[1], out[2], out[3] = s[1]/(b*b), h, w
 		} else {
 			if s[2]%b != 0 || s[3]%b != 0 {
 				return fmt.Errorf("spatial size %dx%d not divisible by blocksize %d", s[2], s[3], b)
 			}
-			out[1], out[2], out[3] = s[1]*b*b, s[2]/b, s[3]/b
+			ch, err := mul(s[1], b*b)
+			if err != nil {
+				return err
+			}
+			out[1], out[2], out[3] = ch, s[2]/b, s[3]/b
 		}
 		c.set(0, c.dt(0), out)
 		return nil

@@ -155,7 +155,7 @@ func DefaultEfficiency(kind string) Efficiency {
 			Norm: 0.15, Reduce: 0.08, Recurrent: 0.02, DataMovement: 0.2, Control: 0.01, Other: 0.05}
 		e.Memory, e.HalfFLOPs = 0.7, 10e6
 	case "npu", "dsp":
-		c = map[OpClass]float64{Conv: 0.25, Depthwise: 0.12, MatMul: 0.15, Elementwise: 0.1, Pool: 0.1,
+		c = map[OpClass]float64{Conv: 0.25, Depthwise: 0.12, MatMul: 0.06, Elementwise: 0.1, Pool: 0.1,
 			Norm: 0.08, Reduce: 0.04, Recurrent: 0.01, DataMovement: 0.1, Control: 0.01, Other: 0.02}
 		e.Memory, e.HalfFLOPs = 0.6, 20e6
 		if kind == "dsp" {

@@ -101,6 +101,11 @@ func TestZooLatencies(t *testing.T) {
 			t.Errorf("%s = %.2f, want in [%g, %g]", c.what, c.got, c.lo, c.hi)
 		}
 	}
+	// The GPU is good at large matrix products: a transformer runs far
+	// faster there than on the big CPU core.
+	if g, c := ms("phone/gpu", "mobilebert"), ms("phone/cpu-prime", "mobilebert"); !(g < c/5) {
+		t.Errorf("mobilebert: gpu %.2f ms, cpu-prime %.2f ms; want the GPU over 5x faster", g, c)
+	}
 	// The NPU is the fastest processor of the phone for conv nets.
 	for _, net := range []string{"mobilenet_v2", "resnet50", "inception_v3", "efficientnet_b0"} {
 		for _, other := range []string{"phone/cpu-prime", "phone/gpu"} {

@@ -73,7 +73,8 @@ type supportEntry struct {
 }
 
 // NewAnalytic returns the analytic estimator for a platform with each
-// processor's DefaultEfficiency. The platform must not change afterwards.
+// processor's DefaultEfficiency. The platform must be valid (Load, Preset
+// and Platform.Validate guarantee it) and must not change afterwards.
 func NewAnalytic(p *hw.Platform) *Analytic {
 	eff := make([]Efficiency, len(p.Processors))
 	for i, pr := range p.Processors {
@@ -133,6 +134,35 @@ func (a *Analytic) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Conf
 	if err := a.supported(lg, set, on.Proc); err != nil {
 		return 0, err
 	}
+	ns := a.sum(lg, set, on, nil)
+	return time.Duration(ns + 0.5), nil
+}
+
+// LayerTime is one layer's share of a subgraph's predicted time.
+type LayerTime struct {
+	Layer int
+	// Compute and Memory are the two roofline terms; the layer takes the
+	// larger, plus Overhead (its kernel launch, 0 when fused).
+	Compute, Memory, Overhead time.Duration
+	// Bytes is the DRAM traffic counted, after the subgraph's savings.
+	Bytes int64
+}
+
+// Explain returns each layer's figures in a subgraph, in set order, and
+// the subgraph's dispatch overhead; the subgraph's time is the overhead
+// plus each layer's max(Compute, Memory) + Overhead. Errors as Subgraph.
+func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) ([]LayerTime, time.Duration, error) {
+	if _, err := a.Subgraph(lg, set, on); err != nil || len(set) == 0 {
+		return nil, 0, err
+	}
+	out := make([]LayerTime, 0, len(set))
+	a.sum(lg, set, on, &out)
+	return out, a.p.Processors[on.Proc].DispatchOverhead, nil
+}
+
+// sum adds up a checked set's time in ns, appending each layer's figures
+// to explain when it is not nil.
+func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, explain *[]LayerTime) float64 {
 	t := a.table(lg, on)
 	pr := a.p.Processors[on.Proc]
 	onChip := float64(pr.OnChipBytes)
@@ -154,12 +184,19 @@ func (a *Analytic) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Conf
 			}
 			bytes += out.bytes
 		}
-		ns += math.Max(l.compute, bytes*t.nsPerByte)
+		mem := bytes * t.nsPerByte
+		ns += math.Max(l.compute, mem)
+		over := 0.0
 		if !(l.fusable && internal && len(l.ins) > 0) {
-			ns += float64(pr.LayerOverhead)
+			over = float64(pr.LayerOverhead)
+		}
+		ns += over
+		if explain != nil {
+			*explain = append(*explain, LayerTime{Layer: id, Compute: time.Duration(l.compute + 0.5),
+				Memory: time.Duration(mem + 0.5), Overhead: time.Duration(over), Bytes: int64(bytes + 0.5)})
 		}
 	}
-	return time.Duration(ns + 0.5), nil
+	return ns
 }
 
 func containsAll(set graph.LayerSet, ids []int) bool {

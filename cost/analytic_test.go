@@ -342,3 +342,35 @@ func BenchmarkSubgraph(b *testing.B) {
 		}
 	}
 }
+
+func TestExplain(t *testing.T) {
+	p := preset(t, "phone")
+	a := NewAnalytic(p)
+	lg := chain(5, 3e6, 32, 28, 28)
+	for _, proc := range []string{"cpu-prime", "gpu", "npu"} {
+		c := cfg(t, p, proc)
+		set := graph.Range(1, 5)
+		parts, dispatch, err := a.Explain(lg, set, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) != len(set) {
+			t.Fatalf("%d parts for %d layers", len(parts), len(set))
+		}
+		sum := dispatch
+		for i, lt := range parts {
+			if lt.Layer != set[i] {
+				t.Errorf("part %d is layer %d, want %d", i, lt.Layer, set[i])
+			}
+			sum += max(lt.Compute, lt.Memory) + lt.Overhead
+		}
+		whole, _ := a.Subgraph(lg, set, c)
+		if diff := sum - whole; diff < -time.Duration(len(set)) || diff > time.Duration(len(set)) {
+			t.Errorf("%s: parts sum to %v, Subgraph says %v", proc, sum, whole)
+		}
+	}
+	lg.Model.Nodes[0].Op = "LSTM"
+	if _, _, err := a.Explain(lg, graph.Range(0, 2), cfg(t, p, "npu")); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("Explain of an unsupported set: %v", err)
+	}
+}

@@ -76,13 +76,13 @@ func Classify(m *graph.Model, n *graph.Node) OpClass {
 type Efficiency struct {
 	// Compute is the fraction of peak a large layer of each class reaches,
 	// in (0, 1]. Classes not listed use Compute[Other].
-	Compute map[OpClass]float64
+	Compute map[OpClass]float64 `json:"compute"`
 	// Memory is the fraction of the memory bandwidth reached, in (0, 1].
-	Memory float64
+	Memory float64 `json:"memory"`
 	// HalfFLOPs is the layer size (FLOPs) at which a layer reaches half of
 	// its class's fraction: the saturating curve s(f) = f / (f + HalfFLOPs).
 	// 0 means every layer reaches the full fraction.
-	HalfFLOPs float64
+	HalfFLOPs float64 `json:"half_flops"`
 }
 
 // Of returns the compute fraction for a class.

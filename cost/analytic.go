@@ -117,7 +117,9 @@ func (a *Analytic) Transfer(bytes int64, from, to int) time.Duration {
 // Subgraph returns the predicted latency of running set on the config:
 // the dispatch overhead plus each layer's roofline time, with the
 // subgraph-internal savings of the package doc. An empty set takes 0. It
-// returns an error when the config is not one of the platform's, when a
+// caches per-layer figures by layer graph: a layer graph (and its model)
+// must not change after its first use. It returns an error when the
+// config is not one of the platform's, when a
 // layer ID is out of range, and an *UnsupportedError (wrapping
 // ErrUnsupported) when the processor cannot run a node. O(|set| + edges
 // of the set · log |set|) after the first call per (layer graph, config).

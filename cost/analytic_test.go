@@ -369,8 +369,9 @@ func TestExplain(t *testing.T) {
 			t.Errorf("%s: parts sum to %v, Subgraph says %v", proc, sum, whole)
 		}
 	}
-	lg.Model.Nodes[0].Op = "LSTM"
-	if _, _, err := a.Explain(lg, graph.Range(0, 2), cfg(t, p, "npu")); !errors.Is(err, ErrUnsupported) {
+	bad := chain(2, 1e6, 8, 8, 8)
+	bad.Model.Nodes[0].Op = "LSTM"
+	if _, _, err := a.Explain(bad, graph.Range(0, 2), cfg(t, p, "npu")); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Explain of an unsupported set: %v", err)
 	}
 }

@@ -261,10 +261,8 @@ func (c *ctx) work() graph.Work {
 		}
 		if t.IsConst() {
 			w.WeightBytes += t.Bytes()
-			if t.Kind == graph.Initializer {
-				n, _ := t.Shape.Elements()
-				w.Params += n
-			}
+			n, _ := t.Shape.Elements()
+			w.Params += n
 		} else {
 			w.ActBytesIn += t.Bytes()
 		}

@@ -150,6 +150,10 @@ func unaryOps() map[string]unarySpec {
 				return 0
 			}
 		}, nil, 0},
+		"Swish": {5, func(a graph.Attrs) func(float64) float64 {
+			al := float64(a.Float("alpha", 1))
+			return func(x float64) float64 { return x * sigmoid(al*x) }
+		}, nil, 0},
 		"Gelu": {8, func(a graph.Attrs) func(float64) float64 {
 			if a.Str("approximate", "none") == "tanh" {
 				return func(x float64) float64 {

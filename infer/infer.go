@@ -147,10 +147,13 @@ var ruleTable = sync.OnceValue(buildRules)
 // domain other than the default are written "domain:Op".
 func Supported() []string {
 	t := ruleTable()
-	out := make([]string, 0, len(t))
+	out := make([]string, 0, len(t)+4)
 	for k := range t {
 		out = append(out, k)
 	}
+	// Handled outside the table: Constant by Run itself, the control-flow
+	// operators through Options.Nested.
+	out = append(out, "Constant", "If", "Loop", "Scan")
 	sort.Strings(out)
 	return out
 }

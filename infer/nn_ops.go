@@ -376,7 +376,7 @@ func layerNormRule() rule {
 			stat[i] = 1
 		}
 		sdt := graph.DType(c.attrs().Int("stash_type", int64(graph.Float32)))
-		if c.n.Domain != "" || c.dt(0) != graph.Float32 {
+		if c.n.Domain != "" || !sdt.IsFloat() {
 			sdt = graph.Float32
 		}
 		c.set(1, sdt, stat)

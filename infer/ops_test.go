@@ -162,6 +162,20 @@ func matrixCases() []opCase {
 			b.input("x", f32, 4, 2, 3).weight("w", f32, 1, 5, 3).weight("r", f32, 1, 5, 5).
 				node("RNN", []string{"x", "w", "r"}, []string{"", "y"})
 		}, graph.Shape{1, 2, 5}, 0, 4 * 2 * 5 * 8},
+		{"attention 4-D with past and GQA", 23, func(b *builder) {
+			b.input("q", f32, 2, 8, 10, 64).input("k", f32, 2, 2, 12, 64).input("v", f32, 2, 2, 12, 32).input("pk", f32, 2, 2, 5, 64).
+				node("Attention", []string{"q", "k", "v", "", "pk", ""}, []string{"y", "pko"})
+		}, graph.Shape{2, 8, 10, 32}, 0, 2 * 8 * 10 * 17 * 96},
+		{"attention 3-D", 23, func(b *builder) {
+			b.input("q", f32, 2, 10, 512).input("k", f32, 2, 12, 512).input("v", f32, 2, 12, 512).
+				node("Attention", []string{"q", "k", "v"}, []string{"y"}, aInt("q_num_heads", 8), aInt("kv_num_heads", 8))
+		}, graph.Shape{2, 10, 512}, 0, 2 * 8 * 10 * 12 * 128},
+		{"ms attention", 0, func(b *builder) {
+			b.m.Opsets = append(b.m.Opsets, graph.OpsetImport{Domain: "com.microsoft", Version: 1})
+			b.input("x", f32, 1, 16, 768).weight("w", f32, 768, 2304).weight("bias", f32, 2304).
+				node("Attention", []string{"x", "w", "bias"}, []string{"y"}, aInt("num_heads", 12))
+			b.m.Nodes[0].Domain = "com.microsoft"
+		}, graph.Shape{1, 16, 768}, 0, 16*768*2304 + 16*16*1536},
 		{"qlinearconv", 0, func(b *builder) {
 			b.input("x", graph.Uint8, 1, 3, 8, 8).weight("xs", f32).weight("xz", graph.Uint8).weight("w", graph.Int8, 4, 3, 3, 3).
 				weight("ws", f32).weight("wz", graph.Int8).weight("ys", f32).weight("yz", graph.Uint8).

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/infer"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 )
@@ -40,5 +41,19 @@ func TestRealModels(t *testing.T) {
 				t.Errorf("total FLOPs %d", w.FLOPs)
 			}
 		})
+	}
+}
+
+// BenchmarkRunOCRRec re-infers the 765-node OCR recognition model.
+func BenchmarkRunOCRRec(b *testing.B) {
+	path := assets.Require(b, assets.ModelPath("ch_PP-OCRv4_rec_infer.onnx"))
+	m, err := onnx.Load(path, onnx.Options{Inputs: map[string]graph.Shape{"x": {1, 3, 48, 320}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := infer.Run(m, infer.Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

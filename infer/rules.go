@@ -117,6 +117,12 @@ func buildRules() map[string]rule {
 	t["Col2Im"] = col2ImRule()
 	t["SoftmaxCrossEntropyLoss"] = lossRule()
 	t["NegativeLogLikelihoodLoss"] = lossRule()
+	t["Attention"] = attentionRule()
+	t["RMSNormalization"] = rmsNormRule()
+	t["RotaryEmbedding"] = sameAsInput0Rule(3)
+	t["TensorScatter"] = sameAsInput0Rule(1)
+	// ONNX Runtime registers SimplifiedLayerNormalization in the default domain.
+	t["SimplifiedLayerNormalization"] = rmsNormRule()
 
 	// com.microsoft contrib operators that ONNX Runtime's optimisers and
 	// quantisation tools write.
@@ -134,5 +140,10 @@ func buildRules() map[string]rule {
 	t[ms+"LayerNormalization"] = layerNormRule()
 	t[ms+"SkipLayerNormalization"] = skipLayerNormRule()
 	t[ms+"FusedConv"] = convRule()
+	t[ms+"Attention"] = msAttentionRule()
+	t[ms+"MultiHeadAttention"] = msMultiHeadAttentionRule()
+	t[ms+"RotaryEmbedding"] = sameAsInput0Rule(3)
+	t[ms+"SkipSimplifiedLayerNormalization"] = skipSimplifiedLayerNormRule()
+	t[ms+"SimplifiedLayerNormalization"] = rmsNormRule()
 	return t
 }

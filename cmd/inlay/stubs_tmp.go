@@ -3,5 +3,4 @@ package main
 import "github.com/spf13/cobra"
 
 // Temporary until the owners of these commands land them.
-func newDemoCmd() *cobra.Command    { return &cobra.Command{Use: "demo"} }
-func newInspectCmd() *cobra.Command { return &cobra.Command{Use: "inspect"} }
+func newDemoCmd() *cobra.Command { return &cobra.Command{Use: "demo"} }

@@ -19,6 +19,34 @@ type SessionOptions struct {
 	// InterOpThreads is the size of the thread pool that runs independent
 	// operators in parallel.
 	InterOpThreads int
+	// Optimization is the graph optimization level.
+	Optimization Optimization
+}
+
+// Optimization is ONNX Runtime's graph optimization level.
+type Optimization int
+
+const (
+	// OptimizeDefault keeps ONNX Runtime's default (all optimizations).
+	OptimizeDefault Optimization = iota
+	// OptimizeNone runs the graph as written: no constant folding, no
+	// fusions. Two graphs that share nodes then compute them with the same
+	// kernels, bit for bit, which comparisons across graphs rely on.
+	OptimizeNone
+	// OptimizeBasic applies semantics-preserving rewrites only (constant
+	// folding, redundant node elimination).
+	OptimizeBasic
+	// OptimizeExtended adds complex node fusions.
+	OptimizeExtended
+	// OptimizeAll adds layout optimizations.
+	OptimizeAll
+)
+
+var optimizationLevels = map[Optimization]onnxruntime.GraphOptimizationLevel{
+	OptimizeNone:     onnxruntime.GraphOptimizationLevelDisableAll,
+	OptimizeBasic:    onnxruntime.GraphOptimizationLevelEnableBasic,
+	OptimizeExtended: onnxruntime.GraphOptimizationLevelEnableExtended,
+	OptimizeAll:      onnxruntime.GraphOptimizationLevelEnableAll,
 }
 
 // Session is one loaded model, ready to run.
@@ -51,6 +79,10 @@ func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt
 	if opt.IntraOpThreads < 0 || opt.InterOpThreads < 0 {
 		return nil, fmt.Errorf("ort: new session: negative thread count (intra-op %d, inter-op %d)", opt.IntraOpThreads, opt.InterOpThreads)
 	}
+	level, ok := optimizationLevels[opt.Optimization]
+	if !ok && opt.Optimization != OptimizeDefault {
+		return nil, fmt.Errorf("ort: new session: unknown optimization level %d", opt.Optimization)
+	}
 	specs, err := checkModel(model, inputNames, outputNames)
 	if err != nil {
 		return nil, err
@@ -68,6 +100,11 @@ func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt
 	if opt.InterOpThreads > 0 {
 		if err := so.SetInterOpNumThreads(opt.InterOpThreads); err != nil {
 			return nil, fmt.Errorf("ort: new session: inter-op threads: %w", err)
+		}
+	}
+	if ok {
+		if err := so.SetGraphOptimizationLevel(level); err != nil {
+			return nil, fmt.Errorf("ort: new session: optimization level: %w", err)
 		}
 	}
 	sess, err := onnxruntime.NewDynamicAdvancedSessionWithONNXData(model, inputNames, outputNames, so)

@@ -327,6 +327,7 @@ func TestNewSessionErrors(t *testing.T) {
 		{"missing input", model, []string{"a"}, []string{"sum"}, SessionOptions{}, `model input "b" is not among`},
 		{"unknown input", model, append([]string{"zz"}, inNames...), []string{"sum"}, SessionOptions{}, `"zz" is not a graph input`},
 		{"input twice", model, append([]string{"a"}, inNames...), []string{"sum"}, SessionOptions{}, "given twice"},
+		{"bad optimization level", model, inNames, []string{"sum"}, SessionOptions{Optimization: 99}, "unknown optimization level"},
 		{"negative threads", model, inNames, []string{"sum"}, SessionOptions{IntraOpThreads: -1}, "negative thread count"},
 		{"float16 without static shape", f16SymBytes, inNames, []string{"half"}, SessionOptions{}, "static shape"},
 	}
@@ -383,6 +384,25 @@ func TestRunConcurrent(t *testing.T) {
 	for w := 0; w < workers; w++ {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+func TestOptimizationLevels(t *testing.T) {
+	r := openRuntime(t)
+	a := f32Data(graph.Shape{2, 3}, 1, 2, 3, 4, 5, 6)
+	for _, level := range []Optimization{OptimizeDefault, OptimizeNone, OptimizeBasic, OptimizeExtended, OptimizeAll} {
+		s, err := r.NewSession(addModel(t), []string{"a", "b"}, []string{"total"}, SessionOptions{Optimization: level})
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		out, err := s.Run([]*graph.Data{a, a})
+		s.Close()
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		if v := f32Values(t, out[0]); v[0] != 42 {
+			t.Errorf("level %d: total = %v, want 42", level, v[0])
 		}
 	}
 }

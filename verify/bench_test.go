@@ -14,9 +14,9 @@ import (
 // of each real model at its typical input shapes, on one intra-op thread.
 func BenchmarkRunRealModels(b *testing.B) {
 	rt := openRuntime(b)
-	for _, rm := range assets.RealModels() {
-		b.Run(rm.Name, func(b *testing.B) {
-			data, err := os.ReadFile(assets.Require(b, assets.ModelPath(rm.File)))
+	for _, src := range realSources() {
+		b.Run(src.name, func(b *testing.B) {
+			data, err := os.ReadFile(assets.Require(b, assets.ModelPath(src.file)))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -24,7 +24,7 @@ func BenchmarkRunRealModels(b *testing.B) {
 			if err := proto.Unmarshal(data, mp); err != nil {
 				b.Fatal(err)
 			}
-			names, feeds, err := makeFeeds(mp, rm)
+			names, feeds, err := makeFeeds(mp, src)
 			if err != nil {
 				b.Fatal(err)
 			}

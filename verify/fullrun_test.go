@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
-	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -33,8 +32,8 @@ var knownInputs = map[string]func() *graph.Data{
 // fullRun is one run of a real model on ONNX Runtime with every top-level
 // node output exposed as an extra graph output.
 type fullRun struct {
-	model  assets.RealModel
-	bytes  []byte             // the original file
+	source source
+	bytes  []byte             // the model as ONNX Runtime runs it
 	proto  *onnxpb.ModelProto // the original model, decoded
 	inputs []string           // graph inputs (initializers excluded), file order
 	feeds  []*graph.Data      // their values, in the order of inputs
@@ -70,10 +69,10 @@ func openRuntime(t testing.TB) *ort.Runtime {
 	return runtimeRT
 }
 
-// inputShapes turns a real model's typical input shapes into loader options.
-func inputShapes(rm assets.RealModel) map[string]graph.Shape {
+// inputShapes turns a source's input shapes into loader options.
+func inputShapes(src source) map[string]graph.Shape {
 	out := map[string]graph.Shape{}
-	for name, dims := range rm.Inputs {
+	for name, dims := range src.inputs {
 		out[name] = graph.Shape(dims).Clone()
 	}
 	return out
@@ -87,28 +86,31 @@ func seedOf(name string) int64 {
 	return int64(h.Sum64() >> 1)
 }
 
-// getFullRun runs a real model once per test binary and caches the result.
-func getFullRun(t testing.TB, rm assets.RealModel) *fullRun {
+// getFullRun runs a source once per test binary and caches the result.
+func getFullRun(t testing.TB, src source) *fullRun {
 	t.Helper()
+	p := prepare(t, src)
 	fullRunsMu.Lock()
 	defer fullRunsMu.Unlock()
-	if fr := fullRuns[rm.Name]; fr != nil {
+	if fr := fullRuns[src.name]; fr != nil {
 		return fr
 	}
 	rt := openRuntime(t)
-	path := assets.Require(t, assets.ModelPath(rm.File))
-	fr, err := runExposed(rt, rm, path)
-	if err != nil {
-		t.Fatalf("%s: %v", rm.Name, err)
+	if p.bytesErr != nil {
+		t.Fatalf("%s: %v", src.name, p.bytesErr)
 	}
-	fullRuns[rm.Name] = fr
+	fr, err := runExposed(rt, src, p.bytes)
+	if err != nil {
+		t.Fatalf("%s: %v", src.name, err)
+	}
+	fullRuns[src.name] = fr
 	return fr
 }
 
 // graphInputs returns a model's inputs that are not initializers, with the
-// dtype and shape to feed: the shape from the real model's typical inputs,
-// else the declared one with symbolic dims set to 1.
-func graphInputs(mp *onnxpb.ModelProto, rm assets.RealModel) (names []string, dtypes []graph.DType, shapes []graph.Shape, err error) {
+// dtype and shape to feed: the shape from the source's input shapes, else
+// the declared one with symbolic dims set to 1.
+func graphInputs(mp *onnxpb.ModelProto, src source) (names []string, dtypes []graph.DType, shapes []graph.Shape, err error) {
 	inits := map[string]bool{}
 	for _, ini := range mp.GetGraph().GetInitializer() {
 		inits[ini.GetName()] = true
@@ -122,7 +124,7 @@ func graphInputs(mp *onnxpb.ModelProto, rm assets.RealModel) (names []string, dt
 			return nil, nil, nil, fmt.Errorf("input %q is not a tensor", vi.GetName())
 		}
 		shape := graph.Shape{}
-		if dims, ok := rm.Inputs[vi.GetName()]; ok {
+		if dims, ok := src.inputs[vi.GetName()]; ok {
 			shape = graph.Shape(dims).Clone()
 		} else {
 			for _, d := range tt.GetShape().GetDim() {
@@ -142,12 +144,12 @@ func graphInputs(mp *onnxpb.ModelProto, rm assets.RealModel) (names []string, dt
 
 // makeFeeds builds the inputs of a model: known values where the model
 // needs them, seeded random values elsewhere.
-func makeFeeds(mp *onnxpb.ModelProto, rm assets.RealModel) ([]string, []*graph.Data, error) {
-	names, dtypes, shapes, err := graphInputs(mp, rm)
+func makeFeeds(mp *onnxpb.ModelProto, src source) ([]string, []*graph.Data, error) {
+	names, dtypes, shapes, err := graphInputs(mp, src)
 	if err != nil {
 		return nil, nil, err
 	}
-	rng := rand.New(rand.NewSource(seedOf(rm.Name)))
+	rng := rand.New(rand.NewSource(seedOf(src.name)))
 	feeds := make([]*graph.Data, len(names))
 	for i, name := range names {
 		if known := knownInputs[name]; known != nil {
@@ -234,16 +236,12 @@ func exposeAll(mp *onnxpb.ModelProto) (*onnxpb.ModelProto, []exposedOutput, []st
 }
 
 // runExposed runs the model once with every node output exposed.
-func runExposed(rt *ort.Runtime, rm assets.RealModel, path string) (*fullRun, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
+func runExposed(rt *ort.Runtime, src source, data []byte) (*fullRun, error) {
 	mp := &onnxpb.ModelProto{}
 	if err := proto.Unmarshal(data, mp); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
+		return nil, fmt.Errorf("decode: %w", err)
 	}
-	names, feeds, err := makeFeeds(mp, rm)
+	names, feeds, err := makeFeeds(mp, src)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +250,7 @@ func runExposed(rt *ort.Runtime, rm assets.RealModel, path string) (*fullRun, er
 	if err != nil {
 		return nil, err
 	}
-	sess, err := rt.NewSession(expBytes, names, outNames, sessionOptions)
+	sess, err := rt.NewSession(expBytes, names, outNames, src.options)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +259,7 @@ func runExposed(rt *ort.Runtime, rm assets.RealModel, path string) (*fullRun, er
 	if err != nil {
 		return nil, err
 	}
-	fr := &fullRun{model: rm, bytes: data, proto: mp, inputs: names, feeds: feeds, values: map[string]*graph.Data{}, exposed: exposed}
+	fr := &fullRun{source: src, bytes: data, proto: mp, inputs: names, feeds: feeds, values: map[string]*graph.Data{}, exposed: exposed}
 	for i, name := range names {
 		fr.values[name] = feeds[i]
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/graph"
 )
 
 // maxListed bounds how many mismatches a failing test lists per model.
@@ -15,40 +15,29 @@ const maxListed = 12
 // package onnx infers for every top-level node output equal what ONNX
 // Runtime produces, and that every value it folds at load time equals ONNX
 // Runtime's.
-func TestShapesMatchORT(t *testing.T) {
+func TestShapesMatchORT(t *testing.T) { checkShapes(t, realSources()) }
+
+// TestZooShapesMatchORT does the same for the zoo networks, as zoo.Build
+// infers them and onnx.Encode writes them.
+func TestZooShapesMatchORT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the nine zoo networks on ONNX Runtime")
+	}
+	checkShapes(t, zooSources())
+}
+
+func checkShapes(t *testing.T, sources []source) {
 	openRuntime(t)
 	var totalChecked, totalFolded, totalBad int
-	for _, rm := range assets.RealModels() {
-		t.Run(rm.Name, func(t *testing.T) {
-			fr := getFullRun(t, rm)
-			l := getModel(t, rm)
-			if l.err != nil {
-				t.Fatalf("load: %v", l.err)
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			fr := getFullRun(t, src)
+			p := prepare(t, src)
+			if p.err != nil {
+				t.Fatalf("load: %v", p.err)
 			}
-			m := l.model
-			var bad []string
-			checked, folded := 0, 0
-			for _, e := range fr.exposed {
-				want := fr.values[e.tensor]
-				where := fmt.Sprintf("%s node %q output %q", e.node.GetOpType(), e.node.GetName(), e.tensor)
-				checked++
-				got := m.Tensors[e.tensor]
-				if got == nil {
-					bad = append(bad, fmt.Sprintf("%s: ORT %s %s, not in the loaded model", where, want.DType, want.Dims))
-					continue
-				}
-				if got.DType != want.DType || !got.Shape.Equal(want.Dims) {
-					bad = append(bad, fmt.Sprintf("%s: ORT %s %s, inferred %s %s", where, want.DType, want.Dims, got.DType, got.Shape))
-					continue
-				}
-				if got.IsConst() && got.Data != nil && got.Data.Raw != nil {
-					folded++
-					if msg := compareData(got.Data, want); msg != "" {
-						bad = append(bad, fmt.Sprintf("%s: folded value differs from ORT's: %s", where, msg))
-					}
-				}
-			}
-			t.Logf("%-13s %4d node outputs checked (%d folded values), %d mismatches", rm.Name, checked, folded, len(bad))
+			checked, folded, bad := compareShapes(fr, p)
+			t.Logf("%-34s %4d node outputs checked (%d folded values), %d mismatches", src.name, checked, folded, len(bad))
 			totalChecked += checked
 			totalFolded += folded
 			totalBad += len(bad)
@@ -58,6 +47,43 @@ func TestShapesMatchORT(t *testing.T) {
 		})
 	}
 	t.Logf("total: %d node outputs checked (%d folded values), %d mismatches", totalChecked, totalFolded, totalBad)
+}
+
+// compareShapes compares the loaded model's graph inputs and node outputs
+// with the full run's values.
+func compareShapes(fr *fullRun, p *prepared) (checked, folded int, bad []string) {
+	m := p.model
+	for _, name := range fr.inputs {
+		want := fr.values[name]
+		if got := m.Tensors[name]; got == nil || got.DType != want.DType || !got.Shape.Equal(want.Dims) {
+			bad = append(bad, fmt.Sprintf("graph input %q: fed %s %s, loaded as %s", name, want.DType, want.Dims, describe(got)))
+		}
+	}
+	for _, e := range fr.exposed {
+		want := fr.values[e.tensor]
+		where := fmt.Sprintf("%s node %q output %q", e.node.GetOpType(), e.node.GetName(), e.tensor)
+		checked++
+		got := m.Tensors[e.tensor]
+		if got == nil || got.DType != want.DType || !got.Shape.Equal(want.Dims) {
+			bad = append(bad, fmt.Sprintf("%s: ORT %s %s, inferred %s", where, want.DType, want.Dims, describe(got)))
+			continue
+		}
+		if got.IsConst() && got.Data != nil && got.Data.Raw != nil {
+			folded++
+			if msg := compareData(got.Data, want); msg != "" {
+				bad = append(bad, fmt.Sprintf("%s: folded value differs from ORT's: %s", where, msg))
+			}
+		}
+	}
+	return checked, folded, bad
+}
+
+// describe formats a loaded tensor's dtype and shape.
+func describe(t *graph.Tensor) string {
+	if t == nil {
+		return "(no such tensor)"
+	}
+	return t.DType.String() + " " + t.Shape.String()
 }
 
 // firstN returns the first n items, with a note of how many were left out.

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/ort"
 )
@@ -21,32 +20,43 @@ const setsPerModel = 24
 // model with onnx.ExportSubgraph, runs each alone on ONNX Runtime fed with
 // the full model's intermediate values, and checks that it reproduces the
 // full model's values of its outputs.
-func TestSubgraphsMatchFullModel(t *testing.T) {
+func TestSubgraphsMatchFullModel(t *testing.T) { checkSubgraphs(t, realSources()) }
+
+// TestZooSubgraphsMatchFullModel does the same for the zoo networks.
+func TestZooSubgraphsMatchFullModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the nine zoo networks on ONNX Runtime")
+	}
+	checkSubgraphs(t, zooSources())
+}
+
+func checkSubgraphs(t *testing.T, sources []source) {
 	rt := openRuntime(t)
 	var totalSets, totalNodes, totalBad int
-	for _, rm := range assets.RealModels() {
-		t.Run(rm.Name, func(t *testing.T) {
-			fr := getFullRun(t, rm)
-			l := getModel(t, rm)
-			if l.err != nil {
-				t.Fatalf("load: %v", l.err)
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) {
+			fr := getFullRun(t, src)
+			p := prepare(t, src)
+			if p.err != nil {
+				t.Fatalf("load: %v", p.err)
 			}
-			lg := l.layers
-			sets := randomConvexSets(lg, rand.New(rand.NewSource(seedOf(rm.Name))), setsPerModel)
+			lg := p.layers
+			sets := randomConvexSets(lg, rand.New(rand.NewSource(seedOf(src.name))), setsPerModel)
 			var bad []string
-			nodes := 0
+			nodes, smallest, largest := 0, len(lg.Layers), 0
 			for _, set := range sets {
 				nodes += len(lg.Nodes(set))
+				smallest, largest = min(smallest, len(set)), max(largest, len(set))
 				if msg := checkSubgraph(rt, lg, set, fr); msg != "" {
 					bad = append(bad, fmt.Sprintf("layers %s (%d layers, %d nodes, first %s %q): %s", set.Key(), len(set), len(lg.Nodes(set)), lg.Layers[set[0]].Op, lg.Layers[set[0]].Name, msg))
 				}
 			}
-			t.Logf("%-13s %3d subgraphs (%5d nodes) of %d layers checked, %d failed", rm.Name, len(sets), nodes, len(lg.Layers), len(bad))
+			t.Logf("%-34s %3d subgraphs (%5d nodes, %d to %d of %d layers) checked, %d failed", src.name, len(sets), nodes, smallest, largest, len(lg.Layers), len(bad))
 			totalSets += len(sets)
 			totalNodes += nodes
 			totalBad += len(bad)
 			if len(sets) < setsPerModel {
-				t.Logf("%s has only %d distinct convex layer sets reachable (it has %d layers)", rm.Name, len(sets), len(lg.Layers))
+				t.Logf("%s: only %d distinct runnable convex layer sets were found (it has %d layers)", src.name, len(sets), len(lg.Layers))
 			}
 			if len(bad) > 0 {
 				t.Errorf("%d of %d subgraphs do not reproduce the full model:\n  %s", len(bad), len(sets), strings.Join(firstN(bad, maxListed), "\n  "))
@@ -70,7 +80,7 @@ func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr
 			return fmt.Sprintf("input %q has no value in the full run", name)
 		}
 	}
-	sess, err := rt.NewSession(data, ins, outs, sessionOptions)
+	sess, err := rt.NewSession(data, ins, outs, fr.source.options)
 	if err != nil {
 		return err.Error()
 	}

@@ -10,6 +10,7 @@ func main() {
 		"./onnx:FuzzLoad",
 		"./workload:FuzzParse",
 		"./plan:FuzzPlanParse",
+		"./search/dag:FuzzDAGParse",
 		"./hw:FuzzParse",
 	} {
 		fmt.Println(t)

@@ -113,3 +113,41 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func FuzzDAGParse(f *testing.F) {
+	f.Add([]byte(topcuoglu))
+	f.Add([]byte(`{"processors": ["A"], "tasks": [{"name": "a", "cost": [1]}, {"name": "b", "cost": [0]}], "edges": [{"from": "a", "to": "b", "cost": 3}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Parse(data, "f.json")
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+			return
+		}
+		if len(g.Tasks) > 200 {
+			return // keep each input cheap
+		}
+		r, err := HEFT(g)
+		if err != nil {
+			t.Fatalf("valid graph not scheduled: %v", err)
+		}
+		index := map[string]int{}
+		for i, tr := range r.Tasks {
+			index[tr.Name] = i
+			if tr.Finish < tr.Start || tr.Finish > r.Makespan {
+				t.Errorf("task %s runs %v-%v, makespan %v", tr.Name, tr.Start, tr.Finish, r.Makespan)
+			}
+		}
+		for _, e := range g.Edges {
+			a, b := r.Tasks[index[e.From]], r.Tasks[index[e.To]]
+			c := 0.0
+			if a.Processor != b.Processor {
+				c = e.Cost
+			}
+			if b.Start < a.Finish+c {
+				t.Errorf("edge %s -> %s: %v starts before %v+%v", e.From, e.To, b.Start, a.Finish, c)
+			}
+		}
+	})
+}

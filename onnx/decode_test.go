@@ -212,8 +212,9 @@ func TestIf(t *testing.T) {
 	}
 }
 
-func TestLoopAndScan(t *testing.T) {
-	// Loop: 5 iterations of acc = MatMul(acc, w), also emitting acc each time.
+// loopModel runs 5 iterations of acc = MatMul(acc, w), also emitting acc
+// each time.
+func loopModel() *mb {
 	body := &onnxpb.GraphProto{
 		Name: proto.String("body"),
 		Input: []*onnxpb.ValueInfoProto{valueInfo("i", graph.Int64), valueInfo("cin", graph.Bool),
@@ -225,22 +226,15 @@ func TestLoopAndScan(t *testing.T) {
 		},
 		Output: []*onnxpb.ValueInfoProto{valueInfo("cout", graph.Bool), valueInfo("acc2", graph.Float32), valueInfo("scan", graph.Float32)},
 	}
-	b := newMB(13).input("x", graph.Float32, 2, 4).init(floatTensor("w", 4, 4)).
+	return newMB(13).input("x", graph.Float32, 2, 4).init(floatTensor("w", 4, 4)).
 		init(int64Tensor("M", []int64{}, 5)).init(boolTensor("c", true)).
 		node("Loop", "loop", []string{"M", "c", "x"}, []string{"final", "all"}, attrGraph("body", body)).
 		output("final", graph.Float32).output("all", graph.Float32)
-	m, err := Decode(b.bytes(t), "loop.onnx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := m.Tensor("all").Shape; !s.Equal(graph.Shape{5, 2, 4}) {
-		t.Errorf("scan output %v", s)
-	}
-	if macs := m.Nodes[0].Work.MACs; macs != 5*2*4*4 {
-		t.Errorf("loop MACs %d", macs)
-	}
+}
 
-	// Scan over axis 1 of [2, 6, 4]: state = state + slice, output slice·w.
+// scanModel scans axis 1 of [2, 6, 4]: state = state + slice, output
+// slice·w stacked on the last axis.
+func scanModel() *mb {
 	sbody := &onnxpb.GraphProto{
 		Name:  proto.String("sbody"),
 		Input: []*onnxpb.ValueInfoProto{valueInfo("s", graph.Float32), valueInfo("el", graph.Float32)},
@@ -250,11 +244,24 @@ func TestLoopAndScan(t *testing.T) {
 		},
 		Output: []*onnxpb.ValueInfoProto{valueInfo("s2", graph.Float32), valueInfo("o", graph.Float32)},
 	}
-	b = newMB(13).input("s0", graph.Float32, 2, 4).input("seq", graph.Float32, 2, 6, 4).init(floatTensor("w", 4, 4)).
+	return newMB(13).input("s0", graph.Float32, 2, 4).input("seq", graph.Float32, 2, 6, 4).init(floatTensor("w", 4, 4)).
 		node("Scan", "scan", []string{"s0", "seq"}, []string{"sN", "outs"}, attrGraph("body", sbody),
 			attrInt("num_scan_inputs", 1), attrInts("scan_input_axes", 1), attrInts("scan_output_axes", -1)).
 		output("sN", graph.Float32).output("outs", graph.Float32)
-	m, err = Decode(b.bytes(t), "scan.onnx", Options{})
+}
+
+func TestLoopAndScan(t *testing.T) {
+	m, err := Decode(loopModel().bytes(t), "loop.onnx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := m.Tensor("all").Shape; !s.Equal(graph.Shape{5, 2, 4}) {
+		t.Errorf("scan output %v", s)
+	}
+	if macs := m.Nodes[0].Work.MACs; macs != 5*2*4*4 {
+		t.Errorf("loop MACs %d", macs)
+	}
+	m, err = Decode(scanModel().bytes(t), "scan.onnx", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,14 +46,37 @@ func fuzzOptions(data []byte) Options {
 // file. Seeds: the real models (when
 // fetched), small hand-built models and truncations of them.
 func FuzzLoad(f *testing.F) {
-	for _, rm := range assets.RealModels() {
-		if data, err := os.ReadFile(assets.ModelPath(rm.File)); err == nil {
-			f.Add(data)
-		}
-	}
 	small := [][]byte{
 		convModel().bytes(f), relu().bytes(f), ifModel(nil).bytes(f),
 		ifModel(boolTensor("c", true)).bytes(f), nestedIfs(4).bytes(f),
+		loopModel().bytes(f), scanModel().bytes(f), chain().bytes(f),
+	}
+	for _, rm := range assets.RealModels() {
+		data, err := os.ReadFile(assets.ModelPath(rm.File))
+		if err != nil {
+			continue
+		}
+		f.Add(data)
+		// Pieces of a few layers each are small, valid models covering the
+		// real models' operators; mutating them is fast.
+		m, err := Decode(data, rm.File, fuzzOptions(data))
+		if err != nil {
+			f.Fatal(err)
+		}
+		lg, err := graph.BuildLayers(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		step := len(lg.Layers)/12 + 1
+		for i := 0; i < len(lg.Layers); i += step {
+			piece, err := ExportSubgraph(lg, graph.Range(i, min(i+3, len(lg.Layers))))
+			if err != nil {
+				f.Fatal(err)
+			}
+			if len(piece) < 64<<10 {
+				small = append(small, piece)
+			}
+		}
 	}
 	for _, data := range small {
 		f.Add(data)

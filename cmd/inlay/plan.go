@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -171,9 +172,17 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	simOpt := sim.Options{Seed: f.seed}
 	eval := sim.NewEvaluator(w, pl, est, simOpt)
 	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers}
+	var progress *progressLine
+	if !f.json && isTerminal(os.Stderr) {
+		progress = &progressLine{w: os.Stderr}
+		req.Progress = progress.update
+	}
 	start := time.Now()
 	p, err := planner.Plan(ctx, req, eval)
 	searchTime := time.Since(start)
+	if progress != nil {
+		progress.done()
+	}
 	if err != nil {
 		return err
 	}
@@ -364,4 +373,41 @@ func planDAG(out io.Writer, f *planFlags) error {
 		fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%.4g\t\n", t.Name, t.Processor, t.Start, t.Finish, t.Rank)
 	}
 	return tw.Flush()
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine shows a search's progress on one terminal line, at most
+// five times a second. Planners may call it from several goroutines.
+type progressLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	last  time.Time
+	shown bool
+}
+
+func (p *progressLine) update(pg plan.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
+		p.last = now
+		p.shown = true
+		line := fmt.Sprintf("planning: %d evaluations, best rate scale %.4g", pg.Evals, pg.Best.Scale)
+		if pg.Note != "" {
+			line += " (" + pg.Note + ")"
+		}
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	}
+}
+
+func (p *progressLine) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/ort"
 )
 
@@ -74,6 +77,9 @@ func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr
 	if err != nil {
 		return fmt.Sprintf("export: %v", err)
 	}
+	if msg := checkDeclared(data, ins, outs, fr); msg != "" {
+		return msg
+	}
 	feeds := make([]*graph.Data, len(ins))
 	for i, name := range ins {
 		if feeds[i] = fr.values[name]; feeds[i] == nil {
@@ -100,6 +106,51 @@ func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr
 			bad = append(bad, fmt.Sprintf("output %q: %s", name, msg))
 		}
 	}
+	return strings.Join(bad, "; ")
+}
+
+// checkDeclared checks the exported model's interface: its graph inputs and
+// outputs are the boundary's, in order, declared with the dtypes and static
+// shapes of the full run's values, and its default opset is the source's.
+func checkDeclared(data []byte, ins, outs []string, fr *fullRun) string {
+	mp := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(data, mp); err != nil {
+		return fmt.Sprintf("exported model does not decode: %v", err)
+	}
+	if got, want := defaultOpset(mp), defaultOpset(fr.proto); got != want {
+		return fmt.Sprintf("exported default opset %d, source has %d", got, want)
+	}
+	var bad []string
+	check := func(kind string, vis []*onnxpb.ValueInfoProto, names []string) {
+		if len(vis) != len(names) {
+			bad = append(bad, fmt.Sprintf("%d graph %ss, boundary has %d", len(vis), kind, len(names)))
+			return
+		}
+		for i, vi := range vis {
+			if vi.GetName() != names[i] {
+				bad = append(bad, fmt.Sprintf("graph %s %d is %q, boundary has %q", kind, i, vi.GetName(), names[i]))
+				continue
+			}
+			want := fr.values[names[i]]
+			if want == nil {
+				continue // reported when run
+			}
+			tt := vi.GetType().GetTensorType()
+			dims := graph.Shape{}
+			for _, d := range tt.GetShape().GetDim() {
+				if _, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); ok {
+					dims = append(dims, d.GetDimValue())
+				} else {
+					dims = append(dims, graph.Unknown)
+				}
+			}
+			if graph.DType(tt.GetElemType()) != want.DType || tt.GetShape() == nil || !dims.Equal(want.Dims) {
+				bad = append(bad, fmt.Sprintf("graph %s %q declared %s %s, its value is %s %s", kind, vi.GetName(), graph.DType(tt.GetElemType()), dims, want.DType, want.Dims))
+			}
+		}
+	}
+	check("input", mp.GetGraph().GetInput(), ins)
+	check("output", mp.GetGraph().GetOutput(), outs)
 	return strings.Join(bad, "; ")
 }
 

@@ -99,6 +99,11 @@ type Dispatcher struct {
 	linkQ    []taskHeap
 	linkBusy []int
 	seq      int64
+	// dirty lists the servers (processors, then links offset by the number
+	// of processors) whose queue or load changed since the last Ready:
+	// only they can launch.
+	dirty   []int
+	isDirty []bool
 
 	// out accumulates effects; spare is the batch handed out last time.
 	out, spare Ready
@@ -125,6 +130,7 @@ func New(p *Program, cfg Config) (*Dispatcher, error) {
 		procBusy: make([]int, len(p.Procs)),
 		linkQ:    make([]taskHeap, len(p.Links)),
 		linkBusy: make([]int, len(p.Links)),
+		isDirty:  make([]bool, len(p.Procs)+len(p.Links)),
 	}
 	for gi, g := range p.Groups {
 		d.ndeps[gi] = make([]int32, len(g.Jobs))
@@ -208,8 +214,10 @@ func (d *Dispatcher) Complete(t Task, now time.Duration) error {
 	j := &d.prog.Jobs[t.Job]
 	if j.Kind == Compute {
 		d.procBusy[j.Proc]--
+		d.touch(j.Proc)
 	} else {
 		d.linkBusy[j.Link]--
+		d.touch(len(d.procQ) + j.Link)
 	}
 	if r.dropped {
 		if r.running == 0 {
@@ -241,10 +249,19 @@ func (d *Dispatcher) enqueue(r *request, job int) {
 	j := &d.prog.Jobs[job]
 	if j.Kind == Compute {
 		d.procQ[j.Proc].push(entry{k1: int64(d.prio[job]), k2: int64(r.arrival), k3: r.id, job: job, req: r})
+		d.touch(j.Proc)
 		return
 	}
 	d.seq++
 	d.linkQ[j.Link].push(entry{k1: d.seq, k2: r.id, k3: int64(job), job: job, req: r})
+	d.touch(len(d.procQ) + j.Link)
+}
+
+func (d *Dispatcher) touch(server int) {
+	if !d.isDirty[server] {
+		d.isDirty[server] = true
+		d.dirty = append(d.dirty, server)
+	}
 }
 
 // Ready launches every task that can start at time now and returns the
@@ -253,16 +270,26 @@ func (d *Dispatcher) enqueue(r *request, job int) {
 // completions at the same instant may be fed together first).
 func (d *Dispatcher) Ready(now time.Duration) Ready {
 	d.advance(now)
-	for p := range d.procQ {
-		limit := d.prog.Procs[p].Concurrency
-		for d.procBusy[p] < limit && d.procQ[p].len() > 0 {
-			if e := d.procQ[p].pop(); d.admit(e) {
-				d.procBusy[p]++
-				d.out.Launches = append(d.out.Launches, Launch{Task: Task{e.req.id, e.job}, Proc: p, Link: -1})
-			}
-		}
+	// Servers in index order (processors, then links): the launch order
+	// must not depend on the order in which they became dirty.
+	if len(d.dirty) > 1 {
+		sortInts(d.dirty)
 	}
-	for l := range d.linkQ {
+	np := len(d.procQ)
+	for _, s := range d.dirty {
+		d.isDirty[s] = false
+		if s < np {
+			p := s
+			limit := d.prog.Procs[p].Concurrency
+			for d.procBusy[p] < limit && d.procQ[p].len() > 0 {
+				if e := d.procQ[p].pop(); d.admit(e) {
+					d.procBusy[p]++
+					d.out.Launches = append(d.out.Launches, Launch{Task: Task{e.req.id, e.job}, Proc: p, Link: -1})
+				}
+			}
+			continue
+		}
+		l := s - np
 		shared := d.prog.Links[l].Shared
 		for (!shared || d.linkBusy[l] < 1) && d.linkQ[l].len() > 0 {
 			if e := d.linkQ[l].pop(); d.admit(e) {
@@ -271,6 +298,7 @@ func (d *Dispatcher) Ready(now time.Duration) Ready {
 			}
 		}
 	}
+	d.dirty = d.dirty[:0]
 	out := d.out
 	d.out = Ready{Launches: d.spare.Launches[:0], Finished: d.spare.Finished[:0], Dropped: d.spare.Dropped[:0]}
 	d.spare = out
@@ -360,4 +388,13 @@ func (h *taskHeap) pop() entry {
 		i = m
 	}
 	return top
+}
+
+// sortInts is an insertion sort: the dirty list is short.
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
 }

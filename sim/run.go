@@ -24,6 +24,11 @@ type Program struct {
 const (
 	DefaultRequests = 200
 	DefaultWarmup   = 20
+	// DefaultMaxJobs caps the job executions of a default-horizon run.
+	DefaultMaxJobs = 250_000
+	// MinRequests is the fewest measured requests the cap leaves the
+	// slowest group.
+	MinRequests = 50
 )
 
 // Options tune a simulation run.
@@ -48,10 +53,24 @@ type Options struct {
 	// starts empty, so the first requests see shorter queues than the
 	// steady state; excluding them makes the statistics more conservative.
 	Warmup int
+	// MaxJobs caps the job executions (compute and transfer) of a run with
+	// the default horizon; 0 means DefaultMaxJobs, negative no cap. A plan
+	// cut into hundreds of subgraphs, with groups whose rates differ by 10×,
+	// would otherwise run millions of jobs per simulation: the slowest group
+	// sizes the horizon and the fastest repeats its jobs many times over.
+	// When Warmup+Requests requests of the slowest group would exceed the
+	// cap, both are scaled down together, but never below MinRequests (50)
+	// measured requests (at most 0 misses at the 99 % criterion: a stricter
+	// test, so the cap can only lower the max sustainable scale).
+	MaxJobs int
 	// Policy is the dispatcher's deadline policy (default CompleteLate).
 	Policy dispatch.Policy
 	// NoSpans skips recording spans (faster; for rate searches).
 	NoSpans bool
+
+	// failFast stops the run as soon as some group has certainly missed
+	// more than MaxMissRate of its measured requests (rate searches only).
+	failFast bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -75,6 +94,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Warmup = DefaultWarmup
 	case o.Warmup < 0:
 		o.Warmup = 0
+	}
+	if o.MaxJobs == 0 {
+		o.MaxJobs = DefaultMaxJobs
 	}
 	return o, nil
 }
@@ -126,11 +148,18 @@ type Result struct {
 	// Misses reports the groups whose miss rate exceeds 1 % ("" when none):
 	// "group g: 5 of 200 requests late (p99 41ms > deadline 33ms)".
 	Misses string
+	// Stopped is true when a rate search cut the run short once a group had
+	// certainly failed; then Requests are the requests the full run would
+	// have measured and the latency figures cover the completed ones.
+	Stopped bool
 }
 
 // Meets reports whether at least 99 % of every group's measured requests
 // met their deadline.
 func (r *Result) Meets() bool {
+	if r.Stopped {
+		return false
+	}
 	for _, g := range r.Groups {
 		if g.MissRate > MaxMissRate {
 			return false
@@ -243,6 +272,7 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	}
 	horizon := opt.Horizon
 	if horizon == 0 {
+		opt.Warmup, opt.Requests = capRequests(p, opt)
 		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
 	}
 	nproc := len(p.Procs)
@@ -255,19 +285,31 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	for i, l := range p.Links {
 		res.Links[i].Name = l.Name
 	}
-	periods := make([]float64, len(p.Groups)) // scaled, in ns
-	rngs := make([]*rand.Rand, len(p.Groups))
+	// Arrival times per group, drawn up front so each group's count (and
+	// so the miss budget of a fail-fast run) is known.
+	arrivals := make([][]time.Duration, len(p.Groups))
+	for gi, g := range p.Groups {
+		period := float64(g.Period) / opt.Scale
+		if g.Poisson {
+			rng := rand.New(rand.NewSource(opt.Seed*1000003 + int64(gi)))
+			for t := time.Duration(math.Round(rng.ExpFloat64() * period)); t < horizon; t += time.Duration(math.Round(rng.ExpFloat64() * period)) {
+				arrivals[gi] = append(arrivals[gi], t)
+			}
+			continue
+		}
+		for k := 0; ; k++ {
+			t := time.Duration(math.Round(float64(k) * period))
+			if t >= horizon {
+				break
+			}
+			arrivals[gi] = append(arrivals[gi], t)
+		}
+	}
 	counts := make([]int, len(p.Groups))
 	var q eventQueue
-	for gi, g := range p.Groups {
-		periods[gi] = float64(g.Period) / opt.Scale
-		first := time.Duration(0)
-		if g.Poisson {
-			rngs[gi] = rand.New(rand.NewSource(opt.Seed*1000003 + int64(gi)))
-			first = time.Duration(math.Round(rngs[gi].ExpFloat64() * periods[gi]))
-		}
-		if first < horizon {
-			q.push(event{at: first, kind: evArrive, group: gi})
+	for gi := range p.Groups {
+		if len(arrivals[gi]) > 0 {
+			q.push(event{at: arrivals[gi][0], kind: evArrive, group: gi})
 		}
 	}
 	type stat struct {
@@ -288,7 +330,6 @@ func Run(prog *Program, opt Options) (*Result, error) {
 			e := q.pop()
 			switch e.kind {
 			case evArrive:
-				g := &p.Groups[e.group]
 				id, err := d.Arrive(e.group, now)
 				if err != nil {
 					return nil, fmt.Errorf("sim: %w", err)
@@ -306,14 +347,8 @@ func Run(prog *Program, opt Options) (*Result, error) {
 						st.firstArrival = now
 					}
 				}
-				var next time.Duration
-				if g.Poisson {
-					next = now + time.Duration(math.Round(rngs[e.group].ExpFloat64()*periods[e.group]))
-				} else {
-					next = time.Duration(math.Round(float64(counts[e.group]) * periods[e.group]))
-				}
-				if next < horizon {
-					q.push(event{at: next, kind: evArrive, group: e.group})
+				if k := counts[e.group]; k < len(arrivals[e.group]) {
+					q.push(event{at: arrivals[e.group][k], kind: evArrive, group: e.group})
 				}
 			case evComplete:
 				if err := d.Complete(e.task, now); err != nil {
@@ -379,6 +414,17 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		if now > end {
 			end = now
 		}
+		if opt.failFast && (len(ready.Finished) > 0 || len(ready.Dropped) > 0) {
+			for gi := range stats {
+				st := &stats[gi]
+				if budget := MaxMissRate * float64(max(len(arrivals[gi])-opt.Warmup, 0)); float64(st.late+st.dropped) > budget {
+					res.Stopped = true
+				}
+			}
+			if res.Stopped {
+				break
+			}
+		}
 	}
 	res.End = end
 	if end > 0 {
@@ -392,6 +438,9 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	var misses []string
 	for gi, g := range p.Groups {
 		st := &stats[gi]
+		if res.Stopped {
+			st.requests = max(len(arrivals[gi])-opt.Warmup, 0)
+		}
 		gr := GroupResult{
 			Name: g.Name, Requests: st.requests, Completed: len(st.lat), Late: st.late, Dropped: st.dropped,
 			OfferedHz: opt.Scale * float64(time.Second) / float64(g.Period), Deadline: g.Deadline,
@@ -460,6 +509,32 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 		rank = 1
 	}
 	return sorted[rank-1]
+}
+
+// capRequests scales the warm-up and measured request counts of the slowest
+// group down so that a run executes about opt.MaxJobs jobs at most.
+func capRequests(p *dispatch.Program, opt Options) (warmup, requests int) {
+	warmup, requests = opt.Warmup, opt.Requests
+	if opt.MaxJobs < 0 || requests <= MinRequests {
+		return
+	}
+	var slowest time.Duration
+	for _, g := range p.Groups {
+		slowest = max(slowest, g.Period)
+	}
+	// Jobs run per request of the slowest group, over all groups.
+	var perSlow float64
+	for _, g := range p.Groups {
+		perSlow += float64(len(g.Jobs)) * float64(slowest) / float64(g.Period)
+	}
+	n := warmup + requests
+	if perSlow*float64(n) <= float64(opt.MaxJobs) {
+		return
+	}
+	f := float64(opt.MaxJobs) / (perSlow * float64(n))
+	requests = max(int(float64(requests)*f), MinRequests)
+	warmup = int(math.Round(float64(warmup) * float64(requests) / float64(opt.Requests)))
+	return
 }
 
 // DefaultHorizon is the arrival window that lets every group issue n

@@ -1,0 +1,168 @@
+package sim_test
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+var (
+	zooOnce sync.Once
+	zooWL   *workload.Workload
+	zooErr  error
+)
+
+// nineModels is the nine zoo networks in three groups (one with an after
+// chain, one with Poisson arrivals).
+func nineModels(tb testing.TB) *workload.Workload {
+	tb.Helper()
+	zooOnce.Do(func() {
+		w := &workload.Workload{Platform: "phone"}
+		for _, name := range zoo.Names() {
+			g, err := zoo.Build(name)
+			if err != nil {
+				zooErr = err
+				return
+			}
+			lg, err := graph.BuildLayers(g)
+			if err != nil {
+				zooErr = err
+				return
+			}
+			w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Source: "zoo:" + name, Zoo: name})
+		}
+		w.Groups = []*workload.Group{
+			{Name: "camera", Models: []string{"mobilenet_v2", "yolov5s", "deeplabv3_mobilenet_v3_large"},
+				After:  map[string][]string{"deeplabv3_mobilenet_v3_large": {"yolov5s"}},
+				Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
+			{Name: "photo", Models: []string{"resnet50", "inception_v3", "efficientnet_b0", "mobilenet_v3_large", "deit_tiny"},
+				Period: time.Second, Deadline: 500 * time.Millisecond, Arrival: workload.Poisson},
+			{Name: "text", Models: []string{"mobilebert"},
+				Period: 200 * time.Millisecond, Deadline: 200 * time.Millisecond, Arrival: workload.Periodic},
+		}
+		zooWL = w
+	})
+	if zooErr != nil {
+		tb.Fatal(zooErr)
+	}
+	return zooWL
+}
+
+func planWith(tb testing.TB, name string, w *workload.Workload, pl *hw.Platform, est cost.Estimator) *plan.Plan {
+	tb.Helper()
+	pn, err := search.New(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := pn.Plan(context.Background(), &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1}, nil)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return p
+}
+
+// TestZooScenario evaluates the baseline plans of the nine-model scenario on
+// every preset with the analytic cost model and checks them against the
+// upper bound.
+func TestZooScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the zoo")
+	}
+	w := nineModels(t)
+	for _, preset := range []string{"phone", "jetson-orin", "desktop"} {
+		pl, err := hw.Preset(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := cost.NewAnalytic(pl)
+		b, err := sim.UpperBound(w, pl, est)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: bound %.4g (%s; peak fallback %v) critical paths %v", preset, b.Scale, b.Why, b.PeakFallback, b.CriticalPaths)
+		for _, name := range []string{"bestmap", "heft", "single:cpu"} {
+			p := planWith(t, name, w, pl, est)
+			if err := p.Validate(w, pl); err != nil {
+				t.Fatalf("%s %s: %v", preset, name, err)
+			}
+			prog, err := sim.Compile(w, pl, est, p)
+			if err != nil {
+				t.Fatalf("%s %s: %v", preset, name, err)
+			}
+			s, res, err := sim.Sustain(prog, sim.Options{Seed: 1, NoSpans: true})
+			if err != nil {
+				t.Fatalf("%s %s: %v", preset, name, err)
+			}
+			if s.Scale > b.Scale*(1+1e-9) {
+				t.Errorf("%s %s: simulated scale %v above the bound %v", preset, name, s.Scale, b.Scale)
+			}
+			if b.Scale == 0 && s.Scale != 0 {
+				t.Errorf("%s %s: bound 0 but scale %v", preset, name, s.Scale)
+			}
+			p99 := make([]time.Duration, len(res.Groups))
+			for i, g := range res.Groups {
+				p99[i] = g.P99
+				if b.CriticalPaths[i] > g.P50 && g.Completed > 0 {
+					t.Errorf("%s %s: group %s p50 %v below its critical path bound %v", preset, name, g.Name, g.P50, b.CriticalPaths[i])
+				}
+			}
+			t.Logf("  %-10s scale %.4g in %d runs (%s); p99 %v", name, s.Scale, s.Runs, s.Limit, p99)
+		}
+	}
+}
+
+// BenchmarkMaxSustainableScale is the bisection of the nine-model scenario
+// on the phone with the HEFT plan (program compiled once).
+func BenchmarkMaxSustainableScale(b *testing.B) {
+	w := nineModels(b)
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := cost.NewAnalytic(pl)
+	for _, name := range []string{"bestmap", "heft"} {
+		p := planWith(b, name, w, pl, est)
+		prog, err := sim.Compile(w, pl, est, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			s := math.NaN()
+			for i := 0; i < b.N; i++ {
+				if s, _, err = sim.MaxSustainableScale(prog, sim.Options{Seed: 1, NoSpans: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(s, "scale")
+			b.ReportMetric(float64(len(prog.Jobs)), "jobs")
+		})
+	}
+}
+
+// BenchmarkEvaluate includes compiling (with the evaluator's cost cache warm).
+func BenchmarkEvaluate(b *testing.B) {
+	w := nineModels(b)
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := cost.NewAnalytic(pl)
+	p := planWith(b, "heft", w, pl, est)
+	ev := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})
+	for i := 0; i < b.N; i++ {
+		if _, err := ev.Evaluate(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -121,7 +122,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&fp); err != nil {
-			return nil, fmt.Errorf("plan: %s: %s", name, oneLine(err))
+			return nil, fmt.Errorf("plan: %s: %s", name, jsonError(data, err))
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("plan: %s: data after the plan object", name)
@@ -216,3 +217,27 @@ func (p *Plan) Save(path string) error {
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// jsonError turns a JSON decoding error into one line with its line number.
+func jsonError(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("line %d: %v", lineAt(data, se.Offset), se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "value"
+		}
+		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, te.Offset), field, te.Type, te.Value)
+	}
+	return oneLine(err)
+}
+
+func lineAt(data []byte, offset int64) int {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}

@@ -194,6 +194,8 @@ func TestParseErrors(t *testing.T) {
 		{"model twice", JSON, `{"models": [{"model": "m", "subgraphs": [{"layers": "0", "processor": "c"}]}, {"model": "m"}]}`, `model "m" planned twice`},
 		{"no model name", JSON, `{"models": [{"subgraphs": []}]}`, `models[0]: no model name`},
 		{"no subgraphs", JSON, `{"models": [{"model": "m"}]}`, `model "m": no subgraphs`},
+		{"json syntax", JSON, "{\n\"models\": [,]}", "p: line 2: invalid character"},
+		{"json type", JSON, "{\"models\": [{\"model\": \"m\", \"priority\": \"high\"}]}", "line 1: models.priority: want int, got string"},
 		{"trailing json", JSON, `{"models": []} []`, "data after"},
 	}
 	for _, tc := range tests {

@@ -157,6 +157,30 @@ func foldCases() []foldCase {
 		{"nonzero", func(b *builder) {
 			b.ints("a", graph.Shape{2, 2}, 0, 3, 5, 0).node("NonZero", []string{"a"}, []string{"y"})
 		}, graph.Shape{2, 2}, []int64{0, 1, 1, 0}, nil},
+		{"pad constant opset 11", func(b *builder) {
+			b.m.Opsets[0].Version = 11
+			b.ints("a", nil, 1, 2).ints("p", nil, 1, 2).ints("v", graph.Shape{}, 9).node("Pad", []string{"a", "p", "v"}, []string{"y"})
+		}, graph.Shape{5}, []int64{9, 1, 2, 9, 9}, nil},
+		{"scatternd", func(b *builder) {
+			b.ints("a", nil, 1, 2, 3, 4).ints("i", graph.Shape{2, 1}, 3, 0).ints("u", nil, 40, 10).node("ScatterND", []string{"a", "i", "u"}, []string{"y"})
+		}, graph.Shape{4}, []int64{10, 2, 3, 40}, nil},
+		{"scatterelements axis 1", func(b *builder) {
+			b.ints("a", graph.Shape{2, 2}, 1, 2, 3, 4).ints("i", graph.Shape{2, 1}, 1, 0).ints("u", graph.Shape{2, 1}, 7, 8).
+				node("ScatterElements", []string{"a", "i", "u"}, []string{"y"}, aInt("axis", 1))
+		}, graph.Shape{2, 2}, []int64{1, 7, 8, 4}, nil},
+		{"gatherelements", func(b *builder) {
+			b.ints("a", graph.Shape{2, 2}, 1, 2, 3, 4).ints("i", graph.Shape{2, 2}, 0, 0, 1, 0).
+				node("GatherElements", []string{"a", "i"}, []string{"y"}, aInt("axis", 1))
+		}, graph.Shape{2, 2}, []int64{1, 1, 4, 3}, nil},
+		{"cumsum exclusive reverse", func(b *builder) {
+			b.ints("a", nil, 1, 2, 3).ints("ax", graph.Shape{}, 0).node("CumSum", []string{"a", "ax"}, []string{"y"}, aInt("exclusive", 1), aInt("reverse", 1))
+		}, graph.Shape{3}, []int64{5, 3, 0}, nil},
+		{"argmax keepdims 0", func(b *builder) {
+			b.ints("a", graph.Shape{2, 3}, 1, 5, 2, 7, 0, 7).node("ArgMax", []string{"a"}, []string{"y"}, aInt("axis", 1), aInt("keepdims", 0))
+		}, graph.Shape{2}, []int64{1, 0}, nil},
+		{"trilu lower", func(b *builder) {
+			b.ints("a", graph.Shape{2, 2}, 1, 2, 3, 4).node("Trilu", []string{"a"}, []string{"y"}, aInt("upper", 0))
+		}, graph.Shape{2, 2}, []int64{1, 0, 3, 4}, nil},
 		{"matmul", func(b *builder) {
 			b.floats("a", graph.Shape{1, 2}, 1, 2).floats("c", graph.Shape{2, 2}, 1, 2, 3, 4).node("MatMul", []string{"a", "c"}, []string{"y"})
 		}, graph.Shape{1, 2}, nil, []float32{7, 10}},

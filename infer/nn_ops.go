@@ -457,6 +457,10 @@ func matmulRule() rule {
 		}
 		dt := c.dt(ai)
 		switch c.n.Op {
+		case "MatMul":
+			if c.dt(1) != dt {
+				return fmt.Errorf("input types differ: %s and %s", dt, c.dt(1))
+			}
 		case "MatMulInteger":
 			dt = graph.Int32
 		case "QLinearMatMul":
@@ -469,7 +473,7 @@ func matmulRule() rule {
 		c.flops = 2 * c.macs
 		return nil
 	}, eval: func(c *ctx, in []*value) ([]*value, error) {
-		if c.n.Op != "MatMul" || !in[0].isFloat() {
+		if c.n.Op != "MatMul" || !in[0].isFloat() || in[1].dt != in[0].dt {
 			return nil, nil
 		}
 		return []*value{evalMatMul(in[0], in[1], c.outs[0].shape)}, nil

@@ -29,17 +29,17 @@ func buildRules() map[string]rule {
 	t["Split"] = splitRule()
 	t["Slice"] = sliceRule()
 	t["Gather"] = gatherRule()
-	t["GatherElements"] = gatherElementsRule()
+	t["GatherElements"] = withEval(gatherElementsRule(), gatherElementsEval)
 	t["GatherND"] = gatherNDRule()
-	t["ScatterND"] = sameAsInput0Rule(1)
-	t["ScatterElements"] = sameAsInput0Rule(1)
-	t["Scatter"] = sameAsInput0Rule(1)
+	t["ScatterND"] = withEval(scatterNDRule(), scatterNDEval)
+	t["ScatterElements"] = withEval(scatterElementsRule(), scatterElementsEval)
+	t["Scatter"] = withEval(scatterElementsRule(), scatterElementsEval)
 	t["Transpose"] = transposeRule()
 	t["Expand"] = expandRule()
 	t["Tile"] = tileRule()
 	t["ConstantOfShape"] = constantOfShapeRule()
 	t["Range"] = rangeRule()
-	t["Pad"] = padRule()
+	t["Pad"] = withEval(padRule(), padEval)
 	t["DepthToSpace"] = depthToSpaceRule(true)
 	t["SpaceToDepth"] = depthToSpaceRule(false)
 	t["OneHot"] = oneHotRule()
@@ -51,8 +51,8 @@ func buildRules() map[string]rule {
 	t["Resize"] = resizeRule()
 	t["Upsample"] = resizeRule()
 	t["ReverseSequence"] = sameAsInput0Rule(0)
-	t["Trilu"] = triluRule()
-	t["CumSum"] = cumSumRule()
+	t["Trilu"] = withEval(triluRule(), triluEval)
+	t["CumSum"] = withEval(cumSumRule(), cumSumEval)
 
 	t["Conv"] = convRule()
 	t["ConvInteger"] = convRule()
@@ -88,8 +88,8 @@ func buildRules() map[string]rule {
 		t[op] = reduceRule(18, f)
 	}
 	t["ReduceSum"] = reduceRule(13, 1)
-	t["ArgMax"] = argRule()
-	t["ArgMin"] = argRule()
+	t["ArgMax"] = withEval(argRule(), argEval)
+	t["ArgMin"] = withEval(argRule(), argEval)
 	t["TopK"] = topKRule()
 	t["LSTM"] = rnnRule(4)
 	t["GRU"] = rnnRule(3)
@@ -146,4 +146,10 @@ func buildRules() map[string]rule {
 	t[ms+"SkipSimplifiedLayerNormalization"] = skipSimplifiedLayerNormRule()
 	t[ms+"SimplifiedLayerNormalization"] = rmsNormRule()
 	return t
+}
+
+// withEval gives a rule an evaluator for constant folding.
+func withEval(r rule, e func(c *ctx, in []*value) ([]*value, error)) rule {
+	r.eval = e
+	return r
 }

@@ -1244,3 +1244,50 @@ func sortInts(x []int) []int {
 	sort.Ints(y)
 	return y
 }
+
+func scatterNDRule() rule {
+	return rule{infer: func(c *ctx) error {
+		if err := c.need(3); err != nil {
+			return err
+		}
+		d, is, us := c.shape(0), c.shape(1), c.shape(2)
+		if len(is) == 0 {
+			return errors.New("indices must have rank at least 1")
+		}
+		k := is[len(is)-1]
+		if k < 1 || k > int64(len(d)) {
+			return fmt.Errorf("indices %s do not fit data %s", is, d)
+		}
+		want := append(is[:len(is)-1].Clone(), d[k:]...)
+		if !us.Equal(want) {
+			return fmt.Errorf("updates %s, want %s", us, want)
+		}
+		if c.dt(2) != c.dt(0) {
+			return fmt.Errorf("updates are %s, data %s", c.dt(2), c.dt(0))
+		}
+		c.set(0, c.dt(0), d)
+		c.flops = prod(us)
+		return nil
+	}}
+}
+
+func scatterElementsRule() rule {
+	return rule{infer: func(c *ctx) error {
+		if err := c.need(3); err != nil {
+			return err
+		}
+		d, is, us := c.shape(0), c.shape(1), c.shape(2)
+		if !is.Equal(us) || len(is) != len(d) {
+			return fmt.Errorf("indices %s and updates %s must match each other and the rank of data %s", is, us, d)
+		}
+		if _, err := normAxis(c.attrs().Int("axis", 0), len(d)); err != nil {
+			return err
+		}
+		if c.dt(2) != c.dt(0) {
+			return fmt.Errorf("updates are %s, data %s", c.dt(2), c.dt(0))
+		}
+		c.set(0, c.dt(0), d)
+		c.flops = prod(us)
+		return nil
+	}}
+}

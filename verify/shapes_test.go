@@ -26,6 +26,44 @@ func TestZooShapesMatchORT(t *testing.T) {
 	checkShapes(t, zooSources())
 }
 
+// TestShapesMatchORTOtherInputs repeats the check at input shapes other than
+// the typical ones (other batch sizes and resolutions), where shape
+// arithmetic that was only right for the typical shapes would show.
+func TestShapesMatchORTOtherInputs(t *testing.T) {
+	checkShapes(t, otherInputSources())
+}
+
+// otherInputSources are real models at other input shapes (all of which
+// ONNX Runtime runs).
+func otherInputSources() []source {
+	others := map[string]map[string][]int64{
+		"ocr_det":      {"x": {2, 3, 160, 96}},
+		"ocr_cls":      {"x": {3, 3, 48, 192}},
+		"ocr_rec":      {"x": {2, 3, 48, 160}},
+		"melspec":      {"input": {2, 1760}},
+		"speech_embed": {"input_1": {3, 76, 32, 1}},
+		"vad":          {"input": {2, 1024}, "h": {2, 2, 64}, "c": {2, 2, 64}},
+	}
+	var out []source
+	for _, src := range realSources() {
+		if in := others[src.name]; in != nil {
+			src.inputs = in
+			src.name += "@" + shapesKey(in)
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// shapesKey formats input shapes for a source name: "x=2x3x160x96".
+func shapesKey(in map[string][]int64) string {
+	var parts []string
+	for _, name := range sortedKeys(in) {
+		parts = append(parts, name+"="+graph.Shape(in[name]).String())
+	}
+	return strings.Join(parts, ",")
+}
+
 func checkShapes(t *testing.T, sources []source) {
 	openRuntime(t)
 	var totalChecked, totalFolded, totalBad int

@@ -14,8 +14,9 @@
 //     element-wise unary and binary operators, Max/Min/Sum/Mean, Where,
 //     Clip, Cast, Identity, Dropout, Shape, Size, Reshape, Flatten,
 //     Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Transpose, Expand,
-//     Tile, ConstantOfShape, Range, NonZero, MatMul (float) and
-//     ReduceSum/Mean/Max/Min/Prod.
+//     Tile, ConstantOfShape, Range, NonZero, Pad (constant mode),
+//     GatherElements, ScatterND, ScatterElements, CumSum, ArgMax, ArgMin,
+//     Trilu, MatMul (float) and ReduceSum/Mean/Max/Min/Prod.
 //   - Initializers whose Data.Raw is nil (weights whose values do not
 //     matter) have known shapes; their values are needed only when they
 //     feed shape arithmetic, which is then an error naming the input.

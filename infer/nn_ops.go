@@ -323,8 +323,8 @@ func maxUnpoolRule() rule {
 	}}
 }
 
-// channelParamRule is BatchNormalization, InstanceNormalization and the
-// like: output as input 0, parameters per channel (axis 1).
+// normRule is BatchNormalization, InstanceNormalization and the like:
+// output as input 0, parameters per channel (axis 1).
 func normRule(flopsPerElem int64) rule {
 	return rule{infer: func(c *ctx) error {
 		x, err := c.needRank(0, 1)

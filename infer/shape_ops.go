@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -43,7 +42,7 @@ func sizeRule() rule {
 	}}
 }
 
-// reshapeTo is the shape-preserving evaluator: the output has the input's
+// reshapeEval is the shape-preserving evaluator: the output has the input's
 // elements in the inferred shape.
 func reshapeEval(c *ctx, in []*value) ([]*value, error) {
 	return []*value{in[0].reshaped(c.outs[0].shape)}, nil
@@ -1236,13 +1235,6 @@ func resizeRule() rule {
 		c.flops = sat(per, c.outElems(0))
 		return nil
 	}}
-}
-
-// sortInts returns a sorted copy.
-func sortInts(x []int) []int {
-	y := append([]int{}, x...)
-	sort.Ints(y)
-	return y
 }
 
 func scatterNDRule() rule {

@@ -1,0 +1,56 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+)
+
+// LayerLowerBound is the least time layer contributes to any subgraph that
+// contains it on the config, so that for every layer set S,
+// Subgraph(lg, S, on) ≥ Σ_{l ∈ S} LayerLowerBound(lg, l, on). Package sim's
+// UpperBound relies on it. It is the layer's roofline term with only the
+// DRAM traffic no subgraph can avoid — its weights, graph inputs and
+// outputs, and tensors too large for on-chip memory — and its kernel launch
+// when no subgraph can fuse it away; the dispatch overhead, paid once per
+// subgraph, is left out. Errors as Subgraph (ErrUnsupported where the
+// processor cannot run the layer).
+func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config) (time.Duration, error) {
+	set := graph.LayerSet{layer}
+	if err := a.p.CheckConfig(on); err != nil {
+		return 0, fmt.Errorf("cost: %w", err)
+	}
+	if layer < 0 || layer >= len(lg.Layers) {
+		return 0, fmt.Errorf("cost: layer %d out of range (model has %d layers)", layer, len(lg.Layers))
+	}
+	if err := a.supported(lg, set, on.Proc); err != nil {
+		return 0, err
+	}
+	t := a.table(lg, on)
+	pr := a.p.Processors[on.Proc]
+	onChip := float64(pr.OnChipBytes)
+	l := &t.layers[layer]
+	bytes := l.weights
+	internal := true // every input may come from inside the subgraph
+	for _, in := range l.ins {
+		if in.from < 0 || in.bytes > onChip {
+			bytes += in.bytes
+			internal = false
+		}
+	}
+	for _, out := range l.outs {
+		if out.external || out.bytes > onChip {
+			bytes += out.bytes
+		}
+	}
+	ns := math.Max(l.compute, bytes*t.nsPerByte)
+	if !(l.fusable && internal && len(l.ins) > 0) {
+		ns += float64(pr.LayerOverhead)
+	}
+	// Rounded down: the sum of the bounds is an integer no larger than the
+	// subgraph's unrounded time, hence no larger than its rounded time.
+	return time.Duration(math.Floor(ns)), nil
+}

@@ -92,10 +92,13 @@ type LoadError struct {
 }
 
 func (e *LoadError) Error() string {
-	return e.File + ": " + strings.Join(strings.Fields(strings.ReplaceAll(e.Err.Error(), "\n", "; ")), " ")
+	return lineBreaks.Replace(e.File + ": " + e.Err.Error())
 }
 
 func (e *LoadError) Unwrap() error { return e.Err }
+
+// lineBreaks keeps an error on one line whatever the file's names contain.
+var lineBreaks = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ")
 
 func oneLineError(file string, err error) error {
 	if err == nil {

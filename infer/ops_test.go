@@ -110,7 +110,7 @@ func convCases() []opCase {
 				node("LayerNormalization", []string{"x", "s", "bb"}, []string{"y", "mean"}, aInt("axis", -1))
 		}, graph.Shape{2, 5, 64}, 0, 0},
 		{"roialign", 0, func(b *builder) {
-			b.input("x", f32, 1, 256, 50, 50).input("rois", f32, 10, 4).input("bi", graph.Int64, 10).
+			b.input("x", f32, 1, 256, 50, 50).input("rois", f32, 10, 4).weight("bi", graph.Int64, 10).
 				node("RoiAlign", []string{"x", "rois", "bi"}, []string{"y"}, aInt("output_height", 7), aInt("output_width", 7))
 		}, graph.Shape{10, 256, 7, 7}, 0, 0},
 		{"gridsample", 0, func(b *builder) {
@@ -160,11 +160,12 @@ func matrixCases() []opCase {
 		}, graph.Shape{3, 7, 2, 16}, 0, 2 * 7 * 3 * 48 * 26},
 		{"rnn", 0, func(b *builder) {
 			b.input("x", f32, 4, 2, 3).weight("w", f32, 1, 5, 3).weight("r", f32, 1, 5, 5).
-				node("RNN", []string{"x", "w", "r"}, []string{"", "y"})
+				node("RNN", []string{"x", "w", "r"}, []string{"", "y"}, aInt("hidden_size", 5))
 		}, graph.Shape{1, 2, 5}, 0, 4 * 2 * 5 * 8},
 		{"attention 4-D with past and GQA", 23, func(b *builder) {
-			b.input("q", f32, 2, 8, 10, 64).input("k", f32, 2, 2, 12, 64).input("v", f32, 2, 2, 12, 32).input("pk", f32, 2, 2, 5, 64).
-				node("Attention", []string{"q", "k", "v", "", "pk", ""}, []string{"y", "pko"})
+			b.input("q", f32, 2, 8, 10, 64).input("k", f32, 2, 2, 12, 64).input("v", f32, 2, 2, 12, 32).
+				input("pk", f32, 2, 2, 5, 64).input("pv", f32, 2, 2, 5, 32).
+				node("Attention", []string{"q", "k", "v", "", "pk", "pv"}, []string{"y", "pko", "pvo"})
 		}, graph.Shape{2, 8, 10, 32}, 0, 2 * 8 * 10 * 17 * 96},
 		{"attention 3-D", 23, func(b *builder) {
 			b.input("q", f32, 2, 10, 512).input("k", f32, 2, 12, 512).input("v", f32, 2, 12, 512).
@@ -267,7 +268,7 @@ func elementwiseCases() []opCase {
 			b.input("a", f32, 5, 6).ints("i", graph.Shape{}, 2).node("Gather", []string{"a", "i"}, []string{"y"})
 		}, graph.Shape{6}, 0, 0},
 		{"gathernd batch dims", 0, func(b *builder) {
-			b.input("a", f32, 2, 3, 4, 5).input("i", graph.Int64, 2, 7, 2).node("GatherND", []string{"a", "i"}, []string{"y"}, aInt("batch_dims", 1))
+			b.input("a", f32, 2, 3, 4, 5).weight("i", graph.Int64, 2, 7, 2).node("GatherND", []string{"a", "i"}, []string{"y"}, aInt("batch_dims", 1))
 		}, graph.Shape{2, 7, 5}, 0, 0},
 		{"gatherelements", 0, func(b *builder) {
 			b.input("a", f32, 3, 4).input("i", graph.Int64, 3, 2).node("GatherElements", []string{"a", "i"}, []string{"y"}, aInt("axis", 1))

@@ -80,7 +80,8 @@ var ErrNoWork = errors.New("sim: the program does no work, so its rate is unboun
 // MaxSustainableScale finds the largest common scale of every group's
 // nominal rate at which at least 99 % of each group's measured requests meet
 // their deadline over the run (Options.Horizon, default see Options), and
-// returns it with the run at that scale.
+// returns it with the run at that scale (for an infeasible program: 0, with
+// the failing run at the bracket's low end, whose Scale says where).
 //
 // The search bracket is [LoadLimit·1e-4, LoadLimit]: no scale above the load
 // limit is sustainable in the long run (see LoadLimit), and a program that
@@ -170,7 +171,6 @@ func Sustain(prog *Program, opt Options) (Sustained, *Result, error) {
 				return out, nil, err
 			}
 			out.Limit = fmt.Sprintf("infeasible: even at rate scale %.3g %s", lo, res.Misses)
-			res.Scale = 0
 			return out, res, nil
 		}
 	}

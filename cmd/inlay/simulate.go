@@ -1,0 +1,288 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+type simulateFlags struct {
+	plan, platform, gantt, trace string
+	scale                        float64
+	seed                         int64
+	json                         bool
+	window                       time.Duration
+}
+
+func newSimulateCmd() *cobra.Command {
+	var f simulateFlags
+	cmd := &cobra.Command{
+		Use:   "simulate WORKLOAD --plan PLAN",
+		Short: "Simulate a plan: latency, deadline misses, utilisation, max sustainable rate",
+		Long: "simulate runs a plan in virtual time with the same dispatcher the runtime uses.\n" +
+			"Without --scale it searches the max sustainable rate scale (the largest common\n" +
+			"factor on every group's rate at which 99% of each group's requests meet their\n" +
+			"deadline), prints it with a proven upper bound, and reports the run at that scale.\n" +
+			"An infeasible plan (deadlines missed even at a tiny rate) is reported as such,\n" +
+			"with the reason; the exit status is non-zero only for errors.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return simulate(cmd.OutOrStdout(), args[0], f, cmd.Flags().Changed("scale"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's)")
+	fl.Float64Var(&f.scale, "scale", 0, "simulate at this rate scale instead of searching the max sustainable one")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of tables")
+	fl.StringVar(&f.gantt, "gantt", "", "write a Gantt chart (.svg or .png)")
+	fl.StringVar(&f.trace, "trace", "", "write a Chrome trace-event JSON file (opens in Perfetto)")
+	fl.DurationVar(&f.window, "window", 0, "time window from the start drawn in the Gantt chart and written to the trace\n(default: three periods of the slowest group for the chart, ten times that for the trace)")
+	_ = cmd.MarkFlagRequired("plan")
+	return cmd
+}
+
+// simulateJSON is the --json output.
+type simulateJSON struct {
+	Workload        string      `json:"workload"`
+	Platform        string      `json:"platform"`
+	Planner         string      `json:"planner"`
+	Scale           float64     `json:"scale"`
+	MaxRateScale    *float64    `json:"max_rate_scale,omitempty"`
+	Feasible        bool        `json:"feasible"`
+	Limit           string      `json:"limit,omitempty"`
+	UpperBoundScale *float64    `json:"upper_bound_scale"`
+	BoundWhy        string      `json:"bound_why"`
+	HorizonMS       float64     `json:"horizon_ms"`
+	Groups          []groupJSON `json:"groups"`
+	Procs           []procJSON  `json:"processors"`
+	Links           []procJSON  `json:"links,omitempty"`
+}
+
+type groupJSON struct {
+	Name       string  `json:"name"`
+	RateHz     float64 `json:"rate_hz"`
+	OfferedHz  float64 `json:"offered_hz"`
+	DeadlineMS float64 `json:"deadline_ms"`
+	Requests   int     `json:"requests"`
+	Completed  int     `json:"completed"`
+	Late       int     `json:"late"`
+	Dropped    int     `json:"dropped"`
+	P50MS      float64 `json:"p50_ms"`
+	P99MS      float64 `json:"p99_ms"`
+	MeanMS     float64 `json:"mean_ms"`
+	MissRate   float64 `json:"miss_rate"`
+}
+
+type procJSON struct {
+	Name        string  `json:"name"`
+	Utilisation float64 `json:"utilisation"`
+	BusyMS      float64 `json:"busy_ms"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool) error {
+	if scaleSet && !(f.scale > 0) {
+		return fmt.Errorf("--scale %v must be positive", f.scale)
+	}
+	w, err := workload.Load(workloadPath)
+	if err != nil {
+		return err
+	}
+	platformName := f.platform
+	if platformName == "" {
+		platformName = w.Platform
+	}
+	if platformName == "" {
+		return fmt.Errorf("%s names no platform; pass --platform", workloadPath)
+	}
+	pl, err := hw.Resolve(platformName)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Load(f.plan)
+	if err != nil {
+		return err
+	}
+	if err := p.Validate(w, pl); err != nil {
+		return err
+	}
+	est := cost.NewAnalytic(pl)
+	prog, err := sim.Compile(w, pl, est, p)
+	if err != nil {
+		return err
+	}
+	bound, err := sim.UpperBound(w, pl, est)
+	if err != nil {
+		return err
+	}
+	opt := sim.Options{Seed: f.seed}
+	var res *sim.Result
+	var sus sim.Sustained
+	if scaleSet {
+		opt.Scale = f.scale
+		if res, err = sim.Run(prog, opt); err != nil {
+			return err
+		}
+	} else if sus, res, err = sim.Sustain(prog, opt); err != nil {
+		return err
+	}
+	window, traceWindow := f.window, f.window
+	if window <= 0 {
+		window = defaultWindow(w, res)
+		traceWindow = 10 * window
+	}
+	if f.gantt != "" {
+		if err := writeGantt(f.gantt, window, p, pl, res); err != nil {
+			return err
+		}
+	}
+	if f.trace != "" {
+		var spans []report.Span
+		for _, sp := range res.Spans {
+			if sp.Start < traceWindow {
+				spans = append(spans, sp)
+			}
+		}
+		if err := writeFile(f.trace, func(fw io.Writer) error {
+			return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
+		}); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		return simulateJSONOut(out, workloadPath, pl, p, bound, sus, res, scaleSet)
+	}
+	s := report.Summary{
+		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "simulation",
+		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, Horizon: res.Horizon,
+	}
+	if math.IsInf(s.Bound, 1) {
+		s.Bound = 0
+	}
+	for _, g := range res.Groups {
+		s.Groups = append(s.Groups, report.GroupRow{
+			Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline, Requests: g.Requests,
+			Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate,
+		})
+	}
+	for i, pr := range res.Procs {
+		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
+	}
+	if !scaleSet {
+		if sus.Feasible {
+			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n\n", sus.Scale, bound.Scale, sus.Limit)
+		} else {
+			fmt.Fprintf(out, "infeasible: %s\n", strings.TrimPrefix(sus.Limit, "infeasible: "))
+			if bound.Scale == 0 {
+				fmt.Fprintf(out, "no plan can do better: %s\n", bound.Why)
+			}
+			fmt.Fprintf(out, "the figures below are at rate scale %.3g\n\n", res.Scale)
+			s.Scale = res.Scale
+		}
+	} else if res.Misses != "" {
+		fmt.Fprintf(out, "deadline misses at scale %g: %s\n\n", f.scale, res.Misses)
+	}
+	return report.Text(out, s)
+}
+
+func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, bound sim.Bound,
+	sus sim.Sustained, res *sim.Result, scaleSet bool) error {
+	j := simulateJSON{
+		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
+		Feasible: res.Meets(), BoundWhy: bound.Why, HorizonMS: msOf(res.Horizon),
+	}
+	if !math.IsInf(bound.Scale, 1) {
+		b := bound.Scale
+		j.UpperBoundScale = &b
+	}
+	if !scaleSet {
+		s := sus.Scale
+		j.MaxRateScale, j.Feasible, j.Limit = &s, sus.Feasible, sus.Limit
+	} else {
+		j.Limit = res.Misses
+	}
+	for _, g := range res.Groups {
+		j.Groups = append(j.Groups, groupJSON{
+			Name: g.Name, RateHz: g.RateHz, OfferedHz: g.OfferedHz, DeadlineMS: msOf(g.Deadline),
+			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped,
+			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MissRate: g.MissRate,
+		})
+	}
+	for _, pr := range res.Procs {
+		j.Procs = append(j.Procs, procJSON{Name: pr.Name, Utilisation: pr.Utilisation, BusyMS: msOf(pr.Busy)})
+	}
+	for _, l := range res.Links {
+		if l.Busy > 0 {
+			j.Links = append(j.Links, procJSON{Name: l.Name, Utilisation: l.Utilisation, BusyMS: msOf(l.Busy)})
+		}
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}
+
+// defaultWindow is three periods of the slowest group at the run's scale,
+// or the whole run when that is shorter.
+func defaultWindow(w *workload.Workload, res *sim.Result) time.Duration {
+	var longest time.Duration
+	for _, g := range w.Groups {
+		longest = max(longest, g.Period)
+	}
+	var window time.Duration
+	if res.Scale > 0 {
+		window = time.Duration(3 * float64(longest) / res.Scale)
+	}
+	if window <= 0 || window > res.End {
+		window = res.End
+	}
+	return window
+}
+
+func writeGantt(path string, window time.Duration, p *plan.Plan, pl *hw.Platform, res *sim.Result) error {
+	title := fmt.Sprintf("%s on %s at rate scale %.3g", orDefault(p.Planner, "plan"), pl.Name, res.Scale)
+	rows := report.Rows(res.Lanes, res.Spans)
+	win := [2]time.Duration{0, window}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".svg":
+		return writeFile(path, func(fw io.Writer) error { return report.GanttSVG(fw, title, rows, res.Spans, win) })
+	case ".png":
+		return writeFile(path, func(fw io.Writer) error { return report.GanttPNG(fw, title, rows, res.Spans, win) })
+	}
+	return fmt.Errorf("--gantt %s: want a .svg or .png file", path)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fh.Close()
+}

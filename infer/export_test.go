@@ -16,6 +16,7 @@ func CaseModels() []CaseModel {
 	cases = append(cases, convCases()...)
 	cases = append(cases, matrixCases()...)
 	cases = append(cases, elementwiseCases()...)
+	cases = append(cases, moreCases()...)
 	for _, f := range foldCases() {
 		cases = append(cases, opCase{name: "fold " + f.name, opset: 13, build: f.build})
 	}

@@ -1402,8 +1402,23 @@ func col2ImRule() rule {
 		for _, b := range blk {
 			kp = sat(kp, b)
 		}
-		if kp == 0 || x[1]%kp != 0 {
-			return fmt.Errorf("input %s does not hold blocks %v", x, blk)
+		if kp == 0 || x[1]%kp != 0 || len(img) != len(blk) || len(x) != 3 {
+			return fmt.Errorf("input %s does not hold blocks %v of image %v", x, blk, img)
+		}
+		w, err := c.readWindow(len(blk), blk)
+		if err != nil {
+			return err
+		}
+		blocks := int64(1)
+		for i := range img {
+			n, err := w.outSize(i, img[i])
+			if err != nil {
+				return err
+			}
+			blocks = sat(blocks, n)
+		}
+		if blocks != x[2] {
+			return fmt.Errorf("input %s has %d blocks, image %v with block %v gives %d", x, x[2], img, blk, blocks)
 		}
 		out := append(graph.Shape{x[0], x[1] / kp}, img...)
 		c.set(0, c.dt(0), out)

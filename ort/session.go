@@ -42,11 +42,19 @@ const (
 	OptimizeAll
 )
 
-var optimizationLevels = map[Optimization]onnxruntime.GraphOptimizationLevel{
-	OptimizeNone:     onnxruntime.GraphOptimizationLevelDisableAll,
-	OptimizeBasic:    onnxruntime.GraphOptimizationLevelEnableBasic,
-	OptimizeExtended: onnxruntime.GraphOptimizationLevelEnableExtended,
-	OptimizeAll:      onnxruntime.GraphOptimizationLevelEnableAll,
+// level maps an Optimization other than OptimizeDefault to ONNX Runtime's.
+func (o Optimization) level() (onnxruntime.GraphOptimizationLevel, bool) {
+	switch o {
+	case OptimizeNone:
+		return onnxruntime.GraphOptimizationLevelDisableAll, true
+	case OptimizeBasic:
+		return onnxruntime.GraphOptimizationLevelEnableBasic, true
+	case OptimizeExtended:
+		return onnxruntime.GraphOptimizationLevelEnableExtended, true
+	case OptimizeAll:
+		return onnxruntime.GraphOptimizationLevelEnableAll, true
+	}
+	return 0, false
 }
 
 // Session is one loaded model, ready to run.
@@ -71,7 +79,7 @@ type outputSpec struct {
 // outputNames; every output must be a graph output of the model.
 func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt SessionOptions) (*Session, error) {
 	if len(inputNames) == 0 {
-		return nil, errors.New("ort: new session: the model must have at least one input")
+		return nil, errors.New("ort: new session: no inputs given (the onnxruntime_go binding cannot run a model without inputs)")
 	}
 	if len(outputNames) == 0 {
 		return nil, errors.New("ort: new session: no outputs requested")
@@ -79,7 +87,7 @@ func (r *Runtime) NewSession(model []byte, inputNames, outputNames []string, opt
 	if opt.IntraOpThreads < 0 || opt.InterOpThreads < 0 {
 		return nil, fmt.Errorf("ort: new session: negative thread count (intra-op %d, inter-op %d)", opt.IntraOpThreads, opt.InterOpThreads)
 	}
-	level, ok := optimizationLevels[opt.Optimization]
+	level, ok := opt.Optimization.level()
 	if !ok && opt.Optimization != OptimizeDefault {
 		return nil, fmt.Errorf("ort: new session: unknown optimization level %d", opt.Optimization)
 	}

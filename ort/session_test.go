@@ -323,7 +323,7 @@ func TestNewSessionErrors(t *testing.T) {
 		{"garbage", []byte("not a model"), inNames, []string{"sum"}, SessionOptions{}, "ort: new session"},
 		{"not an output", model, inNames, []string{"nope"}, SessionOptions{}, "not a graph output"},
 		{"no outputs", model, inNames, nil, SessionOptions{}, "no outputs"},
-		{"no inputs", model, nil, []string{"sum"}, SessionOptions{}, "at least one input"},
+		{"no inputs", model, nil, []string{"sum"}, SessionOptions{}, "no inputs given"},
 		{"missing input", model, []string{"a"}, []string{"sum"}, SessionOptions{}, `model input "b" is not among`},
 		{"unknown input", model, append([]string{"zz"}, inNames...), []string{"sum"}, SessionOptions{}, `"zz" is not a graph input`},
 		{"input twice", model, append([]string{"a"}, inNames...), []string{"sum"}, SessionOptions{}, "given twice"},

@@ -22,7 +22,8 @@
 // such a tensor that ONNX Runtime allocated itself). A rank-0 output is only
 // returned when the model declares it as a scalar (shape present, no
 // dimensions): the binding cannot wrap an ONNX Runtime-allocated scalar.
-// Other types (strings, complex, 4- and 8-bit floats) are errors.
+// Other types (strings, complex, 4- and 8-bit floats) are errors, and so is a
+// model without inputs (the binding cannot run one).
 //
 // Every error starts with "ort: ".
 package ort

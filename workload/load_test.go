@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 )
@@ -105,4 +106,26 @@ func sortedInputs(in map[string][]int64) []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+func TestLoadExample(t *testing.T) {
+	w, err := Load(filepath.Join("testdata", "phone_camera.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Platform != "phone" || len(w.Models) != 4 || len(w.Groups) != 2 {
+		t.Fatalf("got %+v", w)
+	}
+	order, err := w.Group("camera").Order()
+	if err != nil || strings.Join(order, ",") != "face,det,seg" {
+		t.Errorf("camera order %v, %v", order, err)
+	}
+	if g := w.Group("text"); g.Deadline != 150*time.Millisecond || g.Arrival != Poisson {
+		t.Errorf("text = %+v", g)
+	}
+	for _, m := range w.Models {
+		if m.Layers == nil {
+			t.Errorf("%s not loaded", m.Name)
+		}
+	}
 }

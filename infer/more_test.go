@@ -231,8 +231,45 @@ func moreCases() []opCase {
 			b.m.Nodes[0].Domain = "com.microsoft"
 			b.m.Opsets = append(b.m.Opsets, graph.OpsetImport{Domain: "com.microsoft", Version: 1})
 		}, graph.Shape{2, 3, 8}, 0, 0},
+		{"ms fusedmatmul transB", 0, func(b *builder) {
+			b.input("a", f32, 2, 3, 4).input("c", f32, 5, 4).node("FusedMatMul", []string{"a", "c"}, []string{"y"}, aInt("transB", 1))
+			msDomain(b)
+		}, graph.Shape{2, 3, 5}, 0, 2 * 3 * 5 * 4},
+		{"ms matmulnbits", 0, func(b *builder) {
+			b.input("a", f32, 3, 64).weight("bq", graph.Uint8, 8, 2, 16).weight("sc", f32, 16).
+				node("MatMulNBits", []string{"a", "bq", "sc"}, []string{"y"}, aInt("K", 64), aInt("N", 8), aInt("bits", 4), aInt("block_size", 32))
+			msDomain(b)
+		}, graph.Shape{3, 8}, 0, 3 * 8 * 64},
+		{"ms qgemm", 0, func(b *builder) {
+			b.input("a", graph.Uint8, 3, 4).weight("as", f32).weight("az", graph.Uint8).weight("w", graph.Int8, 5, 4).
+				weight("ws", f32).weight("wz", graph.Int8).
+				node("QGemm", []string{"a", "as", "az", "w", "ws", "wz"}, []string{"y"}, aInt("transB", 1))
+			msDomain(b)
+		}, graph.Shape{3, 5}, f32, 60},
+		{"ms qlinearsigmoid", 0, func(b *builder) {
+			b.input("a", graph.Uint8, 3, 4).weight("as", f32).weight("az", graph.Uint8).weight("ys", f32).weight("yz", graph.Uint8).
+				node("QLinearSigmoid", []string{"a", "as", "az", "ys", "yz"}, []string{"y"})
+			msDomain(b)
+		}, graph.Shape{3, 4}, graph.Uint8, 0},
+		{"ms qlinearglobalaveragepool", 0, func(b *builder) {
+			b.input("a", graph.Uint8, 1, 3, 4, 4).weight("as", f32).weight("az", graph.Uint8).weight("ys", f32).weight("yz", graph.Uint8).
+				node("QLinearGlobalAveragePool", []string{"a", "as", "az", "ys", "yz"}, []string{"y"})
+			msDomain(b)
+		}, graph.Shape{1, 3, 1, 1}, graph.Uint8, 0},
+		{"ms qlinearconcat", 0, func(b *builder) {
+			b.input("a", graph.Uint8, 2, 3).input("c", graph.Uint8, 2, 4).weight("ys", f32).weight("yz", graph.Uint8).
+				weight("as", f32).weight("az", graph.Uint8).weight("cs", f32).weight("cz", graph.Uint8).
+				node("QLinearConcat", []string{"ys", "yz", "a", "as", "az", "c", "cs", "cz"}, []string{"y"}, aInt("axis", 1))
+			msDomain(b)
+		}, graph.Shape{2, 7}, graph.Uint8, 0},
 		{"rmsnormalization", 23, func(b *builder) {
 			b.input("a", f32, 2, 3, 8).weight("s", f32, 8).node("RMSNormalization", []string{"a", "s"}, []string{"y"})
 		}, graph.Shape{2, 3, 8}, 0, 0},
 	}...)
+}
+
+// msDomain moves the last node to com.microsoft and imports that domain.
+func msDomain(b *builder) {
+	b.m.Nodes[len(b.m.Nodes)-1].Domain = "com.microsoft"
+	b.m.Opsets = append(b.m.Opsets, graph.OpsetImport{Domain: "com.microsoft", Version: 1})
 }

@@ -473,12 +473,15 @@ func matmulRule() rule {
 		c.flops = 2 * c.macs
 		return nil
 	}, eval: func(c *ctx, in []*value) ([]*value, error) {
-		if c.n.Op != "MatMul" || !in[0].isFloat() || in[1].dt != in[0].dt {
+		if c.n.Op != "MatMul" || !in[0].isFloat() || in[1].dt != in[0].dt || c.macs > maxFoldMACs {
 			return nil, nil
 		}
 		return []*value{evalMatMul(in[0], in[1], c.outs[0].shape)}, nil
 	}}
 }
+
+// maxFoldMACs bounds the work of folding a MatMul.
+const maxFoldMACs = 1 << 24
 
 // evalMatMul multiplies small constant float matrices (batched, broadcast).
 func evalMatMul(a, b *value, out graph.Shape) *value {

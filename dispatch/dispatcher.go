@@ -92,7 +92,11 @@ type Dispatcher struct {
 	ndeps  [][]int32
 	now    time.Duration
 	nextID int64
-	reqs   map[int64]*request
+	// reqs[i] is request base+i, nil once finished (IDs are sequential,
+	// so a slice trimmed at the front replaces a map).
+	reqs []*request
+	base int64
+	live int
 
 	procQ    []taskHeap
 	procBusy []int
@@ -105,8 +109,10 @@ type Dispatcher struct {
 	dirty   []int
 	isDirty []bool
 
-	// out accumulates effects; spare is the batch handed out last time.
-	out, spare Ready
+	// bufs[cur] accumulates effects; the other is the batch handed out by
+	// the last Ready (its slices stay valid until the next call).
+	bufs [2]Ready
+	cur  int
 }
 
 // New builds a dispatcher for a program, which it validates. The program
@@ -125,7 +131,6 @@ func New(p *Program, cfg Config) (*Dispatcher, error) {
 		succs:    make([][]int, len(p.Jobs)),
 		prio:     make([]int, len(p.Jobs)),
 		ndeps:    make([][]int32, len(p.Groups)),
-		reqs:     map[int64]*request{},
 		procQ:    make([]taskHeap, len(p.Procs)),
 		procBusy: make([]int, len(p.Procs)),
 		linkQ:    make([]taskHeap, len(p.Links)),
@@ -153,7 +158,23 @@ func (d *Dispatcher) Program() *Program { return d.prog }
 
 // InFlight is the number of requests that have arrived and are neither
 // finished nor dropped-and-drained.
-func (d *Dispatcher) InFlight() int { return len(d.reqs) }
+func (d *Dispatcher) InFlight() int { return d.live }
+
+func (d *Dispatcher) request(id int64) *request {
+	if id < d.base || id >= d.base+int64(len(d.reqs)) {
+		return nil
+	}
+	return d.reqs[id-d.base]
+}
+
+func (d *Dispatcher) forget(r *request) {
+	d.reqs[r.id-d.base] = nil
+	d.live--
+	for len(d.reqs) > 0 && d.reqs[0] == nil {
+		d.reqs = d.reqs[1:]
+		d.base++
+	}
+}
 
 func (d *Dispatcher) advance(now time.Duration) {
 	if now < d.now {
@@ -180,7 +201,8 @@ func (d *Dispatcher) Arrive(group int, now time.Duration) (int64, error) {
 		left:     len(g.Jobs),
 	}
 	d.nextID++
-	d.reqs[r.id] = r
+	d.reqs = append(d.reqs, r)
+	d.live++
 	if r.left == 0 {
 		d.finish(r)
 		return r.id, nil
@@ -196,7 +218,7 @@ func (d *Dispatcher) Arrive(group int, now time.Duration) (int64, error) {
 // Complete reports that a launched task finished at time now. Its
 // dependents whose dependencies are now all complete become ready.
 func (d *Dispatcher) Complete(t Task, now time.Duration) error {
-	r := d.reqs[t.Request]
+	r := d.request(t.Request)
 	if r == nil {
 		return fmt.Errorf("dispatch: completion of task %v of an unknown request", t)
 	}
@@ -221,7 +243,7 @@ func (d *Dispatcher) Complete(t Task, now time.Duration) error {
 	}
 	if r.dropped {
 		if r.running == 0 {
-			delete(d.reqs, r.id)
+			d.forget(r)
 		}
 		return nil
 	}
@@ -238,8 +260,8 @@ func (d *Dispatcher) Complete(t Task, now time.Duration) error {
 }
 
 func (d *Dispatcher) finish(r *request) {
-	delete(d.reqs, r.id)
-	d.out.Finished = append(d.out.Finished, Finished{
+	d.forget(r)
+	d.bufs[d.cur].Finished = append(d.bufs[d.cur].Finished, Finished{
 		Request: r.id, Group: r.group, Arrival: r.arrival, Finish: d.now, Late: d.now > r.deadline,
 	})
 }
@@ -284,7 +306,7 @@ func (d *Dispatcher) Ready(now time.Duration) Ready {
 			for d.procBusy[p] < limit && d.procQ[p].len() > 0 {
 				if e := d.procQ[p].pop(); d.admit(e) {
 					d.procBusy[p]++
-					d.out.Launches = append(d.out.Launches, Launch{Task: Task{e.req.id, e.job}, Proc: p, Link: -1})
+					d.bufs[d.cur].Launches = append(d.bufs[d.cur].Launches, Launch{Task: Task{e.req.id, e.job}, Proc: p, Link: -1})
 				}
 			}
 			continue
@@ -294,14 +316,15 @@ func (d *Dispatcher) Ready(now time.Duration) Ready {
 		for (!shared || d.linkBusy[l] < 1) && d.linkQ[l].len() > 0 {
 			if e := d.linkQ[l].pop(); d.admit(e) {
 				d.linkBusy[l]++
-				d.out.Launches = append(d.out.Launches, Launch{Task: Task{e.req.id, e.job}, Proc: -1, Link: l})
+				d.bufs[d.cur].Launches = append(d.bufs[d.cur].Launches, Launch{Task: Task{e.req.id, e.job}, Proc: -1, Link: l})
 			}
 		}
 	}
 	d.dirty = d.dirty[:0]
-	out := d.out
-	d.out = Ready{Launches: d.spare.Launches[:0], Finished: d.spare.Finished[:0], Dropped: d.spare.Dropped[:0]}
-	d.spare = out
+	out := d.bufs[d.cur]
+	d.cur ^= 1
+	b := &d.bufs[d.cur]
+	b.Launches, b.Finished, b.Dropped = b.Launches[:0], b.Finished[:0], b.Dropped[:0]
 	return out
 }
 
@@ -314,12 +337,12 @@ func (d *Dispatcher) admit(e entry) bool {
 	}
 	if d.cfg.Policy == DropLate && d.now > r.deadline {
 		r.dropped = true
-		d.out.Dropped = append(d.out.Dropped, Dropped{
+		d.bufs[d.cur].Dropped = append(d.bufs[d.cur].Dropped, Dropped{
 			Request: r.id, Group: r.group, Arrival: r.arrival, At: d.now,
 			Reason: fmt.Sprintf("deadline passed at %v before %s could start", r.deadline, d.prog.Jobs[e.job].Label),
 		})
 		if r.running == 0 {
-			delete(d.reqs, r.id)
+			d.forget(r)
 		}
 		return false
 	}

@@ -171,20 +171,14 @@ func (r *Result) Meets() bool {
 // MaxMissRate is the largest miss rate a sustainable group may have.
 const MaxMissRate = 0.01
 
-// event kinds.
-const (
-	evArrive = iota
-	evComplete
-)
-
+// event is an arrival of a group's request (group ≥ 0) or the completion
+// of a task (group -1).
 type event struct {
 	at    time.Duration
 	seq   int64
-	kind  int
-	group int
-	task  dispatch.Task
-	start time.Duration
-	lane  int // index into lanes (processor, then link index + len(procs))
+	req   int64 // completions: the task's request
+	job   int32 // completions: the task's job
+	group int32 // arrivals: the group; -1 for completions
 }
 
 // eventQueue is a min-heap ordered by (time, sequence number): events at
@@ -309,7 +303,7 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	var q eventQueue
 	for gi := range p.Groups {
 		if len(arrivals[gi]) > 0 {
-			q.push(event{at: arrivals[gi][0], kind: evArrive, group: gi})
+			q.push(event{at: arrivals[gi][0], group: int32(gi)})
 		}
 	}
 	type stat struct {
@@ -328,32 +322,29 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		now := q.a[0].at
 		for len(q.a) > 0 && q.a[0].at == now {
 			e := q.pop()
-			switch e.kind {
-			case evArrive:
-				id, err := d.Arrive(e.group, now)
+			if g := int(e.group); g >= 0 {
+				id, err := d.Arrive(g, now)
 				if err != nil {
 					return nil, fmt.Errorf("sim: %w", err)
 				}
 				if int(id) != len(reqs) {
 					panic("sim: dispatcher request IDs are not sequential")
 				}
-				idx := counts[e.group]
-				counts[e.group]++
-				reqs = append(reqs, reqInfo{group: e.group, index: idx})
+				idx := counts[g]
+				counts[g]++
+				reqs = append(reqs, reqInfo{group: g, index: idx})
 				if idx >= opt.Warmup {
-					st := &stats[e.group]
+					st := &stats[g]
 					st.requests++
 					if st.firstArrival < 0 {
 						st.firstArrival = now
 					}
 				}
-				if k := counts[e.group]; k < len(arrivals[e.group]) {
-					q.push(event{at: arrivals[e.group][k], kind: evArrive, group: e.group})
+				if k := counts[g]; k < len(arrivals[g]) {
+					q.push(event{at: arrivals[g][k], group: e.group})
 				}
-			case evComplete:
-				if err := d.Complete(e.task, now); err != nil {
-					return nil, fmt.Errorf("sim: %w", err)
-				}
+			} else if err := d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
+				return nil, fmt.Errorf("sim: %w", err)
 			}
 		}
 		ready := d.Ready(now)
@@ -366,7 +357,7 @@ func Run(prog *Program, opt Options) (*Result, error) {
 			} else {
 				res.Procs[l.Proc].Busy += j.Duration
 			}
-			q.push(event{at: now + j.Duration, kind: evComplete, task: l.Task, start: now, lane: lane})
+			q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
 			if record {
 				ri := &reqs[l.Task.Request]
 				ri.spans = append(ri.spans, len(res.Spans))

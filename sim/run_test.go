@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inlay-dev/inlay/dispatch"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/")
@@ -315,11 +317,11 @@ func TestDeterminism(t *testing.T) {
 func TestEventQueueOrder(t *testing.T) {
 	var q eventQueue
 	for i, at := range []time.Duration{5, 3, 5, 3, 0, 5} {
-		q.push(event{at: at, group: i})
+		q.push(event{at: at, group: int32(i)})
 	}
 	var got []int
 	for len(q.a) > 0 {
-		got = append(got, q.pop().group)
+		got = append(got, int(q.pop().group))
 	}
 	// Same time: scheduling order.
 	if want := []int{4, 1, 3, 0, 2, 5}; !reflect.DeepEqual(got, want) {
@@ -358,5 +360,40 @@ func TestRunCounts(t *testing.T) {
 	}
 	if _, err := Run(p, Options{Scale: -1}); err == nil {
 		t.Error("negative scale accepted")
+	}
+}
+
+func TestDropLatePolicy(t *testing.T) {
+	// At 3× the nominal rate the NPU (171 ms busy per 350 ms at scale 1) is
+	// overloaded: requests queue past their deadline and are dropped.
+	base := Options{Seed: 7, Scale: 3, Requests: 30, Warmup: 5}
+	late, err := Run(goldenProgram(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := base
+	drop.Policy = dispatch.DropLate
+	dropped, err := Run(goldenProgram(), drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for i, g := range dropped.Groups {
+		n += g.Dropped
+		if g.Completed+g.Dropped != g.Requests {
+			t.Errorf("group %s: %d completed + %d dropped != %d requests", g.Name, g.Completed, g.Dropped, g.Requests)
+		}
+		if want := float64(g.Late+g.Dropped) / float64(g.Requests); g.MissRate != want {
+			t.Errorf("group %s: miss rate %v, want %v", g.Name, g.MissRate, want)
+		}
+		if late.Groups[i].Dropped != 0 {
+			t.Errorf("CompleteLate dropped requests of %s", g.Name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no request dropped under overload")
+	}
+	if dropped.Meets() {
+		t.Error("a run with drops meets its deadlines")
 	}
 }

@@ -152,6 +152,7 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 }
 
 func (p *parser) shapes(n *yaml.Node, place string) (map[string]graph.Shape, error) {
+	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		return nil, p.errAt(n, place, "want a mapping of input name to shape")
 	}
@@ -236,6 +237,7 @@ func (p *parser) groups(w *Workload, n *yaml.Node) error {
 			g.Models = append(g.Models, name)
 		}
 		if a := f["after"]; a != nil {
+			a = deref(a)
 			if a.Kind != yaml.MappingNode {
 				return p.errAt(a, place+".after", "want a mapping of model to the models it waits for")
 			}
@@ -329,6 +331,7 @@ func (p *parser) groups(w *Workload, n *yaml.Node) error {
 // mapping checks that n is a mapping whose keys are all allowed and given
 // once, and returns key → value.
 func (p *parser) mapping(n *yaml.Node, place string, allowed ...string) (map[string]*yaml.Node, error) {
+	n = deref(n)
 	if n.Kind != yaml.MappingNode {
 		return nil, p.errAt(n, place, "want a mapping, got %s", kindName(n))
 	}
@@ -356,6 +359,7 @@ func (p *parser) mapping(n *yaml.Node, place string, allowed ...string) (map[str
 }
 
 func (p *parser) seq(n *yaml.Node, place string) ([]*yaml.Node, error) {
+	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
 		return nil, p.errAt(n, place, "want a list, got %s", kindName(n))
 	}
@@ -363,6 +367,7 @@ func (p *parser) seq(n *yaml.Node, place string) ([]*yaml.Node, error) {
 }
 
 func (p *parser) str(n *yaml.Node, place string) (string, error) {
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int" && n.Tag != "!!float") {
 		return "", p.errAt(n, place, "want a string, got %s", kindName(n))
 	}
@@ -386,6 +391,7 @@ func (p *parser) name(n *yaml.Node, place string) (string, error) {
 }
 
 func (p *parser) int(n *yaml.Node, place string) (int64, error) {
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 		return 0, p.errAt(n, place, "want an integer, got %s", kindName(n))
 	}
@@ -397,6 +403,7 @@ func (p *parser) int(n *yaml.Node, place string) (int64, error) {
 }
 
 func (p *parser) positive(n *yaml.Node, place string) (float64, error) {
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") {
 		return 0, p.errAt(n, place, "want a number, got %s", kindName(n))
 	}
@@ -419,6 +426,14 @@ func (p *parser) duration(n *yaml.Node, place string, ns float64) (time.Duration
 		return 0, p.errAt(n, place, "%s is shorter than a nanosecond", n.Value)
 	}
 	return d, nil
+}
+
+// deref follows YAML aliases (*name) to the node they stand for.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
 }
 
 func kindName(n *yaml.Node) string {

@@ -175,3 +175,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAliases(t *testing.T) {
+	w, err := Parse([]byte(`models:
+  - {name: a, zoo: resnet50}
+groups:
+  - {name: g, models: &both [a], rate_hz: &rate 10}
+  - {name: h, models: *both, rate_hz: *rate}
+`), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := w.Group("h"); h == nil || h.Period != 100*time.Millisecond || len(h.Models) != 1 {
+		t.Errorf("h = %+v", h)
+	}
+}

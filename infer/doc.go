@@ -40,9 +40,15 @@
 //
 // Supported operators: see Supported(), generated from the rule table. Besides
 // the default ONNX domain, a few com.microsoft contrib operators that ONNX
-// Runtime's tools emit (QLinearAdd, QLinearMul, QLinearConv, Gelu, FastGelu,
-// QuickGelu, BiasGelu, BiasAdd, LayerNormalization, SkipLayerNormalization,
-// FusedConv, QuantizeLinear, DequantizeLinear) are covered.
+// Runtime's tools emit are covered (QLinearAdd, QLinearMul, QLinearConv,
+// QLinearConcat, QLinearSigmoid, QGemm, MatMulNBits, FusedMatMul, FusedConv,
+// Attention, MultiHeadAttention, Gelu, FastGelu, SkipLayerNormalization,
+// ...). Sequence, optional and string operators are not: the IR holds
+// tensors only.
+//
+// Every case of the package's operator tables is also run on ONNX Runtime
+// (when its library is fetched) and must agree on dtypes, shapes and folded
+// values.
 //
 // Cost: linear in nodes plus the elements of folded values; the 765-node OCR
 // recognition model infers in a few milliseconds.

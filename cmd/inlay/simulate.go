@@ -187,7 +187,11 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	}
 	if !scaleSet {
 		if sus.Feasible {
-			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n\n", sus.Scale, bound.Scale, sus.Limit)
+			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)
+			if sus.Scale < 1 {
+				fmt.Fprintf(out, "infeasible at the nominal rates: the plan sustains %.3g× of them\n", sus.Scale)
+			}
+			fmt.Fprintln(out)
 		} else {
 			fmt.Fprintf(out, "infeasible: %s\n", strings.TrimPrefix(sus.Limit, "infeasible: "))
 			if bound.Scale == 0 {
@@ -214,7 +218,7 @@ func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *pla
 	}
 	if !scaleSet {
 		s := sus.Scale
-		j.MaxRateScale, j.Feasible, j.Limit = &s, sus.Feasible, sus.Limit
+		j.MaxRateScale, j.Feasible, j.Limit = &s, sus.Feasible && s >= 1, sus.Limit
 	} else {
 		j.Limit = res.Misses
 	}

@@ -46,7 +46,7 @@ var (
 
 // zooWorkload has the nine zoo networks in three groups, one with a
 // dependency chain.
-func zooWorkload(t *testing.T) *workload.Workload {
+func zooWorkload(t testing.TB) *workload.Workload {
 	t.Helper()
 	zooOnce.Do(func() {
 		w := &workload.Workload{}
@@ -132,7 +132,7 @@ func TestBaselinesValid(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the whole zoo")
 	}
-	workloads := map[string]func(*testing.T) *workload.Workload{"zoo": zooWorkload, "real": realWorkload}
+	workloads := map[string]func(*testing.T) *workload.Workload{"zoo": func(t *testing.T) *workload.Workload { return zooWorkload(t) }, "real": realWorkload}
 	for _, wname := range []string{"zoo", "real"} {
 		for _, preset := range hw.Presets() {
 			t.Run(wname+"/"+preset, func(t *testing.T) {
@@ -161,5 +161,29 @@ func TestBaselinesValid(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkBaselines plans the nine zoo networks on the phone preset.
+func BenchmarkBaselines(b *testing.B) {
+	w := zooWorkload(b)
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"single:npu", "bestmap", "heft"} {
+		p, err := New(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				// A fresh estimator each time: its caches are part of the cost.
+				req := &plan.Request{Workload: w, Platform: pl, Cost: cost.NewAnalytic(pl)}
+				if _, err := p.Plan(context.Background(), req, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package heft
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -166,5 +167,55 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Run(&Problem{Procs: 1, Cost: [][]float64{{-1}}}); err == nil {
 		t.Error("negative cost accepted")
+	}
+}
+
+// TestRandomValid checks HEFT's schedules on seeded random DAGs: every
+// precedence (with communication) holds, no lane runs two tasks at once,
+// and every task runs where it can.
+func TestRandomValid(t *testing.T) {
+	for seed := uint64(0); seed < 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n, procs := 1+rng.IntN(30), 1+rng.IntN(4)
+		pb := &Problem{Procs: procs, Lanes: make([]int, procs)}
+		for p := range pb.Lanes {
+			pb.Lanes[p] = 1 + rng.IntN(2)
+		}
+		for i := 0; i < n; i++ {
+			row := make([]float64, procs)
+			runnable := false
+			for p := range row {
+				if rng.IntN(5) == 0 {
+					row[p] = math.Inf(1)
+				} else {
+					row[p] = float64(rng.IntN(20))
+					runnable = true
+				}
+			}
+			if !runnable {
+				row[rng.IntN(procs)] = 1
+			}
+			pb.Cost = append(pb.Cost, row)
+		}
+		var comm []float64
+		for a := 0; a < n; a++ {
+			for b := a + 1; b < n; b++ {
+				if rng.IntN(5) == 0 {
+					pb.Edges = append(pb.Edges, Edge{a, b})
+					comm = append(comm, float64(rng.IntN(10)))
+				}
+			}
+		}
+		pb.Comm = func(e, p, q int) float64 { return comm[e] }
+		s, err := Run(pb)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		checkValid(t, pb, s)
+		for i, sl := range s.Slots {
+			if math.IsInf(pb.Cost[i][sl.Proc], 1) || sl.Lane >= pb.Lanes[sl.Proc] {
+				t.Errorf("seed %d: task %d on %+v", seed, i, sl)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -75,7 +76,7 @@ func shapesKey(in map[string]graph.Shape) string {
 	for n := range in {
 		names = append(names, n)
 	}
-	sortStrings(names)
+	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s=%s;", n, in[n])

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -466,5 +465,3 @@ func resolve(file, path string) string {
 	}
 	return filepath.Join(filepath.Dir(file), path)
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -150,6 +151,9 @@ func TestBaselinesValid(t *testing.T) {
 					}
 					if err := got.Validate(w, pl); err != nil {
 						t.Errorf("%s: invalid plan: %v", p.Name(), err)
+					}
+					if _, err := sim.Compile(w, pl, req.Cost, got); err != nil {
+						t.Errorf("%s: plan does not compile for the simulator: %v", p.Name(), err)
 					}
 					if got.Planner != p.Name() || got.Platform != pl.Name {
 						t.Errorf("%s: plan header %q %q", p.Name(), got.Planner, got.Platform)

@@ -88,7 +88,7 @@ its makespan, as in the scheduling literature.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.planner, "planner", "heft", "planner: single:<processor or kind>, bestmap, heft, or another of the registry")
+	fl.StringVar(&f.planner, "planner", "heft", "planner: single:<processor or kind>, or one of "+strings.Join(search.Names(), ", "))
 	fl.StringVarP(&f.out, "output", "o", "", "write the plan to this file (.yaml, .yml or .json)")
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (overrides the workload's)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planner and of the simulation's Poisson arrivals")

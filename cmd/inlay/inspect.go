@@ -196,6 +196,15 @@ func summarize(m *graph.Model) (*summary, error) {
 	return s, nil
 }
 
+// orDash formats a quantity, or "-" for zero so that the operators doing
+// real work stand out.
+func orDash(n int64, unit string) string {
+	if n == 0 {
+		return "-"
+	}
+	return textfmt.SI(float64(n), unit)
+}
+
 func (s *summary) writeText(w io.Writer) error {
 	var b strings.Builder
 	hash := s.Hash
@@ -222,7 +231,7 @@ func (s *summary) writeText(w io.Writer) error {
 
 	ops := textfmt.Table{Header: []string{"OP", "COUNT", "MACS", "FLOPS", "PARAMS"}}
 	for _, st := range s.OpStats {
-		ops.Add(st.Op, strconv.Itoa(st.Count), textfmt.SI(float64(st.MACs), "MAC"), textfmt.SI(float64(st.FLOPs), "FLOP"), textfmt.Count(st.Params))
+		ops.Add(st.Op, strconv.Itoa(st.Count), orDash(st.MACs, "MAC"), orDash(st.FLOPs, "FLOP"), orDash(st.Params, ""))
 	}
 	b.WriteString(ops.String())
 	b.WriteString("\n")

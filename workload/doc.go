@@ -20,8 +20,8 @@
 // Parse checks a file without loading any model (strict: unknown fields are
 // errors); Load parses and then loads every model (package onnx or package
 // zoo) and builds its layer graph. Every error is one line that names the
-// file and, where it can, the line and the place ("w.yaml:7: groups[0].after:
-// dependency cycle det -> rec -> det").
+// file and, where it can, the line and the place ("workload: w.yaml:7:
+// groups[0] (camera).after: dependency cycle det -> rec -> det").
 //
 // A model may belong to several groups; every model must belong to at least
 // one. The package plans nothing.

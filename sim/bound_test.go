@@ -3,7 +3,9 @@ package sim
 import (
 	"math"
 	"math/rand"
+	"sort"
 	"testing"
+	"time"
 )
 
 // TestBoundProperty: over random instances and random plans, no plan's
@@ -62,4 +64,95 @@ func TestBoundProperty(t *testing.T) {
 		best = math.Max(best, r)
 	}
 	t.Logf("%d plans: %d against infeasible bounds; best simulated/bound ratio %.3f", len(ratios)+zeros, zeros, best)
+}
+
+// TestScheduleInvariants checks simulated schedules of random plans: no
+// processor runs more jobs at once than its concurrency, a shared link
+// carries one transfer at a time, every job starts after its dependencies
+// end and lasts its compiled duration, and every request ran every job once.
+func TestScheduleInvariants(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	total := 0
+	defer func() { t.Logf("%d spans checked", total) }()
+	for i := 0; i < 25; i++ {
+		in := randomInstance(rng)
+		p := in.randomPlan(rng)
+		prog, err := Compile(in.w, in.pl, in.est, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(prog, Options{Seed: int64(i), Scale: 0.2 + 2*rng.Float64(), Requests: 30, Warmup: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := map[string]int{}
+		for _, pr := range prog.Procs {
+			capacity[pr.Name] = pr.Concurrency
+		}
+		for _, l := range prog.Links {
+			if l.Shared {
+				capacity[l.Name] = 1
+			} else {
+				capacity[l.Name] = 1 << 30
+			}
+		}
+		type key struct {
+			group, label string
+			request      int
+		}
+		spans := map[key][2]time.Duration{}
+		type edge struct {
+			at    time.Duration
+			delta int
+		}
+		lanes := map[string][]edge{}
+		total += len(res.Spans)
+		for _, s := range res.Spans {
+			k := key{s.Group, s.Label, s.Request}
+			if _, dup := spans[k]; dup {
+				t.Fatalf("instance %d: %v ran twice", i, k)
+			}
+			spans[k] = [2]time.Duration{s.Start, s.End}
+			lanes[s.Processor] = append(lanes[s.Processor], edge{s.Start, 1}, edge{s.End, -1})
+		}
+		for lane, es := range lanes {
+			sort.Slice(es, func(a, b int) bool {
+				if es[a].at != es[b].at {
+					return es[a].at < es[b].at
+				}
+				return es[a].delta < es[b].delta // ends before starts at the same instant
+			})
+			n := 0
+			for _, e := range es {
+				if n += e.delta; n > capacity[lane] {
+					t.Fatalf("instance %d: %s runs %d jobs at %v, capacity %d", i, lane, n, e.at, capacity[lane])
+				}
+			}
+		}
+		requests := map[string]int{}
+		for _, s := range res.Spans {
+			requests[s.Group] = max(requests[s.Group], s.Request+1)
+		}
+		for _, g := range prog.Groups {
+			for r := 0; r < requests[g.Name]; r++ {
+				for _, ji := range g.Jobs {
+					j := prog.Jobs[ji]
+					got, ok := spans[key{g.Name, j.Label, r}]
+					if !ok {
+						t.Fatalf("instance %d: %s request %d never ran %s", i, g.Name, r, j.Label)
+					}
+					if got[1]-got[0] != j.Duration {
+						t.Fatalf("instance %d: %s ran %v, compiled %v", i, j.Label, got[1]-got[0], j.Duration)
+					}
+					for _, d := range j.Deps {
+						dep := spans[key{g.Name, prog.Jobs[d].Label, r}]
+						if got[0] < dep[1] {
+							t.Fatalf("instance %d: %s request %d starts at %v before %s ends at %v",
+								i, j.Label, r, got[0], prog.Jobs[d].Label, dep[1])
+						}
+					}
+				}
+			}
+		}
+	}
 }

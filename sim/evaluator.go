@@ -46,7 +46,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, err
 	if err != nil {
 		return plan.Score{}, err
 	}
-	s, _, err := Sustain(prog, e.opt)
+	s, _, err := SustainContext(ctx, prog, e.opt)
 	if err != nil {
 		return plan.Score{}, err
 	}

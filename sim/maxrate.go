@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -111,6 +112,12 @@ func MaxSustainableScale(prog *Program, opt Options) (float64, *Result, error) {
 
 // Sustain is MaxSustainableScale with the search's explanation.
 func Sustain(prog *Program, opt Options) (Sustained, *Result, error) {
+	return SustainContext(context.Background(), prog, opt)
+}
+
+// SustainContext is Sustain, abandoned with ctx's error between runs once
+// ctx is done.
+func SustainContext(ctx context.Context, prog *Program, opt Options) (Sustained, *Result, error) {
 	if prog == nil || prog.Program == nil {
 		return Sustained{}, nil, errors.New("sim: nil program")
 	}
@@ -125,6 +132,9 @@ func Sustain(prog *Program, opt Options) (Sustained, *Result, error) {
 	spans := !opt.NoSpans
 	// try runs a search step: no spans, stopped as soon as it fails.
 	try := func(s float64) (*Result, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		o := opt
 		o.Scale, o.NoSpans, o.failFast = s, true, true
 		out.Runs++

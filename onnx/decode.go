@@ -167,12 +167,22 @@ func structure(m *graph.Model) error {
 	if _, err := m.TopoOrder(); err != nil {
 		var ce *graph.CycleError
 		if errors.As(err, &ce) && len(ce.Nodes) > 0 {
-			return fmt.Errorf("graph has a cycle: %d node(s) cannot be ordered, first %s: %w", len(ce.Nodes), m.Nodes[ce.Nodes[0]], err)
+			msg := fmt.Sprintf("graph has a cycle: %d node(s) cannot be ordered, first %s", len(ce.Nodes), m.Nodes[ce.Nodes[0]])
+			return &wrapped{msg: msg, err: err}
 		}
 		return err
 	}
 	return nil
 }
+
+// wrapped is an error with its own message that still unwraps to err.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
 
 // dim is one declared dimension of a graph input or output.
 type dim struct {

@@ -15,8 +15,10 @@ import (
 
 // Evaluator scores plans by simulation: Evaluate = Compile +
 // MaxSustainableScale. It is safe for concurrent use; subgraph costs are
-// cached across evaluations per (model hash, layer-set key, processor,
-// backend, dtype), so a search that revisits subgraphs pays for each once.
+// cached across evaluations per (model, layer-set key, processor, backend,
+// dtype), so a search that revisits subgraphs pays for each once. The model
+// is identified by its layer graph rather than its content hash: one ONNX
+// file loaded at two input shapes has one hash but two cost tables.
 type Evaluator struct {
 	w   *workload.Workload
 	pl  *hw.Platform
@@ -65,9 +67,9 @@ func (e *Evaluator) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, err
 func (e *Evaluator) Cached() cost.Estimator { return e.est }
 
 type costKey struct {
-	model string // Model.Hash, or the name and address when the hash is empty
-	set   string
-	cfg   hw.Config
+	lg  *graph.LayerGraph
+	set string
+	cfg hw.Config
 }
 
 type costVal struct {
@@ -90,11 +92,7 @@ func newCachedEstimator(base cost.Estimator) *cachedEstimator {
 }
 
 func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
-	id := lg.Model.Hash
-	if id == "" {
-		id = fmt.Sprintf("%s@%p", lg.Model.Name, lg)
-	}
-	k := costKey{model: id, set: set.Key(), cfg: on}
+	k := costKey{lg: lg, set: set.Key(), cfg: on}
 	c.mu.RLock()
 	v, ok := c.m[k]
 	c.mu.RUnlock()

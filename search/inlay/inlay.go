@@ -36,20 +36,27 @@ import (
 // Options tune the search.
 type Options struct {
 	// CutPoints is how many evenly spaced cut positions a split move tries
-	// in a subgraph (default 12).
+	// in a subgraph (default 8).
 	CutPoints int
 	// MaxDescent bounds the moves of one surrogate descent (default 200).
 	MaxDescent int
+	// MaxApplies bounds the candidate moves one descent scores on the
+	// surrogate (default 800), so that a descent's cost is bounded and
+	// deterministic whatever the budget.
+	MaxApplies int
 	// Seeds are extra planners whose plans seed the search (e.g. HEFT).
 	Seeds []plan.Planner
 }
 
 func (o Options) withDefaults() Options {
 	if o.CutPoints <= 0 {
-		o.CutPoints = 12
+		o.CutPoints = 8
 	}
 	if o.MaxDescent <= 0 {
 		o.MaxDescent = 200
+	}
+	if o.MaxApplies <= 0 {
+		o.MaxApplies = 800
 	}
 	return o
 }
@@ -72,6 +79,10 @@ type search struct {
 	rate []float64 // per model: requests per second at scale 1
 	// per processor: 1/concurrency
 	inv []float64
+	// blocks caches Blocks per model and assignment.
+	blocks map[string][]space.Block
+	// stop reports whether the budget is spent.
+	stop func() bool
 }
 
 // state is an assignment with its per-model surrogate figures.
@@ -89,7 +100,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 	if err != nil {
 		return nil, err
 	}
-	s := &search{sp: sp, opt: p.opt, rng: rand.New(rand.NewSource(req.Seed))}
+	s := &search{sp: sp, opt: p.opt, rng: rand.New(rand.NewSource(req.Seed)), blocks: map[string][]space.Block{}}
 	for _, m := range sp.Models {
 		r := 0.0
 		for _, g := range m.Groups {
@@ -105,6 +116,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		s.inv = append(s.inv, 1/float64(c))
 	}
 	d := driver.New(req, eval)
+	s.stop = func() bool { return d.Done(ctx) }
 
 	// Seeds, each descended on the surrogate, all scored by the simulator.
 	var seeds []*space.Assignment
@@ -221,6 +233,9 @@ func (s *search) bestMap() *space.Assignment {
 				best, bestT = p, t
 			}
 		}
+		if best < 0 {
+			continue // no processor runs it whole; keep the feasible default
+		}
 		for l := range a.Proc[i] {
 			a.Proc[i][l] = best
 		}
@@ -329,9 +344,14 @@ func (s *search) eval(a *space.Assignment) (*state, error) {
 
 func (s *search) evalModel(st *state, i int) error {
 	m := s.sp.Models[i]
-	blocks, err := s.sp.Blocks(m, st.a.Proc[i])
-	if err != nil {
-		return err
+	key := blockKey(i, st.a.Proc[i])
+	blocks, hit := s.blocks[key]
+	if !hit {
+		var err error
+		if blocks, err = s.sp.Blocks(m, st.a.Proc[i]); err != nil {
+			return err
+		}
+		s.blocks[key] = blocks
 	}
 	// Blocks may have moved infeasible layers; record the effective assignment.
 	for _, b := range blocks {
@@ -439,10 +459,18 @@ type move struct {
 // descend applies the best surrogate-improving move until none improves.
 func (s *search) descend(st *state) (*state, error) {
 	cur := st
-	for iter := 0; iter < s.opt.MaxDescent; iter++ {
+	applies := 0
+	for iter := 0; iter < s.opt.MaxDescent && applies < s.opt.MaxApplies; iter++ {
+		if s.stop != nil && s.stop() {
+			break
+		}
 		moves := s.moves(cur)
 		var best *state
 		for _, mv := range moves {
+			if applies >= s.opt.MaxApplies {
+				break
+			}
+			applies++
 			next, err := s.apply(cur, mv)
 			if err != nil {
 				continue
@@ -554,4 +582,15 @@ func (s *search) perturb(a *space.Assignment, k int) {
 		x, y := s.rng.Intn(len(a.Priority)), s.rng.Intn(len(a.Priority))
 		a.Priority[x], a.Priority[y] = a.Priority[y], a.Priority[x]
 	}
+}
+
+// blockKey identifies a model's assignment (one byte per layer: processor
+// IDs are small).
+func blockKey(model int, proc []int) string {
+	b := make([]byte, 0, len(proc)+2)
+	b = append(b, byte(model), byte(model>>8))
+	for _, p := range proc {
+		b = append(b, byte(p))
+	}
+	return string(b)
 }

@@ -28,9 +28,11 @@ package puzzle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/driver"
@@ -63,6 +65,41 @@ func (o Options) withDefaults() Options {
 		o.CutProb = 0.1
 	}
 	return o
+}
+
+// ParseOptions reads options written as "pop=32,gen=50,mut=0.02,cut=0.1"
+// (the argument of "puzzle:..."); "" gives the defaults.
+func ParseOptions(arg string) (Options, error) {
+	var o Options
+	if strings.TrimSpace(arg) == "" {
+		return o, nil
+	}
+	for _, kv := range strings.Split(arg, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return o, fmt.Errorf("puzzle: option %q is not key=value (keys: pop, gen, mut, cut)", kv)
+		}
+		var err error
+		switch k {
+		case "pop":
+			o.Population, err = strconv.Atoi(v)
+		case "gen":
+			o.Generations, err = strconv.Atoi(v)
+		case "mut":
+			o.Mutation, err = strconv.ParseFloat(v, 64)
+		case "cut":
+			o.CutProb, err = strconv.ParseFloat(v, 64)
+		default:
+			return o, fmt.Errorf("puzzle: unknown option %q (keys: pop, gen, mut, cut)", k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("puzzle: option %s: bad value %q", k, v)
+		}
+		if o.Population < 0 || o.Generations < 0 || o.Mutation < 0 || o.Mutation > 1 || o.CutProb < 0 || o.CutProb > 1 {
+			return o, fmt.Errorf("puzzle: option %s=%s out of range", k, v)
+		}
+	}
+	return o, nil
 }
 
 // Planner is the Puzzle GA.

@@ -70,8 +70,8 @@ type fileModel struct {
 type fileSubgraph struct {
 	Layers    string `yaml:"layers" json:"layers"`
 	Processor string `yaml:"processor" json:"processor"`
-	Backend   string `yaml:"backend" json:"backend"`
-	DType     string `yaml:"dtype" json:"dtype"`
+	Backend   string `yaml:"backend,omitempty" json:"backend,omitempty"`
+	DType     string `yaml:"dtype,omitempty" json:"dtype,omitempty"`
 }
 
 // Format is a plan file's encoding.
@@ -180,10 +180,15 @@ func (p *Plan) Encode(f Format) ([]byte, error) {
 	}
 	switch f {
 	case YAML:
+		var doc yaml.Node
+		if err := doc.Encode(fp); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		flowSubgraphs(&doc)
 		var b bytes.Buffer
 		enc := yaml.NewEncoder(&b)
 		enc.SetIndent(2)
-		if err := enc.Encode(fp); err != nil {
+		if err := enc.Encode(&doc); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 		if err := enc.Close(); err != nil {
@@ -198,6 +203,29 @@ func (p *Plan) Encode(f Format) ([]byte, error) {
 		return append(b, '\n'), nil
 	}
 	return nil, fmt.Errorf("plan: unknown format %q", f)
+}
+
+// flowSubgraphs writes each subgraph on one line: {layers: ..., processor: ...}.
+func flowSubgraphs(doc *yaml.Node) {
+	value := func(m *yaml.Node, key string) *yaml.Node {
+		for i := 0; m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i+1]
+			}
+		}
+		return nil
+	}
+	models := value(doc, "models")
+	if models == nil {
+		return
+	}
+	for _, m := range models.Content {
+		if subs := value(m, "subgraphs"); subs != nil {
+			for _, s := range subs.Content {
+				s.Style = yaml.FlowStyle
+			}
+		}
+	}
 }
 
 // Save writes the plan to path, YAML or JSON by its extension.

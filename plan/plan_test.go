@@ -169,7 +169,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	data, _ := p.Encode(YAML)
-	if !strings.Contains(string(data), `layers: 0-2,4`) {
+	if !strings.Contains(string(data), `- {layers: '0-2,4', processor: npu, backend: qnn-htp, dtype: int8}`) {
 		t.Errorf("YAML does not show layer keys:\n%s", data)
 	}
 	if err := p.Save(filepath.Join(dir, "p.txt")); err == nil {

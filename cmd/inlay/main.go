@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 		newPlatformsCmd(),
 		newSimulateCmd(),
 		newPlanCmd(),
+		newBenchCmd(),
 	)
 	return root
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/bench"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/spf13/cobra"
+)
+
+type benchFlags struct {
+	scenarios int
+	planners  string
+	budget    time.Duration
+	evals     int
+	workers   int
+	seed      int64
+	platform  string
+	workloads []string
+	json      bool
+}
+
+func newBenchCmd() *cobra.Command {
+	var f benchFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Reproduce Puzzle's experiment: every planner on random multi-model scenarios",
+		Long: `bench draws random scenarios from the nine zoo networks (model groups of
+random size, random relative rates, deadlines equal to periods; seeded), plans
+each with every planner under the same budget, scores every plan with the
+simulator (max sustainable rate scale) beside the proven upper bound, and
+summarises: geometric-mean ratio of each planner to single:npu and to bestmap,
+mean fraction of the upper bound, mean search time.
+
+With --workload, the given workload files are benched instead of random
+scenarios. --evals makes a run reproducible (same seed, evals and workers:
+same plans); --budget is wall-clock time per planner and scenario.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(cmd, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.scenarios, "scenarios", 20, "number of random scenarios")
+	fl.StringVar(&f.planners, "planners", "single:npu,bestmap,heft,puzzle,inlay", "comma-separated planners")
+	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget per search planner and scenario (default 5s unless --evals is given)")
+	fl.IntVar(&f.evals, "evals", 0, "evaluation budget per search planner and scenario (0: none)")
+	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once (0: all cores)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the scenarios, the planners and the simulation")
+	fl.StringVar(&f.platform, "platform", "phone", "platform preset or file")
+	fl.StringArrayVar(&f.workloads, "workload", nil, "bench this workload file instead of random scenarios (repeatable)")
+	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, f *benchFlags) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	pl, err := hw.Resolve(f.platform)
+	if err != nil {
+		return err
+	}
+	var planners []string
+	for _, p := range strings.Split(f.planners, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			planners = append(planners, p)
+		}
+	}
+	if f.budget == 0 && f.evals == 0 {
+		f.budget = 5 * time.Second
+	}
+	if f.workers <= 0 {
+		f.workers = defaultWorkers()
+	}
+	cfg := bench.Config{Platform: pl, Planners: planners, Scenarios: f.scenarios, Seed: f.seed,
+		Budget: f.budget, Evals: f.evals, Workers: f.workers}
+	for _, path := range f.workloads {
+		w, err := workload.Load(path)
+		if err != nil {
+			return err
+		}
+		cfg.Workloads = append(cfg.Workloads, w)
+	}
+	n := f.scenarios
+	if len(cfg.Workloads) > 0 {
+		n = len(cfg.Workloads)
+	}
+	bar := newBar(n*len(planners), "bench")
+	cfg.Progress = func(s, p int, name string) {
+		if s > 0 || p > 0 {
+			barAdd(bar, 1)
+		}
+		barDescribe(bar, fmt.Sprintf("bench: scenario %d/%d, %s", s+1, n, name))
+	}
+	rep, err := bench.Run(ctx, cfg)
+	barDone(bar, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeBench(out, rep)
+}
+
+// writeBench prints the per-scenario table and the summary.
+func writeBench(out io.Writer, rep *bench.Report) error {
+	budget := rep.Budget
+	if rep.Evals > 0 {
+		budget = fmt.Sprintf("%d evaluations", rep.Evals)
+	}
+	fmt.Fprintf(out, "platform %s, %d scenario(s), seed %d, budget %s per search planner\n\n", rep.Platform, len(rep.Scenarios), rep.Seed, budget)
+	t := textfmt.Table{Header: append(append([]string{"#", "models"}, rep.Planners...), "bound")}
+	for _, sr := range rep.Scenarios {
+		row := []string{fmt.Sprint(sr.Index), fmt.Sprint(len(sr.Models))}
+		for _, r := range sr.Results {
+			if r.Error != "" {
+				row = append(row, "error")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3f", r.Scale))
+		}
+		row = append(row, fmt.Sprintf("%.3f", sr.UpperBound))
+		t.Add(row...)
+	}
+	if _, err := t.WriteTo(out); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nmax sustainable rate scale per scenario (simulated); bound: proven upper bound")
+	fmt.Fprintln(out)
+	s := textfmt.Table{Header: []string{"planner", "vs single:npu", "vs bestmap", "of bound", "search s"}}
+	for _, name := range rep.Planners {
+		sm := rep.Summary[name]
+		s.Add(name, ratio(sm.GeomeanVsSingleNPU, sm.CountedVsSingleNPU), ratio(sm.GeomeanVsBestmap, sm.CountedVsBestmap),
+			fmt.Sprintf("%.3f", sm.MeanFractionBound), fmt.Sprintf("%.2f", sm.MeanSearchSeconds))
+	}
+	if _, err := s.WriteTo(out); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nratios: geometric mean over scenarios where the baseline sustains a positive rate (n)")
+	for _, sr := range rep.Scenarios {
+		for _, r := range sr.Results {
+			if r.Error != "" {
+				fmt.Fprintf(out, "scenario %d %s: %s\n", sr.Index, r.Planner, r.Error)
+			}
+		}
+	}
+	return nil
+}
+
+func ratio(x float64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx (n=%d)", x, n)
+}

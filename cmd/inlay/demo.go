@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/spf13/cobra"
+)
+
+type demoFlags struct {
+	out      string
+	platform string
+	budget   time.Duration
+	seed     int64
+	zoo      bool
+}
+
+func newDemoCmd() *cobra.Command {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Plan a built-in camera + voice scenario with every planner and compare them",
+		Long: `demo plans a realistic multi-model scenario on the phone preset with every
+planner and prints how much request rate each plan sustains (simulated):
+
+  camera (15 Hz, deadline = period): BlazeFace face detection, then the OCR
+          pipeline — text detection (PP-OCRv4 det), orientation (cls),
+          recognition (PP-OCRv4 rec) — per frame;
+  voice  (12.5 Hz, 80 ms audio chunks): Silero VAD beside the wake-word
+          pipeline — log-mel front end, speech embedding, "hey jarvis" head.
+
+These are the real ONNX models of shared/REAL_MODELS.md when they have been
+fetched (scripts/fetch.sh, run by make test); otherwise zoo networks stand in
+(camera: MobileNetV3, YOLOv5s, DeepLabV3; voice: MobileBERT).
+
+It writes into the output folder: the workload, every planner's plan, and for
+the best plan a Gantt chart (SVG, PNG), a Chrome trace (opens in Perfetto),
+the text report and an HTML page.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "output", "o", "inlay-demo", "output folder")
+	fl.StringVar(&f.platform, "platform", "phone", "platform preset or file")
+	fl.DurationVar(&f.budget, "budget", 12*time.Second, "wall-clock budget of each search planner (puzzle, inlay)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners and the simulation")
+	fl.BoolVar(&f.zoo, "zoo", false, "use the zoo stand-ins even when the real models are fetched")
+	return cmd
+}
+
+// demoWorkload returns the demo's workload file text and whether it uses
+// the real models.
+func demoWorkload(platform string, forceZoo bool) (string, bool) {
+	real := !forceZoo
+	paths := map[string]string{}
+	for _, m := range assets.RealModels() {
+		p := assets.ModelPath(m.File)
+		if _, err := os.Stat(p); err != nil {
+			real = false
+		}
+		paths[m.Name] = p
+	}
+	if real {
+		return fmt.Sprintf(`# inlay demo: a camera app with the OCR pipeline, and an always-on voice pipeline.
+platform: %s
+models:
+  - {name: face, onnx: %q}
+  - {name: det,  onnx: %q, inputs: {x: [1, 3, 640, 640]}}
+  - {name: cls,  onnx: %q, inputs: {x: [1, 3, 48, 192]}}
+  - {name: rec,  onnx: %q, inputs: {x: [1, 3, 48, 320]}}
+  - {name: mel,  onnx: %q, inputs: {input: [1, 1280]}}
+  - {name: embed, onnx: %q, inputs: {input_1: [1, 76, 32, 1]}}
+  - {name: wake, onnx: %q}
+  - {name: vad,  onnx: %q, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
+groups:
+  - name: camera
+    models: [face, det, cls, rec]
+    after: {cls: [det], rec: [cls]}
+    rate_hz: 15
+  - name: voice
+    models: [vad, mel, embed, wake]
+    after: {embed: [mel], wake: [embed]}
+    period_ms: 80
+`, platform, paths["blazeface"], paths["ocr_det"], paths["ocr_cls"], paths["ocr_rec"],
+			paths["melspec"], paths["speech_embed"], paths["wakeword"], paths["vad"]), true
+	}
+	return fmt.Sprintf(`# inlay demo (zoo stand-ins): camera pipeline and a language model.
+platform: %s
+models:
+  - {name: face, zoo: mobilenet_v3_large}
+  - {name: det,  zoo: yolov5s}
+  - {name: seg,  zoo: deeplabv3_mobilenet_v3_large}
+  - {name: text, zoo: mobilebert}
+groups:
+  - name: camera
+    models: [face, det, seg]
+    rate_hz: 15
+  - name: voice
+    models: [text]
+    period_ms: 80
+`, platform), false
+}
+
+func runDemo(cmd *cobra.Command, f *demoFlags) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	out := cmd.OutOrStdout()
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	text, real := demoWorkload(f.platform, f.zoo)
+	wpath := filepath.Join(f.out, "workload.yaml")
+	if err := os.WriteFile(wpath, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	w, err := workload.Load(wpath)
+	if err != nil {
+		return err
+	}
+	pl, err := hw.Resolve(f.platform)
+	if err != nil {
+		return err
+	}
+	est := cost.NewAnalytic(pl)
+	bound, err := sim.UpperBound(w, pl, est)
+	if err != nil {
+		return err
+	}
+	src := "real ONNX models"
+	if !real {
+		src = "zoo stand-ins (run scripts/fetch.sh for the real models)"
+	}
+	fmt.Fprintf(out, "inlay demo: %d models in %d groups on %s (%s)\n", len(w.Models), len(w.Groups), pl.Name, src)
+	for _, g := range w.Groups {
+		fmt.Fprintf(out, "  %-7s %5.1f Hz, deadline %s: %s\n", g.Name, g.RateHz(), g.Deadline, strings.Join(g.Models, ", "))
+	}
+	fmt.Fprintln(out)
+
+	planners := []string{"single:npu", "single:cpu", "bestmap", "heft", "puzzle", "inlay"}
+	type row struct {
+		name   string
+		plan   *plan.Plan
+		scale  float64
+		secs   float64
+		subs   int
+		reason string
+	}
+	var rows []row
+	simOpt := sim.Options{Seed: f.seed}
+	judge := sim.NewEvaluator(w, pl, est, simOpt)
+	for _, name := range planners {
+		pr, err := search.New(name)
+		if err != nil {
+			return err
+		}
+		req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Workers: defaultWorkers()}
+		bar := newSearchBar(name, f.budget, 0, bound.Scale)
+		req.Progress = bar.update
+		start := time.Now()
+		p, err := pr.Plan(ctx, req, sim.NewEvaluator(w, pl, est, simOpt))
+		bar.done()
+		if err != nil {
+			fmt.Fprintf(out, "%s: %v\n", name, err)
+			continue
+		}
+		r := row{name: name, plan: p, secs: time.Since(start).Seconds()}
+		for _, mp := range p.Models {
+			r.subs += len(mp.Subgraphs)
+		}
+		s, err := judge.Evaluate(ctx, p)
+		if err != nil {
+			return err
+		}
+		r.scale, r.reason = s.Scale, s.Reason
+		rows = append(rows, r)
+		if err := p.Save(filepath.Join(f.out, "plan-"+strings.ReplaceAll(name, ":", "-")+".yaml")); err != nil {
+			return err
+		}
+	}
+	base := map[string]float64{}
+	for _, r := range rows {
+		base[r.name] = r.scale
+	}
+	t := textfmt.Table{Header: []string{"planner", "rate scale", "camera Hz", "voice Hz", "vs bestmap", "vs single:npu", "subgraphs", "search s"}}
+	best := -1
+	for i, r := range rows {
+		if best < 0 || r.scale > rows[best].scale {
+			best = i
+		}
+		t.Add(r.name, fmt.Sprintf("%.3f", r.scale), hz(w, "camera", r.scale), hz(w, "voice", r.scale),
+			times(r.scale, base["bestmap"]), times(r.scale, base["single:npu"]), fmt.Sprint(r.subs), fmt.Sprintf("%.1f", r.secs))
+	}
+	if _, err := t.WriteTo(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nrate scale: the largest factor on every group's rate at which 99%% of requests meet their deadline (simulated)\n")
+	fmt.Fprintf(out, "upper bound (no plan can beat it): %.3f — %s\n", bound.Scale, bound.Why)
+	if best < 0 {
+		return fmt.Errorf("demo: no planner produced a plan")
+	}
+	return demoFiles(out, f, w, pl, est, rows[best].name, rows[best].plan, bound)
+}
+
+// demoFiles writes the best plan's schedule drawings and reports.
+func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platform, est cost.Estimator, name string, p *plan.Plan, bound sim.Bound) error {
+	prog, err := sim.Compile(w, pl, est, p)
+	if err != nil {
+		return err
+	}
+	sust, res, err := sim.Sustain(prog, sim.Options{Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	if res == nil {
+		return nil
+	}
+	window := defaultWindow(w, res)
+	title := fmt.Sprintf("inlay demo on %s, %s plan at rate scale %.3g", pl.Name, name, sust.Scale)
+	var svg bytes.Buffer
+	if err := report.GanttSVG(&svg, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
+		return err
+	}
+	var png bytes.Buffer
+	if err := report.GanttPNG(&png, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
+		return err
+	}
+	var trace bytes.Buffer
+	if err := report.ChromeTrace(&trace, res.Lanes, res.Spans); err != nil {
+		return err
+	}
+	s := report.Summary{Workload: "workload.yaml", Platform: pl.Name, Planner: name, Source: "simulation",
+		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, Horizon: res.Horizon}
+	for _, g := range res.Groups {
+		s.Groups = append(s.Groups, report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
+			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate})
+	}
+	for i, pr := range res.Procs {
+		kind := ""
+		if i < len(pl.Processors) {
+			kind = pl.Processors[i].Kind
+		}
+		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
+	}
+	var txt, html bytes.Buffer
+	if err := report.Text(&txt, s); err != nil {
+		return err
+	}
+	if err := report.HTML(&html, s, svg.Bytes()); err != nil {
+		return err
+	}
+	files := map[string][]byte{"gantt.svg": svg.Bytes(), "gantt.png": png.Bytes(), "trace.json": trace.Bytes(), "report.txt": txt.Bytes(), "report.html": html.Bytes()}
+	for _, fn := range []string{"gantt.svg", "gantt.png", "trace.json", "report.txt", "report.html"} {
+		if err := os.WriteFile(filepath.Join(f.out, fn), files[fn], 0o644); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	fmt.Fprintf(out, "\nbest plan: %s — schedule at its max rate:\n\n", name)
+	if _, err := out.Write(txt.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nwrote %s/: workload.yaml, plan-*.yaml, gantt.svg, gantt.png, trace.json (Perfetto), report.txt, report.html\n", f.out)
+	return nil
+}
+
+func hz(w *workload.Workload, group string, scale float64) string {
+	g := w.Group(group)
+	if g == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", g.RateHz()*scale)
+}
+
+func times(x, base float64) string {
+	if base <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x/base)
+}

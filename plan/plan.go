@@ -30,6 +30,10 @@ type ModelPlan struct {
 	Model string
 	// Priority orders models competing for a processor: lower runs first.
 	Priority int
+	// Hash is the content hash of the model's source (graph.Model.Hash) when
+	// the plan was made; "" when not recorded. The runtime refuses to run a
+	// plan whose model file has changed since (see StampHashes).
+	Hash string
 	// Subgraphs are listed in a topological order: a subgraph's inputs come
 	// from subgraphs listed before it (or from the model's inputs).
 	Subgraphs []Subgraph
@@ -64,6 +68,7 @@ type file struct {
 type fileModel struct {
 	Model     string         `yaml:"model" json:"model"`
 	Priority  int            `yaml:"priority" json:"priority"`
+	Hash      string         `yaml:"hash,omitempty" json:"hash,omitempty"`
 	Subgraphs []fileSubgraph `yaml:"subgraphs" json:"subgraphs"`
 }
 
@@ -138,7 +143,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 		if p.Model(fm.Model) != nil {
 			return nil, fmt.Errorf("plan: %s: model %q planned twice", name, fm.Model)
 		}
-		mp := ModelPlan{Model: fm.Model, Priority: fm.Priority}
+		mp := ModelPlan{Model: fm.Model, Priority: fm.Priority, Hash: fm.Hash}
 		if len(fm.Subgraphs) == 0 {
 			return nil, fmt.Errorf("plan: %s: model %q: no subgraphs", name, fm.Model)
 		}
@@ -172,7 +177,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 func (p *Plan) Encode(f Format) ([]byte, error) {
 	fp := file{Planner: p.Planner, Platform: p.Platform, Models: []fileModel{}}
 	for _, mp := range p.Models {
-		fm := fileModel{Model: mp.Model, Priority: mp.Priority, Subgraphs: []fileSubgraph{}}
+		fm := fileModel{Model: mp.Model, Priority: mp.Priority, Hash: mp.Hash, Subgraphs: []fileSubgraph{}}
 		for _, s := range mp.Subgraphs {
 			fm.Subgraphs = append(fm.Subgraphs, fileSubgraph{Layers: s.Layers.Key(), Processor: s.Processor, Backend: s.Backend, DType: s.DType})
 		}

@@ -17,6 +17,9 @@
 //	    deadline_ms: 33.3           # default: the period
 //	    arrival: periodic           # periodic (default) or poisson
 //
+// An ONNX path that starts with "cache:" names a file in the folder of
+// fetched real models (scripts/fetch.sh), e.g. onnx: cache:melspectrogram.onnx.
+//
 // Parse checks a file without loading any model (strict: unknown fields are
 // errors); Load parses and then loads every model (package onnx or package
 // zoo) and builds its layer graph. Every error is one line that names the

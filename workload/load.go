@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -36,7 +37,7 @@ func Load(path string) (*Workload, error) {
 	cache := map[string]loaded{}
 	for i, m := range w.Models {
 		if m.ONNX != "" {
-			m.Source = resolve(path, m.ONNX)
+			m.Source = resolveModel(path, m.ONNX)
 		}
 		key := m.Source + "\x00" + shapesKey(m.Inputs)
 		if l, ok := cache[key]; ok {
@@ -64,6 +65,21 @@ func Load(path string) (*Workload, error) {
 		cache[key] = loaded{g, lg}
 	}
 	return w, nil
+}
+
+// CachePrefix starts an ONNX path that names a file in the folder of
+// fetched models (internal/assets: the cache's models folder, where
+// scripts/fetch.sh puts the real models): "cache:melspectrogram.onnx".
+// It lets an example workload name the real models without an absolute path.
+const CachePrefix = "cache:"
+
+// resolveModel resolves an ONNX path: CachePrefix paths against the fetched
+// models' folder, others as resolve does.
+func resolveModel(file, path string) string {
+	if rest, ok := strings.CutPrefix(path, CachePrefix); ok {
+		return assets.ModelPath(rest)
+	}
+	return resolve(file, path)
 }
 
 func looksLikeFile(s string) bool {

@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Defaults of Config.
+const (
+	DefaultPool   = 4
+	DefaultWarmup = 2
+	// MinBacklog is the smallest default backlog of a group.
+	MinBacklog = 4
+	// MinDrain is the shortest default drain timeout.
+	MinDrain = time.Second
+)
+
+// Config says what to run and how. Workload (loaded), Platform, Plan,
+// Cost, Library and Duration are required.
+type Config struct {
+	Workload *workload.Workload
+	Platform *hw.Platform
+	Plan     *plan.Plan
+	// Cost prices the jobs of the simulation that predicts the run (the
+	// estimator the plan was made with, or the profile store's).
+	Cost cost.Estimator
+	// Library is the ONNX Runtime shared library's path (ort.Open).
+	Library string
+	// Duration is how long requests arrive.
+	Duration time.Duration
+	// Scale multiplies every group's nominal rate; 0 means 1.
+	Scale float64
+	// Seed drives the Poisson arrivals and the random input tensors.
+	Seed int64
+	// Policy is the dispatcher's deadline policy (default CompleteLate).
+	Policy dispatch.Policy
+	// Backlog bounds the requests of one group in flight: a request that
+	// arrives when Backlog of its group are still in flight is dropped as
+	// "overloaded". 0 means the default per group: twice the requests that
+	// arrive within one deadline at the scaled rate, at least MinBacklog;
+	// negative means no bound.
+	Backlog int
+	// DrainTimeout bounds how long requests in flight at the end of
+	// Duration may still run; 0 means 4× the longest deadline, at least
+	// MinDrain.
+	DrainTimeout time.Duration
+	// Pool is the number of random tensors kept per model input and cycled
+	// through by the requests; 0 means DefaultPool.
+	Pool int
+	// Warmup is how many times each model runs through its subgraphs before
+	// the clock starts; 0 means DefaultWarmup, negative none.
+	Warmup int
+	// Values fixes the values of model inputs by name; nil means
+	// DefaultValues(). An input listed here must match the model's dtype
+	// and shape.
+	Values map[string]*graph.Data
+	// Spans records what ran where (Result.Spans), for traces.
+	Spans bool
+
+	// wrap, when set, wraps every subgraph's runner (tests inject faults).
+	wrap func(label string, r Runner) Runner
+}
+
+// DefaultValues are the known-value inputs: "sr", the sample rate of
+// Silero VAD, is 16000 (an int64 scalar; any other value makes the model
+// fail).
+func DefaultValues() map[string]*graph.Data {
+	return map[string]*graph.Data{
+		"sr": {DType: graph.Int64, Dims: graph.Shape{}, Raw: binary.LittleEndian.AppendUint64(nil, 16000)},
+	}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Workload == nil || c.Platform == nil || c.Plan == nil || c.Cost == nil {
+		return c, errors.New("runtime: Run needs a workload, a platform, a plan and a cost estimator")
+	}
+	if c.Library == "" {
+		return c, errors.New("runtime: no ONNX Runtime library given")
+	}
+	if c.Duration <= 0 {
+		return c, fmt.Errorf("runtime: duration %v must be positive", c.Duration)
+	}
+	if c.Scale == 0 {
+		c.Scale = 1
+	}
+	if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
+		return c, fmt.Errorf("runtime: rate scale %v must be positive and finite", c.Scale)
+	}
+	if c.DrainTimeout < 0 {
+		return c, fmt.Errorf("runtime: negative drain timeout %v", c.DrainTimeout)
+	}
+	if c.DrainTimeout == 0 {
+		var longest time.Duration
+		for _, g := range c.Workload.Groups {
+			longest = max(longest, g.Deadline)
+		}
+		c.DrainTimeout = max(4*longest, MinDrain)
+	}
+	if c.Pool < 0 {
+		return c, fmt.Errorf("runtime: negative pool size %d", c.Pool)
+	}
+	if c.Pool == 0 {
+		c.Pool = DefaultPool
+	}
+	switch {
+	case c.Warmup == 0:
+		c.Warmup = DefaultWarmup
+	case c.Warmup < 0:
+		c.Warmup = 0
+	}
+	if c.Values == nil {
+		c.Values = DefaultValues()
+	}
+	return c, nil
+}
+
+// backlog is the bound on group g's requests in flight (0: none).
+func (c *Config) backlog(g *workload.Group) int {
+	if c.Backlog < 0 {
+		return 0
+	}
+	if c.Backlog > 0 {
+		return c.Backlog
+	}
+	period := float64(g.Period) / c.Scale
+	n := int(math.Ceil(2 * float64(g.Deadline) / period))
+	return max(n, MinBacklog)
+}

@@ -1,0 +1,81 @@
+// Package runtime runs a plan for real: it is the real-time wrapper around
+// the same dispatch state machine the simulator (package sim) drives in
+// virtual time, with ONNX Runtime doing the work. The runtime never decides
+// an order itself: every launch comes out of dispatch.Dispatcher.Ready, so
+// the gap between sim's prediction and what Run measures comes from the
+// cost estimates alone.
+//
+// Run, in order:
+//
+//  1. Checks (each a one-line error before anything starts): every
+//     subgraph's processor exists on the platform; the plan validates
+//     against the workload and platform; models whose plan records a
+//     content hash (plan.ModelPlan.Hash) still have it; every subgraph uses
+//     the ort-cpu backend (the only one this machine has).
+//  2. Compiles the plan with sim.Compile (the estimator only prices jobs for
+//     the prediction; the dispatcher ignores durations), creates one ONNX
+//     Runtime session per planned subgraph (onnx.ExportSubgraph), with one
+//     intra-op thread per core of a pinned processor (host: one) and ONNX
+//     Runtime's default otherwise, and warms every model up by running its
+//     subgraphs in plan order Config.Warmup times. A warm-up error is not
+//     fatal: it is reported in Result.Warnings, and requests that reach the
+//     failing subgraph are dropped.
+//  3. Starts one worker goroutine per processor slot (Concurrency workers
+//     per processor). On a processor with Cores (the host platform), each
+//     worker locks its OS thread and pins it to those cores
+//     (sched_setaffinity on Linux), so a plan that pipelines models across
+//     cores runs across cores for real. Workers take the launches the
+//     dispatcher emits for their processor and report completions on one
+//     channel.
+//  4. One event loop goroutine owns the dispatcher (no locks inside
+//     dispatch, which does no I/O): arrivals from a timer that follows each
+//     group's arrival process (periodic: request k at k·Period/Scale from
+//     the start; Poisson: exponential gaps with mean Period/Scale from a
+//     *rand.Rand seeded from Config.Seed and the group's index, as sim
+//     does), completions from the workers; after each batch it asks the
+//     dispatcher for launches and hands them to the workers.
+//
+// Tensors. A request's tensors live in the event loop: a subgraph's outputs
+// are stored by name and handed to the subgraphs that read them as the same
+// *graph.Data — no copy — when producer and consumer share a memory domain
+// (every processor of the host platform does); Result.ZeroCopy counts those
+// hand-offs. Across domains a transfer job of the program copies the
+// tensors into buffers from a pool that reuses them across requests
+// (Result.Copied counts those). Model inputs come from a pool of Config.Pool
+// random tensors per input (ort.RandomData with a seeded rng), reused
+// across requests; inputs whose values matter get known values
+// (DefaultValues: Silero VAD's sample rate "sr" = 16000). Package ort
+// copies inputs into ONNX Runtime tensors and outputs back out on every run
+// (a limit of the onnxruntime_go binding), so those copies happen in plain
+// ort calls too and are not overhead of the runtime.
+//
+// Accounting. Every request that arrives ends in exactly one state:
+// completed on time, completed late (finished after its arrival plus the
+// group's deadline), or dropped with a reason:
+//
+//   - "overloaded": it arrived while Backlog requests of its group were
+//     still in flight (the queue bound; it never reaches the dispatcher);
+//   - "deadline": under dispatch.DropLate, one of its jobs reached the head
+//     of a queue after the deadline;
+//   - "error": a subgraph failed in ONNX Runtime (the reason names the
+//     subgraph and the error); its other jobs are skipped and the rest of
+//     the run goes on;
+//   - "shutdown": it was still in flight when the run stopped.
+//
+// So per group Requests = Completed + Dropped and Late ≤ Completed.
+// Latency runs from the request's scheduled arrival time to the end of its
+// last job as the worker saw it. All requests count (no warm-up exclusion:
+// the sessions are warm before the clock starts).
+//
+// Shutdown. Arrivals stop at Config.Duration; requests in flight then drain
+// (run to completion and are counted normally) for up to DrainTimeout; what
+// is left is dropped as "shutdown". When ctx is cancelled (Ctrl-C in the
+// CLI), the run stops at once: nothing more is launched, every request in
+// flight is dropped as "shutdown", the jobs already running on ONNX
+// Runtime finish (they cannot be interrupted), and Run returns the figures
+// so far with Result.Interrupted set.
+//
+// Prediction. Run also simulates the same compiled program at the same
+// scale (sim.Run with the same seed and policy) and reports each group's
+// predicted p50 and p99 next to the measured ones.
+package runtime

@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/inlay-dev/inlay/report"
+)
+
+// Drop reasons (DropCount.Reason).
+const (
+	ReasonOverloaded = "overloaded"
+	ReasonDeadline   = "deadline"
+	ReasonError      = "error"
+	ReasonShutdown   = "shutdown"
+)
+
+// DropCount is how many of a group's requests were dropped for one reason,
+// with the first such request's detailed message.
+type DropCount struct {
+	Reason  string
+	Count   int
+	Example string
+}
+
+// GroupResult is one group's outcome over the whole run.
+type GroupResult struct {
+	Name string
+	// OfferedHz is the scaled nominal rate; Deadline the group's deadline.
+	OfferedHz float64
+	Deadline  time.Duration
+	// Requests arrived; Completed of them finished (Late of those after
+	// their deadline); Dropped were abandoned, by reason in Drops.
+	// Requests = Completed + Dropped.
+	Requests, Completed, Late, Dropped int
+	Drops                              []DropCount
+	// Latency of the completed requests, from scheduled arrival to the end
+	// of the last job: median and 99th percentile (nearest rank), mean, max.
+	P50, P99, Mean, Max time.Duration
+	// MissRate is (Late+Dropped)/Requests.
+	MissRate float64
+	// RateHz is the completed requests per second of the arrival window.
+	RateHz float64
+	// PredictedP50 and PredictedP99 are the simulator's figures for the
+	// same program at the same scale.
+	PredictedP50, PredictedP99 time.Duration
+}
+
+// ProcResult is one processor's use: Busy is the summed run time of its
+// jobs, Utilisation Busy over Concurrency × Elapsed, Runs the jobs it ran.
+type ProcResult struct {
+	Name        string
+	Runs        int
+	Busy        time.Duration
+	Utilisation float64
+}
+
+// Result is what a run measured.
+type Result struct {
+	Scale float64
+	// Duration is the arrival window; Elapsed the time from the start to
+	// the last request accounted for.
+	Duration, Elapsed time.Duration
+	Groups            []GroupResult
+	Procs             []ProcResult
+	// Spans are what really ran (Config.Spans), times since the start;
+	// Lanes the processor names, then the links that carried a transfer.
+	Spans []report.Span
+	Lanes []string
+	// ZeroCopy counts tensors handed from one subgraph to another as the
+	// same buffer; Copied those copied by a transfer between domains.
+	ZeroCopy, Copied int64
+	// Interrupted is true when the context ended the run early.
+	Interrupted bool
+	// Warnings are problems that did not stop the run (warm-up failures).
+	Warnings []string
+	// PredictedMisses is the simulator's deadline-miss summary ("" when
+	// none).
+	PredictedMisses string
+}

@@ -1,0 +1,619 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/ort"
+	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/sim"
+)
+
+// Run executes the plan for Config.Duration (see the package documentation)
+// and returns what it measured with the simulator's prediction. Errors in
+// the configuration, the plan or session creation are returned before any
+// request arrives; failures while running are accounted as dropped
+// requests. A cancelled ctx stops the run early with Result.Interrupted.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := check(&c); err != nil {
+		return nil, err
+	}
+	rt, err := ort.Open(c.Library)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	pr, err := prepare(&c, rt)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
+	warnings := pr.warmup(c.Warmup)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	d, err := dispatch.New(pr.prog.Program, dispatch.Config{Policy: c.Policy})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	l := newLoop(&c, pr, d)
+	res, err := l.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Warnings = append(warnings, res.Warnings...)
+	pred, err := sim.Run(pr.prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: true})
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("prediction: %v", err))
+	} else {
+		for i := range res.Groups {
+			res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50, pred.Groups[i].P99
+		}
+		res.PredictedMisses = pred.Misses
+	}
+	return res, nil
+}
+
+// tkey names a tensor of one model instance of a request; to is the
+// receiving subgraph of a copy made by a transfer, -1 for the original.
+type tkey struct {
+	model int
+	name  string
+	to    int
+}
+
+// request is the event loop's state of one request.
+type request struct {
+	id             int64
+	group, index   int
+	arrival, end   time.Duration
+	tensors        map[tkey]*graph.Data
+	bufs           [][]byte
+	spans          []int
+	running        int
+	accounted      bool // counted as completed or dropped
+	failed         bool // nothing more of it runs
+	dispatcherDone bool // the dispatcher has forgotten it
+}
+
+// groupState is a group's arrivals and figures.
+type groupState struct {
+	period   float64 // scaled, in ns
+	deadline time.Duration
+	poisson  bool
+	rng      *rand.Rand
+	k        int           // arrivals issued
+	nextAt   time.Duration // the next arrival's time
+	backlog  int           // 0: no bound
+	inflight int
+	res      GroupResult
+	lat      []time.Duration
+	drops    map[string]*DropCount
+}
+
+// loop is the one goroutine that owns the dispatcher.
+type loop struct {
+	c    *Config
+	pr   *prepared
+	prog *dispatch.Program
+	d    *dispatch.Dispatcher
+
+	start       time.Time
+	queues      []chan work
+	done        chan done
+	reqs        map[int64]*request
+	groups      []*groupState
+	outstanding int  // tasks handed to workers or transfers, not yet reported
+	stopped     bool // nothing more launches
+	last        time.Duration
+	res         *Result
+	pool        bufPool
+}
+
+func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
+	prog := pr.prog.Program
+	l := &loop{c: c, pr: pr, prog: prog, d: d, reqs: map[int64]*request{}, res: &Result{Scale: c.Scale, Duration: c.Duration}}
+	for gi, g := range c.Workload.Groups {
+		gs := &groupState{
+			period:   float64(g.Period) / c.Scale,
+			deadline: g.Deadline,
+			poisson:  prog.Groups[gi].Poisson,
+			rng:      rand.New(rand.NewSource(c.Seed*1000003 + int64(gi))),
+			backlog:  c.backlog(g),
+			drops:    map[string]*DropCount{},
+		}
+		gs.res = GroupResult{Name: g.Name, OfferedHz: c.Scale * g.RateHz(), Deadline: g.Deadline}
+		gs.nextAt = gs.gap()
+		if !gs.poisson {
+			gs.nextAt = 0
+		}
+		l.groups = append(l.groups, gs)
+	}
+	for _, p := range prog.Procs {
+		l.res.Procs = append(l.res.Procs, ProcResult{Name: p.Name})
+	}
+	return l
+}
+
+// gap draws a Poisson inter-arrival time.
+func (g *groupState) gap() time.Duration {
+	return time.Duration(math.Round(g.rng.ExpFloat64() * g.period))
+}
+
+// advance moves the group to its next arrival time.
+func (g *groupState) advance() {
+	g.k++
+	if g.poisson {
+		g.nextAt += g.gap()
+		return
+	}
+	g.nextAt = time.Duration(math.Round(float64(g.k) * g.period))
+}
+
+func (l *loop) now() time.Duration {
+	n := time.Since(l.start)
+	if n < l.last {
+		n = l.last
+	}
+	l.last = n
+	return n
+}
+
+// startWorkers starts every processor slot's worker and waits until they
+// are pinned.
+func (l *loop) startWorkers(wg *sync.WaitGroup) error {
+	slots := 0
+	for _, p := range l.prog.Procs {
+		slots += p.Concurrency
+	}
+	l.done = make(chan done, slots+len(l.prog.Links)+16)
+	ready := make(chan error, slots)
+	startp := &l.start
+	for pi, p := range l.prog.Procs {
+		q := make(chan work, p.Concurrency)
+		l.queues = append(l.queues, q)
+		cores := l.c.Platform.Processors[pi].Cores
+		for k := 0; k < p.Concurrency; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				worker(startp, pi, cores, q, l.done, ready)
+			}()
+		}
+	}
+	var errs []error
+	for i := 0; i < slots; i++ {
+		if err := <-ready; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("runtime: worker: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func (l *loop) run(ctx context.Context) (*Result, error) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	err := l.startWorkers(&wg)
+	defer func() {
+		for _, q := range l.queues {
+			close(q)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	l.start = time.Now()
+	err = l.events(ctx)
+	// Whatever happened, every task handed out reports before the sessions
+	// close.
+	for l.outstanding > 0 {
+		<-l.done
+		l.outstanding--
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.finish(), nil
+}
+
+func (l *loop) events(ctx context.Context) error {
+	c := l.c
+	arrivalsOpen := true
+	drainUntil := c.Duration + c.DrainTimeout
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	ctxDone := ctx.Done()
+	for {
+		if l.stopped && l.outstanding == 0 {
+			return nil
+		}
+		if !arrivalsOpen && len(l.reqs) == 0 && l.outstanding == 0 {
+			return nil
+		}
+		wake := time.Duration(-1)
+		switch {
+		case l.stopped:
+		case arrivalsOpen:
+			wake = c.Duration
+			for _, g := range l.groups {
+				wake = min(wake, g.nextAt)
+			}
+		default:
+			wake = drainUntil
+		}
+		var tc <-chan time.Time
+		if wake >= 0 {
+			timer.Reset(max(wake-time.Since(l.start), 0))
+			tc = timer.C
+		}
+		var first *done
+		select {
+		case dn := <-l.done:
+			first = &dn
+		case <-tc:
+		case <-ctxDone:
+			ctxDone = nil
+			l.res.Interrupted = true
+			arrivalsOpen = false
+			if err := l.stop(l.now(), "the run was interrupted"); err != nil {
+				return err
+			}
+			continue
+		}
+		now := l.now()
+		if first != nil {
+			if err := l.complete(*first, now); err != nil {
+				return err
+			}
+		}
+		for more := true; more; {
+			select {
+			case dn := <-l.done:
+				if err := l.complete(dn, now); err != nil {
+					return err
+				}
+			default:
+				more = false
+			}
+		}
+		if arrivalsOpen {
+			if err := l.arrivals(now); err != nil {
+				return err
+			}
+			if now >= c.Duration {
+				arrivalsOpen = false
+			}
+		}
+		if err := l.ready(now); err != nil {
+			return err
+		}
+		if !arrivalsOpen && !l.stopped && now >= drainUntil && len(l.reqs) > 0 {
+			if err := l.stop(now, fmt.Sprintf("still in flight %v after the arrivals ended", c.DrainTimeout)); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// arrivals issues every arrival due by now, in (time, group) order.
+func (l *loop) arrivals(now time.Duration) error {
+	for {
+		best := -1
+		for gi, g := range l.groups {
+			if g.nextAt <= now && g.nextAt < l.c.Duration && (best < 0 || g.nextAt < l.groups[best].nextAt) {
+				best = gi
+			}
+		}
+		if best < 0 {
+			return nil
+		}
+		g := l.groups[best]
+		at := g.nextAt
+		g.advance()
+		index := g.res.Requests
+		g.res.Requests++
+		if g.backlog > 0 && g.inflight >= g.backlog {
+			g.drop(ReasonOverloaded, fmt.Sprintf("arrived at %v with %d requests of the group in flight (backlog %d)", at, g.inflight, g.backlog))
+			l.last = max(l.last, now)
+			continue
+		}
+		id, err := l.d.Arrive(best, now)
+		if err != nil {
+			return fmt.Errorf("runtime: %w", err)
+		}
+		l.reqs[id] = &request{id: id, group: best, index: index, arrival: at, tensors: map[tkey]*graph.Data{}}
+		g.inflight++
+	}
+}
+
+func (g *groupState) drop(reason, detail string) {
+	g.res.Dropped++
+	dc := g.drops[reason]
+	if dc == nil {
+		dc = &DropCount{Reason: reason, Example: detail}
+		g.drops[reason] = dc
+	}
+	dc.Count++
+}
+
+// account ends a request: dropped with a reason, or completed.
+func (l *loop) account(r *request, reason, detail string) {
+	if r.accounted {
+		return
+	}
+	r.accounted = true
+	g := l.groups[r.group]
+	g.inflight--
+	late := true
+	if reason != "" {
+		g.drop(reason, detail)
+		r.failed = true
+	} else {
+		lat := r.end - r.arrival
+		g.res.Completed++
+		g.lat = append(g.lat, lat)
+		if late = lat > g.deadline; late {
+			g.res.Late++
+		}
+	}
+	if late {
+		for _, s := range r.spans {
+			l.res.Spans[s].Late = true
+		}
+	}
+}
+
+// cleanup forgets a request nobody needs any more.
+func (l *loop) cleanup(r *request) {
+	if r.accounted && r.dispatcherDone && r.running == 0 {
+		for _, b := range r.bufs {
+			l.pool.put(b)
+		}
+		delete(l.reqs, r.id)
+	}
+}
+
+// stop ends the run early: every request in flight is dropped as
+// "shutdown" and nothing more launches.
+func (l *loop) stop(now time.Duration, why string) error {
+	l.stopped = true
+	ids := make([]int64, 0, len(l.reqs))
+	for id := range l.reqs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		l.account(l.reqs[id], ReasonShutdown, why)
+	}
+	return l.ready(now)
+}
+
+// complete takes a task's report.
+func (l *loop) complete(dn done, now time.Duration) error {
+	l.outstanding--
+	r := l.reqs[dn.task.Request]
+	if r == nil {
+		return fmt.Errorf("runtime: completion of task %v of an unknown request", dn.task)
+	}
+	r.running--
+	r.end = max(r.end, dn.end)
+	j := &l.prog.Jobs[dn.task.Job]
+	m := &l.prog.Models[j.Model]
+	if dn.proc >= 0 {
+		pr := &l.res.Procs[dn.proc]
+		pr.Runs++
+		pr.Busy += dn.end - dn.start
+	}
+	if l.c.Spans {
+		lane := ""
+		if dn.proc >= 0 {
+			lane = l.prog.Procs[dn.proc].Name
+		} else {
+			lane = l.prog.Links[dn.link].Name
+		}
+		r.spans = append(r.spans, len(l.res.Spans))
+		l.res.Spans = append(l.res.Spans, report.Span{
+			Processor: lane, Label: j.Label, Group: l.prog.Groups[m.Group].Name, Model: m.Name,
+			Request: r.index, Start: dn.start, End: dn.end, Late: r.accounted,
+		})
+	}
+	switch {
+	case dn.err != nil:
+		where := j.Label
+		if dn.proc >= 0 {
+			where += " on " + l.prog.Procs[dn.proc].Name
+		}
+		l.account(r, ReasonError, fmt.Sprintf("%s: %v", where, dn.err))
+	case r.failed:
+	case j.Kind == dispatch.Compute:
+		for i, name := range l.pr.jobSub[dn.task.Job].outputs {
+			r.tensors[tkey{j.Model, name, -1}] = dn.out[i]
+		}
+	default:
+		for i, name := range l.pr.jobCopy[dn.task.Job] {
+			r.tensors[tkey{j.Model, name, j.Subgraph}] = dn.out[i]
+		}
+	}
+	if err := l.d.Complete(dn.task, now); err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	l.cleanup(r)
+	return nil
+}
+
+// ready carries out the dispatcher's batches: it hands launches to the
+// workers, and completes at once (without running them) the tasks of
+// requests that failed or of a stopped run.
+func (l *loop) ready(now time.Duration) error {
+	for {
+		b := l.d.Ready(now)
+		skipped := false
+		for _, f := range b.Finished {
+			r := l.reqs[f.Request]
+			r.dispatcherDone = true
+			l.account(r, "", "")
+			l.cleanup(r)
+		}
+		for _, dr := range b.Dropped {
+			r := l.reqs[dr.Request]
+			r.dispatcherDone = true
+			l.account(r, ReasonDeadline, dr.Reason)
+			l.cleanup(r)
+		}
+		for _, ln := range b.Launches {
+			r := l.reqs[ln.Task.Request]
+			if l.stopped || r.failed || !l.launch(r, ln) {
+				if err := l.d.Complete(ln.Task, now); err != nil {
+					return fmt.Errorf("runtime: %w", err)
+				}
+				skipped = true
+			}
+		}
+		if !skipped {
+			return nil
+		}
+	}
+}
+
+// launch hands a task to its worker (or starts its transfer); false when a
+// tensor it needs is missing, which fails the request.
+func (l *loop) launch(r *request, ln dispatch.Launch) bool {
+	j := &l.prog.Jobs[ln.Task.Job]
+	if j.Kind == dispatch.Compute {
+		s := l.pr.jobSub[ln.Task.Job]
+		in := make([]*graph.Data, len(s.inputs))
+		zero := 0
+		for i, name := range s.inputs {
+			if s.fromModel[i] {
+				in[i] = s.pool[i][r.index%len(s.pool[i])]
+				continue
+			}
+			if t := r.tensors[tkey{j.Model, name, j.Subgraph}]; t != nil {
+				in[i] = t
+				continue
+			}
+			t := r.tensors[tkey{j.Model, name, -1}]
+			if t == nil {
+				l.account(r, ReasonError, fmt.Sprintf("%s: input %q was not produced", j.Label, name))
+				return false
+			}
+			in[i] = t
+			zero++
+		}
+		l.res.ZeroCopy += int64(zero)
+		r.running++
+		l.outstanding++
+		l.queues[ln.Proc] <- work{task: ln.Task, sub: s, in: in}
+		return true
+	}
+	names := l.pr.jobCopy[ln.Task.Job]
+	w := work{task: ln.Task, in: make([]*graph.Data, len(names)), dst: make([][]byte, len(names))}
+	for i, name := range names {
+		t := r.tensors[tkey{j.Model, name, -1}]
+		if t == nil {
+			l.account(r, ReasonError, fmt.Sprintf("%s: tensor %q was not produced", j.Label, name))
+			return false
+		}
+		w.in[i] = t
+		w.dst[i] = l.pool.get(len(t.Raw))
+		r.bufs = append(r.bufs, w.dst[i])
+	}
+	l.res.Copied += int64(len(names))
+	r.running++
+	l.outstanding++
+	go transfer(l.start, ln.Link, w, l.done)
+	return true
+}
+
+// finish computes the figures.
+func (l *loop) finish() *Result {
+	res := l.res
+	res.Elapsed = l.last
+	for pi := range res.Procs {
+		if res.Elapsed > 0 {
+			res.Procs[pi].Utilisation = float64(res.Procs[pi].Busy) / (float64(res.Elapsed) * float64(l.prog.Procs[pi].Concurrency))
+		}
+	}
+	for _, g := range l.groups {
+		gr := g.res
+		if n := len(g.lat); n > 0 {
+			sort.Slice(g.lat, func(i, j int) bool { return g.lat[i] < g.lat[j] })
+			gr.P50, gr.P99, gr.Max = percentile(g.lat, 0.5), percentile(g.lat, 0.99), g.lat[n-1]
+			var sum float64
+			for _, x := range g.lat {
+				sum += float64(x)
+			}
+			gr.Mean = time.Duration(math.Round(sum / float64(n)))
+		}
+		if gr.Requests > 0 {
+			gr.MissRate = float64(gr.Late+gr.Dropped) / float64(gr.Requests)
+		}
+		if res.Duration > 0 {
+			gr.RateHz = float64(gr.Completed) / res.Duration.Seconds()
+		}
+		reasons := make([]string, 0, len(g.drops))
+		for k := range g.drops {
+			reasons = append(reasons, k)
+		}
+		sort.Strings(reasons)
+		for _, k := range reasons {
+			gr.Drops = append(gr.Drops, *g.drops[k])
+		}
+		res.Groups = append(res.Groups, gr)
+	}
+	for _, p := range l.prog.Procs {
+		res.Lanes = append(res.Lanes, p.Name)
+	}
+	if l.c.Spans {
+		used := map[string]bool{}
+		for _, s := range res.Spans {
+			used[s.Processor] = true
+		}
+		for _, lk := range l.prog.Links {
+			if used[lk.Name] {
+				res.Lanes = append(res.Lanes, lk.Name)
+			}
+		}
+	}
+	return res
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
+}
+
+// bufPool keeps byte buffers by size for reuse across requests. Only the
+// event loop uses it.
+type bufPool struct{ free map[int][][]byte }
+
+func (p *bufPool) get(n int) []byte {
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		return b
+	}
+	return make([]byte, n)
+}
+
+func (p *bufPool) put(b []byte) {
+	if p.free == nil {
+		p.free = map[int][][]byte{}
+	}
+	p.free[len(b)] = append(p.free[len(b)], b)
+}

@@ -1,0 +1,343 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// voiceWorkload writes and loads a workload of the small real models: the
+// voice pipeline (mel front-end, then embedding, then the wake-word head;
+// VAD beside them) and the OCR orientation classifier as a second group.
+func voiceWorkload(t testing.TB) *workload.Workload {
+	t.Helper()
+	files := map[string]string{}
+	for _, m := range assets.RealModels() {
+		files[m.Name] = m.File
+	}
+	for _, name := range []string{"melspec", "speech_embed", "wakeword", "vad", "ocr_cls"} {
+		assets.Require(t, assets.ModelPath(files[name]))
+	}
+	text := `models:
+  - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
+  - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
+  - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
+  - {name: vad, onnx: cache:silero_vad_legacy.onnx, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
+  - {name: ocr_cls, onnx: cache:ch_ppocr_mobile_v2.0_cls_infer.onnx, inputs: {x: [1, 3, 48, 192]}}
+groups:
+  - name: voice
+    models: [melspec, speech_embed, wakeword, vad]
+    after: {speech_embed: [melspec], wakeword: [speech_embed]}
+    period_ms: 40
+  - name: text
+    models: [ocr_cls]
+    rate_hz: 25
+    deadline_ms: 30
+`
+	path := filepath.Join(t.TempDir(), "voice.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// hostPlatform is the host preset cut to two processors on this process's
+// cores (one core twice when the process may use only one).
+func hostPlatform(t testing.TB) *hw.Platform {
+	t.Helper()
+	cores := hw.HostCores()
+	if len(cores) == 1 {
+		cores = append(cores, cores[0])
+	}
+	pl, err := hw.Host(cores[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// testPlan runs each model whole, the voice models on the first processor
+// and the classifier on the second, except melspec, cut in two halves on
+// the two processors so that tensors cross between subgraphs.
+func testPlan(t testing.TB, w *workload.Workload, pl *hw.Platform) *plan.Plan {
+	t.Helper()
+	p := &plan.Plan{Planner: "test", Platform: pl.Name}
+	a, b := pl.Processors[0].Name, pl.Processors[1].Name
+	for i, m := range w.Models {
+		all := make(graph.LayerSet, len(m.Layers.Layers))
+		for k := range all {
+			all[k] = k
+		}
+		mp := plan.ModelPlan{Model: m.Name, Priority: i}
+		switch m.Name {
+		case "melspec":
+			half := len(all) / 2
+			mp.Subgraphs = []plan.Subgraph{{Layers: all[:half], Processor: a}, {Layers: all[half:], Processor: b}}
+		case "ocr_cls":
+			mp.Subgraphs = []plan.Subgraph{{Layers: all, Processor: b}}
+		default:
+			mp.Subgraphs = []plan.Subgraph{{Layers: all, Processor: a}}
+		}
+		p.Models = append(p.Models, mp)
+	}
+	p.StampHashes(w)
+	if err := p.Validate(w, pl); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func testConfig(t testing.TB) Config {
+	w := voiceWorkload(t)
+	pl := hostPlatform(t)
+	return Config{
+		Workload: w, Platform: pl, Plan: testPlan(t, w, pl), Cost: cost.NewAnalytic(pl),
+		Library: assets.Require(t, assets.ORTLibrary()), Duration: time.Second, Seed: 1, Spans: true,
+	}
+}
+
+// checkAccounts checks that every request ended in exactly one state.
+func checkAccounts(t *testing.T, res *Result) {
+	t.Helper()
+	for _, g := range res.Groups {
+		if g.Requests != g.Completed+g.Dropped {
+			t.Errorf("group %s: %d requests, %d completed + %d dropped", g.Name, g.Requests, g.Completed, g.Dropped)
+		}
+		if g.Late > g.Completed {
+			t.Errorf("group %s: %d late of %d completed", g.Name, g.Late, g.Completed)
+		}
+		n := 0
+		for _, d := range g.Drops {
+			n += d.Count
+			if d.Example == "" {
+				t.Errorf("group %s: drop reason %s without detail", g.Name, d.Reason)
+			}
+		}
+		if n != g.Dropped {
+			t.Errorf("group %s: drop reasons add up to %d, dropped %d", g.Name, n, g.Dropped)
+		}
+		t.Logf("%-6s requests %3d completed %3d late %3d dropped %3d %v  p50 %v p99 %v (predicted %v, %v)",
+			g.Name, g.Requests, g.Completed, g.Late, g.Dropped, g.Drops, g.P50, g.P99, g.PredictedP50, g.PredictedP99)
+	}
+}
+
+func TestRun(t *testing.T) {
+	c := testConfig(t)
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounts(t, res)
+	for _, g := range res.Groups {
+		// At these rates the plan is far from saturated: nothing is shed.
+		if g.Requests < 20 || g.Dropped != 0 || g.Completed != g.Requests {
+			t.Errorf("group %s: %d requests, %d completed, drops %v", g.Name, g.Requests, g.Completed, g.Drops)
+		}
+		if g.P50 <= 0 || g.P99 < g.P50 || g.PredictedP50 <= 0 {
+			t.Errorf("group %s: p50 %v p99 %v predicted p50 %v", g.Name, g.P50, g.P99, g.PredictedP50)
+		}
+	}
+	// melspec's second half reads the first half's outputs without a copy.
+	if res.ZeroCopy < int64(res.Groups[0].Completed) || res.Copied != 0 {
+		t.Errorf("zero-copy hand-offs %d, copies %d, for %d voice requests", res.ZeroCopy, res.Copied, res.Groups[0].Completed)
+	}
+	if len(res.Spans) == 0 || len(res.Lanes) != 2 {
+		t.Fatalf("%d spans, lanes %v", len(res.Spans), res.Lanes)
+	}
+	perProc := map[string]int{}
+	for _, s := range res.Spans {
+		perProc[s.Processor]++
+		if s.End < s.Start || s.Start < 0 {
+			t.Errorf("span %+v runs backwards", s)
+		}
+	}
+	for i, p := range res.Procs {
+		if p.Runs == 0 || p.Runs != perProc[p.Name] || p.Busy <= 0 {
+			t.Errorf("processor %d %+v: %d spans", i, p, perProc[p.Name])
+		}
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings: %v", res.Warnings)
+	}
+}
+
+// TestOverload runs at twice the rate scale the simulator finds
+// sustainable and far beyond it: requests are shed, none goes unaccounted.
+func TestOverload(t *testing.T) {
+	c := testConfig(t)
+	prog, err := sim.Compile(c.Workload, c.Platform, c.Cost, c.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sus, _, err := sim.Sustain(prog, sim.Options{NoSpans: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("simulated max sustainable scale %.3g (%s)", sus.Scale, sus.Limit)
+	for _, tc := range []struct {
+		name   string
+		scale  float64
+		policy dispatch.Policy
+	}{
+		{"2x-sustainable", 2 * sus.Scale, dispatch.CompleteLate},
+		{"20x-sustainable-droplate", 20 * sus.Scale, dispatch.DropLate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := c
+			c.Scale, c.Policy, c.Spans = tc.scale, tc.policy, false
+			res, err := Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAccounts(t, res)
+		})
+	}
+}
+
+// failing fails every other run.
+type failing struct {
+	r     Runner
+	calls atomic.Int64
+}
+
+func (f *failing) Run(in []*graph.Data) ([]*graph.Data, error) {
+	if f.calls.Add(1)%2 == 0 {
+		return nil, errors.New("ort: run: injected failure")
+	}
+	return f.r.Run(in)
+}
+
+// TestSubgraphError injects an ONNX Runtime error into one subgraph: the
+// requests that hit it are dropped with the reason, the rest run on.
+func TestSubgraphError(t *testing.T) {
+	c := testConfig(t)
+	c.Warmup = -1
+	c.wrap = func(label string, r Runner) Runner {
+		if strings.HasPrefix(label, "speech_embed[") {
+			return &failing{r: r}
+		}
+		return r
+	}
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounts(t, res)
+	voice, text := res.Groups[0], res.Groups[1]
+	if voice.Dropped == 0 || voice.Completed == 0 || len(voice.Drops) != 1 || voice.Drops[0].Reason != ReasonError ||
+		!strings.Contains(voice.Drops[0].Example, "speech_embed[") || !strings.Contains(voice.Drops[0].Example, "injected failure") {
+		t.Errorf("voice: %d completed, %d dropped %v", voice.Completed, voice.Dropped, voice.Drops)
+	}
+	if text.Dropped != 0 || text.Completed != text.Requests {
+		t.Errorf("text: %d requests, %d completed, drops %v", text.Requests, text.Completed, text.Drops)
+	}
+	// The failed requests' later models (the wake-word head) never ran.
+	wake := 0
+	for _, s := range res.Spans {
+		if s.Model == "wakeword" {
+			wake++
+		}
+	}
+	if wake != voice.Completed {
+		t.Errorf("wake-word head ran %d times for %d completed voice requests", wake, voice.Completed)
+	}
+}
+
+// TestInterrupt cancels the run midway: it stops early, what was in flight
+// is dropped as "shutdown", and the counts still add up.
+func TestInterrupt(t *testing.T) {
+	c := testConfig(t)
+	c.Duration = time.Minute
+	c.Scale = 4
+	c.Warmup = -1
+	ctx, cancel := context.WithCancel(context.Background())
+	var runs atomic.Int64
+	c.wrap = func(label string, r Runner) Runner {
+		if !strings.HasPrefix(label, "ocr_cls[") {
+			return r
+		}
+		return runnerFunc(func(in []*graph.Data) ([]*graph.Data, error) {
+			if runs.Add(1) == 10 {
+				cancel() // the tenth classifier run ends the run
+			}
+			return r.Run(in)
+		})
+	}
+	res, err := Run(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Elapsed >= 10*time.Second {
+		t.Errorf("interrupted %v after %v", res.Interrupted, res.Elapsed)
+	}
+	checkAccounts(t, res)
+	if res.Groups[1].Completed < 9 {
+		t.Errorf("%d classifier requests completed before the tenth ran", res.Groups[1].Completed)
+	}
+	for _, g := range res.Groups {
+		for _, d := range g.Drops {
+			if d.Reason != ReasonShutdown {
+				t.Errorf("group %s: drop %+v", g.Name, d)
+			}
+		}
+	}
+}
+
+type runnerFunc func([]*graph.Data) ([]*graph.Data, error)
+
+func (f runnerFunc) Run(in []*graph.Data) ([]*graph.Data, error) { return f(in) }
+
+// TestBadPlans: mistakes found before anything runs, each one line.
+func TestBadPlans(t *testing.T) {
+	w := voiceWorkload(t)
+	pl := hostPlatform(t)
+	for _, tc := range []struct {
+		name  string
+		edit  func(p *plan.Plan)
+		wants []string
+	}{
+		{"missing processor", func(p *plan.Plan) { p.Models[1].Subgraphs[0].Processor = "cpu99" },
+			[]string{`model "speech_embed" subgraph 0 on processor "cpu99", which platform host lacks`}},
+		{"changed model", func(p *plan.Plan) { p.Models[2].Hash = "0123456789abcdef" },
+			[]string{`model "wakeword"`, "changed since the plan was made"}},
+		{"other backend", func(p *plan.Plan) { p.Models[0].Subgraphs[0].Backend = "qnn-htp" },
+			[]string{"qnn-htp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPlan(t, w, pl)
+			tc.edit(p)
+			_, err := Run(context.Background(), Config{
+				Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: "unused", Duration: time.Second,
+			})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, want := range tc.wants {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"time"
+
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/graph"
+)
+
+// work is one launched task for a worker: a compute job with its inputs,
+// or a transfer with the tensors to copy into the buffers given.
+type work struct {
+	task dispatch.Task
+	sub  *subgraph // compute jobs
+	in   []*graph.Data
+	// transfers: copy in[i].Raw into dst[i]
+	dst [][]byte
+}
+
+// done is a worker's report of a finished task.
+type done struct {
+	task       dispatch.Task
+	proc, link int
+	start, end time.Duration // since the run's start
+	out        []*graph.Data
+	err        error
+}
+
+// worker runs the tasks of one processor slot until its queue is closed.
+// A worker of a processor with cores locks its goroutine to an OS thread
+// and pins the thread to them first; ready receives the pinning's outcome.
+// When the queue closes it restores the thread's affinity and unlocks it
+// (the Go scheduler may have lent it the process's main thread); if the
+// affinity cannot be restored the goroutine exits still locked, which ends
+// the thread. *start is the run's start: the loop sets it after every
+// worker is ready and before it sends any work, and the receipt of a task
+// orders that write before the worker's reads.
+func worker(start *time.Time, proc int, cores []int, queue <-chan work, out chan<- done, ready chan<- error) {
+	if len(cores) > 0 {
+		goruntime.LockOSThread()
+		restore, err := pinThread(cores)
+		if err != nil {
+			goruntime.UnlockOSThread()
+			ready <- fmt.Errorf("processor %d: %w", proc, err)
+			return
+		}
+		defer func() {
+			if restore() {
+				goruntime.UnlockOSThread()
+			}
+		}()
+	}
+	ready <- nil
+	for w := range queue {
+		t0 := *start
+		d := done{task: w.task, proc: proc, link: -1, start: time.Since(t0)}
+		d.out, d.err = w.sub.runner.Run(w.in)
+		d.end = time.Since(t0)
+		out <- d
+	}
+}
+
+// transfer copies a transfer task's tensors on its own goroutine (links
+// carry no thread of their own) and reports like a worker.
+func transfer(start time.Time, link int, w work, out chan<- done) {
+	d := done{task: w.task, proc: -1, link: link, start: time.Since(start)}
+	d.out = make([]*graph.Data, len(w.in))
+	for i, t := range w.in {
+		copy(w.dst[i], t.Raw)
+		d.out[i] = &graph.Data{DType: t.DType, Dims: t.Dims, Raw: w.dst[i]}
+	}
+	d.end = time.Since(start)
+	out <- d
+}

@@ -100,8 +100,8 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 	type layerFig struct {
 		min  time.Duration
 		per  []time.Duration // per processor: min over its configs, -1 where unsupported
-		supp uint64 // bit p: processor p can run it (first 64 processors)
-		sset []bool // same, for any count
+		supp uint64          // bit p: processor p can run it (first 64 processors)
+		sset []bool          // same, for any count
 	}
 	figs := map[string][]layerFig{} // per model name
 	models := map[string]bool{}

@@ -111,7 +111,10 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 		if _, dup := pending[keys[i]]; dup {
 			continue
 		}
-		if d.Done(ctx) || (d.req.Evals > 0 && d.evals+len(todo) >= d.req.Evals) {
+		// The first plan is always evaluated (unless cancelled), so that a
+		// planner has something to return however short the budget.
+		first := d.evals == 0 && len(todo) == 0 && ctx.Err() == nil
+		if !first && (d.Done(ctx) || (d.req.Evals > 0 && d.evals+len(todo) >= d.req.Evals)) {
 			continue
 		}
 		pending[keys[i]] = i

@@ -133,20 +133,36 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 			seeds = append(seeds, a)
 		}
 	}
-	var pool []*state
-	var batch []*state
+	// The seeds as they are first (cheap, and a plan to return however
+	// short the budget), then each descended on the surrogate.
+	var pool, batch []*state
 	for _, a := range seeds {
 		st, err := s.eval(a)
 		if err != nil {
 			return nil, err
 		}
 		batch = append(batch, st)
-		if st2, err := s.descend(st); err == nil {
-			batch = append(batch, st2)
-		}
 	}
 	d.Note("seeds")
 	scored, err := s.score(ctx, d, batch)
+	if err != nil {
+		return nil, err
+	}
+	pool = append(pool, scored...)
+	var descended []*state
+	for _, st := range batch {
+		if s.stop() {
+			break
+		}
+		fresh, err := s.eval(st.a.Clone())
+		if err != nil {
+			continue
+		}
+		if st2, err := s.descend(fresh); err == nil {
+			descended = append(descended, st2)
+		}
+	}
+	scored, err = s.score(ctx, d, descended)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/profile"
+)
+
+// Client talks to an agent; it implements profile.Device, so that the
+// profiler measures on the agent's device as it does on this machine.
+// It is safe for concurrent use (the agent serialises the measurements).
+type Client struct {
+	base  string
+	token string
+	// HTTP is the client requests go through; http.DefaultClient's
+	// transport without an overall timeout by default, since a measurement
+	// takes as long as its repetitions do: bound calls with their context.
+	HTTP *http.Client
+}
+
+var _ profile.Device = (*Client)(nil)
+
+// NewClient returns a client of the agent at baseURL ("http://host:port",
+// with or without a trailing slash) that presents token. A malformed URL
+// is reported by the first call.
+func NewClient(baseURL, token string) *Client {
+	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, HTTP: &http.Client{}}
+}
+
+// StatusError is an error answer of the agent.
+type StatusError struct {
+	// Op is the operation: "info" or "measure".
+	Op string
+	// Status is the HTTP status, Code the agent's error code (see the
+	// package documentation) and Message its one-line explanation.
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *StatusError) Error() string {
+	msg := strings.TrimPrefix(e.Message, "agent: ")
+	msg = strings.TrimPrefix(msg, e.Op+": ")
+	return fmt.Sprintf("agent: %s: %d %s: %s", e.Op, e.Status, http.StatusText(e.Status), msg)
+}
+
+// ModelFailed reports whether the agent answered that the device could not
+// run the model (code measure_failed): the subgraph's fault, not the
+// agent's or the link's.
+func (e *StatusError) ModelFailed() bool { return e.Code == CodeMeasureFailed }
+
+// AgentInfo fetches GET /v1/info.
+func (c *Client) AgentInfo(ctx context.Context) (Info, error) {
+	var info Info
+	err := c.do(ctx, "info", http.MethodGet, "/v1/info", nil, &info)
+	return info, err
+}
+
+// Info returns the agent's device: its name, ONNX Runtime version and
+// platform (parsed from the YAML the agent sends; its Source is
+// "agent:URL").
+func (c *Client) Info(ctx context.Context) (profile.DeviceInfo, error) {
+	info, err := c.AgentInfo(ctx)
+	if err != nil {
+		return profile.DeviceInfo{}, err
+	}
+	pl, err := hw.Parse("agent:"+c.base, []byte(info.PlatformYAML))
+	if err != nil {
+		return profile.DeviceInfo{}, fmt.Errorf("agent: info: platform: %w", err)
+	}
+	return profile.DeviceInfo{Name: info.Name, ORTVersion: info.ORTVersion, Platform: pl}, nil
+}
+
+// Measure times req on the agent's device. An error answer is a
+// *StatusError.
+func (c *Client) Measure(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
+	body, err := json.Marshal(bodyOf(req))
+	if err != nil {
+		return profile.Timing{}, fmt.Errorf("agent: measure: encode request: %w", err)
+	}
+	var tb TimingBody
+	if err := c.do(ctx, "measure", http.MethodPost, "/v1/measure", body, &tb); err != nil {
+		return profile.Timing{}, err
+	}
+	if tb.Reps < 1 || tb.MedianNS < 0 {
+		return profile.Timing{}, fmt.Errorf("agent: measure: the agent answered an empty timing (%d reps)", tb.Reps)
+	}
+	return tb.timing(), nil
+}
+
+// maxAnswer bounds what the client reads of an answer.
+const maxAnswer = 16 << 20
+
+func (c *Client) do(ctx context.Context, op, method, path string, body []byte, out any) error {
+	u, err := url.Parse(c.base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("agent: %s: bad agent URL %q (want http://HOST:PORT)", op, c.base)
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("agent: %s: %w", op, err)
+	}
+	hreq.Header.Set("Authorization", "Bearer "+c.token)
+	hreq.Header.Set("Accept", "application/json")
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("agent: %s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return fmt.Errorf("agent: %s: read answer: %w", op, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var eb ErrorBody
+		if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+			eb = ErrorBody{Error: oneLine(string(data))}
+		}
+		return &StatusError{Op: op, Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("agent: %s: answer is not JSON: %w", op, err)
+	}
+	return nil
+}
+
+// IsModelFailure reports whether err is the agent saying that the device
+// could not run the model (see StatusError.ModelFailed).
+func IsModelFailure(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && se.ModelFailed()
+}

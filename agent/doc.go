@@ -1,0 +1,47 @@
+// Package agent serves a profile.Device over HTTP, so that a remote device
+// (a phone, a Jetson, a GPU server) measures subgraphs for a planner running
+// on the host, and provides the Client that talks to it.
+//
+// # Protocol (version 1)
+//
+// Every request carries "Authorization: Bearer TOKEN"; a missing or wrong
+// token is refused with 401 before anything else is read (the comparison is
+// constant-time). Every answer is JSON. An error answer is
+//
+//	{"error": "one line", "code": "bad_request"}
+//
+// with the codes and statuses: unauthorized (401), not_found (404),
+// method_not_allowed (405), unsupported_media_type (415), bad_request (400:
+// body not JSON, unknown fields, model not ONNX), too_large (413: body over
+// the upload limit), invalid (422: unknown processor, backend or data type,
+// bad shapes, inputs that do not match the model, warm-up or repetitions
+// out of range), measure_failed (422: the device could not run the model,
+// e.g. ONNX Runtime rejected it), busy (503: too many measurements queued),
+// internal (500: a panic inside the agent, recovered; the agent keeps
+// serving).
+//
+// GET /v1/info answers Info: the device's name, its ONNX Runtime version,
+// the agent's version, the upload limit, each processor with its kind,
+// backends, data types and cores, and the whole platform as YAML in the
+// schema hw.Load reads.
+//
+// POST /v1/measure takes a MeasureBody as application/json: the standalone
+// ONNX model base64-encoded (standard encoding with padding, as
+// encoding/json writes []byte) in "model", the inputs with their names,
+// data types ("float32") and shapes, the processor (a name, or a kind
+// meaning its fastest processor), backend and data type (empty: the
+// processor's default), and the warm-up and timed repetition counts. It
+// answers a TimingBody: median, p90, min, max and standard deviation in
+// nanoseconds and the number of timed runs.
+//
+// # Serving
+//
+// Measurements run one at a time on the device, in arrival order, so that
+// they never disturb each other; requests beyond the queue limit are
+// refused with 503, and a request whose client goes away leaves the queue.
+// Serve adds read timeouts (headers and body), an idle timeout and a
+// graceful shutdown: when its context ends it stops accepting, lets running
+// measurements finish for a grace period, then cancels them.
+//
+// Errors start with "agent: ".
+package agent

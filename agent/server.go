@@ -1,0 +1,473 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/profile"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxUpload     = 64 << 20
+	DefaultMaxWarmup     = 1000
+	DefaultMaxReps       = 10000
+	DefaultMaxQueue      = 16
+	DefaultMaxInputBytes = 1 << 30
+)
+
+// Options tune a Server; a zero field takes its default.
+type Options struct {
+	// MaxUpload is the largest /v1/measure request body in bytes (the
+	// base64 model and the rest of the JSON); default DefaultMaxUpload.
+	MaxUpload int64
+	// MaxWarmup and MaxReps bound a request's warm-up and timed runs.
+	MaxWarmup, MaxReps int
+	// MaxQueue is how many measurements may wait for the device behind the
+	// running one before further requests are refused with 503.
+	MaxQueue int
+	// MaxInputBytes bounds the total size of a request's input tensors.
+	MaxInputBytes int64
+	// Logf, when not nil, receives one line per request served and per
+	// recovered panic.
+	Logf func(format string, args ...any)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxUpload <= 0 {
+		o.MaxUpload = DefaultMaxUpload
+	}
+	if o.MaxWarmup <= 0 {
+		o.MaxWarmup = DefaultMaxWarmup
+	}
+	if o.MaxReps <= 0 {
+		o.MaxReps = DefaultMaxReps
+	}
+	if o.MaxQueue <= 0 {
+		o.MaxQueue = DefaultMaxQueue
+	}
+	if o.MaxInputBytes <= 0 {
+		o.MaxInputBytes = DefaultMaxInputBytes
+	}
+	return o
+}
+
+// Server is the agent's http.Handler: it serves one profile.Device.
+type Server struct {
+	dev       profile.Device
+	tokenHash [sha256.Size]byte
+	noToken   bool
+	opt       Options
+	mux       *http.ServeMux
+	// slot holds one token while a measurement runs on the device.
+	slot    chan struct{}
+	waiting atomic.Int64
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// NewServer returns the handler that serves dev to clients that present
+// token. An empty token refuses every request (the agent never runs open).
+func NewServer(dev profile.Device, token string, opt Options) *Server {
+	s := &Server{
+		dev:       dev,
+		tokenHash: sha256.Sum256([]byte(token)),
+		noToken:   token == "",
+		opt:       opt.withDefaults(),
+		slot:      make(chan struct{}, 1),
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/v1/info", s.info)
+	s.mux.HandleFunc("/v1/measure", s.measure)
+	return s
+}
+
+// ServeHTTP authenticates the request, recovers panics into 500 and routes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			msg := oneLine(fmt.Sprint(v))
+			s.logf("agent: %s %s: panic: %s", r.Method, r.URL.Path, msg)
+			if !rec.wrote {
+				writeError(rec, http.StatusInternalServerError, CodeInternal, "agent: internal error: "+msg)
+			}
+		}
+		s.logf("agent: %s %s %s: %d", r.RemoteAddr, r.Method, r.URL.Path, rec.status)
+	}()
+	if !s.authorized(r) {
+		rec.Header().Set("WWW-Authenticate", `Bearer realm="inlay-agent"`)
+		writeError(rec, http.StatusUnauthorized, CodeUnauthorized, "agent: missing or wrong token (send Authorization: Bearer TOKEN)")
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		writeError(rec, http.StatusNotFound, CodeNotFound, fmt.Sprintf("agent: no such endpoint %s (try /v1/info, /v1/measure)", r.URL.Path))
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// authorized compares the bearer token in constant time (hashes of equal
+// length, so that not even the token's length leaks).
+func (s *Server) authorized(r *http.Request) bool {
+	if s.noToken {
+		return false
+	}
+	h := r.Header.Get("Authorization")
+	const prefix = "Bearer "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return false
+	}
+	got := sha256.Sum256([]byte(h[len(prefix):]))
+	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1
+}
+
+func (s *Server) info(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		methodNotAllowed(w, http.MethodGet)
+		return
+	}
+	di, err := s.dev.Info(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: info: "+oneLine(err.Error()))
+		return
+	}
+	info, err := infoOf(di, s.opt.MaxUpload)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: info: "+oneLine(err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func infoOf(di profile.DeviceInfo, maxUpload int64) (Info, error) {
+	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{}}
+	if di.Platform == nil {
+		return info, errors.New("the device has no platform")
+	}
+	for _, p := range di.Platform.Processors {
+		pi := ProcessorInfo{Name: p.Name, Kind: p.Kind, Backends: append([]string{}, p.Backends...), DTypes: []string{}, Cores: append([]int(nil), p.Cores...)}
+		for _, d := range p.DTypes {
+			pi.DTypes = append(pi.DTypes, d.DType.String())
+		}
+		info.Processors = append(info.Processors, pi)
+	}
+	var buf bytes.Buffer
+	if err := hw.Encode(&buf, di.Platform); err != nil {
+		return info, err
+	}
+	info.PlatformYAML = buf.String()
+	return info, nil
+}
+
+func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, http.MethodPost)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMedia, fmt.Sprintf("agent: measure: content type %q: send application/json", ct))
+			return
+		}
+	}
+	if r.ContentLength > s.opt.MaxUpload {
+		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge())
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxUpload))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge())
+			return
+		}
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: read body: "+oneLine(err.Error()))
+		return
+	}
+	var mb MeasureBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&mb); err != nil {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: body is not a measure request: "+oneLine(err.Error()))
+		return
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: body holds more than one JSON value")
+		return
+	}
+	mp, err := decodeModel(mb.Model)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: "+err.Error())
+		return
+	}
+	req, err := mb.request()
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, "agent: measure: "+err.Error())
+		return
+	}
+	di, err := s.dev.Info(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: measure: device info: "+oneLine(err.Error()))
+		return
+	}
+	if err := s.check(req, mp, di.Platform); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, "agent: measure: "+err.Error())
+		return
+	}
+	t, err := s.run(r.Context(), req)
+	switch {
+	case errors.Is(err, errBusy):
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, fmt.Sprintf("agent: measure: %d measurements already queued; retry later", s.opt.MaxQueue))
+	case err != nil && r.Context().Err() != nil:
+		// The client went away or the agent is shutting down; nobody reads
+		// the answer, but say why.
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: measure: cancelled: "+oneLine(err.Error()))
+	case err != nil:
+		writeError(w, http.StatusUnprocessableEntity, CodeMeasureFailed, "agent: measure: "+oneLine(err.Error()))
+	default:
+		writeJSON(w, http.StatusOK, timingBody(t))
+	}
+}
+
+func (s *Server) tooLarge() string {
+	return fmt.Sprintf("agent: measure: request body over the agent's limit of %d bytes (start the agent with a larger --max-upload)", s.opt.MaxUpload)
+}
+
+var errBusy = errors.New("agent: busy")
+
+// run measures on the device once the device is free, in arrival order.
+func (s *Server) run(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
+	if s.waiting.Add(1) > int64(s.opt.MaxQueue)+1 {
+		s.waiting.Add(-1)
+		return profile.Timing{}, errBusy
+	}
+	defer s.waiting.Add(-1)
+	select {
+	case s.slot <- struct{}{}:
+	case <-ctx.Done():
+		return profile.Timing{}, ctx.Err()
+	}
+	defer func() { <-s.slot }()
+	return s.dev.Measure(ctx, req)
+}
+
+// decodeModel checks that data is an ONNX model with a graph that has
+// nodes and outputs.
+func decodeModel(data []byte) (*onnxpb.ModelProto, error) {
+	if len(data) == 0 {
+		return nil, errors.New(`no model (send the ONNX model base64-encoded in "model")`)
+	}
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(data, &mp); err != nil {
+		return nil, fmt.Errorf("model is not ONNX: %s", oneLine(err.Error()))
+	}
+	g := mp.GetGraph()
+	if g == nil || len(g.GetNode()) == 0 || len(g.GetOutput()) == 0 || len(mp.GetOpsetImport()) == 0 {
+		return nil, errors.New("model is not ONNX: no graph with nodes, outputs and an opset")
+	}
+	return &mp, nil
+}
+
+// check validates a request against the model and the device's platform.
+func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw.Platform) error {
+	if pl == nil {
+		return errors.New("the device has no platform")
+	}
+	if req.Processor == "" {
+		return fmt.Errorf("no processor given (one of %s)", strings.Join(pl.Names(), ", "))
+	}
+	id, err := pl.Find(req.Processor)
+	if err != nil {
+		return fmt.Errorf("unknown processor %q (this device has %s)", req.Processor, strings.Join(pl.Names(), ", "))
+	}
+	pr := pl.Processors[id]
+	if req.Backend != "" && !contains(pr.Backends, req.Backend) {
+		return fmt.Errorf("processor %s has no backend %q (it has %s)", pr.Name, req.Backend, strings.Join(pr.Backends, ", "))
+	}
+	if req.DType != "" {
+		var names []string
+		found := false
+		for _, d := range pr.DTypes {
+			names = append(names, d.DType.String())
+			found = found || d.DType.String() == req.DType
+		}
+		if !found {
+			return fmt.Errorf("processor %s does not compute in %q (it does in %s)", pr.Name, req.DType, strings.Join(names, ", "))
+		}
+	}
+	if req.Warmup < 0 || req.Warmup > s.opt.MaxWarmup {
+		return fmt.Errorf("warmup %d: want 0 to %d", req.Warmup, s.opt.MaxWarmup)
+	}
+	if req.Reps < 1 || req.Reps > s.opt.MaxReps {
+		return fmt.Errorf("reps %d: want 1 to %d", req.Reps, s.opt.MaxReps)
+	}
+	return checkInputs(req.Inputs, mp, s.opt.MaxInputBytes)
+}
+
+// checkInputs checks that the inputs are exactly the model's graph inputs
+// (initializers aside), with its element types, fully known positive shapes
+// that agree with the dimensions the model declares, and a bounded size.
+func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes int64) error {
+	g := mp.GetGraph()
+	inits := map[string]bool{}
+	for _, t := range g.GetInitializer() {
+		inits[t.GetName()] = true
+	}
+	declared := map[string]*onnxpb.ValueInfoProto{}
+	var want []string
+	for _, vi := range g.GetInput() {
+		if !inits[vi.GetName()] {
+			declared[vi.GetName()] = vi
+			want = append(want, vi.GetName())
+		}
+	}
+	if len(want) == 0 {
+		return errors.New("the model has no graph inputs (a model without inputs cannot be measured)")
+	}
+	seen := map[string]bool{}
+	var total int64
+	for _, in := range inputs {
+		vi, ok := declared[in.Name]
+		switch {
+		case in.Name == "":
+			return errors.New("an input has no name")
+		case seen[in.Name]:
+			return fmt.Errorf("input %q given twice", in.Name)
+		case !ok:
+			return fmt.Errorf("input %q is not a graph input of the model (its inputs: %s)", in.Name, strings.Join(want, ", "))
+		}
+		seen[in.Name] = true
+		if in.DType.Size() <= 0 {
+			return fmt.Errorf("input %q: data type %s has no fixed element size", in.Name, in.DType)
+		}
+		if len(in.Shape) == 0 {
+			return fmt.Errorf("input %q: no shape (scalars cannot be measured; give at least one dimension)", in.Name)
+		}
+		n := int64(1)
+		for _, d := range in.Shape {
+			if d < 1 {
+				return fmt.Errorf("input %q: shape %v: every dimension must be at least 1", in.Name, []int64(in.Shape))
+			}
+			if n > maxBytes/d {
+				return fmt.Errorf("input %q: shape %v is larger than the agent's limit of %d input bytes", in.Name, []int64(in.Shape), maxBytes)
+			}
+			n *= d
+		}
+		total += n * int64(in.DType.Size())
+		if total > maxBytes {
+			return fmt.Errorf("inputs larger than the agent's limit of %d bytes", maxBytes)
+		}
+		tt := vi.GetType().GetTensorType()
+		if tt == nil {
+			return fmt.Errorf("input %q is not a tensor in the model", in.Name)
+		}
+		if dt := graph.DType(tt.GetElemType()); dt != graph.Undefined && dt != in.DType {
+			return fmt.Errorf("input %q: data type %s, but the model declares %s", in.Name, in.DType, dt)
+		}
+		if sp := tt.GetShape(); sp != nil {
+			dims := sp.GetDim()
+			if len(dims) != len(in.Shape) {
+				return fmt.Errorf("input %q: shape %v has rank %d, but the model declares rank %d", in.Name, []int64(in.Shape), len(in.Shape), len(dims))
+			}
+			for i, d := range dims {
+				if v, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); ok && v.DimValue > 0 && v.DimValue != in.Shape[i] {
+					return fmt.Errorf("input %q: shape %v: dimension %d is %d in the model", in.Name, []int64(in.Shape), i, v.DimValue)
+				}
+			}
+		}
+	}
+	for _, name := range want {
+		if !seen[name] {
+			return fmt.Errorf("model input %q is not among the inputs given", name)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opt.Logf != nil {
+		s.opt.Logf(format, args...)
+	}
+}
+
+// statusWriter remembers whether and what status was written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.status, w.wrote = http.StatusOK, true
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController and MaxBytesReader reach the
+// underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func methodNotAllowed(w http.ResponseWriter, allowed string) {
+	w.Header().Set("Allow", allowed)
+	writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "agent: method not allowed (use "+allowed+")")
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{Error: msg, Code: code})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(ErrorBody{Error: "agent: encode answer: " + oneLine(err.Error()), Code: CodeInternal})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// oneLine keeps the first line of a message.
+func oneLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

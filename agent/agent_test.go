@@ -459,7 +459,9 @@ func TestDeviceFailureAndPanic(t *testing.T) {
 	ts, _ := startAgent(t, dev, Options{})
 	c := NewClient(ts.URL, testToken)
 
-	dev.set(func(f *fakeDevice) { f.err = errors.New("profile: measure on cpu-prime: ort: new session: bad op\nstack line") })
+	dev.set(func(f *fakeDevice) {
+		f.err = errors.New("profile: measure on cpu-prime: ort: new session: bad op\nstack line")
+	})
 	_, err := c.Measure(context.Background(), tinyRequest(t, "cpu-prime"))
 	var se *StatusError
 	if !errors.As(err, &se) || se.Status != http.StatusUnprocessableEntity || !se.ModelFailed() || !IsModelFailure(err) ||

@@ -190,7 +190,6 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		return fmt.Errorf("plan: planner %s made an invalid plan: %w", planner.Name(), err)
 	}
 	p.StampHashes(w) // inlay run refuses the plan once a model file changes
-	p.StampHashes(w)
 	if f.out != "" {
 		if err := p.Save(f.out); err != nil {
 			return err

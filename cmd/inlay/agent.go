@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/profile"
+)
+
+// agentTokenEnv names the environment variable that may hold the agent's
+// token instead of --token (which other users of the machine can read in
+// the process list).
+const agentTokenEnv = "INLAY_AGENT_TOKEN"
+
+type agentFlags struct {
+	listen, token, ortLib, platform string
+	maxUpload                       byteSize
+	quiet                           bool
+}
+
+func newAgentCmd() *cobra.Command {
+	f := agentFlags{maxUpload: agent.DefaultMaxUpload}
+	cmd := &cobra.Command{
+		Use:   "agent --listen ADDR --token T",
+		Short: "Serve this device's profiler over HTTP, for inlay profile --agent on the host",
+		Long: `agent puts this device in the loop of a host's planner: it serves the same
+profiler as inlay profile (ONNX Runtime's CPU build, each measurement pinned to
+its processor's cores) over HTTP. The host runs
+
+    inlay profile WORKLOAD --agent http://THIS-DEVICE:PORT --token T
+
+GET /v1/info advertises the device's processors and backends; POST
+/v1/measure takes one ONNX subgraph (JSON, the model base64-encoded, at most
+--max-upload bytes) with its input shapes and answers its timings. Every
+request needs "Authorization: Bearer T"; measurements run one at a time.
+Ctrl-C or SIGTERM stops the agent gracefully. The token may also come from
+$` + agentTokenEnv + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runAgent(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, nil)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "address to listen on (HOST:PORT; 0.0.0.0:PORT for every interface)")
+	fl.StringVar(&f.token, "token", "", "token clients must present (default $"+agentTokenEnv+")")
+	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library")
+	fl.StringVar(&f.platform, "platform", "host", "platform preset or file describing this device (its processors must list cores)")
+	fl.Var(&f.maxUpload, "max-upload", "largest measure request accepted (e.g. 64MiB, 512KiB, 1000000)")
+	fl.BoolVar(&f.quiet, "quiet", false, "do not log each request to stderr")
+	return cmd
+}
+
+// runAgent serves until ctx ends. ready, when not nil, receives the
+// address the agent listens on once it accepts connections.
+func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready func(addr string)) error {
+	token := f.token
+	if token == "" {
+		token = os.Getenv(agentTokenEnv)
+	}
+	if token == "" {
+		return fmt.Errorf("agent: no token: pass --token T or set $%s (the agent never serves without one)", agentTokenEnv)
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return fmt.Errorf("agent: the token must not contain white space")
+	}
+	pl, err := hw.Resolve(f.platform)
+	if err != nil {
+		return err
+	}
+	for _, pr := range pl.Processors {
+		if len(pr.Cores) == 0 {
+			return fmt.Errorf("agent: platform %s: processor %s lists no cores of this machine; the agent measures on CPU cores with ONNX Runtime (use --platform host, or a file whose processors list cores)", pl.Name, pr.Name)
+		}
+	}
+	dev, err := profile.NewLocal(f.ortLib, pl)
+	if err != nil {
+		return fmt.Errorf("agent: %w (pass --ort-lib PATH to the ONNX Runtime shared library)", err)
+	}
+	info, err := dev.Info(ctx)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	opt := agent.Options{MaxUpload: int64(f.maxUpload)}
+	if !f.quiet {
+		opt.Logf = log.New(errOut, "", log.LstdFlags).Printf
+	}
+	fmt.Fprintf(out, "inlay agent %s: device %s, ONNX Runtime %s, platform %s (%s)\n",
+		agent.Version, info.Name, info.ORTVersion, pl.Name, strings.Join(pl.Names(), ", "))
+	fmt.Fprintf(out, "listening on http://%s (uploads up to %s); Ctrl-C stops\n", ln.Addr(), f.maxUpload.String())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	if err := agent.Serve(ctx, ln, agent.NewServer(dev, token, opt), agent.ServeOptions{}); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "agent stopped")
+	return nil
+}
+
+// byteSize is a size flag: a number of bytes with an optional unit (B, KB,
+// MB, GB in powers of 1000; KiB, MiB, GiB in powers of 1024; K, M, G are
+// taken as the binary units).
+type byteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	factor int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30},
+	{"B", 1},
+}
+
+func parseByteSize(s string) (byteSize, error) {
+	t := strings.TrimSpace(s)
+	factor := int64(1)
+	for _, u := range sizeUnits {
+		if len(t) > len(u.suffix) && strings.EqualFold(t[len(t)-len(u.suffix):], u.suffix) {
+			t, factor = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/factor {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, e.g. 64MiB", s)
+	}
+	return byteSize(n * factor), nil
+}
+
+func (b *byteSize) Set(s string) error {
+	v, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+func (b *byteSize) Type() string { return "size" }
+
+// String writes the size in the largest binary unit that divides it.
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		factor int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v >= u.factor && v%u.factor == 0 {
+			return fmt.Sprintf("%d%s", v/u.factor, u.suffix)
+		}
+	}
+	return strconv.FormatInt(v, 10)
+}

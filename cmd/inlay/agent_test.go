@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/profile"
+)
+
+func TestParseByteSize(t *testing.T) {
+	cases := []struct {
+		in   string
+		want byteSize
+		str  string
+	}{
+		{"64MiB", 64 << 20, "64MiB"},
+		{"64mib", 64 << 20, "64MiB"},
+		{"512KiB", 512 << 10, "512KiB"},
+		{"2G", 2 << 30, "2GiB"},
+		{"1MB", 1000000, "1000000"},
+		{"1000000", 1000000, "1000000"},
+		{"4096B", 4096, "4KiB"},
+		{" 3 M ", 3 << 20, "3MiB"},
+	}
+	for _, tc := range cases {
+		got, err := parseByteSize(tc.in)
+		if err != nil || got != tc.want || got.String() != tc.str {
+			t.Errorf("parseByteSize(%q) = %d (%s), %v; want %d (%s)", tc.in, got, got.String(), err, tc.want, tc.str)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "-1MiB", "0", "1.5MiB", "12XB", "9999999999999GiB"} {
+		if got, err := parseByteSize(bad); err == nil {
+			t.Errorf("parseByteSize(%q) = %d, want an error", bad, got)
+		}
+	}
+}
+
+func TestAgentCommandErrors(t *testing.T) {
+	t.Setenv(agentTokenEnv, "")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no token", []string{"agent", "--listen", "127.0.0.1:0"}, "no token"},
+		{"white space token", []string{"agent", "--token", "a b"}, "white space"},
+		{"platform without cores", []string{"agent", "--token", "t", "--platform", "phone"}, "lists no cores"},
+		{"unknown platform", []string{"agent", "--token", "t", "--platform", "no-such-platform.yaml"}, "no-such-platform"},
+		{"bad size", []string{"agent", "--token", "t", "--max-upload", "lots"}, "size"},
+		{"arguments", []string{"agent", "extra"}, "unknown command"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRootCmd()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs(tc.args)
+			err := root.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// agentTestModel is y = Relu(x), x float32 [1, 8].
+func agentTestModel(t *testing.T) []byte {
+	t.Helper()
+	vi := func(name string) *onnxpb.ValueInfoProto {
+		return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{
+			TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(graph.Float32)), Shape: &onnxpb.TensorShapeProto{
+				Dim: []*onnxpb.TensorShapeProto_Dimension{
+					{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 1}},
+					{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 8}},
+				}}}}}}
+	}
+	b, err := proto.Marshal(&onnxpb.ModelProto{
+		IrVersion:   proto.Int64(7),
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
+		Graph: &onnxpb.GraphProto{
+			Name:   proto.String("relu"),
+			Input:  []*onnxpb.ValueInfoProto{vi("x")},
+			Node:   []*onnxpb.NodeProto{{OpType: proto.String("Relu"), Input: []string{"x"}, Output: []string{"y"}}},
+			Output: []*onnxpb.ValueInfoProto{vi("y")},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAgentCommandServes runs the command's server on loopback with this
+// machine's ONNX Runtime and measures through the client.
+func TestAgentCommandServes(t *testing.T) {
+	lib := assets.Require(t, assets.ORTLibrary())
+	t.Setenv(agentTokenEnv, "from-env")
+	f := &agentFlags{listen: "127.0.0.1:0", ortLib: lib, platform: "host", maxUpload: 1 << 20, quiet: true}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	var out syncBuffer
+	go func() { done <- runAgent(ctx, &out, &out, f, func(a string) { addr <- a }) }()
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a
+	case err := <-done:
+		t.Fatal(err)
+	}
+	c := agent.NewClient(url, "from-env")
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := c.Measure(ctx, profile.MeasureRequest{
+		Model:     agentTestModel(t),
+		Inputs:    []profile.TensorSpec{{Name: "x", DType: graph.Float32, Shape: graph.Shape{1, 8}}},
+		Processor: info.Platform.Processors[0].Name,
+		Warmup:    1, Reps: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.Reps != 4 || tm.Median <= 0 {
+		t.Errorf("timing = %+v", tm)
+	}
+	if _, err := agent.NewClient(url, "wrong").Info(ctx); err == nil {
+		t.Error("a wrong token was accepted")
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"inlay agent", "ONNX Runtime " + info.ORTVersion, "listening on " + url, "uploads up to 1MiB", "agent stopped"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the agent's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

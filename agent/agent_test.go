@@ -657,8 +657,10 @@ func TestClientErrors(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	if _, err := NewClient("http://"+addr, "t").Measure(ctx, tinyRequest(t, "cpu")); err == nil {
-		t.Error("measure against a closed port succeeded")
+	_, err = NewClient("http://"+addr, "t").Measure(ctx, tinyRequest(t, "cpu"))
+	var le *LinkError
+	if !errors.As(err, &le) || le.ModelFailed() || IsModelFailure(err) {
+		t.Errorf("measure against a closed port: %v, want a link error", err)
 	}
 	// Something that is not an agent.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

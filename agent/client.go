@@ -80,8 +80,10 @@ func (c *Client) Info(ctx context.Context) (profile.DeviceInfo, error) {
 	return profile.DeviceInfo{Name: info.Name, ORTVersion: info.ORTVersion, Platform: pl}, nil
 }
 
-// Measure times req on the agent's device. An error answer is a
-// *StatusError.
+// Measure times req on the agent's device. An error answer of the agent is
+// a *StatusError, a failure to reach it or read its answer a *LinkError;
+// both have ModelFailed, true only when the device could not run the model
+// (see IsModelFailure).
 func (c *Client) Measure(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
 	body, err := json.Marshal(bodyOf(req))
 	if err != nil {
@@ -124,12 +126,12 @@ func (c *Client) do(ctx context.Context, op, method, path string, body []byte, o
 	}
 	resp, err := hc.Do(hreq)
 	if err != nil {
-		return fmt.Errorf("agent: %s: %w", op, err)
+		return &LinkError{Op: op, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return fmt.Errorf("agent: %s: read answer: %w", op, err)
+		return &LinkError{Op: op, Err: fmt.Errorf("read answer: %w", err)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var eb ErrorBody
@@ -139,10 +141,25 @@ func (c *Client) do(ctx context.Context, op, method, path string, body []byte, o
 		return &StatusError{Op: op, Status: resp.StatusCode, Code: eb.Code, Message: eb.Error}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("agent: %s: answer is not JSON: %w", op, err)
+		return &LinkError{Op: op, Err: fmt.Errorf("answer is not JSON (is %s an inlay agent?): %w", c.base, err)}
 	}
 	return nil
 }
+
+// LinkError is a failure to reach the agent or to read its answer: the
+// link's fault or the agent's, never the model's.
+type LinkError struct {
+	Op  string
+	Err error
+}
+
+func (e *LinkError) Error() string { return fmt.Sprintf("agent: %s: %v", e.Op, e.Err) }
+
+func (e *LinkError) Unwrap() error { return e.Err }
+
+// ModelFailed is false: the model never reached the device, or its answer
+// was lost.
+func (e *LinkError) ModelFailed() bool { return false }
 
 // IsModelFailure reports whether err is the agent saying that the device
 // could not run the model (see StatusError.ModelFailed).

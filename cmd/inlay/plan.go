@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/search/dag"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -88,13 +88,13 @@ its makespan, as in the scheduling literature.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.planner, "planner", "heft", "planner: single:<processor or kind>, or one of "+strings.Join(search.Names(), ", "))
+	fl.StringVar(&f.planner, "planner", "inlay", "planner: single:<processor or kind>, or one of "+strings.Join(search.Names(), ", "))
 	fl.StringVarP(&f.out, "output", "o", "", "write the plan to this file (.yaml, .yml or .json)")
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (overrides the workload's)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planner and of the simulation's Poisson arrivals")
-	fl.DurationVar(&f.budget, "budget", 0, "time budget of search planners (0: the planner's default)")
+	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget of search planners (0: 10s unless --evals is given)")
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")
-	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one)")
+	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one per core)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the text summary")
 	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")
 	fl.StringVar(&f.trace, "trace", "", "write the simulated schedule as a Chrome trace (.json; opens in Perfetto)")
@@ -171,18 +171,25 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	est := cost.NewAnalytic(pl)
 	simOpt := sim.Options{Seed: f.seed}
 	eval := sim.NewEvaluator(w, pl, est, simOpt)
-	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers}
-	var progress *progressLine
-	if !f.json && isTerminal(os.Stderr) {
-		progress = &progressLine{w: os.Stderr}
-		req.Progress = progress.update
+	workers := f.workers
+	if workers <= 0 {
+		workers = defaultWorkers()
 	}
+	bound, err := sim.UpperBound(w, pl, est)
+	if err != nil {
+		return err
+	}
+	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: workers}
+	budget := f.budget
+	if budget == 0 && f.evals == 0 {
+		budget = driver.DefaultBudget
+	}
+	bar := newSearchBar("planning with "+planner.Name(), budget, f.evals, bound.Scale)
+	req.Progress = bar.update
 	start := time.Now()
 	p, err := planner.Plan(ctx, req, eval)
 	searchTime := time.Since(start)
-	if progress != nil {
-		progress.done()
-	}
+	bar.done()
 	if err != nil {
 		return err
 	}
@@ -200,10 +207,6 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		return err
 	}
 	sust, res, err := sim.Sustain(prog, simOpt)
-	if err != nil {
-		return err
-	}
-	bound, err := sim.UpperBound(w, pl, est)
 	if err != nil {
 		return err
 	}
@@ -380,35 +383,4 @@ func planDAG(out io.Writer, f *planFlags) error {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progressLine shows a search's progress on one terminal line, at most
-// five times a second. Planners may call it from several goroutines.
-type progressLine struct {
-	mu    sync.Mutex
-	w     io.Writer
-	last  time.Time
-	shown bool
-}
-
-func (p *progressLine) update(pg plan.Progress) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if now := time.Now(); now.Sub(p.last) >= 200*time.Millisecond {
-		p.last = now
-		p.shown = true
-		line := fmt.Sprintf("planning: %d evaluations, best rate scale %.4g", pg.Evals, pg.Best.Scale)
-		if pg.Note != "" {
-			line += " (" + pg.Note + ")"
-		}
-		fmt.Fprintf(p.w, "\r\033[K%s", line)
-	}
-}
-
-func (p *progressLine) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

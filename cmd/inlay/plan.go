@@ -18,13 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/search"
-	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/search/dag"
+	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -42,6 +41,7 @@ type planFlags struct {
 	gantt    string
 	trace    string
 	dag      string
+	cmd      *cobra.Command // for costModel (--profiles)
 }
 
 func newPlanCmd() *cobra.Command {
@@ -79,6 +79,7 @@ its makespan, as in the scheduling literature.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.cmd = cmd
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if f.dag != "" {
@@ -99,6 +100,7 @@ its makespan, as in the scheduling literature.`,
 	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")
 	fl.StringVar(&f.trace, "trace", "", "write the simulated schedule as a Chrome trace (.json; opens in Perfetto)")
 	fl.StringVar(&f.dag, "dag", "", "schedule a plain task graph file instead of a workload")
+	addProfilesFlag(cmd)
 	return cmd
 }
 
@@ -168,7 +170,11 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err != nil {
 		return err
 	}
-	est := cost.NewAnalytic(pl)
+	est, costNote, err := costModel(f.cmd, pl, w)
+	if err != nil {
+		return err
+	}
+	defer printCostNote(f.cmd, costNote)
 	simOpt := sim.Options{Seed: f.seed}
 	eval := sim.NewEvaluator(w, pl, est, simOpt)
 	workers := f.workers

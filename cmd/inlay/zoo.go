@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -36,11 +36,10 @@ func newZooListCmd() *cobra.Command {
 	}
 }
 
-// zooList prints one aligned row per network. (A text/tabwriter table: the
-// shared table formatter did not exist when this command was written.)
+// zooList prints one aligned row per network, numbers right-aligned.
 func zooList(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tINPUT\tLAYERS\tPARAMS\tMACS\tDESCRIPTION")
+	t := textfmt.Table{Header: []string{"NAME", "INPUT", "LAYERS", "PARAMS", "MACS", "DESCRIPTION"},
+		Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Right, textfmt.Right, textfmt.Right, textfmt.Left}}
 	for _, s := range zoo.Specs() {
 		m, err := zoo.Build(s.Name)
 		if err != nil {
@@ -50,24 +49,10 @@ func zooList(w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("zoo: %s: %w", s.Name, err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.Input, len(lg.Layers),
-			siCount(zoo.TrainableParams(m)), siCount(m.Totals().MACs), s.Description)
+		t.Add(s.Name, s.Input.String(), fmt.Sprint(len(lg.Layers)), textfmt.Count(zoo.TrainableParams(m)), textfmt.SI(float64(m.Totals().MACs), "MAC"), s.Description)
 	}
-	return tw.Flush()
-}
-
-// siCount writes a count with a k/M/G suffix and three significant digits.
-func siCount(n int64) string {
-	f := float64(n)
-	switch {
-	case f >= 1e9:
-		return fmt.Sprintf("%.3gG", f/1e9)
-	case f >= 1e6:
-		return fmt.Sprintf("%.3gM", f/1e6)
-	case f >= 1e3:
-		return fmt.Sprintf("%.3gk", f/1e3)
-	}
-	return fmt.Sprintf("%d", n)
+	_, err := t.WriteTo(w)
+	return err
 }
 
 func newZooExportCmd() *cobra.Command {

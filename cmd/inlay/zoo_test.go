@@ -29,7 +29,7 @@ func TestZooList(t *testing.T) {
 			t.Errorf("row %q is not aligned with the header", row)
 		}
 	}
-	if !strings.Contains(out.String(), "25.6M") || !strings.Contains(out.String(), "4.09G") {
+	if !strings.Contains(out.String(), "25.6 M") || !strings.Contains(out.String(), "4.09 GMAC") {
 		t.Errorf("resnet50's 25.6M params and 4.09G MACs missing:\n%s", out.String())
 	}
 }

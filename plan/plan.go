@@ -121,7 +121,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&fp); err != nil {
-			return nil, fmt.Errorf("plan: %s: %s", name, strings.TrimPrefix(oneLine(err), "yaml: "))
+			return nil, fmt.Errorf("plan: %s: %s", name, yamlMessage(err))
 		}
 	case JSON:
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -250,6 +250,20 @@ func (p *Plan) Save(path string) error {
 }
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// yamlMessage is the first of a YAML decoding error's messages, as
+// "line N: what" (the first problem is the one to fix first).
+func yamlMessage(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		if len(te.Errors) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(te.Errors)-1)
+		}
+		return msg
+	}
+	return strings.TrimPrefix(oneLine(err), "yaml: ")
+}
 
 // jsonError turns a JSON decoding error into one line with its line number.
 func jsonError(data []byte, err error) string {

@@ -159,7 +159,8 @@ func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Confi
 	}
 	out := make([]LayerTime, 0, len(set))
 	a.sum(lg, set, on, &out)
-	return out, a.p.Processors[on.Proc].DispatchOverhead, nil
+	dispatch, _ := a.overheads(on.Proc)
+	return out, time.Duration(dispatch), nil
 }
 
 // sum adds up a checked set's time in ns, appending each layer's figures
@@ -168,10 +169,11 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 	t := a.table(lg, on)
 	pr := a.p.Processors[on.Proc]
 	onChip := float64(pr.OnChipBytes)
-	ns := float64(pr.DispatchOverhead)
+	ns, layerOverhead := a.overheads(on.Proc)
 	for _, id := range set {
 		l := &t.layers[id]
 		bytes := l.weights
+		mem := t.nsFor(l.weights)
 		internal := true
 		for _, in := range l.ins {
 			if in.from >= 0 && in.bytes <= onChip && set.Contains(in.from) {
@@ -179,18 +181,19 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 			}
 			internal = false
 			bytes += in.bytes
+			mem += t.nsFor(in.bytes)
 		}
 		for _, out := range l.outs {
 			if !out.external && out.bytes <= onChip && containsAll(set, out.consumers) {
 				continue
 			}
 			bytes += out.bytes
+			mem += t.nsFor(out.bytes)
 		}
-		mem := bytes * t.nsPerByte
 		ns += math.Max(l.compute, mem)
 		over := 0.0
 		if !(l.fusable && internal && len(l.ins) > 0) {
-			over = float64(pr.LayerOverhead)
+			over = layerOverhead
 		}
 		ns += over
 		if explain != nil {
@@ -199,6 +202,20 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 		}
 	}
 	return ns
+}
+
+// overheads returns a processor's dispatch and layer overheads in ns: its
+// efficiency factors' when set, else the processor's.
+func (a *Analytic) overheads(proc int) (dispatch, layer float64) {
+	pr, e := a.p.Processors[proc], a.eff[proc]
+	dispatch, layer = float64(pr.DispatchOverhead), float64(pr.LayerOverhead)
+	if e.DispatchOverhead > 0 {
+		dispatch = float64(e.DispatchOverhead)
+	}
+	if e.LayerOverhead > 0 {
+		layer = float64(e.LayerOverhead)
+	}
+	return dispatch, layer
 }
 
 func containsAll(set graph.LayerSet, ids []int) bool {
@@ -243,6 +260,18 @@ func (a *Analytic) supported(lg *graph.LayerGraph, set graph.LayerSet, proc int)
 type layerTable struct {
 	layers    []layerCost
 	nsPerByte float64
+	// cacheBytes and nsPerCachedByte: a tensor (or a layer's weights) of at
+	// most cacheBytes moves at the cache's rate (Efficiency.CacheBytes).
+	cacheBytes      float64
+	nsPerCachedByte float64
+}
+
+// nsFor is the time to move one tensor (or a layer's weights) of n bytes.
+func (t *layerTable) nsFor(n float64) float64 {
+	if n <= t.cacheBytes {
+		return n * t.nsPerCachedByte
+	}
+	return n * t.nsPerByte
 }
 
 type layerCost struct {
@@ -284,10 +313,21 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	pr := a.p.Processors[cfg.Proc]
 	eff := a.eff[cfg.Proc]
 	peak, _ := pr.Peak(cfg.DType)
+	bandwidth := pr.MemBandwidthGBs
+	if eff.PeakScale > 0 {
+		peak *= eff.PeakScale
+	}
+	if eff.BandwidthScale > 0 {
+		bandwidth *= eff.BandwidthScale
+	}
 	nsPerFLOP := 1 / peak // peak in GOPS: 1e9 ops/s, so ns per op is 1/peak
 	t := &layerTable{
 		layers:    make([]layerCost, len(lg.Layers)),
-		nsPerByte: 1 / (pr.MemBandwidthGBs * eff.Memory), // GB/s = bytes per ns
+		nsPerByte: 1 / (bandwidth * eff.Memory), // GB/s = bytes per ns
+	}
+	if eff.CacheBytes > 0 && eff.CacheBandwidthScale > 0 {
+		t.cacheBytes = float64(eff.CacheBytes)
+		t.nsPerCachedByte = t.nsPerByte / eff.CacheBandwidthScale
 	}
 	isOut := map[string]bool{}
 	for _, o := range m.Outputs {

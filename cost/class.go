@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -83,6 +84,24 @@ type Efficiency struct {
 	// its class's fraction: the saturating curve s(f) = f / (f + HalfFLOPs).
 	// 0 means every layer reaches the full fraction.
 	HalfFLOPs float64 `json:"half_flops"`
+	// DispatchOverhead and LayerOverhead, when positive, replace the
+	// processor's figures (hw.Processor) in the estimator built with these
+	// factors, so that a calibration can fit them too; 0 keeps the
+	// processor's.
+	DispatchOverhead time.Duration `json:"dispatch_overhead,omitempty"`
+	LayerOverhead    time.Duration `json:"layer_overhead,omitempty"`
+	// PeakScale and BandwidthScale, when positive, multiply the processor's
+	// peaks and memory bandwidth, for a calibration that finds the nominal
+	// figures off (a faster clock, data served from caches); 0 means 1.
+	PeakScale      float64 `json:"peak_scale,omitempty"`
+	BandwidthScale float64 `json:"bandwidth_scale,omitempty"`
+	// CacheBytes and CacheBandwidthScale, when both positive, model a cache:
+	// a tensor, or a layer's weights, of at most CacheBytes moves at
+	// CacheBandwidthScale times the (scaled, efficiency-weighted) memory
+	// bandwidth, as it does when a subgraph runs again and again and its
+	// data stays cached. 0 means no cache.
+	CacheBytes          int64   `json:"cache_bytes,omitempty"`
+	CacheBandwidthScale float64 `json:"cache_bandwidth_scale,omitempty"`
 }
 
 // Of returns the compute fraction for a class.
@@ -113,6 +132,15 @@ func (e Efficiency) Validate() error {
 	}
 	if e.HalfFLOPs < 0 {
 		return fmt.Errorf("cost: efficiency: half_flops %g is negative", e.HalfFLOPs)
+	}
+	if !(e.PeakScale >= 0 && e.PeakScale <= 1e6) || !(e.BandwidthScale >= 0 && e.BandwidthScale <= 1e6) {
+		return fmt.Errorf("cost: efficiency: scales must be in [0, 1e6] (peak %g, bandwidth %g)", e.PeakScale, e.BandwidthScale)
+	}
+	if e.CacheBytes < 0 || !(e.CacheBandwidthScale >= 0 && e.CacheBandwidthScale <= 1e6) {
+		return fmt.Errorf("cost: efficiency: cache_bytes %d must not be negative, cache_bandwidth_scale %g must be in [0, 1e6]", e.CacheBytes, e.CacheBandwidthScale)
+	}
+	if e.DispatchOverhead < 0 || e.LayerOverhead < 0 {
+		return fmt.Errorf("cost: efficiency: negative overhead (dispatch %v, layer %v)", e.DispatchOverhead, e.LayerOverhead)
 	}
 	return nil
 }

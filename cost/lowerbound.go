@@ -33,22 +33,23 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 	pr := a.p.Processors[on.Proc]
 	onChip := float64(pr.OnChipBytes)
 	l := &t.layers[layer]
-	bytes := l.weights
+	mem := t.nsFor(l.weights)
 	internal := true // every input may come from inside the subgraph
 	for _, in := range l.ins {
 		if in.from < 0 || in.bytes > onChip {
-			bytes += in.bytes
+			mem += t.nsFor(in.bytes)
 			internal = false
 		}
 	}
 	for _, out := range l.outs {
 		if out.external || out.bytes > onChip {
-			bytes += out.bytes
+			mem += t.nsFor(out.bytes)
 		}
 	}
-	ns := math.Max(l.compute, bytes*t.nsPerByte)
+	ns := math.Max(l.compute, mem)
 	if !(l.fusable && internal && len(l.ins) > 0) {
-		ns += float64(pr.LayerOverhead)
+		_, layerOverhead := a.overheads(on.Proc)
+		ns += layerOverhead
 	}
 	// Rounded down: the sum of the bounds is an integer no larger than the
 	// subgraph's unrounded time, hence no larger than its rounded time.

@@ -58,6 +58,7 @@ same plans); --budget is wall-clock time per planner and scenario.`,
 	fl.StringVar(&f.platform, "platform", "phone", "platform preset or file")
 	fl.StringArrayVar(&f.workloads, "workload", nil, "bench this workload file instead of random scenarios (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	addProfilesFlag(cmd)
 	return cmd
 }
 
@@ -82,6 +83,12 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	cfg := bench.Config{Platform: pl, Planners: planners, Scenarios: f.scenarios, Seed: f.seed,
 		Budget: f.budget, Evals: f.evals, Workers: f.workers}
+	est, costNote, err := costModel(cmd, pl, nil)
+	if err != nil {
+		return err
+	}
+	defer printCostNote(cmd, costNote)
+	cfg.Cost = est
 	for _, path := range f.workloads {
 		w, err := workload.Load(path)
 		if err != nil {

@@ -34,6 +34,7 @@ func newRootCmd() *cobra.Command {
 		newSimulateCmd(),
 		newPlanCmd(),
 		newBenchCmd(),
+		newProfileCmd(), newCalibrateCmd(),
 		newAgentCmd(),
 	)
 	return root

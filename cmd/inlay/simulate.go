@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
@@ -26,6 +25,7 @@ type simulateFlags struct {
 	seed                         int64
 	json                         bool
 	window                       time.Duration
+	cmd                          *cobra.Command // for costModel (--profiles)
 }
 
 func newSimulateCmd() *cobra.Command {
@@ -41,6 +41,7 @@ func newSimulateCmd() *cobra.Command {
 			"with the reason; the exit status is non-zero only for errors.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.cmd = cmd
 			return simulate(cmd.OutOrStdout(), args[0], f, cmd.Flags().Changed("scale"))
 		},
 	}
@@ -53,6 +54,7 @@ func newSimulateCmd() *cobra.Command {
 	fl.StringVar(&f.gantt, "gantt", "", "write a Gantt chart (.svg or .png)")
 	fl.StringVar(&f.trace, "trace", "", "write a Chrome trace-event JSON file (opens in Perfetto)")
 	fl.DurationVar(&f.window, "window", 0, "time window from the start drawn in the Gantt chart and written to the trace\n(default: three periods of the slowest group for the chart, ten times that for the trace)")
+	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
 	return cmd
 }
@@ -123,7 +125,11 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err := p.Validate(w, pl); err != nil {
 		return err
 	}
-	est := cost.NewAnalytic(pl)
+	est, costNote, err := costModel(f.cmd, pl, w)
+	if err != nil {
+		return err
+	}
+	defer printCostNote(f.cmd, costNote)
 	prog, err := sim.Compile(w, pl, est, p)
 	if err != nil {
 		return err

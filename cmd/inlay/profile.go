@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+type profileFlags struct {
+	platform, agentURL, token, ortLib string
+	reps, warmup, chunks              int
+	planners                          []string
+	budget                            time.Duration
+	force                             bool
+	seed                              int64
+	holdout                           float64
+}
+
+func newProfileCmd() *cobra.Command {
+	var f profileFlags
+	cmd := &cobra.Command{
+		Use:   "profile WORKLOAD",
+		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
+		Long: `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
+pinned to each processor's cores) or on a device running inlay agent
+(--agent URL --token T), what the planners need: every single layer of every
+model on every processor configuration, a few runs of consecutive layers per
+model (--chunks; for the calibration) and the subgraphs of the plans the
+chosen planners make. Each is exported as a standalone ONNX model and timed
+(--warmup untimed runs, then --reps timed ones: median, p90, min, max and
+standard deviation are stored). What the store already holds for the device
+is skipped unless --force. Processors identical but for their cores (the host
+platform's one processor per core) are measured once, on the first of them,
+and those figures stand for all.
+
+Then it calibrates: it fits each processor's efficiency factors in the
+analytic model to the measurements, stores them, and prints the mean absolute
+percentage error on subgraphs held back from the fit, before and after.
+plan, simulate, bench and run read the store (--profiles): measured figures
+first, the calibrated model for the rest.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			return runProfile(ctx, cmd, args[0], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the agent's with --agent, else host)")
+	fl.StringVar(&f.agentURL, "agent", "", "measure on the device of the inlay agent at this URL")
+	fl.StringVar(&f.token, "token", "", "the agent's token")
+	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library (measuring on this machine)")
+	fl.IntVar(&f.reps, "reps", 10, "timed runs per measurement")
+	fl.IntVar(&f.warmup, "warmup", 3, "untimed runs before them")
+	fl.IntVar(&f.chunks, "chunks", 8, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
+	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
+	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
+	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
+	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the calibration fit")
+	addProfilesFlag(cmd)
+	return cmd
+}
+
+func newCalibrateCmd() *cobra.Command {
+	var f profileFlags
+	cmd := &cobra.Command{
+		Use:   "calibrate WORKLOAD",
+		Short: "Fit the analytic model to the profile store's measurements and report its error",
+		Long: `calibrate fits each processor's efficiency factors in the analytic model (compute
+efficiency per operator class, memory efficiency, saturation size, dispatch
+and layer overheads) to the measurements inlay profile stored for the
+workload's models on the platform's device, stores them for plan, simulate,
+bench and run, and prints the mean absolute percentage error of the model on
+subgraphs held back from the fit, before and after. It measures nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, err := workload.Load(args[0])
+			if err != nil {
+				return err
+			}
+			pl, err := hw.Resolve(orDefault(f.platform, orDefault(w.Platform, "host")))
+			if err != nil {
+				return err
+			}
+			st, err := openStore(cmd)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			device, err := storeDevice(st, pl)
+			if err != nil {
+				return err
+			}
+			if device == "" {
+				return fmt.Errorf("calibrate: %s holds no measurements for platform %s (run inlay profile first)", st.Path(), pl.Name)
+			}
+			return calibrateAndReport(cmd.OutOrStdout(), st, device, pl, w, &f, true)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
+	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the fit")
+	addProfilesFlag(cmd)
+	return cmd
+}
+
+// openStore opens (creating) the store named by --profiles.
+func openStore(cmd *cobra.Command) (*profile.Store, error) {
+	path, _ := cmd.Flags().GetString("profiles")
+	return profile.Open(path)
+}
+
+func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 {
+		return fmt.Errorf("profile: --reps must be at least 1, --warmup and --chunks not negative")
+	}
+	w, err := workload.Load(path)
+	if err != nil {
+		return err
+	}
+	var dev profile.Device
+	var pl *hw.Platform
+	if f.platform != "" {
+		if pl, err = hw.Resolve(f.platform); err != nil {
+			return err
+		}
+	}
+	if f.agentURL != "" {
+		c := agent.NewClient(f.agentURL, f.token)
+		info, err := c.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if pl == nil {
+			pl = info.Platform
+		}
+		if pl == nil {
+			return fmt.Errorf("profile: the agent at %s names no platform; give --platform", f.agentURL)
+		}
+		dev = c
+	} else {
+		if pl == nil {
+			if pl, err = hw.Preset("host"); err != nil {
+				return err
+			}
+		}
+		for _, pr := range pl.Processors {
+			if len(pr.Cores) == 0 {
+				return fmt.Errorf("profile: platform %s: processor %s is not a set of this machine's cores; measure on --platform host, or on the device with --agent URL", pl.Name, pr.Name)
+			}
+		}
+		if dev, err = profile.NewLocal(f.ortLib, pl); err != nil {
+			return err
+		}
+	}
+	info, err := dev.Info(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(cmd)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(out, "profiling %s on %s (device %s, ONNX Runtime %s) into %s\n", path, pl.Name, info.Name, info.ORTVersion, st.Path())
+
+	plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
+	if err != nil {
+		return err
+	}
+	jobs, err := profile.Jobs(w, pl, profile.JobOptions{Plans: plans, Chunks: f.chunks, Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	twins := profile.Twins(pl)
+	var classes []string
+	for i, t := range twins {
+		if t == i {
+			var members []string
+			for j, u := range twins {
+				if u == i {
+					members = append(members, pl.Processors[j].Name)
+				}
+			}
+			classes = append(classes, fmt.Sprintf("%s for %s", pl.Processors[i].Name, strings.Join(members, ", ")))
+		}
+	}
+	var kinds []string
+	for _, k := range profile.CountKinds(jobs) {
+		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
+	}
+	fmt.Fprintf(out, "%d subgraphs to measure (%s), on %s\n", len(jobs), strings.Join(kinds, ", "), strings.Join(classes, "; "))
+
+	bar := newBar(len(jobs), "profile")
+	lastLine := time.Now()
+	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Force: f.force,
+		Progress: func(done, total int, j profile.Job) {
+			if bar != nil {
+				barDescribe(bar, fmt.Sprintf("profile: %s layers %s", j.Model, j.Set.Key()))
+				barAdd(bar, 1)
+				return
+			}
+			if time.Since(lastLine) >= 5*time.Second || done == total {
+				lastLine = time.Now()
+				fmt.Fprintf(errOut, "profile: %d/%d (%s layers %s)\n", done, total, j.Model, j.Set.Key())
+			}
+		}}
+	sum, err := prof.Run(ctx, pl, jobs)
+	barDone(bar, errOut)
+	fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
+	for _, msg := range sum.Failures {
+		fmt.Fprintf(out, "  failed: %s\n", msg)
+	}
+	if sum.Failed > len(sum.Failures) {
+		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
+}
+
+// profilePlans runs the chosen planners with the current cost model and
+// returns their plans; a planner that fails is reported and left out.
+func profilePlans(ctx context.Context, cmd *cobra.Command, errOut io.Writer, w *workload.Workload, pl *hw.Platform, f *profileFlags) ([]*plan.Plan, error) {
+	var names []string
+	for _, n := range f.planners {
+		if n = strings.TrimSpace(n); n != "" && n != "none" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	est, _, err := costModel(cmd, pl, w)
+	if err != nil {
+		return nil, err
+	}
+	var plans []*plan.Plan
+	for _, name := range names {
+		planner, err := search.New(name)
+		if err != nil {
+			return nil, err
+		}
+		eval := sim.NewEvaluator(w, pl, est, sim.Options{Seed: f.seed})
+		req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Workers: 1}
+		p, err := planner.Plan(ctx, req, eval)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err == nil {
+			err = p.Validate(w, pl)
+		}
+		if err != nil {
+			fmt.Fprintf(errOut, "profile: planner %s: %v (its subgraphs are not measured)\n", name, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+// calibrateAndReport fits the factors, stores them and prints the table;
+// detail adds each class's fitted factors.
+func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.Platform, w *workload.Workload, f *profileFlags, detail bool) error {
+	samples, err := profile.Samples(st, device, pl, w)
+	if err != nil {
+		return err
+	}
+	if len(samples) == 0 {
+		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", device)
+		return nil
+	}
+	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{HoldOut: f.holdout, Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "MAPE BEFORE", "MAPE AFTER", "FIT MAPE BEFORE", "FIT MAPE AFTER"}}
+	for _, c := range cal.Classes {
+		for _, m := range c.Members {
+			if err := st.PutCalibration(profile.CalibrationRow{Device: device, Processor: m, Efficiency: c.After,
+				MAPEBefore: c.MAPEBefore, MAPEAfter: c.MAPEAfter, Samples: c.Fit + c.Held, FittedAt: now}); err != nil {
+				return err
+			}
+		}
+		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held),
+			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.FitMAPEBefore), pct(c.FitMAPEAfter))
+	}
+	fmt.Fprintf(out, "calibration on %s: mean absolute percentage error of the analytic model on subgraphs held back from the fit\n", device)
+	if _, err := t.WriteTo(out); err != nil {
+		return err
+	}
+	if detail {
+		for _, c := range cal.Classes {
+			e := c.After
+			fmt.Fprintf(out, "\n%s: memory %.3g, half_flops %.3g, dispatch %s, layer %s (%d evaluations)\n", c.Processor,
+				e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead, c.Evals)
+			ct := textfmt.Table{Header: []string{"CLASS", "BEFORE", "AFTER"}}
+			for _, oc := range cost.OpClasses {
+				if _, ok := e.Compute[oc]; ok {
+					ct.Add(string(oc), fmt.Sprintf("%.3g", c.Before.Of(oc)), fmt.Sprintf("%.3g", e.Of(oc)))
+				}
+			}
+			if _, err := ct.WriteTo(out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

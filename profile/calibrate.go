@@ -1,0 +1,499 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Sample is one measured subgraph matched to a loaded model.
+type Sample struct {
+	// Model is the workload model's name (for reports).
+	Model  string
+	LG     *graph.LayerGraph
+	Set    graph.LayerSet
+	Config hw.Config
+	// Measured is the measurement's median, Min its fastest run.
+	Measured, Min time.Duration
+}
+
+// Samples returns the device's usable measurements (no error recorded) of
+// the workload's models, matched by content hash and input shapes, on the
+// platform's processors, ordered as the store orders them. Rows of other
+// models, shapes or processors are left out.
+func Samples(st *Store, device string, pl *hw.Platform, w *workload.Workload) ([]Sample, error) {
+	recs, err := st.Records(device)
+	if err != nil {
+		return nil, err
+	}
+	type ref struct {
+		name string
+		lg   *graph.LayerGraph
+	}
+	byID := map[string][]ref{}
+	seen := map[*graph.LayerGraph]bool{}
+	for _, m := range w.Models {
+		if m.Layers == nil || seen[m.Layers] {
+			continue
+		}
+		seen[m.Layers] = true
+		id := ModelID(m.Graph)
+		byID[id] = append(byID[id], ref{m.Name, m.Layers})
+	}
+	procs := map[string]int{}
+	for i, pr := range pl.Processors {
+		procs[pr.Name] = i
+	}
+	var out []Sample
+	for _, r := range recs {
+		if r.Error != "" || r.Reps == 0 || r.Median <= 0 {
+			continue
+		}
+		refs := byID[r.Model]
+		proc, ok := procs[r.Processor]
+		if len(refs) == 0 || !ok {
+			continue
+		}
+		set, err := graph.ParseLayerSet(r.Layers)
+		if err != nil || len(set) == 0 {
+			continue
+		}
+		dt, err := graph.ParseDType(r.DType)
+		if err != nil {
+			continue
+		}
+		cfg := hw.Config{Proc: proc, Backend: r.Backend, DType: dt}
+		if pl.CheckConfig(cfg) != nil {
+			continue
+		}
+		for _, rf := range refs {
+			if set[len(set)-1] >= len(rf.lg.Layers) {
+				continue
+			}
+			ins, err := SubgraphInputs(rf.lg, set)
+			if err != nil || ShapesKey(ins) != r.Shapes {
+				continue
+			}
+			out = append(out, Sample{Model: rf.name, LG: rf.lg, Set: set, Config: cfg, Measured: r.Median, Min: r.Min})
+			break
+		}
+	}
+	return out, nil
+}
+
+// CalibrateOptions tune Calibrate.
+type CalibrateOptions struct {
+	// HoldOut is the fraction of each class's multi-layer subgraphs held
+	// back from the fit to measure the error on (0: one half). With fewer
+	// than two multi-layer subgraphs, that fraction of single layers is held
+	// back instead.
+	HoldOut float64
+	// Seed picks the held-back subgraphs.
+	Seed int64
+	// MaxEvals bounds the objective evaluations per class (0: 4000).
+	MaxEvals int
+	// UseMin fits to and scores against each measurement's fastest run
+	// instead of its median: on a machine shared with other work,
+	// interference only ever adds time, so the minimum is the steadier
+	// figure of what the subgraph itself costs.
+	UseMin bool
+}
+
+// ClassFit is the calibration of one processor class (see Twins).
+type ClassFit struct {
+	// Processor is the class's first processor; Members lists them all.
+	Processor string
+	Members   []string
+	// Before and After are the factors before and after the fit.
+	Before, After cost.Efficiency
+	// Fit and Held count the samples fitted to and held back.
+	Fit, Held int
+	// MAPEBefore and MAPEAfter are the mean absolute percentage errors (as
+	// fractions) on the held-back subgraphs; FitMAPEBefore and FitMAPEAfter
+	// on the fitted ones.
+	MAPEBefore, MAPEAfter       float64
+	FitMAPEBefore, FitMAPEAfter float64
+	// Evals counts objective evaluations.
+	Evals int
+}
+
+// Calibration is the result of Calibrate.
+type Calibration struct {
+	// Efficiency holds every processor's factors in ID order: fitted for
+	// classes with samples, the starting ones elsewhere.
+	Efficiency []cost.Efficiency
+	// Classes lists the fitted classes in processor order.
+	Classes []ClassFit
+}
+
+// Calibrate fits each processor class's efficiency factors, starting from
+// start (nil: cost.DefaultEfficiency of each kind), to the samples: a
+// bounded coordinate search in log space minimising the weighted mean of
+// (ln predicted − ln measured)², where single layers and multi-layer
+// subgraphs weigh one half each. Fitted: the compute efficiency of every
+// operator class the samples exercise, the memory efficiency, the
+// saturation size HalfFLOPs, the dispatch and layer overheads and the
+// scales of the processor's peak and bandwidth, and a cache (its size and
+// speed-up). Samples
+// the analytic model cannot run (unsupported nodes) are left out. Classes
+// without samples keep their starting factors. Deterministic for a given
+// input.
+func Calibrate(pl *hw.Platform, start []cost.Efficiency, samples []Sample, opt CalibrateOptions) (*Calibration, error) {
+	if pl == nil {
+		return nil, errors.New("profile: calibrate: no platform")
+	}
+	if start == nil {
+		start = make([]cost.Efficiency, len(pl.Processors))
+		for i, pr := range pl.Processors {
+			start[i] = cost.DefaultEfficiency(pr.Kind)
+		}
+	}
+	if len(start) != len(pl.Processors) {
+		return nil, fmt.Errorf("profile: calibrate: %d efficiency sets for %d processors", len(start), len(pl.Processors))
+	}
+	if opt.HoldOut <= 0 || opt.HoldOut >= 1 {
+		opt.HoldOut = 0.5
+	}
+	if opt.MaxEvals <= 0 {
+		opt.MaxEvals = 4000
+	}
+	twins := Twins(pl)
+	res := &Calibration{Efficiency: make([]cost.Efficiency, len(start))}
+	for i := range start {
+		res.Efficiency[i] = start[i].Clone()
+	}
+	byClass := map[int][]Sample{}
+	for _, s := range samples {
+		if opt.UseMin && s.Min > 0 {
+			s.Measured = s.Min
+		}
+		if s.Config.Proc < 0 || s.Config.Proc >= len(pl.Processors) || s.Measured <= 0 {
+			continue
+		}
+		rep := twins[s.Config.Proc]
+		s.Config.Proc = rep
+		byClass[rep] = append(byClass[rep], s)
+	}
+	for rep := range pl.Processors {
+		ss := byClass[rep]
+		if twins[rep] != rep || len(ss) == 0 {
+			continue
+		}
+		cf, err := fitClass(pl, start, rep, ss, opt)
+		if err != nil {
+			return nil, err
+		}
+		if cf == nil {
+			continue
+		}
+		for i, t := range twins {
+			if t == rep {
+				cf.Members = append(cf.Members, pl.Processors[i].Name)
+				res.Efficiency[i] = cf.After.Clone()
+			}
+		}
+		res.Classes = append(res.Classes, *cf)
+	}
+	return res, nil
+}
+
+// param is one fitted factor, in log space.
+type param struct {
+	name   string
+	lo, hi float64 // bounds of the factor (not its log)
+	get    func(e *cost.Efficiency) float64
+	set    func(e *cost.Efficiency, v float64)
+}
+
+func classParam(c cost.OpClass) param {
+	return param{name: "compute." + string(c), lo: 1e-4, hi: 1,
+		get: func(e *cost.Efficiency) float64 { return e.Of(c) },
+		set: func(e *cost.Efficiency, v float64) { e.Compute[c] = v }}
+}
+
+type predictor struct {
+	pl    *hw.Platform
+	start []cost.Efficiency
+	rep   int
+}
+
+// predict returns each sample's predicted time with eff on the class's
+// processor; ok is false when a sample cannot run there.
+func (p predictor) predict(eff cost.Efficiency, ss []Sample) ([]float64, error) {
+	effs := make([]cost.Efficiency, len(p.start))
+	copy(effs, p.start)
+	effs[p.rep] = eff
+	a, err := cost.NewCalibrated(p.pl, effs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		d, err := a.Subgraph(s.LG, s.Set, s.Config)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = math.Max(float64(d), 1)
+	}
+	return out, nil
+}
+
+func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, opt CalibrateOptions) (*ClassFit, error) {
+	pr := pl.Processors[rep]
+	pd := predictor{pl: pl, start: start, rep: rep}
+	before := start[rep].Clone()
+	// Drop what the model cannot run there.
+	base, err := cost.NewCalibrated(pl, start)
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	var ss []Sample
+	for _, s := range all {
+		if _, err := base.Subgraph(s.LG, s.Set, s.Config); err == nil {
+			ss = append(ss, s)
+		}
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(ss, func(i, j int) bool {
+		a, b := ss[i], ss[j]
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		if a.Config != b.Config {
+			return a.Config.String() < b.Config.String()
+		}
+		return a.Set.Key() < b.Set.Key()
+	})
+	// Hold back a seeded share of the multi-layer subgraphs.
+	var singles, multis []int
+	for i, s := range ss {
+		if len(s.Set) == 1 {
+			singles = append(singles, i)
+		} else {
+			multis = append(multis, i)
+		}
+	}
+	rng := rand.New(rand.NewSource(opt.Seed))
+	pool := multis
+	if len(multis) < 2 {
+		pool = singles
+	}
+	perm := rng.Perm(len(pool))
+	nHeld := int(math.Round(opt.HoldOut * float64(len(pool))))
+	if nHeld == 0 && len(pool) > 1 {
+		nHeld = 1
+	}
+	held := map[int]bool{}
+	for _, k := range perm[:nHeld] {
+		held[pool[k]] = true
+	}
+	var fit, test []Sample
+	var weights []float64
+	nSingle, nMulti := 0, 0
+	for i, s := range ss {
+		if held[i] {
+			continue
+		}
+		if len(s.Set) == 1 {
+			nSingle++
+		} else {
+			nMulti++
+		}
+	}
+	for i, s := range ss {
+		if held[i] {
+			test = append(test, s)
+			continue
+		}
+		fit = append(fit, s)
+		w := 1.0
+		switch {
+		case len(s.Set) == 1 && nMulti > 0:
+			w = 0.5 / float64(nSingle)
+		case len(s.Set) > 1 && nSingle > 0:
+			w = 0.5 / float64(nMulti)
+		default:
+			w = 1 / float64(nSingle+nMulti)
+		}
+		weights = append(weights, w)
+	}
+	if len(fit) == 0 {
+		fit, test = test, nil
+		weights = make([]float64, len(fit))
+		for i := range weights {
+			weights[i] = 1 / float64(len(fit))
+		}
+	}
+	logMeas := make([]float64, len(fit))
+	for i, s := range fit {
+		logMeas[i] = math.Log(float64(s.Measured))
+	}
+	// The factors the samples exercise.
+	used := map[cost.OpClass]bool{}
+	for _, s := range fit {
+		m := s.LG.Model
+		for _, id := range s.LG.Nodes(s.Set) {
+			if n := m.Nodes[id]; n.Work.FLOPs > 0 {
+				used[cost.Classify(m, n)] = true
+			}
+		}
+	}
+	eff := before.Clone()
+	var params []param
+	for _, c := range cost.OpClasses {
+		if used[c] {
+			if _, ok := eff.Compute[c]; !ok {
+				eff.Compute[c] = eff.Of(c)
+			}
+			params = append(params, classParam(c))
+		}
+	}
+	if eff.PeakScale <= 0 {
+		eff.PeakScale = 1
+	}
+	if eff.BandwidthScale <= 0 {
+		eff.BandwidthScale = 1
+	}
+	if eff.CacheBytes <= 0 || eff.CacheBandwidthScale <= 0 {
+		eff.CacheBytes, eff.CacheBandwidthScale = max(pr.OnChipBytes, 1<<20), 4
+	}
+	if eff.HalfFLOPs <= 0 {
+		eff.HalfFLOPs = 1e5
+	}
+	if eff.DispatchOverhead <= 0 {
+		eff.DispatchOverhead = max(pr.DispatchOverhead, time.Microsecond)
+	}
+	if eff.LayerOverhead <= 0 {
+		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
+	}
+	params = append(params,
+		param{name: "memory", lo: 1e-3, hi: 1,
+			get: func(e *cost.Efficiency) float64 { return e.Memory },
+			set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
+		param{name: "peak_scale", lo: 0.05, hi: 20,
+			get: func(e *cost.Efficiency) float64 { return e.PeakScale },
+			set: func(e *cost.Efficiency, v float64) { e.PeakScale = v }},
+		param{name: "bandwidth_scale", lo: 0.05, hi: 100,
+			get: func(e *cost.Efficiency) float64 { return e.BandwidthScale },
+			set: func(e *cost.Efficiency, v float64) { e.BandwidthScale = v }},
+		param{name: "cache_bytes", lo: 16 << 10, hi: 1 << 30,
+			get: func(e *cost.Efficiency) float64 { return float64(e.CacheBytes) },
+			set: func(e *cost.Efficiency, v float64) { e.CacheBytes = int64(v) }},
+		param{name: "cache_bandwidth_scale", lo: 1, hi: 1000,
+			get: func(e *cost.Efficiency) float64 { return e.CacheBandwidthScale },
+			set: func(e *cost.Efficiency, v float64) { e.CacheBandwidthScale = v }},
+		param{name: "half_flops", lo: 1e2, hi: 1e10,
+			get: func(e *cost.Efficiency) float64 { return e.HalfFLOPs },
+			set: func(e *cost.Efficiency, v float64) { e.HalfFLOPs = v }},
+		param{name: "dispatch_overhead", lo: 100, hi: 1e8,
+			get: func(e *cost.Efficiency) float64 { return float64(e.DispatchOverhead) },
+			set: func(e *cost.Efficiency, v float64) { e.DispatchOverhead = time.Duration(v) }},
+		param{name: "layer_overhead", lo: 10, hi: 1e7,
+			get: func(e *cost.Efficiency) float64 { return float64(e.LayerOverhead) },
+			set: func(e *cost.Efficiency, v float64) { e.LayerOverhead = time.Duration(v) }},
+	)
+	evals := 0
+	objective := func(e cost.Efficiency) (float64, error) {
+		evals++
+		pred, err := pd.predict(e, fit)
+		if err != nil {
+			return 0, err
+		}
+		var sum float64
+		for i, p := range pred {
+			d := math.Log(p) - logMeas[i]
+			sum += weights[i] * d * d
+		}
+		return sum, nil
+	}
+	best, err := objective(eff)
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	step := math.Log(4)
+	for step > 0.005 && evals < opt.MaxEvals {
+		improved := false
+		for _, p := range params {
+			for _, dir := range []float64{1, -1} {
+				cur := p.get(&eff)
+				next := math.Min(p.hi, math.Max(p.lo, cur*math.Exp(dir*step)))
+				if next == cur {
+					continue
+				}
+				cand := eff.Clone()
+				p.set(&cand, next)
+				v, err := objective(cand)
+				if err != nil {
+					return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+				}
+				if v < best-1e-12 {
+					best, eff, improved = v, cand, true
+					break
+				}
+			}
+		}
+		if !improved {
+			step /= 2
+		}
+	}
+	cf := &ClassFit{Processor: pr.Name, Before: before, After: eff, Fit: len(fit), Held: len(test), Evals: evals}
+	if cf.FitMAPEBefore, err = mape(pd, before, fit); err == nil {
+		if cf.FitMAPEAfter, err = mape(pd, eff, fit); err == nil {
+			if cf.MAPEBefore, err = mape(pd, before, test); err == nil {
+				cf.MAPEAfter, err = mape(pd, eff, test)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	return cf, nil
+}
+
+// mape is the mean absolute percentage error (a fraction) of the
+// predictions with eff over samples; 0 for none.
+func mape(pd predictor, eff cost.Efficiency, ss []Sample) (float64, error) {
+	if len(ss) == 0 {
+		return 0, nil
+	}
+	pred, err := pd.predict(eff, ss)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for i, s := range ss {
+		m := float64(s.Measured)
+		sum += math.Abs(pred[i]-m) / m
+	}
+	return sum / float64(len(ss)), nil
+}
+
+// MAPE is the mean absolute percentage error (a fraction) of an
+// estimator's predictions over samples; samples it cannot run are skipped.
+func MAPE(est cost.Estimator, ss []Sample) (float64, int) {
+	var sum float64
+	n := 0
+	for _, s := range ss {
+		d, err := est.Subgraph(s.LG, s.Set, s.Config)
+		if err != nil {
+			continue
+		}
+		m := float64(s.Measured)
+		sum += math.Abs(float64(d)-m) / m
+		n++
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}

@@ -1,0 +1,112 @@
+package profile
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+)
+
+// synthetic measures every single layer and some runs of layers of the
+// zoo models with the analytic model under known factors.
+func synthetic(t *testing.T, pl *hw.Platform, truth []cost.Efficiency, models ...string) []Sample {
+	t.Helper()
+	a, err := cost.NewCalibrated(pl, truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	var out []Sample
+	for _, name := range models {
+		lg := testLayers(t, name)
+		sets := chunks(rng, len(lg.Layers), 12)
+		for l := range lg.Layers {
+			sets = append(sets, graph.LayerSet{l})
+		}
+		for _, set := range sets {
+			cfg := pl.DefaultConfig(1) // a twin: the fit must land on cpu0's class
+			d, err := a.Subgraph(lg, set, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, Sample{Model: name, LG: lg, Set: set, Config: cfg, Measured: d, Min: d})
+		}
+	}
+	return out
+}
+
+func TestCalibrateRecoversKnownFactors(t *testing.T) {
+	pl, err := hw.Host([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cost.DefaultEfficiency("cpu")
+	e.Compute[cost.Conv], e.Compute[cost.Depthwise], e.Compute[cost.MatMul] = 0.3, 0.08, 0.45
+	e.Memory, e.HalfFLOPs = 0.5, 3e6
+	e.DispatchOverhead, e.LayerOverhead = 15*time.Microsecond, 3*time.Microsecond
+	truth := []cost.Efficiency{e, e}
+	samples := synthetic(t, pl, truth, "mobilenet_v2", "resnet50")
+
+	cal, err := Calibrate(pl, nil, samples, CalibrateOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Classes) != 1 {
+		t.Fatalf("%d classes fitted, want 1 (the two cores are twins)", len(cal.Classes))
+	}
+	c := cal.Classes[0]
+	if c.Processor != "cpu0" || len(c.Members) != 2 || c.Held == 0 || c.Fit == 0 {
+		t.Errorf("class %s members %v, fit %d, held %d", c.Processor, c.Members, c.Fit, c.Held)
+	}
+	t.Logf("held-back MAPE %.3f -> %.4f, fit MAPE %.3f -> %.4f, %d evaluations", c.MAPEBefore, c.MAPEAfter, c.FitMAPEBefore, c.FitMAPEAfter, c.Evals)
+	if c.MAPEBefore < 0.2 {
+		t.Errorf("MAPE before %.3f: the synthetic truth is too close to the defaults to test anything", c.MAPEBefore)
+	}
+	if c.MAPEAfter > 0.03 || c.FitMAPEAfter > 0.03 {
+		t.Errorf("MAPE after the fit: held back %.4f, fitted %.4f; want under 3%%", c.MAPEAfter, c.FitMAPEAfter)
+	}
+	// The identifiable figures: effective conv throughput and the overhead.
+	got := c.After
+	scale := got.PeakScale
+	if scale == 0 {
+		scale = 1
+	}
+	if r := got.Of(cost.Conv) * scale / 0.3; math.Abs(r-1) > 0.1 {
+		t.Errorf("conv efficiency × peak scale = %.3g, want 0.3 ± 10%%", got.Of(cost.Conv)*scale)
+	}
+	if r := float64(got.DispatchOverhead) / float64(15*time.Microsecond); math.Abs(r-1) > 0.15 {
+		t.Errorf("dispatch overhead %v, want 15µs ± 15%%", got.DispatchOverhead)
+	}
+	for i := range pl.Processors {
+		if err := cal.Efficiency[i].Validate(); err != nil {
+			t.Errorf("processor %d: %v", i, err)
+		}
+	}
+}
+
+func TestCalibrateEdgeCases(t *testing.T) {
+	pl, _ := hw.Host([]int{0})
+	cal, err := Calibrate(pl, nil, nil, CalibrateOptions{})
+	if err != nil || len(cal.Classes) != 0 || len(cal.Efficiency) != 1 {
+		t.Errorf("no samples: %+v, %v", cal, err)
+	}
+	if _, err := Calibrate(pl, make([]cost.Efficiency, 3), nil, CalibrateOptions{}); err == nil {
+		t.Error("a wrong number of starting factors was accepted")
+	}
+	if _, err := Calibrate(nil, nil, nil, CalibrateOptions{}); err == nil {
+		t.Error("a nil platform was accepted")
+	}
+}
+
+func mustCalibrated(t *testing.T, pl *hw.Platform, cal *Calibration) *cost.Analytic {
+	t.Helper()
+	a, err := cost.NewCalibrated(pl, cal.Efficiency)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -1,0 +1,40 @@
+// Package profile measures subgraphs on a device, keeps the measurements in
+// an embedded SQLite store, calibrates the analytic cost model to them and
+// answers cost queries from them.
+//
+// A Device measures one standalone ONNX model (onnx.ExportSubgraph output)
+// on one processor configuration: Local does it on this machine through
+// package ort, pinned to the processor's cores; package agent's Client does
+// it on a remote device. A measurement is warm-up runs, then Reps timed runs
+// summarised as a Timing (median, p90, min, max, standard deviation).
+//
+// The Store (Open) is one SQLite file (modernc.org/sqlite, no cgo) in WAL
+// mode, created on first use, with a schema version table. A measurement is
+// keyed by device, model content hash (graph.Model.Hash), layer-set key
+// (graph.LayerSet.Key), processor name, backend, data type and the
+// subgraph's input shapes (ShapesKey); it records the timing, the ONNX
+// Runtime version and when it was taken. A subgraph that could not run is
+// stored with its error, so that a profiler does not retry it every time.
+//
+// The Profiler decides what to measure for a workload (every single layer
+// of every model on every processor configuration, contiguous chunks of
+// layers for calibration, and the subgraphs of the plans planners make),
+// skips what the store holds, measures the rest and stores it. Processors
+// that are identical but for their name and cores (the host platform's one
+// processor per core) are one processor class: only the class's first
+// processor is measured and its figures stand for every member (Twins), so
+// a 16-core host is profiled as fast as a one-core one.
+//
+// Estimator implements cost.Estimator: a measured median for an exact match
+// of (model hash, layer set, processor class, backend, dtype, input shapes)
+// on the device, else the base estimator's figure; Misses counts the
+// distinct subgraphs that fell back.
+//
+// Calibrate fits each processor class's cost.Efficiency (compute efficiency
+// per operator class, memory efficiency, the saturation size and the
+// dispatch and layer overheads) to the stored measurements by least squares
+// on log time, and reports the mean absolute percentage error on subgraphs
+// held back from the fit, before and after.
+//
+// Errors start with "profile: ".
+package profile

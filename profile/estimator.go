@@ -1,0 +1,167 @@
+package profile
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+)
+
+// Twins maps each processor to the first processor (lowest ID) that is
+// identical to it but for its name, description and which cores it is
+// pinned to (the number of cores must match): the processor whose
+// measurements stand for it. On the host platform every core maps to the
+// first core.
+func Twins(pl *hw.Platform) []int {
+	out := make([]int, len(pl.Processors))
+	for i, pr := range pl.Processors {
+		out[i] = i
+		for j := 0; j < i; j++ {
+			if out[j] == j && sameClass(pl.Processors[j], pr) {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+func sameClass(a, b *hw.Processor) bool {
+	x, y := *a, *b
+	if len(x.Cores) != len(y.Cores) {
+		return false
+	}
+	x.Name, y.Name, x.Description, y.Description, x.Cores, y.Cores = "", "", "", "", nil, nil
+	return reflect.DeepEqual(x, y)
+}
+
+// Estimator answers from measured figures first (see the package doc). It
+// is safe for concurrent use.
+type Estimator struct {
+	base    cost.Estimator
+	device  string
+	pl      *hw.Platform
+	twins   []int
+	figures map[Key]time.Duration
+	models  map[string]bool
+	err     error
+
+	mu     sync.Mutex
+	missed map[Key]bool
+	hit    map[Key]bool
+}
+
+var _ cost.Estimator = (*Estimator)(nil)
+
+// NewEstimator reads the device's measurements from the store and returns
+// an estimator that answers from them where one matches exactly, else from
+// base. base must know its platform (a Platform() *hw.Platform method, as
+// *cost.Analytic has) to name processors; when it does not, or the store
+// cannot be read, every query falls back to base and Err says why.
+// Measurements that recorded an error are not used.
+func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
+	e := &Estimator{base: base, device: device, figures: map[Key]time.Duration{}, models: map[string]bool{}, missed: map[Key]bool{}, hit: map[Key]bool{}}
+	pb, ok := base.(interface{ Platform() *hw.Platform })
+	if !ok || pb.Platform() == nil {
+		e.err = fmt.Errorf("profile: estimator: the base estimator (%T) does not name its platform", base)
+		return e
+	}
+	e.pl = pb.Platform()
+	e.twins = Twins(e.pl)
+	if st == nil {
+		return e
+	}
+	recs, err := st.Records(device)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	for _, r := range recs {
+		if r.Error == "" && r.Reps > 0 {
+			e.figures[r.Key] = r.Median
+			e.models[r.Model] = true
+		}
+	}
+	return e
+}
+
+// Err says why the estimator could not read measurements (nil when it could).
+func (e *Estimator) Err() error { return e.err }
+
+// Len is the number of usable measurements it holds.
+func (e *Estimator) Len() int { return len(e.figures) }
+
+// HasModel reports whether it holds any measurement of the model (by
+// ModelID).
+func (e *Estimator) HasModel(id string) bool { return e.models[id] }
+
+// Device is the device whose measurements it reads.
+func (e *Estimator) Device() string { return e.device }
+
+// Platform is the base estimator's platform (nil when it names none).
+func (e *Estimator) Platform() *hw.Platform { return e.pl }
+
+// Transfer is the base estimator's.
+func (e *Estimator) Transfer(bytes int64, from, to int) time.Duration {
+	return e.base.Transfer(bytes, from, to)
+}
+
+// Key returns the store key that a subgraph on a config looks up: the
+// config's processor is replaced by its twin (see Twins).
+func (e *Estimator) Key(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (Key, error) {
+	if e.pl == nil || on.Proc < 0 || on.Proc >= len(e.pl.Processors) {
+		return Key{}, fmt.Errorf("profile: processor %d is not on the platform", on.Proc)
+	}
+	ins, err := SubgraphInputs(lg, set)
+	if err != nil {
+		return Key{}, err
+	}
+	return Key{Device: e.device, Model: ModelID(lg.Model), Layers: set.Key(),
+		Processor: e.pl.Processors[e.twins[on.Proc]].Name, Backend: on.Backend, DType: on.DType.String(),
+		Shapes: ShapesKey(ins)}, nil
+}
+
+// Subgraph returns the measured median for the set on the config when the
+// store has it, else the base's figure (counted as a miss). Feasibility is
+// the base's: a node the processor cannot run stays an error.
+func (e *Estimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
+	base, err := e.base.Subgraph(lg, set, on)
+	if err != nil || len(set) == 0 {
+		return base, err
+	}
+	k, kerr := e.Key(lg, set, on)
+	if kerr != nil {
+		k = Key{Device: e.device, Model: ModelID(lg.Model), Layers: set.Key(), Backend: on.Backend, DType: on.DType.String()}
+	}
+	d, ok := e.figures[k]
+	e.mu.Lock()
+	if ok {
+		e.hit[k] = true
+	} else {
+		e.missed[k] = true
+	}
+	e.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	return base, nil
+}
+
+// Misses counts the distinct subgraphs (layer set, processor class,
+// backend, dtype, shapes) asked for that had no measurement.
+func (e *Estimator) Misses() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.missed)
+}
+
+// Hits counts the distinct subgraphs answered from measurements.
+func (e *Estimator) Hits() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.hit)
+}

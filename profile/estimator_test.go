@@ -1,0 +1,151 @@
+package profile
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+func testLayers(t *testing.T, name string) *graph.LayerGraph {
+	t.Helper()
+	m, err := zoo.Build(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := graph.BuildLayers(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg
+}
+
+func TestTwins(t *testing.T) {
+	host, err := hw.Host([]int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phone, err := hw.Preset("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixed, _ := hw.Host([]int{0, 1, 2})
+	mixed.Processors[1].Cores = []int{1, 3} // two cores: another class
+	for _, tc := range []struct {
+		name string
+		pl   *hw.Platform
+		want []int
+	}{
+		{"host", host, []int{0, 0, 0}},
+		{"mixed", mixed, []int{0, 1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Twins(tc.pl)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Twins = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("Twins = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	// Unlike processors stand for themselves.
+	for i, tw := range Twins(phone) {
+		if tw != i && phone.Processors[i].Kind != phone.Processors[tw].Kind {
+			t.Errorf("phone: %s stands for %s", phone.Processors[i].Name, phone.Processors[tw].Name)
+		}
+	}
+}
+
+func TestEstimatorHitsAndMisses(t *testing.T) {
+	lg := testLayers(t, "mobilenet_v2")
+	pl, err := hw.Host([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := cost.NewAnalytic(pl)
+	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	measuredSet := graph.Range(0, 5)
+	failedSet := graph.Range(5, 7)
+	cfg0 := pl.DefaultConfig(0)
+	probe := NewEstimator(st, "dev", base)
+	k, err := probe.Key(lg, measuredSet, cfg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(Record{Key: k, Timing: Timing{Median: 123 * time.Microsecond, Reps: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	kf, _ := probe.Key(lg, failedSet, cfg0)
+	if err := st.Put(Record{Key: kf, Error: "could not run"}); err != nil {
+		t.Fatal(err)
+	}
+	other := k
+	other.Device = "another"
+	if err := st.Put(Record{Key: other, Timing: Timing{Median: time.Second, Reps: 5}}); err != nil {
+		t.Fatal(err)
+	}
+
+	e := NewEstimator(st, "dev", base)
+	if e.Err() != nil || e.Len() != 1 {
+		t.Fatalf("Err %v, Len %d; want nil, 1", e.Err(), e.Len())
+	}
+	cfg1 := pl.DefaultConfig(1)
+	for _, tc := range []struct {
+		name     string
+		set      graph.LayerSet
+		cfg      hw.Config
+		measured bool
+	}{
+		{"measured", measuredSet, cfg0, true},
+		{"twin core", measuredSet, cfg1, true},
+		{"failed measurement", failedSet, cfg0, false},
+		{"never measured", graph.Range(0, 6), cfg0, false},
+		{"never measured again", graph.Range(0, 6), cfg1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := e.Subgraph(lg, tc.set, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := base.Subgraph(lg, tc.set, tc.cfg)
+			if tc.measured {
+				want = 123 * time.Microsecond
+			}
+			if got != want {
+				t.Errorf("Subgraph = %v, want %v", got, want)
+			}
+		})
+	}
+	// Distinct subgraphs: range 0-5 on cpu0 and cpu1 is one (twins).
+	if e.Hits() != 1 || e.Misses() != 2 {
+		t.Errorf("Hits %d, Misses %d; want 1, 2", e.Hits(), e.Misses())
+	}
+	if !e.HasModel(ModelID(lg.Model)) || e.HasModel("other") {
+		t.Error("HasModel is wrong")
+	}
+
+	if e.Transfer(1<<20, 0, 1) != base.Transfer(1<<20, 0, 1) {
+		t.Errorf("Transfer differs from the base's")
+	}
+	// A base without a platform: every query falls back, Err says why.
+	nb := NewEstimator(st, "dev", platformless{base})
+	if nb.Err() == nil {
+		t.Error("no error for a base without a platform")
+	}
+	if got, _ := nb.Subgraph(lg, measuredSet, cfg0); got == 123*time.Microsecond {
+		t.Error("platformless estimator answered from the store")
+	}
+}
+
+type platformless struct{ cost.Estimator }

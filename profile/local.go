@@ -1,0 +1,168 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/ort"
+)
+
+// LocalBackend is the one backend Local measures with: ONNX Runtime's CPU
+// execution provider.
+const LocalBackend = "ort-cpu"
+
+// Local measures on this machine with ONNX Runtime's CPU build. A
+// measurement runs on a goroutine locked to a fresh OS thread that is pinned
+// to the processor's cores (when it lists Cores), with as many intra-op
+// threads as it has cores (ONNX Runtime's thread pool inherits the pinning)
+// and one inter-op thread. Measurements run one at a time, so that they do
+// not disturb each other.
+type Local struct {
+	rt   *ort.Runtime
+	pl   *hw.Platform
+	name string
+	mu   sync.Mutex
+}
+
+var _ Device = (*Local)(nil)
+
+// LocalDeviceName is the name Local gives this machine in the store: its
+// host name ("localhost" when it has none).
+func LocalDeviceName() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}
+
+// NewLocal loads ONNX Runtime from libPath (see ort.Open) and returns the
+// local device for platform pl (normally hw.Preset("host")).
+func NewLocal(libPath string, pl *hw.Platform) (*Local, error) {
+	if pl == nil || len(pl.Processors) == 0 {
+		return nil, errors.New("profile: local device: no platform")
+	}
+	rt, err := ort.Open(libPath)
+	if err != nil {
+		return nil, fmt.Errorf("profile: local device: %w", err)
+	}
+	return &Local{rt: rt, pl: pl, name: LocalDeviceName()}, nil
+}
+
+// Info names the machine, the ONNX Runtime version and the platform.
+func (l *Local) Info(ctx context.Context) (DeviceInfo, error) {
+	return DeviceInfo{Name: l.name, ORTVersion: l.rt.Version(), Platform: l.pl}, nil
+}
+
+// Measure times the request's model on its processor. A model ONNX Runtime
+// rejects or fails to run is an error naming the processor.
+func (l *Local) Measure(ctx context.Context, req MeasureRequest) (Timing, error) {
+	if err := req.Validate(); err != nil {
+		return Timing{}, err
+	}
+	proc, err := l.pl.Find(req.Processor)
+	if err != nil {
+		return Timing{}, fmt.Errorf("profile: measure: %w", err)
+	}
+	pr := l.pl.Processors[proc]
+	if req.Backend != "" && req.Backend != LocalBackend {
+		return Timing{}, fmt.Errorf("profile: measure on %s: backend %q: this machine measures with %s only", pr.Name, req.Backend, LocalBackend)
+	}
+	if req.DType != "" && req.DType != graph.Float32.String() {
+		return Timing{}, fmt.Errorf("profile: measure on %s: data type %q: this machine measures models in their own types (float32) only", pr.Name, req.DType)
+	}
+	outputs, err := graphOutputs(req.Model)
+	if err != nil {
+		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	names := make([]string, len(req.Inputs))
+	data := make([]*graph.Data, len(req.Inputs))
+	for i, in := range req.Inputs {
+		names[i] = in.Name
+		data[i] = ort.RandomData(in.DType, in.Shape, rng)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	type result struct {
+		t   Timing
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The thread stays locked: it ends with the goroutine, so that its
+		// pinning never leaks to other goroutines.
+		runtime.LockOSThread()
+		if len(pr.Cores) > 0 {
+			if err := pinThread(pr.Cores); err != nil {
+				done <- result{err: fmt.Errorf("profile: measure on %s: pin to cores %v: %w", pr.Name, pr.Cores, err)}
+				return
+			}
+		}
+		t, err := l.measure(ctx, req, pr, names, outputs, data)
+		done <- result{t, err}
+	}()
+	r := <-done
+	return r.t, r.err
+}
+
+func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processor, names, outputs []string, data []*graph.Data) (Timing, error) {
+	threads := len(pr.Cores)
+	if threads == 0 {
+		threads = 1
+	}
+	sess, err := l.rt.NewSession(req.Model, names, outputs, ort.SessionOptions{IntraOpThreads: threads, InterOpThreads: 1})
+	if err != nil {
+		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+	}
+	defer sess.Close()
+	for i := 0; i < req.Warmup; i++ {
+		if err := ctx.Err(); err != nil {
+			return Timing{}, err
+		}
+		if _, err := sess.Run(data); err != nil {
+			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		}
+	}
+	samples := make([]time.Duration, 0, req.Reps)
+	for i := 0; i < req.Reps; i++ {
+		if err := ctx.Err(); err != nil {
+			return Timing{}, err
+		}
+		start := time.Now()
+		_, err := sess.Run(data)
+		d := time.Since(start)
+		if err != nil {
+			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		}
+		samples = append(samples, d)
+	}
+	return Summarize(samples), nil
+}
+
+// graphOutputs returns the names of a model's graph outputs.
+func graphOutputs(model []byte) ([]string, error) {
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(model, &mp); err != nil {
+		return nil, fmt.Errorf("decode model: %w", err)
+	}
+	var out []string
+	for _, vi := range mp.GetGraph().GetOutput() {
+		out = append(out, vi.GetName())
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the model has no outputs")
+	}
+	return out, nil
+}

@@ -1,0 +1,179 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// melWorkload writes a workload of the real mel-spectrogram model on the
+// host platform into a temporary folder and loads it.
+func melWorkload(t *testing.T) *workload.Workload {
+	t.Helper()
+	assets.Require(t, assets.ORTLibrary())
+	model := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
+	path := filepath.Join(t.TempDir(), "mel.yaml")
+	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestLocalMeasure(t *testing.T) {
+	w := melWorkload(t)
+	lg := w.Models[0].Layers
+	pl, err := hw.Preset("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := NewLocal(assets.ORTLibrary(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	info, err := dev.Info(ctx)
+	if err != nil || info.Name == "" || info.ORTVersion == "" || info.Platform != pl {
+		t.Fatalf("Info = %+v, %v", info, err)
+	}
+	set := graph.Range(0, len(lg.Layers))
+	model, err := onnx.ExportSubgraph(lg, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := SubgraphInputs(lg, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := MeasureRequest{Model: model, Inputs: ins, Processor: pl.Processors[len(pl.Processors)-1].Name, Warmup: 1, Reps: 4}
+	tm, err := dev.Measure(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tm.Reps != 4 || tm.Min <= 0 || tm.Min > tm.Median || tm.Median > tm.P90 || tm.P90 > tm.Max {
+		t.Errorf("Timing %+v is not ordered min ≤ median ≤ p90 ≤ max over 4 runs", tm)
+	}
+
+	bad := func(f func(r *MeasureRequest)) MeasureRequest {
+		r := req
+		f(&r)
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		req  MeasureRequest
+		want string
+	}{
+		{"unknown processor", bad(func(r *MeasureRequest) { r.Processor = "npu7" }), "npu7"},
+		{"other backend", bad(func(r *MeasureRequest) { r.Backend = "qnn-htp" }), "qnn-htp"},
+		{"other dtype", bad(func(r *MeasureRequest) { r.DType = "int8" }), "int8"},
+		{"no reps", bad(func(r *MeasureRequest) { r.Reps = 0 }), "reps"},
+		{"garbage model", bad(func(r *MeasureRequest) { r.Model = []byte("not onnx") }), "profile: measure"},
+		{"wrong input", bad(func(r *MeasureRequest) {
+			r.Inputs = []TensorSpec{{Name: "nope", DType: graph.Float32, Shape: graph.Shape{1}}}
+		}), "not among the inputs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := dev.Measure(ctx, tc.req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Measure error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestProfileEndToEnd profiles one small real model on the host: every
+// layer and a few runs of layers, then again (all skipped), then
+// calibrates and answers from the store.
+func TestProfileEndToEnd(t *testing.T) {
+	w := melWorkload(t)
+	pl, err := hw.Preset("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := NewLocal(assets.ORTLibrary(), pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	jobs, err := Jobs(w, pl, JobOptions{Chunks: 3, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(w.Models[0].Layers.Layers)
+	if len(jobs) < n+1 {
+		t.Fatalf("%d jobs for %d layers", len(jobs), n)
+	}
+	for _, j := range jobs {
+		if j.Config.Proc != 0 {
+			t.Fatalf("job on processor %d: only the first of the twin cores is measured", j.Config.Proc)
+		}
+	}
+	calls := 0
+	p := &Profiler{Device: dev, Store: st, Warmup: 1, Reps: 3, Progress: func(done, total int, j Job) { calls++ }}
+	ctx := context.Background()
+	sum, err := p.Run(ctx, pl, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Measured+sum.Failed != len(jobs) || sum.Skipped != 0 || calls != len(jobs) {
+		t.Errorf("first run: %+v, %d progress calls, %d jobs", sum, calls, len(jobs))
+	}
+	if sum.Measured < n {
+		t.Errorf("measured %d of %d jobs; failures: %v", sum.Measured, len(jobs), sum.Failures)
+	}
+	again, err := p.Run(ctx, pl, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Skipped != len(jobs) || again.Measured != 0 {
+		t.Errorf("second run measured again: %+v", again)
+	}
+
+	samples, err := Samples(st, sum.Device, pl, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(samples) != sum.Measured {
+		t.Errorf("%d samples for %d measurements", len(samples), sum.Measured)
+	}
+	cal, err := Calibrate(pl, nil, samples, CalibrateOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Classes) != 1 {
+		t.Fatalf("%d classes calibrated", len(cal.Classes))
+	}
+	t.Logf("mel: held-back MAPE %.3f -> %.3f", cal.Classes[0].MAPEBefore, cal.Classes[0].MAPEAfter)
+
+	// The whole model, measured as a chunk, is answered from the store on
+	// every core.
+	est := NewEstimator(st, sum.Device, mustCalibrated(t, pl, cal))
+	lg := w.Models[0].Layers
+	whole := graph.Range(0, n)
+	for proc := range pl.Processors {
+		if _, err := est.Subgraph(lg, whole, pl.DefaultConfig(proc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if est.Hits() != 1 || est.Misses() != 0 {
+		t.Errorf("whole model: hits %d, misses %d; want 1, 0", est.Hits(), est.Misses())
+	}
+}

@@ -1,0 +1,286 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Job kinds.
+const (
+	KindLayer = "layer" // one layer alone
+	KindChunk = "chunk" // a contiguous run of layers, for calibration
+	KindPlan  = "plan"  // a subgraph of a planner's plan
+)
+
+// Job is one subgraph to measure on one configuration.
+type Job struct {
+	// Model is the workload model's name.
+	Model  string
+	LG     *graph.LayerGraph
+	Set    graph.LayerSet
+	Config hw.Config
+	Kind   string
+	// Inputs are the subgraph's boundary inputs.
+	Inputs []TensorSpec
+}
+
+// JobOptions say what Jobs lists besides every single layer.
+type JobOptions struct {
+	// Plans whose subgraphs are measured too.
+	Plans []*plan.Plan
+	// Chunks is how many contiguous runs of layers (of random lengths, the
+	// whole model among them) are measured per model, for calibration.
+	Chunks int
+	// Seed picks the chunks.
+	Seed int64
+}
+
+// Jobs lists what to measure for a workload on a platform: every single
+// layer of every model, opt.Chunks runs of consecutive layers per model and
+// the subgraphs of opt.Plans, each on every configuration of every
+// processor class's first processor (see Twins; a plan's subgraph on the
+// configuration the plan chose, moved to its class's first processor).
+// Subgraphs a processor cannot run, and duplicates, are left out. The
+// order is deterministic: models in workload order, plans last.
+func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) {
+	twins := Twins(pl)
+	support := cost.NewAnalytic(pl)
+	seen := map[string]bool{}
+	var jobs []Job
+	add := func(name string, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, kind string) error {
+		cfg.Proc = twins[cfg.Proc]
+		if _, err := support.Subgraph(lg, set, cfg); err != nil {
+			if errors.Is(err, cost.ErrUnsupported) {
+				return nil
+			}
+			return fmt.Errorf("profile: model %s: layers %s: %w", name, set.Key(), err)
+		}
+		ins, err := SubgraphInputs(lg, set)
+		if err != nil {
+			return fmt.Errorf("profile: model %s: %w", name, err)
+		}
+		k := fmt.Sprintf("%s|%s|%s|%s", ModelID(lg.Model), set.Key(), cfg, ShapesKey(ins))
+		if seen[k] {
+			return nil
+		}
+		seen[k] = true
+		jobs = append(jobs, Job{Model: name, LG: lg, Set: set, Config: cfg, Kind: kind, Inputs: ins})
+		return nil
+	}
+	var configs []hw.Config
+	for i := range pl.Processors {
+		if twins[i] == i {
+			configs = append(configs, pl.Configs(i)...)
+		}
+	}
+	rng := rand.New(rand.NewSource(opt.Seed))
+	for _, m := range w.Models {
+		lg := m.Layers
+		if lg == nil {
+			return nil, fmt.Errorf("profile: model %s is not loaded", m.Name)
+		}
+		n := len(lg.Layers)
+		for _, cfg := range configs {
+			for l := 0; l < n; l++ {
+				if err := add(m.Name, lg, graph.LayerSet{l}, cfg, KindLayer); err != nil {
+					return nil, err
+				}
+			}
+		}
+		for _, set := range chunks(rng, n, opt.Chunks) {
+			for _, cfg := range configs {
+				if err := add(m.Name, lg, set, cfg, KindChunk); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, p := range opt.Plans {
+		for _, mp := range p.Models {
+			m := w.Model(mp.Model)
+			if m == nil || m.Layers == nil {
+				return nil, fmt.Errorf("profile: plan %s: model %q is not in the workload", p.Planner, mp.Model)
+			}
+			for _, sg := range mp.Subgraphs {
+				cfg, err := sg.Config(pl)
+				if err != nil {
+					return nil, fmt.Errorf("profile: plan %s: model %s: %w", p.Planner, mp.Model, err)
+				}
+				if err := add(m.Name, m.Layers, sg.Layers, cfg, KindPlan); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// chunks picks k runs of consecutive layer IDs out of n (IDs are in a
+// topological order, so such a run is convex): the whole model first, then
+// runs of log-uniform lengths from 2 layers up.
+func chunks(rng *rand.Rand, n, k int) []graph.LayerSet {
+	if k <= 0 || n < 2 {
+		return nil
+	}
+	out := []graph.LayerSet{graph.Range(0, n)}
+	for len(out) < k && n > 2 {
+		length := int(math.Round(math.Exp(rng.Float64() * math.Log(float64(n-1)))))
+		length = min(max(length, 2), n-1)
+		from := rng.Intn(n - length + 1)
+		out = append(out, graph.Range(from, from+length))
+	}
+	return out
+}
+
+// Profiler measures jobs on a device and stores the results.
+type Profiler struct {
+	Device Device
+	Store  *Store
+	// Warmup and Reps per measurement (Reps ≥ 1).
+	Warmup, Reps int
+	// Force measures again what the store already holds.
+	Force bool
+	// Progress, when not nil, is called after each job (skipped ones too).
+	Progress func(done, total int, j Job)
+}
+
+// Summary counts what Run did.
+type Summary struct {
+	Jobs, Skipped, Measured, Failed int
+	// Failures holds the first few failures' messages.
+	Failures []string
+	// Device is the device's name.
+	Device  string
+	Elapsed time.Duration
+}
+
+// Key is the store key of a job measured on a device.
+func (j Job) Key(device string, pl *hw.Platform) Key {
+	return Key{Device: device, Model: ModelID(j.LG.Model), Layers: j.Set.Key(),
+		Processor: pl.Processors[j.Config.Proc].Name, Backend: j.Config.Backend, DType: j.Config.DType.String(),
+		Shapes: ShapesKey(j.Inputs)}
+}
+
+// Run measures the jobs that the store lacks for the device (all of them
+// with Force) one after another and stores each result as it comes, so an
+// interrupted run keeps what it measured. A subgraph that cannot be
+// exported or run is stored with its error and counted as failed; the run
+// goes on. An error with a ModelFailed() bool method that returns false (a
+// device or link fault, as package agent reports) stops the run. It stops early, with ctx's error, when ctx ends. The jobs'
+// processors are looked up by name on pl, the platform they were made for.
+func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summary, error) {
+	start := time.Now()
+	if p.Reps < 1 {
+		return Summary{}, fmt.Errorf("profile: reps %d: want at least 1", p.Reps)
+	}
+	info, err := p.Device.Info(ctx)
+	if err != nil {
+		return Summary{}, fmt.Errorf("profile: device: %w", err)
+	}
+	s := Summary{Jobs: len(jobs), Device: info.Name}
+	if err := p.Store.PutDevice(info.Name, pl.Name, info.ORTVersion); err != nil {
+		return s, err
+	}
+	for i, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			s.Elapsed = time.Since(start)
+			return s, err
+		}
+		k := j.Key(info.Name, pl)
+		if !p.Force {
+			if _, ok, err := p.Store.Get(k); err != nil {
+				return s, err
+			} else if ok {
+				s.Skipped++
+				p.progress(i+1, len(jobs), j)
+				continue
+			}
+		}
+		rec := Record{Key: k, ModelName: j.Model, ORTVersion: info.ORTVersion}
+		t, err := p.measure(ctx, j, k)
+		if err != nil {
+			if ctx.Err() != nil {
+				s.Elapsed = time.Since(start)
+				return s, ctx.Err()
+			}
+			var df deviceFault
+			if errors.As(err, &df) && !df.ModelFailed() {
+				s.Elapsed = time.Since(start)
+				return s, fmt.Errorf("profile: device %s: %w", info.Name, err)
+			}
+			rec.Error = err.Error()
+			s.Failed++
+			if len(s.Failures) < 5 {
+				s.Failures = append(s.Failures, fmt.Sprintf("%s layers %s on %s: %v", j.Model, j.Set.Key(), k.Processor, err))
+			}
+		} else {
+			rec.Timing = t
+			s.Measured++
+		}
+		if err := p.Store.Put(rec); err != nil {
+			return s, err
+		}
+		p.progress(i+1, len(jobs), j)
+	}
+	s.Elapsed = time.Since(start)
+	return s, nil
+}
+
+// deviceFault is an error that tells the subgraph's faults (ModelFailed)
+// from the device's or the link's, as package agent's errors do; Run stops
+// on the latter instead of recording every subgraph as failed.
+type deviceFault interface {
+	error
+	ModelFailed() bool
+}
+
+func (p *Profiler) progress(done, total int, j Job) {
+	if p.Progress != nil {
+		p.Progress(done, total, j)
+	}
+}
+
+func (p *Profiler) measure(ctx context.Context, j Job, k Key) (Timing, error) {
+	model, err := onnx.ExportSubgraph(j.LG, j.Set)
+	if err != nil {
+		return Timing{}, err
+	}
+	return p.Device.Measure(ctx, MeasureRequest{Model: model, Inputs: j.Inputs, Processor: k.Processor,
+		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps})
+}
+
+// CountKinds counts jobs per kind, in a fixed order, for reports.
+func CountKinds(jobs []Job) []struct {
+	Kind  string
+	Count int
+} {
+	counts := map[string]int{}
+	for _, j := range jobs {
+		counts[j.Kind]++
+	}
+	kinds := make([]string, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	out := make([]struct {
+		Kind  string
+		Count int
+	}, len(kinds))
+	for i, k := range kinds {
+		out[i].Kind, out[i].Count = k, counts[k]
+	}
+	return out
+}

@@ -1,0 +1,400 @@
+package profile
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/inlay-dev/inlay/cost"
+)
+
+// SchemaVersion is the version of the store's tables this package writes.
+const SchemaVersion = 1
+
+// Store is the profile store: one SQLite file (see the package doc). It is
+// safe for concurrent use, and several processes may open one file at once
+// (WAL mode: readers never wait for a writer).
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// Key identifies one measurement.
+type Key struct {
+	Device string
+	// Model is the model's content hash (ModelID).
+	Model string
+	// Layers is the layer set's key (graph.LayerSet.Key).
+	Layers    string
+	Processor string
+	Backend   string
+	DType     string
+	// Shapes is ShapesKey of the subgraph's inputs.
+	Shapes string
+}
+
+func (k Key) String() string {
+	return fmt.Sprintf("%s %.12s layers %s on %s/%s/%s [%s]", k.Device, k.Model, k.Layers, k.Processor, k.Backend, k.DType, k.Shapes)
+}
+
+// Record is one stored measurement.
+type Record struct {
+	Key
+	// ModelName is the model's name when measured (informational).
+	ModelName string
+	Timing
+	ORTVersion string
+	// Error, when not empty, says why the subgraph could not be measured;
+	// Timing is then zero.
+	Error      string
+	MeasuredAt time.Time
+}
+
+// DefaultStorePath is the store used when no --profiles is given:
+// os.UserCacheDir()/inlay/profiles.db (the temporary folder when there is
+// no cache folder).
+func DefaultStorePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil || dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "inlay", "profiles.db")
+}
+
+const schema = `
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE devices (
+	name        TEXT PRIMARY KEY,
+	platform    TEXT NOT NULL,
+	ort_version TEXT NOT NULL,
+	updated_at  TEXT NOT NULL
+);
+CREATE TABLE measurements (
+	device      TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	layers      TEXT NOT NULL,
+	processor   TEXT NOT NULL,
+	backend     TEXT NOT NULL,
+	dtype       TEXT NOT NULL,
+	shapes      TEXT NOT NULL,
+	model_name  TEXT NOT NULL,
+	median_ns   INTEGER NOT NULL,
+	p90_ns      INTEGER NOT NULL,
+	min_ns      INTEGER NOT NULL,
+	max_ns      INTEGER NOT NULL,
+	stddev_ns   INTEGER NOT NULL,
+	reps        INTEGER NOT NULL,
+	ort_version TEXT NOT NULL,
+	error       TEXT NOT NULL,
+	measured_at TEXT NOT NULL,
+	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
+);
+CREATE TABLE calibrations (
+	device      TEXT NOT NULL,
+	processor   TEXT NOT NULL,
+	efficiency  TEXT NOT NULL,
+	mape_before REAL NOT NULL,
+	mape_after  REAL NOT NULL,
+	samples     INTEGER NOT NULL,
+	fitted_at   TEXT NOT NULL,
+	PRIMARY KEY (device, processor)
+);`
+
+// Open opens the store at path, creating the file (and its folder) and the
+// tables on first use. A file that is not a profile store (not SQLite,
+// corrupt, another program's database, a newer schema) is a one-line error
+// naming the file.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("profile: store: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("profile: store %s: %w", path, err)
+	}
+	dsn := path + "?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, storeError(path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, storeError(path, err)
+	}
+	return s, nil
+}
+
+// storeError makes one line naming the file.
+func storeError(path string, err error) error {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if strings.Contains(msg, "not a database") || strings.Contains(msg, "malformed") || strings.Contains(msg, "SQLITE_NOTADB") {
+		return fmt.Errorf("profile: store %s: not a profile store (%s)", path, msg)
+	}
+	return fmt.Errorf("profile: store %s: %s", path, msg)
+}
+
+func (s *Store) init() error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var tables []string
+	rows, err := tx.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		if _, err := tx.Exec(schema); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`INSERT INTO schema_version (version) VALUES (?)`, SchemaVersion); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	var version int
+	if err := tx.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
+		return fmt.Errorf("not a profile store (it holds tables %s but no schema version)", strings.Join(tables, ", "))
+	}
+	if version != SchemaVersion {
+		return fmt.Errorf("schema version %d, this inlay reads version %d", version, SchemaVersion)
+	}
+	return tx.Commit()
+}
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Version reads the schema version recorded in the file.
+func (s *Store) Version() (int, error) {
+	var v int
+	if err := s.db.QueryRow(`SELECT version FROM schema_version`).Scan(&v); err != nil {
+		return 0, storeError(s.path, err)
+	}
+	return v, nil
+}
+
+// Put inserts or replaces a measurement. A zero MeasuredAt is now.
+func (s *Store) Put(r Record) error {
+	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
+		return fmt.Errorf("profile: store %s: put: device, model, layers and processor are required (%s)", s.path, r.Key)
+	}
+	at := r.MeasuredAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err := s.db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes,
+		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
+		model_name = excluded.model_name, median_ns = excluded.median_ns, p90_ns = excluded.p90_ns,
+		min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns, reps = excluded.reps,
+		ort_version = excluded.ort_version, error = excluded.error, measured_at = excluded.measured_at`,
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName,
+		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
+		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+const recordColumns = `device, model, layers, processor, backend, dtype, shapes, model_name,
+	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at`
+
+func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
+	var r Record
+	var med, p90, mn, mx, sd int64
+	var at string
+	err := sc.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
+		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at)
+	if err != nil {
+		return r, err
+	}
+	r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
+	r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
+	return r, nil
+}
+
+// Get returns the measurement with the key; ok is false when there is none.
+func (s *Store) Get(k Key) (r Record, ok bool, err error) {
+	row := s.db.QueryRow(`SELECT `+recordColumns+` FROM measurements WHERE device = ? AND model = ? AND layers = ?
+		AND processor = ? AND backend = ? AND dtype = ? AND shapes = ?`,
+		k.Device, k.Model, k.Layers, k.Processor, k.Backend, k.DType, k.Shapes)
+	r, err = scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, storeError(s.path, err)
+	}
+	return r, true, nil
+}
+
+// Records returns a device's measurements (all devices' when device is
+// ""), ordered by key.
+func (s *Store) Records(device string) ([]Record, error) {
+	q := `SELECT ` + recordColumns + ` FROM measurements`
+	var args []any
+	if device != "" {
+		q += ` WHERE device = ?`
+		args = append(args, device)
+	}
+	q += ` ORDER BY device, model, processor, backend, dtype, shapes, layers`
+	rows, err := s.db.Query(q, args...)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, storeError(s.path, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}
+
+// DeviceRow is one device that measured into the store.
+type DeviceRow struct {
+	Name, Platform, ORTVersion string
+	UpdatedAt                  time.Time
+	// Measurements counts its rows (failures included).
+	Measurements int
+}
+
+// PutDevice records (or updates) a device and the platform it was profiled
+// as.
+func (s *Store) PutDevice(name, platform, ortVersion string) error {
+	_, err := s.db.Exec(`INSERT INTO devices (name, platform, ort_version, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET platform = excluded.platform, ort_version = excluded.ort_version,
+		updated_at = excluded.updated_at`, name, platform, ortVersion, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// Devices lists the recorded devices by name.
+func (s *Store) Devices() ([]DeviceRow, error) {
+	rows, err := s.db.Query(`SELECT d.name, d.platform, d.ort_version, d.updated_at,
+		(SELECT COUNT(*) FROM measurements m WHERE m.device = d.name) FROM devices d ORDER BY d.name`)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	var out []DeviceRow
+	for rows.Next() {
+		var d DeviceRow
+		var at string
+		if err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements); err != nil {
+			return nil, storeError(s.path, err)
+		}
+		d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}
+
+// DeviceFor picks the device whose measurements stand for a platform: the
+// most recently updated device recorded with that platform name; ok is
+// false when there is none.
+func (s *Store) DeviceFor(platform string) (name string, ok bool, err error) {
+	err = s.db.QueryRow(`SELECT name FROM devices WHERE platform = ? ORDER BY updated_at DESC, name LIMIT 1`, platform).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, storeError(s.path, err)
+	}
+	return name, true, nil
+}
+
+// CalibrationRow is one processor's fitted efficiency factors on a device.
+type CalibrationRow struct {
+	Device, Processor string
+	Efficiency        cost.Efficiency
+	// MAPEBefore and MAPEAfter are the errors on held-back subgraphs.
+	MAPEBefore, MAPEAfter float64
+	Samples               int
+	FittedAt              time.Time
+}
+
+// PutCalibration records (or replaces) a processor's fitted factors.
+func (s *Store) PutCalibration(c CalibrationRow) error {
+	data, err := json.Marshal(c.Efficiency)
+	if err != nil {
+		return fmt.Errorf("profile: store %s: %w", s.path, err)
+	}
+	at := c.FittedAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err = s.db.Exec(`INSERT INTO calibrations (device, processor, efficiency, mape_before, mape_after, samples, fitted_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device, processor) DO UPDATE SET efficiency = excluded.efficiency,
+		mape_before = excluded.mape_before, mape_after = excluded.mape_after, samples = excluded.samples,
+		fitted_at = excluded.fitted_at`, c.Device, c.Processor, string(data), c.MAPEBefore, c.MAPEAfter, c.Samples,
+		at.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// Calibrations returns a device's fitted factors by processor name.
+func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
+	rows, err := s.db.Query(`SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at
+		FROM calibrations WHERE device = ? ORDER BY processor`, device)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	out := map[string]CalibrationRow{}
+	for rows.Next() {
+		var c CalibrationRow
+		var eff, at string
+		if err := rows.Scan(&c.Device, &c.Processor, &eff, &c.MAPEBefore, &c.MAPEAfter, &c.Samples, &at); err != nil {
+			return nil, storeError(s.path, err)
+		}
+		if err := json.Unmarshal([]byte(eff), &c.Efficiency); err != nil {
+			return nil, fmt.Errorf("profile: store %s: calibration of %s: %w", s.path, c.Processor, err)
+		}
+		c.FittedAt, _ = time.Parse(time.RFC3339Nano, at)
+		out[c.Processor] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}

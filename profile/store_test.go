@@ -1,0 +1,240 @@
+package profile
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+)
+
+func testRecord(i int) Record {
+	return Record{
+		Key: Key{Device: "dev", Model: "abc123", Layers: fmt.Sprintf("%d-%d", i, i+2), Processor: "cpu0",
+			Backend: "ort-cpu", DType: "float32", Shapes: "x:1x3x8x8"},
+		ModelName:  "m",
+		Timing:     Timing{Median: time.Duration(1000 + i), P90: 1500, Min: 900, Max: 2000, Stddev: 100, Reps: 10},
+		ORTVersion: "1.30.0", MeasuredAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "profiles.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, err := st.Version(); err != nil || v != SchemaVersion {
+		t.Fatalf("Version() = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	want := testRecord(1)
+	if err := st.Put(want); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := st.Get(want.Key)
+	if err != nil || !ok {
+		t.Fatalf("Get: ok %v, err %v", ok, err)
+	}
+	if !got.MeasuredAt.Equal(want.MeasuredAt) {
+		t.Errorf("MeasuredAt %v, want %v", got.MeasuredAt, want.MeasuredAt)
+	}
+	got.MeasuredAt = want.MeasuredAt
+	if got != want {
+		t.Errorf("Get = %+v\nwant %+v", got, want)
+	}
+	// Upsert replaces.
+	want.Median, want.Error = 0, "boom"
+	if err := st.Put(want); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := st.Get(want.Key); got.Error != "boom" || got.Median != 0 {
+		t.Errorf("after upsert: %+v", got)
+	}
+	other := want.Key
+	other.Shapes = "x:1x3x16x16"
+	if _, ok, err := st.Get(other); ok || err != nil {
+		t.Errorf("Get(other shapes) = %v, %v; want a miss", ok, err)
+	}
+	if err := st.Put(testRecord(5)); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Records("dev")
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("Records = %d, %v; want 2", len(recs), err)
+	}
+	if recs, _ := st.Records("nobody"); len(recs) != 0 {
+		t.Errorf("Records(nobody) = %d rows", len(recs))
+	}
+	if err := st.Put(Record{}); err == nil {
+		t.Error("Put of an empty key succeeded")
+	}
+
+	if err := st.PutDevice("dev", "host", "1.30.0"); err != nil {
+		t.Fatal(err)
+	}
+	devs, err := st.Devices()
+	if err != nil || len(devs) != 1 || devs[0].Measurements != 2 || devs[0].Platform != "host" {
+		t.Fatalf("Devices = %+v, %v", devs, err)
+	}
+	if name, ok, err := st.DeviceFor("host"); name != "dev" || !ok || err != nil {
+		t.Errorf("DeviceFor(host) = %q, %v, %v", name, ok, err)
+	}
+	if _, ok, _ := st.DeviceFor("phone"); ok {
+		t.Error("DeviceFor(phone) found a device")
+	}
+
+	eff := cost.DefaultEfficiency("cpu")
+	eff.DispatchOverhead = 7 * time.Microsecond
+	if err := st.PutCalibration(CalibrationRow{Device: "dev", Processor: "cpu0", Efficiency: eff, MAPEBefore: 0.5, MAPEAfter: 0.1, Samples: 9}); err != nil {
+		t.Fatal(err)
+	}
+	cals, err := st.Calibrations("dev")
+	if err != nil || len(cals) != 1 {
+		t.Fatalf("Calibrations = %v, %v", cals, err)
+	}
+	c := cals["cpu0"]
+	if c.Efficiency.DispatchOverhead != eff.DispatchOverhead || c.Efficiency.Of(cost.Conv) != eff.Of(cost.Conv) || c.MAPEAfter != 0.1 {
+		t.Errorf("calibration round trip: %+v", c)
+	}
+
+	// Reopening finds everything.
+	st.Close()
+	st2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if recs, _ := st2.Records(""); len(recs) != 2 {
+		t.Errorf("after reopening: %d rows", len(recs))
+	}
+}
+
+func TestStoreBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("this is not sqlite\n", 400)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Another program's SQLite database.
+	foreign := filepath.Join(dir, "foreign.db")
+	db, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE notes (body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	// A store from a future inlay.
+	future := filepath.Join(dir, "future.db")
+	st, err := Open(future)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"garbage", garbage, "not a profile store"},
+		{"foreign", foreign, "not a profile store"},
+		{"future", future, "schema version 99"},
+		{"dir", dir, dir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := Open(tc.path)
+			if err == nil {
+				st.Close()
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.path) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line naming %s and saying %q", msg, tc.path, tc.want)
+			}
+		})
+	}
+}
+
+func TestStoreConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	// Two handles, as two processes would have.
+	var stores [2]*Store
+	for i := range stores {
+		st, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	const perWriter = 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 2; w++ {
+		wg.Add(2)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				r := testRecord(w*1000 + i)
+				if err := stores[w].Put(r); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < perWriter; i++ {
+				if _, err := stores[1-w].Records("dev"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	recs, err := stores[0].Records("dev")
+	if err != nil || len(recs) != 2*perWriter {
+		t.Errorf("Records = %d, %v; want %d", len(recs), err, 2*perWriter)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		out := make([]time.Duration, len(xs))
+		for i, x := range xs {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   []time.Duration
+		want Timing
+	}{
+		{"one", ms(5), Timing{Median: 5e6, P90: 5e6, Min: 5e6, Max: 5e6, Reps: 1}},
+		{"odd", ms(3, 1, 2), Timing{Median: 2e6, P90: 3e6, Min: 1e6, Max: 3e6, Stddev: 1e6, Reps: 3}},
+		{"even", ms(4, 1, 3, 2), Timing{Median: 2500e3, P90: 4e6, Min: 1e6, Max: 4e6, Stddev: 1290994, Reps: 4}},
+		{"ten", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), Timing{Median: 5500e3, P90: 9e6, Min: 1e6, Max: 10e6, Stddev: 3027650, Reps: 10}},
+		{"none", nil, Timing{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Summarize(tc.in); got != tc.want {
+				t.Errorf("Summarize = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,22 +1,32 @@
-// Package inlay is inlay's default planner: a memetic search that couples a
-// fast analytic surrogate with the simulator.
+// Package inlay is inlay's default planner: price-directed load balancing
+// checked by the simulator.
 //
-// The surrogate scores an assignment (a processor per layer, a priority per
-// model) without simulating: each processor's busy time per second at the
-// nominal rates (Σ over models of rate × the durations of its subgraphs
-// there, over the processor's concurrency) gives the throughput scale
-// 1/max load, and each group's critical path (subgraphs and transfers, no
-// queueing) must fit its deadline. Steepest descent on the surrogate moves
-// work off the bottleneck processor: a whole subgraph, or a prefix or suffix
-// of it cut at one of a few evenly spaced points, to another processor that
-// can run it; whole models move as one subgraph. Every local optimum is then
-// scored by the simulator (the real fitness: max sustainable rate scale),
-// and an iterated local search perturbs the best plans (random moves,
-// priority swaps) and descends again until the budget is spent.
+// At saturation a good plan keeps every processor busy, so the planner
+// works on the fluid view of the workload first (the same one that bounds
+// the rate in package sim): each layer has a marginal busy time on each
+// processor that can run it, each subgraph pays its processor's dispatch
+// overhead, and each cut between memory domains a transfer on a (possibly
+// shared) link. The Lagrangian dual of the fluid problem gives a price per
+// processor; a Viterbi pass along each model's layers (topological order)
+// assigns layers to processors at least priced cost, switching processors
+// only where the saving pays the dispatch and transfer. Because prices
+// alone leave whole models on one processor (costs are nearly proportional
+// across processors, so the dual is degenerate), a block-coordinate descent
+// then re-places one model at a time against the others' load, minimising
+// the soft maximum of the processor loads over two candidate families: the
+// price-directed DPs along a price adjustment trajectory, and "fills" that
+// cut the model into consecutive pieces over an ordered sequence of up to
+// four processors, each filled to a common level found by bisection.
+//
+// Every balanced assignment is scored by the simulator (the real fitness:
+// max sustainable rate scale), and an iterated local search perturbs the
+// best ones (random layer ranges or models moved, priorities swapped) and
+// balances again until the budget is spent.
 //
 // Seeds: every model on its single fastest processor (Best Mapping), a
-// greedy longest-processing-time balance of whole models, and, when given,
-// plans of other planners (HEFT).
+// greedy longest-processing-time balance of whole models, the assignments
+// of the dual prices, and, when given, plans of other planners (HEFT). The
+// best seed is scored first, so the result is never worse than it.
 package inlay
 
 import (
@@ -35,31 +45,11 @@ import (
 
 // Options tune the search.
 type Options struct {
-	// CutPoints is how many evenly spaced cut positions a split move tries
-	// in a subgraph (default 8).
-	CutPoints int
-	// MaxDescent bounds the moves of one surrogate descent (default 200).
-	MaxDescent int
-	// MaxApplies bounds the candidate moves one descent scores on the
-	// surrogate (default 800), so that a descent's cost is bounded and
-	// deterministic whatever the budget.
-	MaxApplies int
 	// Seeds are extra planners whose plans seed the search (e.g. HEFT).
 	Seeds []plan.Planner
 }
 
-func (o Options) withDefaults() Options {
-	if o.CutPoints <= 0 {
-		o.CutPoints = 8
-	}
-	if o.MaxDescent <= 0 {
-		o.MaxDescent = 200
-	}
-	if o.MaxApplies <= 0 {
-		o.MaxApplies = 800
-	}
-	return o
-}
+func (o Options) withDefaults() Options { return o }
 
 // Planner is the default planner.
 type Planner struct{ opt Options }
@@ -118,7 +108,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 	d := driver.New(req, eval)
 	s.stop = func() bool { return d.Done(ctx) }
 
-	// Seeds, each descended on the surrogate, all scored by the simulator.
+	// Seeds, all scored by the simulator.
 	var seeds []*space.Assignment
 	seeds = append(seeds, s.bestMap(), s.balanced())
 	for _, sd := range p.opt.Seeds {
@@ -134,7 +124,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		}
 	}
 	// The seeds as they are first (cheap, and a plan to return however
-	// short the budget), then each descended on the surrogate.
+	// short the budget).
 	var pool, batch []*state
 	for _, a := range seeds {
 		st, err := s.eval(a)
@@ -149,30 +139,59 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		return nil, err
 	}
 	pool = append(pool, scored...)
-	var descended []*state
-	for _, st := range batch {
-		if s.stop() {
-			break
-		}
-		fresh, err := s.eval(st.a.Clone())
-		if err != nil {
-			continue
-		}
-		if st2, err := s.descend(fresh); err == nil {
-			descended = append(descended, st2)
-		}
-	}
-	scored, err = s.score(ctx, d, descended)
+
+	// Price-directed balancing from every seed and from the dual's prices.
+	f, err := newPrices(sp, s.rate)
 	if err != nil {
 		return nil, err
 	}
-	pool = append(pool, scored...)
-
-	// Iterated local search.
-	workers := req.Workers
-	if workers < 1 {
-		workers = 1
+	ws := f.dual(1500)
+	starts := make([]*space.Assignment, 0, len(ws)+len(seeds))
+	for _, w := range ws {
+		a := s.uniform()
+		f.assign(w, 0, a)
+		starts = append(starts, a)
 	}
+	starts = append(starts, seeds...)
+	order := make([]int, len(sp.Models))
+	for i := range order {
+		order[i] = i
+	}
+	workers := max(req.Workers, 1)
+	d.Note("balance")
+	batch = batch[:0]
+	for _, alpha := range []float64{100, 30} {
+		for _, a0 := range starts {
+			if s.stop() {
+				break
+			}
+			a := a0.Clone()
+			f.balance(a, ws[0], alpha, 30, 20, order, s.stop)
+			st, err := s.eval(a)
+			if err != nil {
+				continue
+			}
+			batch = append(batch, st)
+			if len(batch) >= workers {
+				scored, err := s.score(ctx, d, batch)
+				if err != nil {
+					return nil, err
+				}
+				pool = append(pool, scored...)
+				batch = batch[:0]
+			}
+		}
+	}
+	if len(batch) > 0 {
+		scored, err := s.score(ctx, d, batch)
+		if err != nil {
+			return nil, err
+		}
+		pool = append(pool, scored...)
+	}
+
+	// Iterated local search: perturb an elite plan, balance it again.
+	alphas := []float64{30, 100, 300}
 	for round := 1; !d.Done(ctx); round++ {
 		d.Note("round " + strconv.Itoa(round))
 		sort.SliceStable(pool, func(i, j int) bool { return pool[i].value > pool[j].value })
@@ -180,20 +199,18 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 			pool = pool[:8]
 		}
 		batch = batch[:0]
-		for k := 0; k < workers*2; k++ {
-			// Mostly perturb the best; sometimes another elite.
+		for k := 0; k < workers; k++ {
 			src := pool[0]
 			if len(pool) > 1 && s.rng.Float64() < 0.3 {
 				src = pool[s.rng.Intn(len(pool))]
 			}
 			a := src.a.Clone()
 			s.perturb(a, 1+s.rng.Intn(3))
+			s.rng.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
+			f.balance(a, ws[s.rng.Intn(len(ws))], alphas[s.rng.Intn(len(alphas))], 30, 20, order, s.stop)
 			st, err := s.eval(a)
 			if err != nil {
 				continue
-			}
-			if st2, err := s.descend(st); err == nil {
-				st = st2
 			}
 			batch = append(batch, st)
 		}
@@ -463,116 +480,6 @@ func (s *search) modelIndex(name string) int {
 		}
 	}
 	return -1
-}
-
-// move is a candidate change to one model's assignment.
-type move struct {
-	model  int
-	layers []int
-	to     int
-}
-
-// descend applies the best surrogate-improving move until none improves.
-func (s *search) descend(st *state) (*state, error) {
-	cur := st
-	applies := 0
-	for iter := 0; iter < s.opt.MaxDescent && applies < s.opt.MaxApplies; iter++ {
-		if s.stop != nil && s.stop() {
-			break
-		}
-		moves := s.moves(cur)
-		var best *state
-		for _, mv := range moves {
-			if applies >= s.opt.MaxApplies {
-				break
-			}
-			applies++
-			next, err := s.apply(cur, mv)
-			if err != nil {
-				continue
-			}
-			if best == nil || next.value > best.value {
-				best = next
-			}
-		}
-		if best == nil || best.value <= cur.value*(1+1e-9)+1e-12 {
-			return cur, nil
-		}
-		cur = best
-	}
-	return cur, nil
-}
-
-// apply returns a new state with the move applied (only that model is
-// re-evaluated).
-func (s *search) apply(st *state, mv move) (*state, error) {
-	next := &state{a: &space.Assignment{Proc: append([][]int(nil), st.a.Proc...), Priority: st.a.Priority},
-		blocks: append([][]space.Block(nil), st.blocks...), busy: append([][]float64(nil), st.busy...), cp: append([]float64(nil), st.cp...)}
-	proc := append([]int(nil), st.a.Proc[mv.model]...)
-	m := s.sp.Models[mv.model]
-	changed := false
-	for _, l := range mv.layers {
-		if m.CanRun(l, mv.to) && proc[l] != mv.to {
-			proc[l] = mv.to
-			changed = true
-		}
-	}
-	if !changed {
-		return nil, errors.New("no change")
-	}
-	next.a.Proc[mv.model] = proc
-	if err := s.evalModel(next, mv.model); err != nil {
-		return nil, err
-	}
-	next.value = s.value(next)
-	return next, nil
-}
-
-// moves lists the candidate moves off the bottleneck processor (or, when a
-// deadline is violated, off every processor of the worst group's models).
-func (s *search) moves(st *state) []move {
-	nproc := len(s.sp.Platform.Processors)
-	load := make([]float64, nproc)
-	for p := 0; p < nproc; p++ {
-		for i := range s.sp.Models {
-			load[p] += s.rate[i] * st.busy[i][p]
-		}
-		load[p] *= s.inv[p]
-	}
-	hot := 0
-	for p := 1; p < nproc; p++ {
-		if load[p] > load[hot] {
-			hot = p
-		}
-	}
-	latencyBound := st.value < 0
-	var out []move
-	for i := range s.sp.Models {
-		for _, b := range st.blocks[i] {
-			if !latencyBound && b.Proc != hot {
-				continue
-			}
-			layers := []int(b.Layers)
-			for q := 0; q < nproc; q++ {
-				if q == b.Proc {
-					continue
-				}
-				out = append(out, move{model: i, layers: layers, to: q})
-				n := len(layers)
-				if n < 2 {
-					continue
-				}
-				step := n / (s.opt.CutPoints + 1)
-				if step < 1 {
-					step = 1
-				}
-				for cut := step; cut < n; cut += step {
-					out = append(out, move{model: i, layers: layers[:cut], to: q}, move{model: i, layers: layers[cut:], to: q})
-				}
-			}
-		}
-	}
-	return out
 }
 
 // perturb applies k random moves and sometimes swaps two priorities.

@@ -1,0 +1,502 @@
+package inlay
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/search/space"
+)
+
+// layerLowerBounder is the estimator extension that gives a layer's
+// marginal share of a subgraph (package cost's Analytic has it; sim's
+// upper bound uses the same figures).
+type layerLowerBounder interface {
+	LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config) (time.Duration, error)
+}
+
+// prices is the fluid view of the workload that price-directed seeding
+// works on: per layer and processor the layer's marginal busy time inside a
+// subgraph, per processor its dispatch overhead, per model the bytes a cut
+// between consecutive layers (in ID order, a topological order) carries.
+//
+// Resources are the processors followed by the platform's shared links
+// (contended servers, capacity 1 each); a price vector has one entry per
+// resource.
+type prices struct {
+	sp    *space.Space
+	rate  []float64     // per model: requests per second at scale 1
+	cost  [][][]float64 // model, layer, processor: seconds; +Inf where it cannot run
+	disp  []float64     // per processor: dispatch overhead, seconds
+	caps  []float64     // per resource
+	cut   [][]int64     // model, position k (1..n-1): bytes on edges from layers < k to layers ≥ k
+	link  [][]int       // processor pair → resource index of its shared link, -1 when none
+	nproc int
+	seqs  [][]int // processor sequences fill tries
+}
+
+func newPrices(sp *space.Space, rate []float64) (*prices, error) {
+	pl := sp.Platform
+	nproc := len(pl.Processors)
+	f := &prices{sp: sp, rate: rate, nproc: nproc, seqs: sequences(nproc, min(nproc, 4))}
+	for _, pr := range pl.Processors {
+		f.disp = append(f.disp, pr.DispatchOverhead.Seconds())
+		f.caps = append(f.caps, float64(max(pr.Concurrency, 1)))
+	}
+	linkRes := map[int]int{}
+	var linkIDs []int
+	for i, l := range pl.Links {
+		if l.Shared {
+			linkRes[i] = nproc + len(linkIDs)
+			linkIDs = append(linkIDs, i)
+			f.caps = append(f.caps, 1)
+		}
+	}
+	f.link = make([][]int, nproc)
+	for a := range f.link {
+		f.link[a] = make([]int, nproc)
+		for b := range f.link[a] {
+			f.link[a][b] = -1
+			if i, ok := pl.Link(a, b); ok {
+				if r, shared := linkRes[i]; shared {
+					f.link[a][b] = r
+				}
+			}
+		}
+	}
+	lbr, hasLB := sp.Cost.(layerLowerBounder)
+	for _, m := range sp.Models {
+		lg := m.Layers
+		n := len(lg.Layers)
+		c := make([][]float64, n)
+		for l := 0; l < n; l++ {
+			c[l] = make([]float64, nproc)
+			for p := range c[l] {
+				c[l][p] = math.Inf(1)
+			}
+			for _, p := range m.Feasible[l] {
+				best := math.Inf(1)
+				for _, cfg := range pl.Configs(p) {
+					var d time.Duration
+					var err error
+					if hasLB {
+						d, err = lbr.LayerLowerBound(lg, l, cfg)
+					} else {
+						d, err = sp.Cost.Subgraph(lg, graph.LayerSet{l}, cfg)
+						d -= pl.Processors[p].DispatchOverhead
+					}
+					if errors.Is(err, cost.ErrUnsupported) {
+						continue
+					}
+					if err != nil {
+						return nil, err
+					}
+					best = math.Min(best, math.Max(d.Seconds(), 0))
+				}
+				c[l][p] = best
+			}
+		}
+		f.cost = append(f.cost, c)
+		// Cut bytes by a difference array over positions.
+		diff := make([]int64, n+1)
+		for _, e := range lg.Edges {
+			if e.From < e.To {
+				diff[e.From+1] += e.Bytes
+				diff[e.To+1] -= e.Bytes
+			}
+		}
+		cut := make([]int64, n)
+		var run int64
+		for k := 1; k < n; k++ {
+			run += diff[k]
+			cut[k] = run
+		}
+		f.cut = append(f.cut, cut)
+	}
+	return f, nil
+}
+
+// dual runs exponentiated subgradient ascent on the fluid problem's
+// Lagrangian dual (as sim's upper bound does, here on the planner's own
+// marginal costs) and returns the best weights found (w_p = λ_p·cap_p on
+// the simplex) followed by a few iterates of the trajectory.
+func (f *prices) dual(iters int) [][]float64 {
+	nres := len(f.caps)
+	w := make([]float64, nres)
+	for p := range w {
+		w[p] = 1 / float64(nres)
+	}
+	grad := make([]float64, nres)
+	var best []float64
+	bestV := math.Inf(-1)
+	var traj [][]float64
+	for it := 0; it < iters; it++ {
+		for p := range grad {
+			grad[p] = 0
+		}
+		v := 0.0
+		for i, c := range f.cost {
+			for _, t := range c {
+				bv, arg := math.Inf(1), -1
+				for p := 0; p < f.nproc; p++ {
+					if x := w[p] / f.caps[p] * t[p]; x < bv {
+						bv, arg = x, p
+					}
+				}
+				if arg < 0 {
+					continue
+				}
+				v += f.rate[i] * bv
+				grad[arg] += f.rate[i] * t[arg] / f.caps[arg]
+			}
+		}
+		if v > bestV {
+			bestV, best = v, append([]float64(nil), w...)
+		}
+		if it%(iters/4+1) == iters/8 {
+			traj = append(traj, append([]float64(nil), w...))
+		}
+		gmax := 0.0
+		for _, g := range grad {
+			gmax = math.Max(gmax, g)
+		}
+		if gmax <= 0 {
+			break
+		}
+		eta := 2.0 / math.Sqrt(float64(it+1))
+		sum := 0.0
+		for p := range w {
+			w[p] *= math.Exp(eta * (grad[p]/gmax - 1))
+			w[p] = math.Max(w[p], 1e-9)
+			sum += w[p]
+		}
+		for p := range w {
+			w[p] /= sum
+		}
+	}
+	return append([][]float64{best}, traj...)
+}
+
+// assign is the price-directed assignment of every model: per model a
+// Viterbi pass along the layers in ID order that minimises the priced busy
+// time, where starting a new subgraph costs its processor's dispatch
+// overhead and a change of memory domain the priced transfer of the cut's
+// bytes on a shared link. Latency enters through mu: each second of a
+// model's critical path (its layers' times plus transfers) is charged mu
+// times the model's rate share.
+func (f *prices) assign(w []float64, mu float64, a *space.Assignment) {
+	for i := range f.cost {
+		f.assignModel(i, w, mu, a.Proc[i])
+	}
+}
+
+func (f *prices) assignModel(i int, w []float64, mu float64, out []int) {
+	c := f.cost[i]
+	n := len(c)
+	P := f.nproc
+	r := f.rate[i]
+	lam := make([]float64, len(w))
+	for p := range w {
+		lam[p] = w[p] / f.caps[p]
+	}
+	pl := f.sp.Platform
+	// dp[p]: least cost of layers 0..l with layer l on p; from[l][p]: p's predecessor.
+	dp := make([]float64, P)
+	next := make([]float64, P)
+	from := make([][]int8, n)
+	for p := 0; p < P; p++ {
+		dp[p] = r*(lam[p]*(c[0][p]+f.disp[p])) + mu*(c[0][p]+f.disp[p])
+	}
+	from[0] = make([]int8, P)
+	for l := 1; l < n; l++ {
+		from[l] = make([]int8, P)
+		bytes := f.cut[i][l]
+		for p := 0; p < P; p++ {
+			step := r*lam[p]*c[l][p] + mu*c[l][p]
+			if math.IsInf(step, 1) {
+				next[p] = math.Inf(1)
+				from[l][p] = int8(p)
+				continue
+			}
+			best, arg := dp[p], p
+			for q := 0; q < P; q++ {
+				if q == p || math.IsInf(dp[q], 1) {
+					continue
+				}
+				sw := r*lam[p]*f.disp[p] + mu*f.disp[p]
+				if _, ok := pl.Link(q, p); ok {
+					tr := f.sp.Cost.Transfer(bytes, q, p).Seconds()
+					sw += mu * tr
+					if res := f.link[q][p]; res >= 0 {
+						sw += r * lam[res] * tr
+					}
+				}
+				if v := dp[q] + sw; v < best {
+					best, arg = v, q
+				}
+			}
+			next[p] = best + step
+			from[l][p] = int8(arg)
+		}
+		dp, next = next, dp
+	}
+	best := 0
+	for p := 1; p < P; p++ {
+		if dp[p] < dp[best] {
+			best = p
+		}
+	}
+	for l := n - 1; l >= 0; l-- {
+		out[l] = best
+		best = int(from[l][best])
+	}
+}
+
+// modelLoad returns the predicted load (busy seconds per second at scale
+// 1 over capacity) that model i puts on each resource with the per-layer
+// assignment proc: its layers' marginal times, a dispatch overhead per run
+// of consecutive layers on one processor, and the transfers at the runs'
+// boundaries on shared links.
+func (f *prices) modelLoad(i int, proc []int, out []float64) {
+	for p := range out {
+		out[p] = 0
+	}
+	r := f.rate[i]
+	c := f.cost[i]
+	for l, p := range proc {
+		out[p] += r * c[l][p]
+		if l == 0 || proc[l-1] != p {
+			out[p] += r * f.disp[p]
+			if l > 0 {
+				if res := f.link[proc[l-1]][p]; res >= 0 {
+					out[res] += r * f.sp.Cost.Transfer(f.cut[i][l], proc[l-1], p).Seconds()
+				}
+			}
+		}
+	}
+	for p := range out {
+		out[p] /= f.caps[p]
+	}
+}
+
+// softMax is the log-sum-exp of loads at sharpness alpha (≥ the max load,
+// within log(len)/alpha of it), the smooth objective balancing minimises.
+func softMax(loads []float64, alpha float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range loads {
+		m = math.Max(m, x)
+	}
+	sum := 0.0
+	for _, x := range loads {
+		sum += math.Exp(alpha * (x - m))
+	}
+	return m + math.Log(sum)/alpha
+}
+
+// balance is block-coordinate descent on the soft maximum of the resource
+// loads: each model in turn is reassigned by price-directed DPs against the
+// load of the others, the prices following the soft maximum's gradient
+// (a few damped steps), and the best reassignment is kept when it lowers
+// the soft maximum. Sweeps repeat until one improves nothing or maxSweeps
+// is reached. order gives the models' visiting order. a is changed in place;
+// the result is the predicted max load.
+func (f *prices) balance(a *space.Assignment, w0 []float64, alpha float64, maxSweeps, inner int, order []int, stop func() bool) float64 {
+	nres := len(f.caps)
+	n := len(f.cost)
+	x := make([][]float64, n)
+	total := make([]float64, nres)
+	for i := 0; i < n; i++ {
+		m := f.sp.Models[i]
+		for l, p := range a.Proc[i] {
+			if !m.CanRun(l, p) {
+				a.Proc[i][l] = m.Feasible[l][0]
+			}
+		}
+		x[i] = make([]float64, nres)
+		f.modelLoad(i, a.Proc[i], x[i])
+		for p, v := range x[i] {
+			total[p] += v
+		}
+	}
+	maxOf := func(v []float64) float64 {
+		m := 0.0
+		for _, e := range v {
+			m = math.Max(m, e)
+		}
+		return m
+	}
+	ref := maxOf(total)
+	if ref <= 0 {
+		return 0
+	}
+	al := alpha / ref
+	back := make([]float64, nres)
+	cand := make([]float64, nres)
+	y := make([]float64, nres)
+	w := make([]float64, nres)
+	proc := make([]int, 0, 64)
+	var bestProc []int
+	for sweep := 0; sweep < maxSweeps; sweep++ {
+		if stop != nil && stop() {
+			break
+		}
+		improved := false
+		for _, i := range order {
+			for p := range back {
+				back[p] = total[p] - x[i][p]
+				cand[p] = total[p]
+			}
+			bestV := softMax(cand, al)
+			bestProc = bestProc[:0]
+			found := false
+			copy(w, w0)
+			eta := 1.0
+			for k := 0; k < inner; k++ {
+				proc = append(proc[:0], a.Proc[i]...)
+				f.assignModel(i, w, 0, proc)
+				f.modelLoad(i, proc, y)
+				for p := range cand {
+					cand[p] = back[p] + y[p]
+				}
+				if v := softMax(cand, al); v < bestV*(1-1e-9) {
+					bestV, bestProc, found = v, append(bestProc[:0], proc...), true
+				}
+				mx := maxOf(cand)
+				mean := 0.0
+				for _, c := range cand {
+					mean += c
+				}
+				mean /= float64(nres)
+				for p := range w {
+					w[p] *= math.Exp(eta * (cand[p] - mean) / mx)
+					w[p] = math.Max(w[p], 1e-12)
+				}
+				eta *= 0.85
+			}
+			for _, seq := range f.seqs {
+				if !f.fill(i, seq, back, proc) {
+					continue
+				}
+				f.modelLoad(i, proc, y)
+				for p := range cand {
+					cand[p] = back[p] + y[p]
+				}
+				if v := softMax(cand, al); v < bestV*(1-1e-9) {
+					bestV, bestProc, found = v, append(bestProc[:0], proc...), true
+				}
+			}
+			if found {
+				copy(a.Proc[i], bestProc)
+				f.modelLoad(i, a.Proc[i], x[i])
+				for p := range total {
+					total[p] = back[p] + x[i][p]
+				}
+				improved = true
+			}
+		}
+		if !improved {
+			break
+		}
+	}
+	return maxOf(total)
+}
+
+// sequences lists the ordered processor sequences that fill tries: every
+// ordering of every non-empty subset of at most maxLen processors.
+func sequences(nproc, maxLen int) [][]int {
+	var out [][]int
+	var rec func(cur []int, used uint64)
+	rec = func(cur []int, used uint64) {
+		if len(cur) > 0 {
+			out = append(out, append([]int(nil), cur...))
+		}
+		if len(cur) == maxLen {
+			return
+		}
+		for p := 0; p < nproc; p++ {
+			if used&(1<<p) == 0 {
+				rec(append(cur, p), used|1<<p)
+			}
+		}
+	}
+	rec(nil, 0)
+	return out
+}
+
+// fill cuts model i into consecutive pieces on the processors of seq, in
+// that order, filling each up to a common level T over the background
+// loads back before moving to the next (a layer the current processor
+// cannot run goes to its first feasible one); T is the least level (by
+// bisection) at which the last processor is not filled beyond it. It
+// writes the assignment into proc and reports whether it found one.
+func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
+	c := f.cost[i]
+	n := len(c)
+	r := f.rate[i]
+	m := f.sp.Models[i]
+	if cap(proc) < n {
+		return false
+	}
+	proc = proc[:n]
+	// try places the layers at level T; it returns the last processor's load over T.
+	try := func(T float64) float64 {
+		j := 0
+		p := seq[0]
+		load := back[p] + r*f.disp[p]/f.caps[p]
+		for l := 0; l < n; l++ {
+			q := p
+			if !m.CanRun(l, q) {
+				q = m.Feasible[l][0]
+				proc[l] = q
+				continue
+			}
+			add := r * c[l][p] / f.caps[p]
+			for load+add > T && j+1 < len(seq) {
+				j++
+				p = seq[j]
+				load = back[p] + r*f.disp[p]/f.caps[p]
+				if !m.CanRun(l, p) {
+					break
+				}
+				add = r * c[l][p] / f.caps[p]
+			}
+			if !m.CanRun(l, p) {
+				proc[l] = m.Feasible[l][0]
+				continue
+			}
+			proc[l] = p
+			load += add
+		}
+		return load - T
+	}
+	lo, hi := 0.0, 0.0
+	for _, p := range seq {
+		hi = math.Max(hi, back[p])
+	}
+	total := 0.0
+	for l := 0; l < n; l++ {
+		t := c[l][seq[0]]
+		if math.IsInf(t, 1) {
+			t = 0
+		}
+		total += r * t / f.caps[seq[0]]
+	}
+	hi += total + r*f.disp[seq[0]]/f.caps[seq[0]]
+	lo = 0
+	if try(hi) > 0 {
+		return false
+	}
+	for it := 0; it < 24; it++ {
+		mid := (lo + hi) / 2
+		if try(mid) > 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	try(hi)
+	return true
+}

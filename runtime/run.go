@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	goruntime "runtime"
 	"sort"
 	"sync"
 	"time"
@@ -46,6 +47,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	d, err := dispatch.New(pr.prog.Program, dispatch.Config{Policy: c.Policy})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	// Workers spend their time in ONNX Runtime (cgo calls), during which
+	// each holds a Go scheduler slot (P) until sysmon takes it back, which
+	// can take up to 10 ms: with GOMAXPROCS = the number of cores, a
+	// completion would wait that long for the event loop to get a P. So the
+	// run gets a P per worker plus two (the loop, and the rest of the
+	// process), and GOMAXPROCS is restored afterwards.
+	slots := 0
+	for _, p := range pr.prog.Procs {
+		slots += p.Concurrency
+	}
+	if prev := goruntime.GOMAXPROCS(0); prev < slots+2 {
+		goruntime.GOMAXPROCS(slots + 2)
+		defer goruntime.GOMAXPROCS(prev)
 	}
 	l := newLoop(&c, pr, d)
 	res, err := l.run(ctx)

@@ -32,7 +32,10 @@ func voiceWorkload(t testing.TB) *workload.Workload {
 	for _, name := range []string{"melspec", "speech_embed", "wakeword", "vad", "ocr_cls"} {
 		assets.Require(t, assets.ModelPath(files[name]))
 	}
-	text := `models:
+	return loadWorkload(t, voiceText)
+}
+
+const voiceText = `models:
   - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
   - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
   - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
@@ -48,6 +51,10 @@ groups:
     rate_hz: 25
     deadline_ms: 30
 `
+
+// loadWorkload writes a workload text into a temporary folder and loads it.
+func loadWorkload(t testing.TB, text string) *workload.Workload {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "voice.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ func newRootCmd() *cobra.Command {
 		newPlanCmd(),
 		newBenchCmd(),
 		newProfileCmd(), newCalibrateCmd(),
+		newRunCmd(),
 		newAgentCmd(),
 	)
 	return root

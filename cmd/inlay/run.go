@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/runtime"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+type runFlags struct {
+	plan, platform, trace, ortLib string
+	duration, drain               time.Duration
+	scale                         float64
+	seed                          int64
+	backlog                       int
+	dropLate, json                bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD --plan PLAN",
+		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
+		Long: `run executes a plan on this machine's processors (the host platform: one
+processor per core, each worker pinned to its core) with ONNX Runtime, one
+session per planned subgraph, driven by the same dispatcher as the
+simulator. Requests arrive at the workload's rates (times --scale) for
+--duration; then the requests in flight drain. Every request ends completed,
+completed late, or dropped with a reason (overloaded: beyond --backlog in
+flight; deadline: with --drop-late; error: ONNX Runtime failed in a
+subgraph; shutdown: still in flight at the end or on Ctrl-C). The report
+puts the measured latencies beside the simulator's prediction for the same
+plan and rate, with the cost model of inlay plan (the profile store's
+measurements when --profiles has them).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			return runPlan(ctx, cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
+	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
+	fl.Float64Var(&f.scale, "scale", 1, "rate scale: multiplies every group's rate")
+	fl.StringVar(&f.trace, "trace", "", "write what really ran as a Chrome trace (.json; opens in Perfetto)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of tables")
+	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals and the random inputs")
+	fl.IntVar(&f.backlog, "backlog", 0, "requests of one group in flight beyond which arrivals are dropped as overloaded\n(0: twice the requests that arrive within a deadline, at least 4; -1: no bound)")
+	fl.BoolVar(&f.dropLate, "drop-late", false, "drop a request when one of its subgraphs would start after its deadline")
+	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
+	addProfilesFlag(cmd)
+	_ = cmd.MarkFlagRequired("plan")
+	return cmd
+}
+
+// runJSON is the --json output.
+type runJSON struct {
+	Workload        string         `json:"workload"`
+	Platform        string         `json:"platform"`
+	Planner         string         `json:"planner"`
+	Scale           float64        `json:"scale"`
+	DurationS       float64        `json:"duration_s"`
+	ElapsedS        float64        `json:"elapsed_s"`
+	Interrupted     bool           `json:"interrupted"`
+	ZeroCopy        int64          `json:"zero_copy_handoffs"`
+	Copied          int64          `json:"copied_tensors"`
+	CostModel       string         `json:"cost_model,omitempty"`
+	PredictedMisses string         `json:"predicted_misses,omitempty"`
+	Warnings        []string       `json:"warnings,omitempty"`
+	Groups          []runGroupJSON `json:"groups"`
+	Procs           []runProcJSON  `json:"processors"`
+}
+
+type runGroupJSON struct {
+	Name           string        `json:"name"`
+	OfferedHz      float64       `json:"offered_hz"`
+	RateHz         float64       `json:"rate_hz"`
+	DeadlineMS     float64       `json:"deadline_ms"`
+	Requests       int           `json:"requests"`
+	Completed      int           `json:"completed"`
+	Late           int           `json:"late"`
+	Dropped        int           `json:"dropped"`
+	Drops          []runDropJSON `json:"drops"`
+	P50MS          float64       `json:"p50_ms"`
+	P99MS          float64       `json:"p99_ms"`
+	MeanMS         float64       `json:"mean_ms"`
+	MaxMS          float64       `json:"max_ms"`
+	MissRate       float64       `json:"miss_rate"`
+	PredictedP50MS float64       `json:"predicted_p50_ms"`
+	PredictedP99MS float64       `json:"predicted_p99_ms"`
+}
+
+type runDropJSON struct {
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+	Example string `json:"example"`
+}
+
+type runProcJSON struct {
+	Name        string  `json:"name"`
+	Runs        int     `json:"runs"`
+	BusyMS      float64 `json:"busy_ms"`
+	Utilisation float64 `json:"utilisation"`
+}
+
+func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f runFlags) error {
+	if !(f.scale > 0) {
+		return fmt.Errorf("--scale %v must be positive", f.scale)
+	}
+	if f.duration <= 0 {
+		return fmt.Errorf("--duration %v must be positive", f.duration)
+	}
+	w, err := workload.Load(workloadPath)
+	if err != nil {
+		return err
+	}
+	name := f.platform
+	if name == "" {
+		name = w.Platform
+	}
+	if name == "" {
+		name = "host"
+	}
+	pl, err := hw.Resolve(name)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Load(f.plan)
+	if err != nil {
+		return err
+	}
+	est, note, err := costModel(cmd, pl, w)
+	if err != nil {
+		return err
+	}
+	cfg := runtime.Config{
+		Workload: w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
+		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
+		Spans: f.trace != "",
+	}
+	if f.dropLate {
+		cfg.Policy = dispatch.DropLate
+	}
+	if !f.json {
+		fmt.Fprintf(cmd.ErrOrStderr(), "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
+	}
+	res, err := runtime.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if f.trace != "" {
+		if err := writeFile(f.trace, func(fw io.Writer) error {
+			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
+		}); err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		return runJSONOut(out, workloadPath, pl, p, res, note())
+	}
+	if res.Interrupted {
+		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
+	}
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", wn)
+	}
+	if n := note(); n != "" {
+		fmt.Fprintln(out, n)
+	}
+	s := report.Summary{
+		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "measured",
+		Scale: res.Scale, Horizon: res.Duration,
+	}
+	for _, g := range res.Groups {
+		s.Groups = append(s.Groups, report.GroupRow{
+			Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline, Requests: g.Requests,
+			Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate,
+		})
+	}
+	for i, pr := range res.Procs {
+		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
+	}
+	if err := report.Text(out, s); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tp99\tpredicted p99\tdropped (reasons)")
+	for _, g := range res.Groups {
+		reasons := ""
+		for i, d := range g.Drops {
+			if i > 0 {
+				reasons += ", "
+			}
+			reasons += fmt.Sprintf("%s %d", d.Reason, d.Count)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, g := range res.Groups {
+		for _, d := range g.Drops {
+			fmt.Fprintf(out, "%s: first %s drop: %s\n", g.Name, d.Reason, d.Example)
+		}
+	}
+	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
+	return nil
+}
+
+func fmtMS(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", msOf(d))
+}
+
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, note string) error {
+	j := runJSON{
+		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
+		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
+		ZeroCopy: res.ZeroCopy, Copied: res.Copied, CostModel: note, PredictedMisses: res.PredictedMisses,
+		Warnings: res.Warnings, Groups: []runGroupJSON{}, Procs: []runProcJSON{},
+	}
+	for _, g := range res.Groups {
+		gj := runGroupJSON{
+			Name: g.Name, OfferedHz: g.OfferedHz, RateHz: g.RateHz, DeadlineMS: msOf(g.Deadline),
+			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, Drops: []runDropJSON{},
+			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MaxMS: msOf(g.Max), MissRate: g.MissRate,
+			PredictedP50MS: msOf(g.PredictedP50), PredictedP99MS: msOf(g.PredictedP99),
+		}
+		for _, d := range g.Drops {
+			gj.Drops = append(gj.Drops, runDropJSON{Reason: d.Reason, Count: d.Count, Example: d.Example})
+		}
+		j.Groups = append(j.Groups, gj)
+	}
+	for _, pr := range res.Procs {
+		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
+	}
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/internal/assets"
+)
+
+// runVoiceWorkload is the voice pipeline of the real models on the host.
+const runVoiceWorkload = `platform: host
+models:
+  - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
+  - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
+  - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
+  - {name: vad, onnx: cache:silero_vad_legacy.onnx, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
+groups:
+  - name: voice
+    models: [vad, melspec, speech_embed, wakeword]
+    after: {speech_embed: [melspec], wakeword: [speech_embed]}
+    period_ms: 40
+`
+
+func execInlay(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestRunCommand plans the voice pipeline with HEFT, then runs the plan
+// for a second: the JSON has every group's figures and the prediction.
+func TestRunCommand(t *testing.T) {
+	lib := assets.Require(t, assets.ORTLibrary())
+	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
+		assets.Require(t, assets.ModelPath(f))
+	}
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "voice.yaml")
+	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile); err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	trace := filepath.Join(dir, "trace.json")
+	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--ort-lib", lib, "--profiles", "")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	var got struct {
+		Groups []struct {
+			Name                               string
+			Requests, Completed, Late, Dropped int
+			P50MS                              float64 `json:"p50_ms"`
+			P99MS                              float64 `json:"p99_ms"`
+			PredictedP50MS                     float64 `json:"predicted_p50_ms"`
+			PredictedP99MS                     float64 `json:"predicted_p99_ms"`
+		} `json:"groups"`
+		ZeroCopy int64 `json:"zero_copy_handoffs"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(got.Groups) != 1 {
+		t.Fatalf("groups: %s", out)
+	}
+	g := got.Groups[0]
+	if g.Name != "voice" || g.Requests < 20 || g.Completed+g.Dropped != g.Requests || g.P50MS <= 0 || g.PredictedP50MS <= 0 || g.P99MS < g.P50MS {
+		t.Errorf("voice: %+v", g)
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(data), "speech_embed") {
+		t.Errorf("trace: %v\n%.300s", err, data)
+	}
+
+	// A plan for cores this machine lacks is refused before anything runs.
+	text, err := os.ReadFile(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.ReplaceAll(string(text), "processor: cpu", "processor: cpu9")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = execInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
+	if err == nil || !strings.Contains(err.Error(), "which platform host lacks") {
+		t.Errorf("plan on missing cores: %v\n%s", err, out)
+	}
+}

@@ -6,7 +6,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test fetch build vet fuzz bench
+.PHONY: test fetch build vet fuzz bench cross
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -30,3 +30,24 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# cross: cross builds of inlay (build only, nothing runs). Without cgo the
+# binary cannot load ONNX Runtime (inlay agent, profile and run say so; the
+# rest works); with cgo it can, given a C cross compiler: CC_LINUX_ARM64
+# (default aarch64-linux-gnu-gcc, Debian gcc-aarch64-linux-gnu) and
+# CC_ANDROID_ARM64 (an NDK clang, e.g.
+# $$NDK/toolchains/llvm/prebuilt/linux-x86_64/bin/aarch64-linux-android24-clang),
+# each built only when present.
+CC_LINUX_ARM64 ?= aarch64-linux-gnu-gcc
+CC_ANDROID_ARM64 ?=
+cross:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/inlay
+	GOOS=android GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/inlay
+	@if command -v $(CC_LINUX_ARM64) >/dev/null 2>&1; then \
+		echo "CC=$(CC_LINUX_ARM64) GOOS=linux GOARCH=arm64 CGO_ENABLED=1 $(GO) build ./cmd/inlay"; \
+		CC=$(CC_LINUX_ARM64) GOOS=linux GOARCH=arm64 CGO_ENABLED=1 $(GO) build -o /dev/null ./cmd/inlay || exit 1; \
+	else echo "cross: no $(CC_LINUX_ARM64): skipping linux/arm64 with cgo"; fi
+	@if [ -n "$(CC_ANDROID_ARM64)" ]; then \
+		echo "CC=$(CC_ANDROID_ARM64) GOOS=android GOARCH=arm64 CGO_ENABLED=1 $(GO) build ./cmd/inlay"; \
+		CC=$(CC_ANDROID_ARM64) GOOS=android GOARCH=arm64 CGO_ENABLED=1 $(GO) build -o /dev/null ./cmd/inlay || exit 1; \
+	else echo "cross: CC_ANDROID_ARM64 not set: skipping android/arm64 with cgo"; fi

@@ -25,5 +25,11 @@
 // Other types (strings, complex, 4- and 8-bit floats) are errors, and so is a
 // model without inputs (the binding cannot run one).
 //
+// Builds without cgo: onnxruntime_go is cgo, so its files (data.go,
+// runtime.go, session.go) build only with cgo; without it (a CGO_ENABLED=0
+// cross-compile, e.g. for android/arm64) nocgo.go stands in and Open
+// reports ErrNoCgo, so that the rest of inlay still builds and runs there.
+// RandomData and SessionOptions are pure Go and exist in both builds.
+//
 // Every error starts with "ort: ".
 package ort

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +18,7 @@ import (
 	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/profile"
 )
 
@@ -88,6 +90,9 @@ func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready f
 		}
 	}
 	dev, err := profile.NewLocal(f.ortLib, pl)
+	if errors.Is(err, ort.ErrNoCgo) {
+		return fmt.Errorf("agent: %w", err)
+	}
 	if err != nil {
 		return fmt.Errorf("agent: %w (pass --ort-lib PATH to the ONNX Runtime shared library)", err)
 	}

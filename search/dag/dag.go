@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/inlay-dev/inlay/search/heft"
+	"github.com/inlay-dev/inlay/search/inlay"
 )
 
 // Graph is a plain task graph.
@@ -227,9 +228,26 @@ func HEFT(g *Graph) (*Result, error) {
 	return r, nil
 }
 
+// Inlay schedules the graph with inlay's search (inlay.ScheduleDAG, seed
+// 1): HEFT, then a local search over priorities and processors; never a
+// longer makespan than HEFT. Tasks in the result are in file order; Rank is
+// the priority the search settled on.
+func Inlay(g *Graph) (*Result, error) {
+	s, err := inlay.ScheduleDAG(g.Problem(), inlay.DAGOptions{Seed: 1})
+	if err != nil {
+		return nil, fmt.Errorf("dag: %w", err)
+	}
+	r := &Result{Planner: "inlay", Makespan: s.Makespan}
+	for i, t := range g.Tasks {
+		sl := s.Slots[i]
+		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
+	}
+	return r, nil
+}
+
 // Planners lists the task-graph planners by name.
 func Planners() map[string]func(*Graph) (*Result, error) {
-	return map[string]func(*Graph) (*Result, error){"heft": HEFT}
+	return map[string]func(*Graph) (*Result, error){"heft": HEFT, "inlay": Inlay}
 }
 
 // jsonError turns a decoding error into one line with the line number.

@@ -151,3 +151,17 @@ func FuzzDAGParse(f *testing.F) {
 		}
 	})
 }
+
+func TestInlayPlanner(t *testing.T) {
+	g, err := Parse([]byte(topcuoglu), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Planners()["inlay"](g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Planner != "inlay" || r.Makespan > 73 || len(r.Tasks) != len(g.Tasks) {
+		t.Fatalf("inlay: planner %q makespan %v, %d tasks; want inlay, ≤ 73 (HEFT 80), %d", r.Planner, r.Makespan, len(r.Tasks), len(g.Tasks))
+	}
+}

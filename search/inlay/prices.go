@@ -3,6 +3,7 @@ package inlay
 import (
 	"errors"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -36,6 +37,8 @@ type prices struct {
 	link  [][]int       // processor pair → resource index of its shared link, -1 when none
 	nproc int
 	seqs  [][]int // processor sequences fill tries
+	// prefix[model][p][k]: load on p of the model's layers < k that p can run.
+	prefix [][][]float64
 }
 
 func newPrices(sp *space.Space, rate []float64) (*prices, error) {
@@ -100,6 +103,18 @@ func newPrices(sp *space.Space, rate []float64) (*prices, error) {
 			}
 		}
 		f.cost = append(f.cost, c)
+		pre := make([][]float64, nproc)
+		for p := range pre {
+			pre[p] = make([]float64, n+1)
+			for l := 0; l < n; l++ {
+				t := c[l][p]
+				if math.IsInf(t, 1) {
+					t = 0
+				}
+				pre[p][l+1] = pre[p][l] + rate[len(f.cost)-1]*t/f.caps[p]
+			}
+		}
+		f.prefix = append(f.prefix, pre)
 		// Cut bytes by a difference array over positions.
 		diff := make([]int64, n+1)
 		for _, e := range lg.Edges {
@@ -428,68 +443,41 @@ func sequences(nproc, maxLen int) [][]int {
 
 // fill cuts model i into consecutive pieces on the processors of seq, in
 // that order, filling each up to a common level T over the background
-// loads back before moving to the next (a layer the current processor
-// cannot run goes to its first feasible one); T is the least level (by
-// bisection) at which the last processor is not filled beyond it. It
-// writes the assignment into proc and reports whether it found one.
+// loads back before moving to the next (a layer a processor cannot run
+// goes to its first feasible one); T is the least level (by bisection) at
+// which the last processor is not filled beyond it. It writes the
+// assignment into proc (len ≥ the model's layers) and reports whether it
+// found one. O(|seq|·log n) per bisection step on the prefix sums.
 func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
-	c := f.cost[i]
-	n := len(c)
+	pre := f.prefix[i]
+	n := len(f.cost[i])
 	r := f.rate[i]
-	m := f.sp.Models[i]
-	if cap(proc) < n {
-		return false
-	}
-	proc = proc[:n]
-	// try places the layers at level T; it returns the last processor's load over T.
+	var ends [8]int
+	// try places the pieces at level T; it returns the last one's excess over T.
 	try := func(T float64) float64 {
-		j := 0
-		p := seq[0]
-		load := back[p] + r*f.disp[p]/f.caps[p]
-		for l := 0; l < n; l++ {
-			q := p
-			if !m.CanRun(l, q) {
-				q = m.Feasible[l][0]
-				proc[l] = q
-				continue
+		at := 0
+		for j, p := range seq {
+			base := back[p] + r*f.disp[p]/f.caps[p] - pre[p][at]
+			if j == len(seq)-1 {
+				ends[j] = n
+				return base + pre[p][n] - T
 			}
-			add := r * c[l][p] / f.caps[p]
-			for load+add > T && j+1 < len(seq) {
-				j++
-				p = seq[j]
-				load = back[p] + r*f.disp[p]/f.caps[p]
-				if !m.CanRun(l, p) {
-					break
-				}
-				add = r * c[l][p] / f.caps[p]
+			// The largest end e ≥ at with base + pre[p][e] ≤ T.
+			e := at + sort.Search(n-at+1, func(k int) bool { return base+pre[p][at+k] > T }) - 1
+			if e < at {
+				e = at
 			}
-			if !m.CanRun(l, p) {
-				proc[l] = m.Feasible[l][0]
-				continue
-			}
-			proc[l] = p
-			load += add
+			ends[j] = e
+			at = e
 		}
-		return load - T
+		return 0
 	}
-	lo, hi := 0.0, 0.0
+	hi := 0.0
 	for _, p := range seq {
-		hi = math.Max(hi, back[p])
+		hi = math.Max(hi, back[p]+r*f.disp[p]/f.caps[p]+pre[p][n])
 	}
-	total := 0.0
-	for l := 0; l < n; l++ {
-		t := c[l][seq[0]]
-		if math.IsInf(t, 1) {
-			t = 0
-		}
-		total += r * t / f.caps[seq[0]]
-	}
-	hi += total + r*f.disp[seq[0]]/f.caps[seq[0]]
-	lo = 0
-	if try(hi) > 0 {
-		return false
-	}
-	for it := 0; it < 24; it++ {
+	lo := 0.0
+	for it := 0; it < 30 && hi-lo > 1e-4*hi; it++ {
 		mid := (lo + hi) / 2
 		if try(mid) > 0 {
 			lo = mid
@@ -498,5 +486,17 @@ func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
 		}
 	}
 	try(hi)
+	m := f.sp.Models[i]
+	at := 0
+	for j, p := range seq {
+		for l := at; l < ends[j]; l++ {
+			if m.CanRun(l, p) {
+				proc[l] = p
+			} else {
+				proc[l] = m.Feasible[l][0]
+			}
+		}
+		at = ends[j]
+	}
 	return true
 }

@@ -176,6 +176,9 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 		mem := t.nsFor(l.weights)
 		internal := true
 		for _, in := range l.ins {
+			if t.nsPerBoundaryByte > 0 && (in.from < 0 || !set.Contains(in.from)) {
+				ns += in.bytes * t.nsPerBoundaryByte
+			}
 			if in.from >= 0 && in.bytes <= onChip && set.Contains(in.from) {
 				continue
 			}
@@ -184,6 +187,9 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 			mem += t.nsFor(in.bytes)
 		}
 		for _, out := range l.outs {
+			if t.nsPerBoundaryByte > 0 && (out.external || !containsAll(set, out.consumers)) {
+				ns += out.bytes * t.nsPerBoundaryByte
+			}
 			if !out.external && out.bytes <= onChip && containsAll(set, out.consumers) {
 				continue
 			}
@@ -264,6 +270,9 @@ type layerTable struct {
 	// most cacheBytes moves at the cache's rate (Efficiency.CacheBytes).
 	cacheBytes      float64
 	nsPerCachedByte float64
+	// nsPerBoundaryByte is paid per byte entering or leaving a subgraph
+	// (Efficiency.BoundaryGBs); 0 when not modelled.
+	nsPerBoundaryByte float64
 }
 
 // nsFor is the time to move one tensor (or a layer's weights) of n bytes.
@@ -324,6 +333,9 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	t := &layerTable{
 		layers:    make([]layerCost, len(lg.Layers)),
 		nsPerByte: 1 / (bandwidth * eff.Memory), // GB/s = bytes per ns
+	}
+	if eff.BoundaryGBs > 0 {
+		t.nsPerBoundaryByte = 1 / eff.BoundaryGBs
 	}
 	if eff.CacheBytes > 0 && eff.CacheBandwidthScale > 0 {
 		t.cacheBytes = float64(eff.CacheBytes)

@@ -102,6 +102,11 @@ type Efficiency struct {
 	// data stays cached. 0 means no cache.
 	CacheBytes          int64   `json:"cache_bytes,omitempty"`
 	CacheBandwidthScale float64 `json:"cache_bandwidth_scale,omitempty"`
+	// BoundaryGBs, when positive, charges every byte entering or leaving a
+	// subgraph (its inputs and outputs: the copies a runtime makes to hand
+	// tensors in and out of a session) at this rate in GB/s, on top of the
+	// roofline; 0 means such copies are free.
+	BoundaryGBs float64 `json:"boundary_gbs,omitempty"`
 }
 
 // Of returns the compute fraction for a class.
@@ -135,6 +140,9 @@ func (e Efficiency) Validate() error {
 	}
 	if !(e.PeakScale >= 0 && e.PeakScale <= 1e6) || !(e.BandwidthScale >= 0 && e.BandwidthScale <= 1e6) {
 		return fmt.Errorf("cost: efficiency: scales must be in [0, 1e6] (peak %g, bandwidth %g)", e.PeakScale, e.BandwidthScale)
+	}
+	if !(e.BoundaryGBs >= 0) {
+		return fmt.Errorf("cost: efficiency: boundary_gbs %g is negative", e.BoundaryGBs)
 	}
 	if e.CacheBytes < 0 || !(e.CacheBandwidthScale >= 0 && e.CacheBandwidthScale <= 1e6) {
 		return fmt.Errorf("cost: efficiency: cache_bytes %d must not be negative, cache_bandwidth_scale %g must be in [0, 1e6]", e.CacheBytes, e.CacheBandwidthScale)

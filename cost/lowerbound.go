@@ -34,19 +34,26 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 	onChip := float64(pr.OnChipBytes)
 	l := &t.layers[layer]
 	mem := t.nsFor(l.weights)
+	boundary := 0.0  // graph inputs and outputs cross every subgraph's boundary
 	internal := true // every input may come from inside the subgraph
 	for _, in := range l.ins {
+		if in.from < 0 {
+			boundary += in.bytes * t.nsPerBoundaryByte
+		}
 		if in.from < 0 || in.bytes > onChip {
 			mem += t.nsFor(in.bytes)
 			internal = false
 		}
 	}
 	for _, out := range l.outs {
+		if out.external {
+			boundary += out.bytes * t.nsPerBoundaryByte
+		}
 		if out.external || out.bytes > onChip {
 			mem += t.nsFor(out.bytes)
 		}
 	}
-	ns := math.Max(l.compute, mem)
+	ns := math.Max(l.compute, mem) + boundary
 	if !(l.fusable && internal && len(l.ins) > 0) {
 		_, layerOverhead := a.overheads(on.Proc)
 		ns += layerOverhead

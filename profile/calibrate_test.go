@@ -48,6 +48,7 @@ func TestCalibrateRecoversKnownFactors(t *testing.T) {
 	e.Compute[cost.Conv], e.Compute[cost.Depthwise], e.Compute[cost.MatMul] = 0.3, 0.08, 0.45
 	e.Memory, e.HalfFLOPs = 0.5, 3e6
 	e.DispatchOverhead, e.LayerOverhead = 15*time.Microsecond, 3*time.Microsecond
+	e.BoundaryGBs = 20
 	truth := []cost.Efficiency{e, e}
 	samples := synthetic(t, pl, truth, "mobilenet_v2", "resnet50")
 
@@ -78,8 +79,8 @@ func TestCalibrateRecoversKnownFactors(t *testing.T) {
 	if r := got.Of(cost.Conv) * scale / 0.3; math.Abs(r-1) > 0.1 {
 		t.Errorf("conv efficiency × peak scale = %.3g, want 0.3 ± 10%%", got.Of(cost.Conv)*scale)
 	}
-	if r := float64(got.DispatchOverhead) / float64(15*time.Microsecond); math.Abs(r-1) > 0.15 {
-		t.Errorf("dispatch overhead %v, want 15µs ± 15%%", got.DispatchOverhead)
+	if r := float64(got.DispatchOverhead) / float64(15*time.Microsecond); math.Abs(r-1) > 0.2 {
+		t.Errorf("dispatch overhead %v, want 15µs ± 20%%", got.DispatchOverhead)
 	}
 	for i := range pl.Processors {
 		if err := cal.Efficiency[i].Validate(); err != nil {

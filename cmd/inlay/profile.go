@@ -31,6 +31,7 @@ type profileFlags struct {
 	force                             bool
 	seed                              int64
 	holdout                           float64
+	fitOn                             string
 }
 
 func newProfileCmd() *cobra.Command {
@@ -69,12 +70,13 @@ first, the calibrated model for the rest.`,
 	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library (measuring on this machine)")
 	fl.IntVar(&f.reps, "reps", 10, "timed runs per measurement")
 	fl.IntVar(&f.warmup, "warmup", 3, "untimed runs before them")
-	fl.IntVar(&f.chunks, "chunks", 8, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
+	fl.IntVar(&f.chunks, "chunks", 16, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the calibration fit")
+	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine) or median")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -119,6 +121,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the fit")
+	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine) or median")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -292,12 +295,21 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", device)
 		return nil
 	}
-	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{HoldOut: f.holdout, Seed: f.seed})
+	var useMin bool
+	switch f.fitOn {
+	case "min":
+		useMin = true
+	case "median":
+	default:
+		return fmt.Errorf("--fit-on %q: want min or median", f.fitOn)
+	}
+	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{HoldOut: f.holdout, Seed: f.seed, UseMin: useMin})
 	if err != nil {
 		return err
 	}
 	now := time.Now()
-	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "MAPE BEFORE", "MAPE AFTER", "FIT MAPE BEFORE", "FIT MAPE AFTER"}}
+	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "MAPE BEFORE", "MAPE AFTER",
+		"VS MEDIANS BEFORE", "VS MEDIANS AFTER", "FIT MAPE AFTER"}}
 	for _, c := range cal.Classes {
 		for _, m := range c.Members {
 			if err := st.PutCalibration(profile.CalibrationRow{Device: device, Processor: m, Efficiency: c.After,
@@ -306,17 +318,20 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 			}
 		}
 		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held),
-			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.FitMAPEBefore), pct(c.FitMAPEAfter))
+			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
-	fmt.Fprintf(out, "calibration on %s: mean absolute percentage error of the analytic model on subgraphs held back from the fit\n", device)
+	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
+		"model on the subgraphs held back from the fit (against the %s, and against the medians)\n", device, f.fitOn, f.fitOn)
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}
 	if detail {
 		for _, c := range cal.Classes {
 			e := c.After
-			fmt.Fprintf(out, "\n%s: memory %.3g, half_flops %.3g, dispatch %s, layer %s (%d evaluations)\n", c.Processor,
-				e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead, c.Evals)
+			fmt.Fprintf(out, "\n%s (%d evaluations): peak ×%.3g, bandwidth ×%.3g, memory efficiency %.3g, half_flops %.3g,\n"+
+				"  dispatch %s, layer %s, cache %s at ×%.3g bandwidth, copies in and out %.3g GB/s\n", c.Processor, c.Evals,
+				e.PeakScale, e.BandwidthScale, e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead,
+				textfmt.Bytes(e.CacheBytes), e.CacheBandwidthScale, e.BoundaryGBs)
 			ct := textfmt.Table{Header: []string{"CLASS", "BEFORE", "AFTER"}}
 			for _, oc := range cost.OpClasses {
 				if _, ok := e.Compute[oc]; ok {

@@ -223,7 +223,7 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != "fake-phone" || info.ORTVersion != "9.9.9" || info.AgentVersion != Version || info.MaxUploadBytes != 1<<20 {
+	if info.Name != "fake-phone" || info.ORTVersion != "9.9.9" || info.AgentVersion != Version || info.Protocol != ProtocolVersion || info.MaxUploadBytes != 1<<20 {
 		t.Errorf("info = %+v", info)
 	}
 	if len(info.Processors) != len(dev.pl.Processors) {
@@ -669,5 +669,50 @@ func TestClientErrors(t *testing.T) {
 	defer ts.Close()
 	if _, err := NewClient(ts.URL, "t").Info(ctx); err == nil || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("non-agent server: %v", err)
+	}
+}
+
+func TestServeReadTimeout(t *testing.T) {
+	// A client that sends half a request is cut off instead of holding a
+	// connection forever.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, ln, NewServer(newFake(t), testToken, Options{}), ServeOptions{ReadHeaderTimeout: 50 * time.Millisecond})
+	}()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /v1/info HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the agent kept a half-sent request open (read %q)", data)
+	}
+}
+
+func TestClientProtocolMismatch(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, Info{Name: "future", AgentVersion: "9.0.0", Protocol: ProtocolVersion + 1})
+	}))
+	defer ts.Close()
+	if _, err := NewClient(ts.URL, "t").Info(context.Background()); err == nil || !strings.Contains(err.Error(), "protocol") {
+		t.Errorf("agent of another protocol: %v", err)
 	}
 }

@@ -20,6 +20,8 @@ type Info struct {
 	Name         string `json:"name"`
 	ORTVersion   string `json:"ort_version"`
 	AgentVersion string `json:"agent_version"`
+	// Protocol is ProtocolVersion.
+	Protocol int `json:"protocol"`
 	// MaxUploadBytes is the largest request body /v1/measure accepts.
 	MaxUploadBytes int64 `json:"max_upload_bytes"`
 	// Processors summarises the platform, in processor ID order.

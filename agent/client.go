@@ -73,6 +73,9 @@ func (c *Client) Info(ctx context.Context) (profile.DeviceInfo, error) {
 	if err != nil {
 		return profile.DeviceInfo{}, err
 	}
+	if info.Protocol != ProtocolVersion {
+		return profile.DeviceInfo{}, fmt.Errorf("agent: info: the agent at %s speaks protocol %d (version %s), this inlay speaks %d", c.base, info.Protocol, info.AgentVersion, ProtocolVersion)
+	}
 	pl, err := hw.Parse("agent:"+c.base, []byte(info.PlatformYAML))
 	if err != nil {
 		return profile.DeviceInfo{}, fmt.Errorf("agent: info: platform: %w", err)

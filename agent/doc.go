@@ -21,7 +21,8 @@
 // serving).
 //
 // GET /v1/info answers Info: the device's name, its ONNX Runtime version,
-// the agent's version, the upload limit, each processor with its kind,
+// the agent's version and protocol version (a Client refuses an agent of
+// another protocol), the upload limit, each processor with its kind,
 // backends, data types and cores, and the whole platform as YAML in the
 // schema hw.Load reads.
 //

@@ -159,7 +159,7 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 }
 
 func infoOf(di profile.DeviceInfo, maxUpload int64) (Info, error) {
-	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{}}
+	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, Protocol: ProtocolVersion, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{}}
 	if di.Platform == nil {
 		return info, errors.New("the device has no platform")
 	}

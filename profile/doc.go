@@ -31,10 +31,15 @@
 // distinct subgraphs that fell back.
 //
 // Calibrate fits each processor class's cost.Efficiency (compute efficiency
-// per operator class, memory efficiency, the saturation size and the
-// dispatch and layer overheads) to the stored measurements by least squares
-// on log time, and reports the mean absolute percentage error on subgraphs
-// held back from the fit, before and after.
+// per operator class, memory efficiency, the saturation size, the dispatch
+// and layer overheads, scales on the nominal peak and bandwidth, a cache and
+// the cost of copying tensors in and out of a subgraph) to the stored
+// measurements: a bounded coordinate search minimising the mean absolute
+// log error, fitted to each measurement's minimum (steady when other work
+// disturbs the machine) or median. It reports the mean absolute percentage
+// error on multi-layer subgraphs held back from the fit, before and after.
+// inlay profile stores the fitted factors (Store.PutCalibration); the
+// commands that plan build their cost model from them.
 //
 // Errors start with "profile: ".
 package profile

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/internal/assets"
+)
+
+// profileCLI runs inlay with args and returns stdout and stderr.
+func profileCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// TestProfileCommand profiles a small real model into a fresh store, then
+// plans with the store: the planner's cost model answers from it and says
+// how many subgraphs fell back to the calibrated model.
+func TestProfileCommand(t *testing.T) {
+	assets.Require(t, assets.ORTLibrary())
+	model := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "mel.yaml")
+	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
+	if err := os.WriteFile(wl, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "profiles.db")
+
+	out, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap")
+	if err != nil {
+		t.Fatalf("profile: %v\n%s", err, out)
+	}
+	for _, want := range []string{"subgraphs to measure", "measured", "failed 0", "calibration on", "MAPE AFTER"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("profile output lacks %q:\n%s", want, out)
+		}
+	}
+	again, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap")
+	if err != nil || !strings.Contains(again, "measured 0,") {
+		t.Errorf("second profile measured again (err %v):\n%s", err, again)
+	}
+
+	out, errOut, err := profileCLI(t, "plan", wl, "--profiles", store, "--planner", "bestmap")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") {
+		t.Errorf("plan does not report its use of the store:\n%s", errOut)
+	}
+
+	cal, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "median")
+	if err != nil || !strings.Contains(cal, "fitted to each measurement's median") || !strings.Contains(cal, "conv") {
+		t.Errorf("calibrate (err %v):\n%s", err, cal)
+	}
+}
+
+func TestProfilesFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(wl, []byte("platform: host\nmodels:\n  - {name: a, zoo: mobilenet_v2}\ngroups:\n  - {name: g, models: [a], period_ms: 100}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, bytes.Repeat([]byte("junk "), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing store", []string{"plan", wl, "--planner", "bestmap", "--profiles", filepath.Join(dir, "none.db")}, "no such file"},
+		{"not a store", []string{"plan", wl, "--planner", "bestmap", "--profiles", junk}, "not a profile store"},
+		{"calibrate without measurements", []string{"calibrate", wl, "--profiles", filepath.Join(dir, "empty.db")}, "no measurements"},
+		{"measuring another platform here", []string{"profile", wl, "--platform", "phone", "--profiles", filepath.Join(dir, "x.db")}, "not a set of this machine's cores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := profileCLI(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line with %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -261,26 +261,22 @@ func (p *Profiler) measure(ctx context.Context, j Job, k Key) (Timing, error) {
 		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps})
 }
 
-// CountKinds counts jobs per kind, in a fixed order, for reports.
-func CountKinds(jobs []Job) []struct {
+// KindCount is how many jobs of one kind a list holds.
+type KindCount struct {
 	Kind  string
 	Count int
-} {
+}
+
+// CountKinds counts jobs per kind, sorted by kind, for reports.
+func CountKinds(jobs []Job) []KindCount {
 	counts := map[string]int{}
 	for _, j := range jobs {
 		counts[j.Kind]++
 	}
-	kinds := make([]string, 0, len(counts))
-	for k := range counts {
-		kinds = append(kinds, k)
+	out := make([]KindCount, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, KindCount{k, n})
 	}
-	sort.Strings(kinds)
-	out := make([]struct {
-		Kind  string
-		Count int
-	}, len(kinds))
-	for i, k := range kinds {
-		out[i].Kind, out[i].Count = k, counts[k]
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
 }

@@ -44,7 +44,8 @@ groups:
 // BenchmarkOverhead compares a request's latency through the runtime with
 // running the same subgraphs back to back with plain ONNX Runtime calls
 // (package ort) on the same pinned core. The plan puts every subgraph on
-// one core and cuts each model in two, so requests hand tensors between
+// one core (pinned, or with the workers unpinned: Config.NoPin) and cuts
+// each model in two, so requests hand tensors between
 // subgraphs. Requests arrive one at a time (period three times the plain
 // latency), so there is no queueing: the difference is what the runtime
 // adds (timer, event loop, dispatcher, channel hops, thread wake-ups).
@@ -56,62 +57,93 @@ groups:
 func BenchmarkOverhead(b *testing.B) {
 	lib := assets.Require(b, assets.ORTLibrary())
 	for _, wl := range overheadWorkloads {
-		b.Run(wl.name, func(b *testing.B) {
-			w := loadWorkload(b, wl.text)
-			pl := hostPlatform(b)
-			p := halvesPlan(b, w, pl.Processors[0].Name)
-			c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1}
-			c, err := c.withDefaults()
-			if err != nil {
-				b.Fatal(err)
+		for _, pin := range []bool{true, false} {
+			name := wl.name + "/pinned"
+			if !pin {
+				name = wl.name + "/unpinned"
 			}
-			rt, err := ort.Open(lib)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pr, err := prepare(&c, rt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer pr.close()
-			pr.warmup(3)
-			plain, plainP50 := plainRequests(b, pr, pl.Processors[0].Cores, b.N)
-			c.Scale = float64(w.Groups[0].Period) / float64(3*plain)
-			c.Duration = time.Duration(b.N) * time.Duration(float64(w.Groups[0].Period)/c.Scale)
-			res, err := Run(context.Background(), c)
-			if err != nil {
-				b.Fatal(err)
-			}
-			g := res.Groups[0]
-			if g.Completed != g.Requests {
-				b.Fatalf("%d of %d requests completed: %v", g.Completed, g.Requests, g.Drops)
-			}
-			b.ReportMetric(float64(plain)/1e6, "plain_ms")
-			b.ReportMetric(float64(g.Mean)/1e6, "runtime_ms")
-			b.ReportMetric(100*(float64(g.Mean)-float64(plain))/float64(plain), "overhead_%")
-			b.ReportMetric(float64(plainP50)/1e6, "plain_p50_ms")
-			b.ReportMetric(float64(g.P50)/1e6, "runtime_p50_ms")
-			b.ReportMetric(100*(float64(g.P50)-float64(plainP50))/float64(plainP50), "overhead_p50_%")
-		})
+			b.Run(name, func(b *testing.B) {
+				w := loadWorkload(b, wl.text)
+				pl := hostPlatform(b)
+				p := halvesPlan(b, w, pl.Processors[0].Name)
+				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !pin}
+				c, err := c.withDefaults()
+				if err != nil {
+					b.Fatal(err)
+				}
+				rt, err := ort.Open(lib)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pr, err := prepare(&c, rt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer pr.close()
+				pr.warmup(3)
+				var cores []int
+				if pin {
+					cores = pl.Processors[0].Cores
+				}
+				plain, plainP50 := plainRequests(b, pr, cores, b.N, 0)
+				c.Scale = float64(w.Groups[0].Period) / float64(3*plain)
+				// The same, with requests spaced as the runtime's arrivals: the
+				// core idles between them and its caches cool, as in the run.
+				spaced, spacedP50 := plainRequests(b, pr, cores, b.N, time.Duration(float64(w.Groups[0].Period)/c.Scale))
+				c.Duration = time.Duration(b.N) * time.Duration(float64(w.Groups[0].Period)/c.Scale)
+				res, err := Run(context.Background(), c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g := res.Groups[0]
+				// A busy machine can slow runs enough to shed a request; the
+				// figures are over the completed ones.
+				b.ReportMetric(float64(g.Dropped), "dropped")
+				b.ReportMetric(float64(plain)/1e6, "plain_ms")
+				b.ReportMetric(float64(g.Mean)/1e6, "runtime_ms")
+				b.ReportMetric(100*(float64(g.Mean)-float64(plain))/float64(plain), "overhead_%")
+				b.ReportMetric(float64(plainP50)/1e6, "plain_p50_ms")
+				b.ReportMetric(float64(g.P50)/1e6, "runtime_p50_ms")
+				b.ReportMetric(100*(float64(g.P50)-float64(plainP50))/float64(plainP50), "overhead_p50_%")
+				b.ReportMetric(float64(spaced)/1e6, "plain_spaced_ms")
+				b.ReportMetric(100*(float64(g.Mean)-float64(spaced))/float64(spaced), "overhead_spaced_%")
+				b.ReportMetric(100*(float64(g.P50)-float64(spacedP50))/float64(spacedP50), "overhead_spaced_p50_%")
+				b.ReportMetric(float64(res.HandOff)/1e3, "handoff_us")
+				b.ReportMetric(float64(res.Report)/1e3, "report_us")
+				var busy time.Duration
+				for _, p := range res.Procs {
+					busy += p.Busy
+				}
+				b.ReportMetric(float64(busy)/float64(g.Requests)/1e6, "runtime_busy_ms")
+			})
+		}
 	}
 }
 
-// plainRequests runs n requests of the program's first group back to back
-// on the calling goroutine's thread pinned to cores, each job in job order
-// (a topological order), and returns the mean and the median time per
-// request.
-func plainRequests(b *testing.B, pr *prepared, cores []int, n int) (mean, p50 time.Duration) {
-	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
-	restore, err := pinThread(cores)
-	if err != nil {
-		b.Fatal(err)
+// plainRequests runs n requests of the program's first group with plain
+// ort calls on the calling goroutine's thread, pinned to cores (none:
+// unpinned), each job in job order (a topological order), and returns the
+// mean and the median time per request. With a period, request k starts no
+// earlier than k·period (the CPU idles in between), else right after the
+// previous one.
+func plainRequests(b *testing.B, pr *prepared, cores []int, n int, period time.Duration) (mean, p50 time.Duration) {
+	if len(cores) > 0 {
+		goruntime.LockOSThread()
+		defer goruntime.UnlockOSThread()
+		restore, err := pinThread(cores)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer restore()
 	}
-	defer restore()
 	prog := pr.prog.Program
 	times := make([]time.Duration, n)
 	var total time.Duration
+	begin := time.Now()
 	for k := 0; k < n; k++ {
+		if period > 0 {
+			time.Sleep(time.Until(begin.Add(time.Duration(k) * period)))
+		}
 		t0 := time.Now()
 		tensors := map[tkey]*graph.Data{}
 		for _, ji := range prog.Groups[0].Jobs {

@@ -66,6 +66,10 @@ type Config struct {
 	Values map[string]*graph.Data
 	// Spans records what ran where (Result.Spans), for traces.
 	Spans bool
+	// NoPin leaves the workers of processors with cores unpinned (the OS
+	// places them): on a machine shared with other work, a pinned worker
+	// waits whenever its core is busy, an unpinned one takes any free core.
+	NoPin bool
 
 	// wrap, when set, wraps every subgraph's runner (tests inject faults).
 	wrap func(label string, r Runner) Runner

@@ -69,6 +69,12 @@ type Result struct {
 	// ZeroCopy counts tensors handed from one subgraph to another as the
 	// same buffer; Copied those copied by a transfer between domains.
 	ZeroCopy, Copied int64
+	// HandOff and Report are the mean delays of the runtime's own steps:
+	// from the event loop handing a task over to its worker starting it,
+	// and from the task's end to the event loop taking the report (the
+	// simulator counts neither; on a busy machine they are the OS waking
+	// threads).
+	HandOff, Report time.Duration
 	// Interrupted is true when the context ended the run early.
 	Interrupted bool
 	// Warnings are problems that did not stop the run (warm-up failures).

@@ -133,7 +133,10 @@ type loop struct {
 	stopped     bool // nothing more launches
 	last        time.Duration
 	res         *Result
-	pool        bufPool
+	// sums of the hand-off and report delays over tasks
+	handOff, report time.Duration
+	tasks           int
+	pool            bufPool
 }
 
 func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
@@ -199,6 +202,9 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 		q := make(chan work, p.Concurrency)
 		l.queues = append(l.queues, q)
 		cores := l.c.Platform.Processors[pi].Cores
+		if l.c.NoPin {
+			cores = nil
+		}
 		for k := 0; k < p.Concurrency; k++ {
 			wg.Add(1)
 			go func() {
@@ -426,6 +432,9 @@ func (l *loop) complete(dn done, now time.Duration) error {
 	}
 	r.running--
 	r.end = max(r.end, dn.end)
+	l.handOff += dn.start - dn.sent
+	l.report += max(now-dn.end, 0)
+	l.tasks++
 	j := &l.prog.Jobs[dn.task.Job]
 	m := &l.prog.Models[j.Model]
 	if dn.proc >= 0 {
@@ -532,7 +541,7 @@ func (l *loop) launch(r *request, ln dispatch.Launch) bool {
 		l.res.ZeroCopy += int64(zero)
 		r.running++
 		l.outstanding++
-		l.queues[ln.Proc] <- work{task: ln.Task, sub: s, in: in}
+		l.queues[ln.Proc] <- work{task: ln.Task, sub: s, in: in, sent: time.Since(l.start)}
 		return true
 	}
 	names := l.pr.jobCopy[ln.Task.Job]
@@ -548,6 +557,7 @@ func (l *loop) launch(r *request, ln dispatch.Launch) bool {
 		r.bufs = append(r.bufs, w.dst[i])
 	}
 	l.res.Copied += int64(len(names))
+	w.sent = time.Since(l.start)
 	r.running++
 	l.outstanding++
 	go transfer(l.start, ln.Link, w, l.done)
@@ -558,6 +568,9 @@ func (l *loop) launch(r *request, ln dispatch.Launch) bool {
 func (l *loop) finish() *Result {
 	res := l.res
 	res.Elapsed = l.last
+	if l.tasks > 0 {
+		res.HandOff, res.Report = l.handOff/time.Duration(l.tasks), l.report/time.Duration(l.tasks)
+	}
 	for pi := range res.Procs {
 		if res.Elapsed > 0 {
 			res.Procs[pi].Utilisation = float64(res.Procs[pi].Busy) / (float64(res.Elapsed) * float64(l.prog.Procs[pi].Concurrency))

@@ -15,6 +15,8 @@ type work struct {
 	task dispatch.Task
 	sub  *subgraph // compute jobs
 	in   []*graph.Data
+	// sent is when the loop handed the task over (since the run's start).
+	sent time.Duration
 	// transfers: copy in[i].Raw into dst[i]
 	dst [][]byte
 }
@@ -23,6 +25,7 @@ type work struct {
 type done struct {
 	task       dispatch.Task
 	proc, link int
+	sent       time.Duration // copied from the work
 	start, end time.Duration // since the run's start
 	out        []*graph.Data
 	err        error
@@ -55,7 +58,7 @@ func worker(start *time.Time, proc int, cores []int, queue <-chan work, out chan
 	ready <- nil
 	for w := range queue {
 		t0 := *start
-		d := done{task: w.task, proc: proc, link: -1, start: time.Since(t0)}
+		d := done{task: w.task, proc: proc, link: -1, sent: w.sent, start: time.Since(t0)}
 		d.out, d.err = w.sub.runner.Run(w.in)
 		d.end = time.Since(t0)
 		out <- d
@@ -65,7 +68,7 @@ func worker(start *time.Time, proc int, cores []int, queue <-chan work, out chan
 // transfer copies a transfer task's tensors on its own goroutine (links
 // carry no thread of their own) and reports like a worker.
 func transfer(start time.Time, link int, w work, out chan<- done) {
-	d := done{task: w.task, proc: -1, link: link, start: time.Since(start)}
+	d := done{task: w.task, proc: -1, link: link, sent: w.sent, start: time.Since(start)}
 	d.out = make([]*graph.Data, len(w.in))
 	for i, t := range w.in {
 		copy(w.dst[i], t.Raw)

@@ -27,7 +27,7 @@ type runFlags struct {
 	scale                         float64
 	seed                          int64
 	backlog                       int
-	dropLate, json                bool
+	dropLate, json, noPin         bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -64,6 +64,7 @@ measurements when --profiles has them).`,
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals and the random inputs")
 	fl.IntVar(&f.backlog, "backlog", 0, "requests of one group in flight beyond which arrivals are dropped as overloaded\n(0: twice the requests that arrive within a deadline, at least 4; -1: no bound)")
 	fl.BoolVar(&f.dropLate, "drop-late", false, "drop a request when one of its subgraphs would start after its deadline")
+	fl.BoolVar(&f.noPin, "no-pin", false, "leave the workers of the host's processors unpinned (for a machine shared with other work)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
 	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
@@ -81,6 +82,8 @@ type runJSON struct {
 	Interrupted     bool           `json:"interrupted"`
 	ZeroCopy        int64          `json:"zero_copy_handoffs"`
 	Copied          int64          `json:"copied_tensors"`
+	HandOffMS       float64        `json:"hand_off_ms"`
+	ReportMS        float64        `json:"report_ms"`
 	CostModel       string         `json:"cost_model,omitempty"`
 	PredictedMisses string         `json:"predicted_misses,omitempty"`
 	Warnings        []string       `json:"warnings,omitempty"`
@@ -153,7 +156,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	cfg := runtime.Config{
 		Workload: w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
-		Spans: f.trace != "",
+		Spans: f.trace != "", NoPin: f.noPin,
 	}
 	if f.dropLate {
 		cfg.Policy = dispatch.DropLate
@@ -223,6 +226,8 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		}
 	}
 	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
+	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v\n",
+		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond))
 	return nil
 }
 
@@ -237,7 +242,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
-		ZeroCopy: res.ZeroCopy, Copied: res.Copied, CostModel: note, PredictedMisses: res.PredictedMisses,
+		ZeroCopy: res.ZeroCopy, Copied: res.Copied, HandOffMS: msOf(res.HandOff), ReportMS: msOf(res.Report), CostModel: note, PredictedMisses: res.PredictedMisses,
 		Warnings: res.Warnings, Groups: []runGroupJSON{}, Procs: []runProcJSON{},
 	}
 	for _, g := range res.Groups {

@@ -118,6 +118,9 @@ func testConfig(t testing.TB) Config {
 	return Config{
 		Workload: w, Platform: pl, Plan: testPlan(t, w, pl), Cost: cost.NewAnalytic(pl),
 		Library: assets.Require(t, assets.ORTLibrary()), Duration: time.Second, Seed: 1, Spans: true,
+		// No queue bound and a long drain: whatever the load on the
+		// machine, nothing is dropped but for the reason a test provokes.
+		Backlog: -1, DrainTimeout: time.Minute,
 	}
 }
 
@@ -209,7 +212,7 @@ func TestOverload(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := c
-			c.Scale, c.Policy, c.Spans = tc.scale, tc.policy, false
+			c.Scale, c.Policy, c.Spans, c.Backlog, c.DrainTimeout = tc.scale, tc.policy, false, 0, 0
 			res, err := Run(context.Background(), c)
 			if err != nil {
 				t.Fatal(err)

@@ -48,11 +48,16 @@ var _ profile.Device = (*fakeDevice)(nil)
 
 func newFake(t *testing.T) *fakeDevice {
 	t.Helper()
+	return &fakeDevice{pl: phonePlatform(t)}
+}
+
+func phonePlatform(t testing.TB) *hw.Platform {
+	t.Helper()
 	pl, err := hw.Preset("phone")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeDevice{pl: pl}
+	return pl
 }
 
 func (f *fakeDevice) Info(ctx context.Context) (profile.DeviceInfo, error) {

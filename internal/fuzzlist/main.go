@@ -12,6 +12,7 @@ func main() {
 		"./plan:FuzzPlanParse",
 		"./search/dag:FuzzDAGParse",
 		"./hw:FuzzParse",
+		"./agent:FuzzMeasure",
 	} {
 		fmt.Println(t)
 	}

@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// FuzzMeasure feeds arbitrary bodies, models and shapes to /v1/measure: the
+// agent answers every one with a JSON status of the protocol, never a
+// panic or a 500, and only well-formed requests reach the device.
+func FuzzMeasure(f *testing.F) {
+	valid := func(t testing.TB) []byte {
+		b, err := json.Marshal(bodyOf(tinyRequest(t, "cpu-prime")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	f.Add(valid(f), tinyModel(f), int64(2))
+	f.Add([]byte(`{"model":"","inputs":[{"name":"x","dtype":"float32","shape":[-1]}]}`), []byte{0x08, 0x07}, int64(-3))
+	f.Add([]byte("\x00\xff{"), []byte("not onnx"), int64(1<<40))
+	f.Add([]byte(`[]`), tinyModel(f)[:20], int64(0))
+	pl := phonePlatform(f)
+	f.Fuzz(func(t *testing.T, raw, model []byte, dim int64) {
+		dev := &fakeDevice{pl: pl}
+		s := NewServer(dev, testToken, Options{MaxUpload: 1 << 16, MaxReps: 50, MaxWarmup: 5})
+		req := tinyRequest(t, "cpu-prime")
+		req.Model = model
+		req.Inputs[0].Shape[0] = dim
+		built, err := json.Marshal(bodyOf(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range [][]byte{raw, built} {
+			r := httptest.NewRequest(http.MethodPost, "/v1/measure", bytes.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+testToken)
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, r)
+			switch w.Code {
+			case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+			default:
+				t.Fatalf("status %d for body %q: %s", w.Code, body, w.Body.Bytes())
+			}
+			var eb ErrorBody
+			if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "") {
+				t.Fatalf("status %d without a JSON error: %q", w.Code, w.Body.Bytes())
+			}
+		}
+		for _, got := range dev.reqs {
+			if got.Reps < 1 || got.Reps > 50 || got.Warmup < 0 || got.Warmup > 5 || len(got.Model) == 0 {
+				t.Fatalf("a malformed request reached the device: %+v", got)
+			}
+			for _, in := range got.Inputs {
+				for _, d := range in.Shape {
+					if d < 1 {
+						t.Fatalf("a bad shape reached the device: %v", in.Shape)
+					}
+				}
+			}
+		}
+	})
+}

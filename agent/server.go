@@ -27,7 +27,7 @@ const (
 	DefaultMaxUpload     = 64 << 20
 	DefaultMaxWarmup     = 1000
 	DefaultMaxReps       = 10000
-	DefaultMaxQueue      = 16
+	DefaultMaxQueue      = 4
 	DefaultMaxInputBytes = 1 << 30
 )
 
@@ -38,8 +38,10 @@ type Options struct {
 	MaxUpload int64
 	// MaxWarmup and MaxReps bound a request's warm-up and timed runs.
 	MaxWarmup, MaxReps int
-	// MaxQueue is how many measurements may wait for the device behind the
-	// running one before further requests are refused with 503.
+	// MaxQueue is how many measure requests may wait (uploading, or for
+	// the device) behind the running one before further requests are
+	// refused with 503; it also bounds the uploads held in memory to
+	// (MaxQueue+1)·MaxUpload. Default DefaultMaxQueue.
 	MaxQueue int
 	// MaxInputBytes bounds the total size of a request's input tensors.
 	MaxInputBytes int64
@@ -75,7 +77,9 @@ type Server struct {
 	opt       Options
 	mux       *http.ServeMux
 	// slot holds one token while a measurement runs on the device.
-	slot    chan struct{}
+	slot chan struct{}
+	// waiting counts the measure requests past authentication and the
+	// size check: the running one and those queued behind it.
 	waiting atomic.Int64
 }
 
@@ -193,6 +197,14 @@ func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge())
 		return
 	}
+	// Take a place in the queue before reading the body, so that the
+	// uploads held in memory are bounded too.
+	if s.waiting.Add(1) > int64(s.opt.MaxQueue)+1 {
+		s.waiting.Add(-1)
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, fmt.Sprintf("agent: measure: %d measurements already queued; retry later", s.opt.MaxQueue))
+		return
+	}
+	defer s.waiting.Add(-1)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxUpload))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -235,8 +247,6 @@ func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := s.run(r.Context(), req)
 	switch {
-	case errors.Is(err, errBusy):
-		writeError(w, http.StatusServiceUnavailable, CodeBusy, fmt.Sprintf("agent: measure: %d measurements already queued; retry later", s.opt.MaxQueue))
 	case err != nil && r.Context().Err() != nil:
 		// The client went away or the agent is shutting down; nobody reads
 		// the answer, but say why.
@@ -252,15 +262,8 @@ func (s *Server) tooLarge() string {
 	return fmt.Sprintf("agent: measure: request body over the agent's limit of %d bytes (start the agent with a larger --max-upload)", s.opt.MaxUpload)
 }
 
-var errBusy = errors.New("agent: busy")
-
 // run measures on the device once the device is free, in arrival order.
 func (s *Server) run(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
-	if s.waiting.Add(1) > int64(s.opt.MaxQueue)+1 {
-		s.waiting.Add(-1)
-		return profile.Timing{}, errBusy
-	}
-	defer s.waiting.Add(-1)
 	select {
 	case s.slot <- struct{}{}:
 	case <-ctx.Done():

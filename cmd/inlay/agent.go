@@ -49,7 +49,9 @@ GET /v1/info advertises the device's processors and backends; POST
 --max-upload bytes) with its input shapes and answers its timings. Every
 request needs "Authorization: Bearer T"; measurements run one at a time.
 Ctrl-C or SIGTERM stops the agent gracefully. The token may also come from
-$` + agentTokenEnv + `.`,
+$` + agentTokenEnv + `. It travels in the clear over HTTP: serve on a trusted
+network, or keep the default loopback address and reach it through an SSH
+tunnel (ssh -L 7878:127.0.0.1:7878 DEVICE) or adb forward tcp:7878 tcp:7878.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

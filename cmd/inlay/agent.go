@@ -86,9 +86,18 @@ func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready f
 	if err != nil {
 		return err
 	}
+	here := map[int]bool{}
+	for _, c := range hw.HostCores() {
+		here[c] = true
+	}
 	for _, pr := range pl.Processors {
 		if len(pr.Cores) == 0 {
 			return fmt.Errorf("agent: platform %s: processor %s lists no cores of this machine; the agent measures on CPU cores with ONNX Runtime (use --platform host, or a file whose processors list cores)", pl.Name, pr.Name)
+		}
+		for _, c := range pr.Cores {
+			if !here[c] {
+				return fmt.Errorf("agent: platform %s: processor %s: core %d is not one this process may run on (it may use %v)", pl.Name, pr.Name, c, hw.HostCores())
+			}
 		}
 	}
 	dev, err := profile.NewLocal(f.ortLib, pl)

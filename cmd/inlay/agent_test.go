@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/profile"
@@ -55,6 +58,7 @@ func TestAgentCommandErrors(t *testing.T) {
 		{"white space token", []string{"agent", "--token", "a b"}, "white space"},
 		{"platform without cores", []string{"agent", "--token", "t", "--platform", "phone"}, "lists no cores"},
 		{"unknown platform", []string{"agent", "--token", "t", "--platform", "no-such-platform.yaml"}, "no-such-platform"},
+		{"cores this machine lacks", []string{"agent", "--token", "t", "--platform", writeAgentPlatform(t)}, "core 4095"},
 		{"bad size", []string{"agent", "--token", "t", "--max-upload", "lots"}, "size"},
 		{"arguments", []string{"agent", "extra"}, "unknown command"},
 	}
@@ -71,6 +75,27 @@ func TestAgentCommandErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeAgentPlatform writes a platform whose one processor is pinned to a
+// core no machine here has.
+func writeAgentPlatform(t *testing.T) string {
+	t.Helper()
+	pl, err := hw.Preset("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Processors = pl.Processors[:1]
+	pl.Processors[0].Cores = []int{4095}
+	var buf bytes.Buffer
+	if err := hw.Encode(&buf, pl); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "far.yaml")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // agentTestModel is y = Relu(x), x float32 [1, 8].

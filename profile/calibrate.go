@@ -99,12 +99,14 @@ func Samples(st *Store, device string, pl *hw.Platform, w *workload.Workload) ([
 
 // CalibrateOptions tune Calibrate.
 type CalibrateOptions struct {
-	// HoldOut is the fraction of each class's multi-layer subgraphs held
-	// back from the fit to measure the error on (0: one half). With fewer
-	// than two multi-layer subgraphs, that fraction of single layers is held
-	// back instead.
-	HoldOut float64
-	// Seed picks the held-back subgraphs.
+	// Folds is the number of cross-validation folds the multi-layer
+	// subgraphs are dealt into (0: 2). Each fold is held back from one fit
+	// and scored with it, so every multi-layer subgraph is held back once;
+	// with fewer than two of them, single layers are dealt instead. The
+	// factors kept are fitted to all the samples. 1 skips the
+	// cross-validation.
+	Folds int
+	// Seed deals the folds.
 	Seed int64
 	// MaxEvals bounds the objective evaluations per class (0: 10000).
 	MaxEvals int
@@ -122,12 +124,14 @@ type ClassFit struct {
 	Members   []string
 	// Before and After are the factors before and after the fit.
 	Before, After cost.Efficiency
-	// Fit and Held count the samples fitted to and held back.
+	// Fit counts the samples the kept factors are fitted to; Held the
+	// subgraphs scored while held back (over all folds).
 	Fit, Held int
 	// MAPEBefore and MAPEAfter are the mean absolute percentage errors (as
-	// fractions) on the held-back subgraphs, against the figure fitted to
-	// (medians, or minimums with UseMin); FitMAPEBefore and FitMAPEAfter on
-	// the fitted ones. MedianMAPEBefore and MedianMAPEAfter are the
+	// fractions) on the held-back subgraphs, each predicted by the fit it
+	// was held back from, against the figure fitted to (medians, or
+	// minimums with UseMin); FitMAPEBefore and FitMAPEAfter are the errors
+	// of the kept factors on all the samples they were fitted to. MedianMAPEBefore and MedianMAPEAfter are the
 	// held-back errors against the medians in either case.
 	MAPEBefore, MAPEAfter             float64
 	FitMAPEBefore, FitMAPEAfter       float64
@@ -171,8 +175,8 @@ func Calibrate(pl *hw.Platform, start []cost.Efficiency, samples []Sample, opt C
 	if len(start) != len(pl.Processors) {
 		return nil, fmt.Errorf("profile: calibrate: %d efficiency sets for %d processors", len(start), len(pl.Processors))
 	}
-	if opt.HoldOut <= 0 || opt.HoldOut >= 1 {
-		opt.HoldOut = 0.5
+	if opt.Folds <= 0 {
+		opt.Folds = 2
 	}
 	if opt.MaxEvals <= 0 {
 		opt.MaxEvals = 10000
@@ -231,6 +235,13 @@ func classParam(c cost.OpClass) param {
 		set: func(e *cost.Efficiency, v float64) { e.Compute[c] = v }}
 }
 
+func peakScale(e *cost.Efficiency) float64 {
+	if e.PeakScale > 0 {
+		return e.PeakScale
+	}
+	return 1
+}
+
 type predictor struct {
 	pl    *hw.Platform
 	start []cost.Efficiency
@@ -286,7 +297,9 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		}
 		return a.Set.Key() < b.Set.Key()
 	})
-	// Hold back a seeded share of the multi-layer subgraphs.
+	// Cross-validation over the multi-layer subgraphs (single layers when
+	// there are fewer than two): each fold is held back from one fit and
+	// scored with it, so every such subgraph is held back once.
 	var singles, multis []int
 	for i, s := range ss {
 		if len(s.Set) == 1 {
@@ -295,59 +308,96 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 			multis = append(multis, i)
 		}
 	}
-	rng := rand.New(rand.NewSource(opt.Seed))
 	pool := multis
 	if len(multis) < 2 {
 		pool = singles
 	}
-	perm := rng.Perm(len(pool))
-	nHeld := int(math.Round(opt.HoldOut * float64(len(pool))))
-	if nHeld == 0 && len(pool) > 1 {
-		nHeld = 1
-	}
-	held := map[int]bool{}
-	for _, k := range perm[:nHeld] {
-		held[pool[k]] = true
-	}
-	var fit, test []Sample
-	var weights []float64
-	nSingle, nMulti := 0, 0
-	for i, s := range ss {
-		if held[i] {
-			continue
+	folds := min(opt.Folds, len(pool))
+	cf := &ClassFit{Processor: pr.Name, Before: before}
+	if folds >= 2 {
+		rng := rand.New(rand.NewSource(opt.Seed))
+		perm := rng.Perm(len(pool))
+		var held []Sample
+		var predBefore, predAfter []float64
+		for f := 0; f < folds; f++ {
+			out := map[int]bool{}
+			for k, idx := range perm {
+				if k%folds == f {
+					out[pool[idx]] = true
+				}
+			}
+			var train, test []Sample
+			for i, s := range ss {
+				if out[i] {
+					test = append(test, s)
+				} else {
+					train = append(train, s)
+				}
+			}
+			eff, evals, err := fitEfficiency(pd, before, train, opt)
+			if err != nil {
+				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+			}
+			cf.Evals += evals
+			pb, err := pd.predict(before, test)
+			if err != nil {
+				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+			}
+			pa, err := pd.predict(eff, test)
+			if err != nil {
+				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+			}
+			held = append(held, test...)
+			predBefore = append(predBefore, pb...)
+			predAfter = append(predAfter, pa...)
 		}
+		cf.Held = len(held)
+		cf.MAPEBefore = mapeOf(predBefore, held, opt.UseMin)
+		cf.MAPEAfter = mapeOf(predAfter, held, opt.UseMin)
+		cf.MedianMAPEBefore = mapeOf(predBefore, held, false)
+		cf.MedianMAPEAfter = mapeOf(predAfter, held, false)
+	}
+	// The factors kept are fitted to everything.
+	eff, evals, err := fitEfficiency(pd, before, ss, opt)
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	cf.After, cf.Fit, cf.Evals = eff, len(ss), cf.Evals+evals
+	pb, err := pd.predict(before, ss)
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	pa, err := pd.predict(eff, ss)
+	if err != nil {
+		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	}
+	cf.FitMAPEBefore, cf.FitMAPEAfter = mapeOf(pb, ss, opt.UseMin), mapeOf(pa, ss, opt.UseMin)
+	return cf, nil
+}
+
+// fitEfficiency fits the factors, from before, to the samples (see
+// Calibrate) and returns them with the number of objective evaluations.
+func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt CalibrateOptions) (cost.Efficiency, int, error) {
+	pr := pd.pl.Processors[pd.rep]
+	nSingle, nMulti := 0, 0
+	for _, s := range fit {
 		if len(s.Set) == 1 {
 			nSingle++
 		} else {
 			nMulti++
 		}
 	}
-	for i, s := range ss {
-		if held[i] {
-			test = append(test, s)
-			continue
-		}
-		fit = append(fit, s)
-		w := 1.0
-		switch {
-		case len(s.Set) == 1 && nMulti > 0:
-			w = 0.3 / float64(nSingle)
-		case len(s.Set) > 1 && nSingle > 0:
-			w = 0.7 / float64(nMulti)
-		default:
-			w = 1 / float64(nSingle+nMulti)
-		}
-		weights = append(weights, w)
-	}
-	if len(fit) == 0 {
-		fit, test = test, nil
-		weights = make([]float64, len(fit))
-		for i := range weights {
-			weights[i] = 1 / float64(len(fit))
-		}
-	}
+	weights := make([]float64, len(fit))
 	logMeas := make([]float64, len(fit))
 	for i, s := range fit {
+		switch {
+		case nSingle == 0 || nMulti == 0:
+			weights[i] = 1 / float64(len(fit))
+		case len(s.Set) == 1:
+			weights[i] = 0.3 / float64(nSingle)
+		default:
+			weights[i] = 0.7 / float64(nMulti)
+		}
 		logMeas[i] = math.Log(float64(s.target(opt.UseMin)))
 	}
 	// The factors the samples exercise.
@@ -392,9 +442,6 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
 	}
 	params = append(params,
-		param{name: "memory", lo: 1e-3, hi: 1,
-			get: func(e *cost.Efficiency) float64 { return e.Memory },
-			set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
 		param{name: "peak_scale", lo: 0.05, hi: 20,
 			get: func(e *cost.Efficiency) float64 { return e.PeakScale },
 			set: func(e *cost.Efficiency, v float64) { e.PeakScale = v }},
@@ -413,6 +460,9 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		param{name: "half_flops", lo: 1e2, hi: 1e10,
 			get: func(e *cost.Efficiency) float64 { return e.HalfFLOPs },
 			set: func(e *cost.Efficiency, v float64) { e.HalfFLOPs = v }},
+		param{name: "memory", lo: 1e-3, hi: 1,
+			get: func(e *cost.Efficiency) float64 { return e.Memory },
+			set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
 		param{name: "dispatch_overhead", lo: 100, hi: 1e8,
 			get: func(e *cost.Efficiency) float64 { return float64(e.DispatchOverhead) },
 			set: func(e *cost.Efficiency, v float64) { e.DispatchOverhead = time.Duration(v) }},
@@ -435,77 +485,64 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 	}
 	best, err := objective(eff)
 	if err != nil {
-		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+		return eff, evals, err
 	}
 	// Coordinate search: each factor in turn is multiplied or divided by
 	// e^step while that helps; the step halves when nothing does. A few
 	// restarts from the best point with a full step get it out of the
 	// shallow local minima that the max() and the cache threshold make.
-	for round := 0; round < 3 && evals < opt.MaxEvals; round++ {
-		start := best
-		for step := math.Log(4); step > 0.005 && evals < opt.MaxEvals; {
-			improved := false
-			for _, p := range params {
-				for _, dir := range []float64{1, -1} {
-					cur := p.get(&eff)
-					next := math.Min(p.hi, math.Max(p.lo, cur*math.Exp(dir*step)))
-					if next == cur {
-						continue
-					}
-					cand := eff.Clone()
-					p.set(&cand, next)
-					v, err := objective(cand)
-					if err != nil {
-						return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
-					}
-					if v < best-1e-12 {
-						best, eff, improved = v, cand, true
-						break
-					}
-				}
-			}
-			if !improved {
-				step /= 2
-			}
-		}
-		if best > start-1e-9 {
-			break
-		}
-	}
-	cf := &ClassFit{Processor: pr.Name, Before: before, After: eff, Fit: len(fit), Held: len(test), Evals: evals}
-	if cf.FitMAPEBefore, err = mape(pd, before, fit, opt.UseMin); err == nil {
-		if cf.FitMAPEAfter, err = mape(pd, eff, fit, opt.UseMin); err == nil {
-			if cf.MAPEBefore, err = mape(pd, before, test, opt.UseMin); err == nil {
-				if cf.MAPEAfter, err = mape(pd, eff, test, opt.UseMin); err == nil {
-					if cf.MedianMAPEBefore, err = mape(pd, before, test, false); err == nil {
-						cf.MedianMAPEAfter, err = mape(pd, eff, test, false)
+	coordinate := func() error {
+		for round := 0; round < 3 && evals < opt.MaxEvals; round++ {
+			start := best
+			for step := math.Log(4); step > 0.005 && evals < opt.MaxEvals; {
+				improved := false
+				for _, p := range params {
+					for _, dir := range []float64{1, -1} {
+						cur := p.get(&eff)
+						next := math.Min(p.hi, math.Max(p.lo, cur*math.Exp(dir*step)))
+						if next == cur {
+							continue
+						}
+						cand := eff.Clone()
+						p.set(&cand, next)
+						v, err := objective(cand)
+						if err != nil {
+							return err
+						}
+						if v < best-1e-12 {
+							best, eff, improved = v, cand, true
+							break
+						}
 					}
 				}
+				if !improved {
+					step /= 2
+				}
+			}
+			if best > start-1e-9 {
+				break
 			}
 		}
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+	if err := coordinate(); err != nil {
+		return eff, evals, err
 	}
-	return cf, nil
+	return eff, evals, nil
 }
 
-// mape is the mean absolute percentage error (a fraction) of the
-// predictions with eff over samples; 0 for none.
-func mape(pd predictor, eff cost.Efficiency, ss []Sample, useMin bool) (float64, error) {
+// mapeOf is the mean absolute percentage error (a fraction) of
+// predictions (ns) against the samples' medians or minimums; 0 for none.
+func mapeOf(pred []float64, ss []Sample, useMin bool) float64 {
 	if len(ss) == 0 {
-		return 0, nil
-	}
-	pred, err := pd.predict(eff, ss)
-	if err != nil {
-		return 0, err
+		return 0
 	}
 	var sum float64
 	for i, s := range ss {
 		m := float64(s.target(useMin))
 		sum += math.Abs(pred[i]-m) / m
 	}
-	return sum / float64(len(ss)), nil
+	return sum / float64(len(ss))
 }
 
 // MAPE is the mean absolute percentage error (a fraction) of an

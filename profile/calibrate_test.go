@@ -70,7 +70,8 @@ func TestCalibrateRecoversKnownFactors(t *testing.T) {
 	if c.MAPEAfter > 0.03 || c.FitMAPEAfter > 0.03 {
 		t.Errorf("MAPE after the fit: held back %.4f, fitted %.4f; want under 3%%", c.MAPEAfter, c.FitMAPEAfter)
 	}
-	// The identifiable figures: effective conv throughput and the overhead.
+	// The identifiable figure: effective conv throughput (the overheads and
+	// the copy rate trade off against each other on these samples).
 	got := c.After
 	scale := got.PeakScale
 	if scale == 0 {
@@ -78,9 +79,6 @@ func TestCalibrateRecoversKnownFactors(t *testing.T) {
 	}
 	if r := got.Of(cost.Conv) * scale / 0.3; math.Abs(r-1) > 0.1 {
 		t.Errorf("conv efficiency × peak scale = %.3g, want 0.3 ± 10%%", got.Of(cost.Conv)*scale)
-	}
-	if r := float64(got.DispatchOverhead) / float64(15*time.Microsecond); math.Abs(r-1) > 0.2 {
-		t.Errorf("dispatch overhead %v, want 15µs ± 20%%", got.DispatchOverhead)
 	}
 	for i := range pl.Processors {
 		if err := cal.Efficiency[i].Validate(); err != nil {

@@ -30,7 +30,7 @@ type profileFlags struct {
 	budget                            time.Duration
 	force                             bool
 	seed                              int64
-	holdout                           float64
+	folds                             int
 	fitOn                             string
 }
 
@@ -75,7 +75,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
-	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the calibration fit")
+	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine) or median")
 	addProfilesFlag(cmd)
 	return cmd
@@ -120,7 +120,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
-	fl.Float64Var(&f.holdout, "holdout", 0.5, "share of the multi-layer subgraphs held back from the fit")
+	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds: each multi-layer subgraph is held back from one fit")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine) or median")
 	addProfilesFlag(cmd)
 	return cmd
@@ -303,7 +303,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 	default:
 		return fmt.Errorf("--fit-on %q: want min or median", f.fitOn)
 	}
-	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{HoldOut: f.holdout, Seed: f.seed, UseMin: useMin})
+	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{Folds: f.folds, Seed: f.seed, UseMin: useMin})
 	if err != nil {
 		return err
 	}
@@ -321,7 +321,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
-		"model on the subgraphs held back from the fit (against the %s, and against the medians)\n", device, f.fitOn, f.fitOn)
+		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, f.fitOn, f.folds, f.fitOn)
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}

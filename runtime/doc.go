@@ -24,9 +24,14 @@
 //     per processor). On a processor with Cores (the host platform), each
 //     worker locks its OS thread and pins it to those cores
 //     (sched_setaffinity on Linux), so a plan that pipelines models across
-//     cores runs across cores for real. Workers take the launches the
+//     cores runs across cores for real (Config.NoPin leaves them to the OS,
+//     which is faster on a machine busy with other work: a pinned worker
+//     waits whenever its core is taken). Workers take the launches the
 //     dispatcher emits for their processor and report completions on one
-//     channel.
+//     channel. For the run, GOMAXPROCS is raised to the number of workers
+//     plus two (and restored after): a worker inside ONNX Runtime (a cgo
+//     call) holds its scheduler slot until sysmon takes it back, which can
+//     take milliseconds, and the event loop must not wait for one.
 //  4. One event loop goroutine owns the dispatcher (no locks inside
 //     dispatch, which does no I/O): arrivals from a timer that follows each
 //     group's arrival process (periodic: request k at k·Period/Scale from
@@ -74,6 +79,14 @@
 // flight is dropped as "shutdown", the jobs already running on ONNX
 // Runtime finish (they cannot be interrupted), and Run returns the figures
 // so far with Result.Interrupted set.
+//
+// What the runtime adds to a request is what the simulator leaves out:
+// per task, the hand-off from the event loop to a worker and the report
+// back (Result.HandOff, Result.Report: tens of microseconds on an idle
+// machine, hundreds on a busy one), and the slower runs of subgraphs whose
+// caches cooled while the core idled between requests (a profile measures
+// a subgraph run after run). BenchmarkOverhead measures both against plain
+// ort calls.
 //
 // Prediction. Run also simulates the same compiled program at the same
 // scale (sim.Run with the same seed and policy) and reports each group's

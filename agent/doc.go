@@ -1,6 +1,7 @@
-// Package agent serves a profile.Device over HTTP, so that a remote device
-// (a phone, a Jetson, a GPU server) measures subgraphs for a planner running
-// on the host, and provides the Client that talks to it.
+// Package agent serves a profile.Device (and, optionally, an Executor of
+// plans) over HTTP, so that a remote device (a phone, a Jetson, a GPU
+// server) measures subgraphs for a planner running on the host and runs its
+// plans, and provides the Client that talks to it.
 //
 // # Protocol (version 1)
 //
@@ -35,10 +36,21 @@
 // answers a TimingBody: median, p90, min, max and standard deviation in
 // nanoseconds and the number of timed runs.
 //
+// POST /v1/run (only when the agent has an Executor) takes a RunBody: a
+// workload file's text, the ONNX files it names keyed by the relative path
+// written in it (base64; "cache:" models are the device's own), a plan
+// file's text and the duration, rate scale and seed. The agent writes them
+// into a temporary folder, loads the workload, runs the plan with package
+// runtime on its own processors and answers the runtime.Result as JSON
+// (durations in nanoseconds), with the simulator's predictions made on the
+// agent. A run holds the device like a measurement does: they never
+// overlap. Errors as above: invalid (422) for a workload, file or plan that
+// does not load, measure_failed (422) for a run that fails.
+//
 // # Serving
 //
-// Measurements run one at a time on the device, in arrival order, so that
-// they never disturb each other; requests beyond the queue limit are
+// Measurements and runs take the device one at a time, in arrival order,
+// so that they never disturb each other; requests beyond the queue limit are
 // refused with 503, and a request whose client goes away leaves the queue.
 // Serve adds read timeouts (headers and body), an idle timeout and a
 // graceful shutdown: when its context ends it stops accepting, lets running

@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -29,6 +29,8 @@ const (
 	DefaultMaxReps       = 10000
 	DefaultMaxQueue      = 4
 	DefaultMaxInputBytes = 1 << 30
+	// DefaultMaxRunDuration bounds the duration of a run request.
+	DefaultMaxRunDuration = 10 * time.Minute
 )
 
 // Options tune a Server; a zero field takes its default.
@@ -45,6 +47,11 @@ type Options struct {
 	MaxQueue int
 	// MaxInputBytes bounds the total size of a request's input tensors.
 	MaxInputBytes int64
+	// Executor, when not nil, runs plans for POST /v1/run; without one
+	// the agent only measures.
+	Executor Executor
+	// MaxRunDuration bounds a run's duration (default DefaultMaxRunDuration).
+	MaxRunDuration time.Duration
 	// Logf, when not nil, receives one line per request served and per
 	// recovered panic.
 	Logf func(format string, args ...any)
@@ -65,6 +72,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxInputBytes <= 0 {
 		o.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if o.MaxRunDuration <= 0 {
+		o.MaxRunDuration = DefaultMaxRunDuration
 	}
 	return o
 }
@@ -98,6 +108,7 @@ func NewServer(dev profile.Device, token string, opt Options) *Server {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/v1/info", s.info)
 	s.mux.HandleFunc("/v1/measure", s.measure)
+	s.mux.HandleFunc("/v1/run", s.run)
 	return s
 }
 
@@ -123,7 +134,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		writeError(rec, http.StatusNotFound, CodeNotFound, fmt.Sprintf("agent: no such endpoint %s (try /v1/info, /v1/measure)", r.URL.Path))
+		writeError(rec, http.StatusNotFound, CodeNotFound, fmt.Sprintf("agent: no such endpoint %s (try /v1/info, /v1/measure, /v1/run)", r.URL.Path))
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
@@ -187,43 +198,14 @@ func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
 		methodNotAllowed(w, http.MethodPost)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMedia, fmt.Sprintf("agent: measure: content type %q: send application/json", ct))
-			return
-		}
-	}
-	if r.ContentLength > s.opt.MaxUpload {
-		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge())
-		return
-	}
-	// Take a place in the queue before reading the body, so that the
-	// uploads held in memory are bounded too.
-	if s.waiting.Add(1) > int64(s.opt.MaxQueue)+1 {
-		s.waiting.Add(-1)
-		writeError(w, http.StatusServiceUnavailable, CodeBusy, fmt.Sprintf("agent: measure: %d measurements already queued; retry later", s.opt.MaxQueue))
+	body, ok := s.readBody(w, r, "measure")
+	if !ok {
 		return
 	}
 	defer s.waiting.Add(-1)
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxUpload))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge())
-			return
-		}
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: read body: "+oneLine(err.Error()))
-		return
-	}
 	var mb MeasureBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&mb); err != nil {
+	if err := decodeStrict(body, &mb); err != nil {
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: body is not a measure request: "+oneLine(err.Error()))
-		return
-	}
-	if dec.More() {
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: body holds more than one JSON value")
 		return
 	}
 	mp, err := decodeModel(mb.Model)
@@ -245,7 +227,7 @@ func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, "agent: measure: "+err.Error())
 		return
 	}
-	t, err := s.run(r.Context(), req)
+	t, err := s.measureOnDevice(r.Context(), req)
 	switch {
 	case err != nil && r.Context().Err() != nil:
 		// The client went away or the agent is shutting down; nobody reads
@@ -258,12 +240,12 @@ func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) tooLarge() string {
-	return fmt.Sprintf("agent: measure: request body over the agent's limit of %d bytes (start the agent with a larger --max-upload)", s.opt.MaxUpload)
+func (s *Server) tooLarge(op string) string {
+	return fmt.Sprintf("agent: %s: request body over the agent's limit of %d bytes (start the agent with a larger --max-upload)", op, s.opt.MaxUpload)
 }
 
-// run measures on the device once the device is free, in arrival order.
-func (s *Server) run(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
+// measureOnDevice measures once the device is free, in arrival order.
+func (s *Server) measureOnDevice(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
 	select {
 	case s.slot <- struct{}{}:
 	case <-ctx.Done():
@@ -404,6 +386,11 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 		}
 	}
 	return nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
 }
 
 func contains(list []string, s string) bool {

@@ -351,3 +351,31 @@ func TestBadPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestTransfers puts the two processors in different memory domains joined
+// by a shared link: melspec's halves then hand their tensors over through
+// transfer jobs that copy them into pooled buffers, and the results still
+// flow.
+func TestTransfers(t *testing.T) {
+	c := testConfig(t)
+	pl := hostPlatform(t)
+	pl.Domains = append(pl.Domains, hw.Domain{Name: "other"})
+	pl.Processors[1].Domain = "other"
+	pl.Links = append(pl.Links, hw.Link{From: pl.Processors[0].Domain, To: "other", BandwidthGBs: 10, Latency: 10 * time.Microsecond, Shared: true})
+	if err := pl.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Platform, c.Cost = pl, cost.NewAnalytic(pl)
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounts(t, res)
+	voice := res.Groups[0]
+	if voice.Completed != voice.Requests || res.Copied < int64(voice.Completed) {
+		t.Errorf("voice: %d of %d completed, %d tensors copied", voice.Completed, voice.Requests, res.Copied)
+	}
+	if len(res.Lanes) != 3 {
+		t.Errorf("lanes %v: want the two processors and the link", res.Lanes)
+	}
+}

@@ -257,6 +257,7 @@ func TestClassify(t *testing.T) {
 	m := &graph.Model{Tensors: map[string]*graph.Tensor{
 		"dw": {Name: "dw", Shape: graph.Shape{32, 1, 3, 3}},
 		"gw": {Name: "gw", Shape: graph.Shape{32, 4, 3, 3}},
+		"w1": {Name: "w1", Shape: graph.Shape{32, 4, 9}},
 	}}
 	group := graph.Attrs{{Name: "group", Kind: graph.AttrInt, Int: 8}}
 	tests := []struct {
@@ -266,6 +267,7 @@ func TestClassify(t *testing.T) {
 		{&graph.Node{Op: "Conv", Inputs: []string{"x", "dw"}, Attrs: group}, Depthwise},
 		{&graph.Node{Op: "Conv", Inputs: []string{"x", "gw"}, Attrs: group}, Conv},
 		{&graph.Node{Op: "Conv", Inputs: []string{"x", "gw"}}, Conv},
+		{&graph.Node{Op: "Conv", Inputs: []string{"x", "w1"}}, Conv1D},
 		{&graph.Node{Op: "MatMul"}, MatMul},
 		{&graph.Node{Op: "LSTM"}, Recurrent},
 		{&graph.Node{Op: "If"}, Control},

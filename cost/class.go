@@ -14,6 +14,7 @@ type OpClass string
 const (
 	Conv         OpClass = "conv"          // dense and grouped convolutions
 	Depthwise    OpClass = "depthwise"     // one filter per channel
+	Conv1D       OpClass = "conv1d"        // convolutions over one axis (audio front-ends, sequences)
 	MatMul       OpClass = "matmul"        // Gemm, MatMul, attention products
 	Elementwise  OpClass = "elementwise"   // activations, arithmetic, casts
 	Pool         OpClass = "pool"          // pooling, resizing
@@ -26,7 +27,7 @@ const (
 )
 
 // OpClasses lists every class in a fixed order.
-var OpClasses = []OpClass{Conv, Depthwise, MatMul, Elementwise, Pool, Norm, Reduce, Recurrent, DataMovement, Control, Other}
+var OpClasses = []OpClass{Conv, Depthwise, Conv1D, MatMul, Elementwise, Pool, Norm, Reduce, Recurrent, DataMovement, Control, Other}
 
 var opClass = map[string]OpClass{
 	"Conv": Conv, "ConvTranspose": Conv, "ConvInteger": Conv, "QLinearConv": Conv,
@@ -54,7 +55,8 @@ var opClass = map[string]OpClass{
 }
 
 // Classify returns a node's operator class. A Conv whose groups each see
-// one input channel is Depthwise. Operators not listed with a class count
+// one input channel is Depthwise; another Conv or ConvTranspose with 1-D
+// kernels (rank-3 weights) is Conv1D. Operators not listed with a class count
 // as Elementwise when they do no MACs, else Other.
 func Classify(m *graph.Model, n *graph.Node) OpClass {
 	c, ok := opClass[n.Op]
@@ -67,6 +69,11 @@ func Classify(m *graph.Model, n *graph.Node) OpClass {
 	if c == Conv && n.Op == "Conv" && n.Attrs.Int("group", 1) > 1 && len(n.Inputs) > 1 {
 		if w := m.Tensor(n.Inputs[1]); w != nil && len(w.Shape) > 1 && w.Shape[1] == 1 {
 			return Depthwise
+		}
+	}
+	if c == Conv && (n.Op == "Conv" || n.Op == "ConvTranspose") && len(n.Inputs) > 1 {
+		if w := m.Tensor(n.Inputs[1]); w != nil && len(w.Shape) == 3 {
+			return Conv1D
 		}
 	}
 	return c
@@ -208,6 +215,8 @@ func DefaultEfficiency(kind string) Efficiency {
 			Norm: 0.2, Reduce: 0.15, Recurrent: 0.3, DataMovement: 0.3, Control: 0.1, Other: 0.1}
 		e.Memory, e.HalfFLOPs = 0.7, 2e6
 	}
+	// 1-D convolutions start as 2-D ones do; calibration tells them apart.
+	c[Conv1D] = c[Conv]
 	e.Compute = c
 	return e
 }

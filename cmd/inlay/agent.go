@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,12 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/profile"
 )
@@ -30,7 +33,7 @@ const agentTokenEnv = "INLAY_AGENT_TOKEN"
 type agentFlags struct {
 	listen, token, ortLib, platform string
 	maxUpload                       byteSize
-	quiet                           bool
+	quiet, noRun                    bool
 }
 
 func newAgentCmd() *cobra.Command {
@@ -46,8 +49,13 @@ its processor's cores) over HTTP. The host runs
 
 GET /v1/info advertises the device's processors and backends; POST
 /v1/measure takes one ONNX subgraph (JSON, the model base64-encoded, at most
---max-upload bytes) with its input shapes and answers its timings. Every
-request needs "Authorization: Bearer T"; measurements run one at a time.
+--max-upload bytes) with its input shapes and answers its timings; POST
+/v1/run (unless --no-run) runs a plan on this device, sent by
+
+    inlay agent run WORKLOAD --plan plan.yaml --url http://THIS-DEVICE:PORT --token T
+
+Every request needs "Authorization: Bearer T"; measurements and runs take
+the device one at a time.
 Ctrl-C or SIGTERM stops the agent gracefully. The token may also come from
 $` + agentTokenEnv + `. It travels in the clear over HTTP: serve on a trusted
 network, or keep the default loopback address and reach it through an SSH
@@ -66,6 +74,8 @@ tunnel (ssh -L 7878:127.0.0.1:7878 DEVICE) or adb forward tcp:7878 tcp:7878.`,
 	fl.StringVar(&f.platform, "platform", "host", "platform preset or file describing this device (its processors must list cores)")
 	fl.Var(&f.maxUpload, "max-upload", "largest measure request accepted (e.g. 64MiB, 512KiB, 1000000)")
 	fl.BoolVar(&f.quiet, "quiet", false, "do not log each request to stderr")
+	fl.BoolVar(&f.noRun, "no-run", false, "only measure: refuse to run plans (POST /v1/run)")
+	cmd.AddCommand(newAgentRunCmd())
 	return cmd
 }
 
@@ -116,6 +126,9 @@ func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready f
 		return fmt.Errorf("agent: %w", err)
 	}
 	opt := agent.Options{MaxUpload: int64(f.maxUpload)}
+	if !f.noRun {
+		opt.Executor = &agent.LocalExecutor{Library: f.ortLib, Platform: pl}
+	}
 	if !f.quiet {
 		opt.Logf = log.New(errOut, "", log.LstdFlags).Printf
 	}
@@ -186,4 +199,123 @@ func (b *byteSize) String() string {
 		}
 	}
 	return strconv.FormatInt(v, 10)
+}
+
+type agentRunFlags struct {
+	url, token, plan string
+	duration         time.Duration
+	scale            float64
+	seed             int64
+	json             bool
+}
+
+func newAgentRunCmd() *cobra.Command {
+	var f agentRunFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD --plan plan.yaml --url URL --token T",
+		Short: "Run a plan on the device of an inlay agent and print what it measured",
+		Long: `agent run sends the workload, the ONNX files it names (those under its folder;
+"cache:" models are the device's own) and the plan to the inlay agent at
+--url, which runs the plan on its processors with ONNX Runtime for
+--duration, as inlay run does here, and answers per group the requests,
+completed, late and dropped ones, the p50 and p99 latencies and the
+simulator's predictions for the same plan and rate (made on the agent with
+its platform's analytic model).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runAgentRun(ctx, cmd.OutOrStdout(), args[0], &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "url", "", "the agent's URL (http://HOST:PORT)")
+	fl.StringVar(&f.token, "token", "", "the agent's token (default $"+agentTokenEnv+")")
+	fl.StringVar(&f.plan, "plan", "", "plan file (from inlay plan)")
+	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
+	fl.Float64Var(&f.scale, "scale", 1, "multiplier of every group's rate")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the arrivals and the inputs")
+	fl.BoolVar(&f.json, "json", false, `print {"groups": [...]} as JSON`)
+	return cmd
+}
+
+// agentRunGroup is one group of agent run's JSON output.
+type agentRunGroup struct {
+	Name           string         `json:"name"`
+	Requests       int            `json:"requests"`
+	Completed      int            `json:"completed"`
+	Late           int            `json:"late"`
+	Dropped        int            `json:"dropped"`
+	P50MS          float64        `json:"p50_ms"`
+	P99MS          float64        `json:"p99_ms"`
+	PredictedP50MS float64        `json:"predicted_p50_ms"`
+	PredictedP99MS float64        `json:"predicted_p99_ms"`
+	Drops          []agentRunDrop `json:"drops"`
+}
+
+// agentRunDrop is one drop reason of a group: how many, and the first
+// such request's message.
+type agentRunDrop struct {
+	Reason  string `json:"reason"`
+	Count   int    `json:"count"`
+	Example string `json:"example"`
+}
+
+func runAgentRun(ctx context.Context, out io.Writer, workloadPath string, f *agentRunFlags) error {
+	if f.url == "" || f.plan == "" {
+		return fmt.Errorf("agent run: give --url URL and --plan FILE")
+	}
+	token := f.token
+	if token == "" {
+		token = os.Getenv(agentTokenEnv)
+	}
+	rb, err := agent.RunFiles(workloadPath, f.plan, agent.RunOptions{Duration: f.duration, Scale: f.scale, Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	res, err := agent.NewClient(f.url, token).Run(ctx, rb)
+	if err != nil {
+		return err
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	groups := make([]agentRunGroup, len(res.Groups))
+	for i, g := range res.Groups {
+		groups[i] = agentRunGroup{Name: g.Name, Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped,
+			P50MS: ms(g.P50), P99MS: ms(g.P99), PredictedP50MS: ms(g.PredictedP50), PredictedP99MS: ms(g.PredictedP99)}
+		groups[i].Drops = []agentRunDrop{}
+		for _, d := range g.Drops {
+			groups[i].Drops = append(groups[i].Drops, agentRunDrop{Reason: d.Reason, Count: d.Count, Example: d.Example})
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Agent       string          `json:"agent"`
+			Interrupted bool            `json:"interrupted"`
+			Warnings    []string        `json:"warnings"`
+			Groups      []agentRunGroup `json:"groups"`
+		}{f.url, res.Interrupted, append([]string{}, res.Warnings...), groups})
+	}
+	fmt.Fprintf(out, "ran %s on the agent at %s for %v (scale %g)\n", f.plan, f.url, res.Duration, res.Scale)
+	if res.Interrupted {
+		fmt.Fprintln(out, "interrupted")
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	t := &textfmt.Table{Header: []string{"GROUP", "REQUESTS", "COMPLETED", "LATE", "DROPPED", "P50", "PREDICTED P50", "P99", "PREDICTED P99"}}
+	for _, g := range groups {
+		t.Add(g.Name, strconv.Itoa(g.Requests), strconv.Itoa(g.Completed), strconv.Itoa(g.Late), strconv.Itoa(g.Dropped),
+			fmt.Sprintf("%.2fms", g.P50MS), fmt.Sprintf("%.2fms", g.PredictedP50MS), fmt.Sprintf("%.2fms", g.P99MS), fmt.Sprintf("%.2fms", g.PredictedP99MS))
+	}
+	if _, err := t.WriteTo(out); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for _, d := range g.Drops {
+			fmt.Fprintf(out, "%s: %d dropped (%s), first: %s\n", g.Name, d.Count, d.Reason, d.Example)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 func TestParseByteSize(t *testing.T) {
@@ -98,6 +101,31 @@ func writeAgentPlatform(t *testing.T) string {
 	return path
 }
 
+// writeAgentRunFiles writes a workload of one model (group "relu", 50 Hz)
+// and a plan running it whole on proc; it returns their paths.
+func writeAgentRunFiles(t *testing.T, dir string, model []byte, proc string) (wpath, ppath string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "relu.onnx"), model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wpath = filepath.Join(dir, "w.yaml")
+	text := "platform: host\nmodels:\n  - {name: relu, onnx: relu.onnx}\ngroups:\n  - {name: relu, models: [relu], period_ms: 20}\n"
+	if err := os.WriteFile(wpath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Load(wpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ppath = filepath.Join(dir, "plan.yaml")
+	p := fmt.Sprintf("planner: manual\nplatform: host\nmodels:\n  - model: relu\n    priority: 0\n    subgraphs:\n      - {layers: 0-%d, processor: %s, backend: ort-cpu, dtype: float32}\n",
+		len(w.Model("relu").Layers.Layers)-1, proc)
+	if err := os.WriteFile(ppath, []byte(p), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return wpath, ppath
+}
+
 // agentTestModel is y = Relu(x), x float32 [1, 8].
 func agentTestModel(t *testing.T) []byte {
 	t.Helper()
@@ -163,6 +191,40 @@ func TestAgentCommandServes(t *testing.T) {
 	}
 	if _, err := agent.NewClient(url, "wrong").Info(ctx); err == nil {
 		t.Error("a wrong token was accepted")
+	}
+
+	// inlay agent run: a plan run on the agent, as JSON.
+	wpath, ppath := writeAgentRunFiles(t, t.TempDir(), agentTestModel(t), info.Platform.Processors[0].Name)
+	root := newRootCmd()
+	var runOut bytes.Buffer
+	root.SetOut(&runOut)
+	root.SetErr(&runOut)
+	root.SetArgs([]string{"agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "300ms", "--json"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("agent run: %v\n%s", err, runOut.String())
+	}
+	var got struct {
+		Groups []agentRunGroup `json:"groups"`
+	}
+	if err := json.Unmarshal(runOut.Bytes(), &got); err != nil {
+		t.Fatalf("agent run --json: %v\n%s", err, runOut.String())
+	}
+	if len(got.Groups) != 1 || got.Groups[0].Requests == 0 || got.Groups[0].Requests != got.Groups[0].Completed+got.Groups[0].Dropped ||
+		got.Groups[0].PredictedP50MS <= 0 {
+		t.Errorf("agent run --json: %s", runOut.String())
+	}
+	// The same as a table.
+	root = newRootCmd()
+	runOut.Reset()
+	root.SetOut(&runOut)
+	root.SetArgs([]string{"agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "200ms"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("agent run: %v\n%s", err, runOut.String())
+	}
+	for _, want := range []string{"ran " + ppath, "GROUP", "PREDICTED P50", "\nrelu "} {
+		if !strings.Contains(runOut.String(), want) {
+			t.Errorf("agent run output lacks %q:\n%s", want, runOut.String())
+		}
 	}
 	stop()
 	if err := <-done; err != nil {

@@ -25,8 +25,8 @@
 //     worker locks its OS thread and pins it to those cores
 //     (sched_setaffinity on Linux), so a plan that pipelines models across
 //     cores runs across cores for real (Config.NoPin leaves them to the OS,
-//     which is faster on a machine busy with other work: a pinned worker
-//     waits whenever its core is taken). Workers take the launches the
+//     which hands tasks over faster on a machine busy with other work; see
+//     its documentation). Workers take the launches the
 //     dispatcher emits for their processor and report completions on one
 //     channel. For the run, GOMAXPROCS is raised to the number of workers
 //     plus two (and restored after): a worker inside ONNX Runtime (a cgo

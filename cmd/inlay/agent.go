@@ -22,7 +22,11 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/ort"
+	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/runtime"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 // agentTokenEnv names the environment variable that may hold the agent's
@@ -219,13 +223,15 @@ func newAgentRunCmd() *cobra.Command {
 --url, which runs the plan on its processors with ONNX Runtime for
 --duration, as inlay run does here, and answers per group the requests,
 completed, late and dropped ones, the p50 and p99 latencies and the
-simulator's predictions for the same plan and rate (made on the agent with
-its platform's analytic model).`,
+simulator's predictions for the same plan and rate: made here, on the
+agent's platform with the cost model of --profiles (what inlay profile
+--agent measured on that device first, then the calibrated model), else
+the agent's own (its platform's analytic model).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runAgentRun(ctx, cmd.OutOrStdout(), args[0], &f)
+			return runAgentRun(ctx, cmd, args[0], &f)
 		},
 	}
 	fl := cmd.Flags()
@@ -236,7 +242,49 @@ its platform's analytic model).`,
 	fl.Float64Var(&f.scale, "scale", 1, "multiplier of every group's rate")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the arrivals and the inputs")
 	fl.BoolVar(&f.json, "json", false, `print {"groups": [...]} as JSON`)
+	addProfilesFlag(cmd)
 	return cmd
+}
+
+// predictOnHost replaces the result's predicted latencies with the
+// simulator's on this machine: the agent's platform, the workload loaded
+// here and the cost model of --profiles, at the run's scale and seed (as
+// package runtime predicts). It returns the cost model's note.
+func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, workloadPath string, f *agentRunFlags, res *runtime.Result) (string, error) {
+	info, err := c.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	w, err := workload.Load(workloadPath)
+	if err != nil {
+		return "", err
+	}
+	p, err := plan.Load(f.plan)
+	if err != nil {
+		return "", err
+	}
+	est, note, err := costModel(cmd, info.Platform, w)
+	if err != nil {
+		return "", err
+	}
+	prog, err := sim.Compile(w, info.Platform, est, p)
+	if err != nil {
+		return "", err
+	}
+	pred, err := sim.Run(prog, sim.Options{Scale: f.scale, Seed: f.seed, NoSpans: true})
+	if err != nil {
+		return "", err
+	}
+	if len(pred.Groups) != len(res.Groups) {
+		return "", fmt.Errorf("the simulation has %d groups, the run %d", len(pred.Groups), len(res.Groups))
+	}
+	for i := range res.Groups {
+		if pred.Groups[i].Name != res.Groups[i].Name {
+			return "", fmt.Errorf("group %d is %s in the simulation, %s in the run", i, pred.Groups[i].Name, res.Groups[i].Name)
+		}
+		res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50, pred.Groups[i].P99
+	}
+	return note(), nil
 }
 
 // agentRunGroup is one group of agent run's JSON output.
@@ -261,7 +309,8 @@ type agentRunDrop struct {
 	Example string `json:"example"`
 }
 
-func runAgentRun(ctx context.Context, out io.Writer, workloadPath string, f *agentRunFlags) error {
+func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f *agentRunFlags) error {
+	out := cmd.OutOrStdout()
 	if f.url == "" || f.plan == "" {
 		return fmt.Errorf("agent run: give --url URL and --plan FILE")
 	}
@@ -273,9 +322,22 @@ func runAgentRun(ctx context.Context, out io.Writer, workloadPath string, f *age
 	if err != nil {
 		return err
 	}
-	res, err := agent.NewClient(f.url, token).Run(ctx, rb)
+	c := agent.NewClient(f.url, token)
+	res, err := c.Run(ctx, rb)
 	if err != nil {
 		return err
+	}
+	// The agent predicted with its platform's analytic model; predict here
+	// too, with this machine's profile store (which holds what inlay
+	// profile --agent measured on that device), and prefer that.
+	predictedBy := "the agent's analytic model"
+	if note, err := predictOnHost(ctx, cmd, c, workloadPath, f, res); err != nil {
+		predictedBy += fmt.Sprintf(" (predicting here failed: %v)", err)
+	} else {
+		predictedBy = "this machine's cost model"
+		if note != "" {
+			predictedBy += "; " + note
+		}
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	groups := make([]agentRunGroup, len(res.Groups))
@@ -294,8 +356,9 @@ func runAgentRun(ctx context.Context, out io.Writer, workloadPath string, f *age
 			Agent       string          `json:"agent"`
 			Interrupted bool            `json:"interrupted"`
 			Warnings    []string        `json:"warnings"`
+			PredictedBy string          `json:"predicted_by"`
 			Groups      []agentRunGroup `json:"groups"`
-		}{f.url, res.Interrupted, append([]string{}, res.Warnings...), groups})
+		}{f.url, res.Interrupted, append([]string{}, res.Warnings...), predictedBy, groups})
 	}
 	fmt.Fprintf(out, "ran %s on the agent at %s for %v (scale %g)\n", f.plan, f.url, res.Duration, res.Scale)
 	if res.Interrupted {
@@ -304,6 +367,7 @@ func runAgentRun(ctx context.Context, out io.Writer, workloadPath string, f *age
 	for _, w := range res.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
+	fmt.Fprintf(out, "predictions: %s\n", predictedBy)
 	t := &textfmt.Table{Header: []string{"GROUP", "REQUESTS", "COMPLETED", "LATE", "DROPPED", "P50", "PREDICTED P50", "P99", "PREDICTED P99"}}
 	for _, g := range groups {
 		t.Add(g.Name, strconv.Itoa(g.Requests), strconv.Itoa(g.Completed), strconv.Itoa(g.Late), strconv.Itoa(g.Dropped),

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -253,6 +254,52 @@ func (s *Server) measureOnDevice(ctx context.Context, req profile.MeasureRequest
 	}
 	defer func() { <-s.slot }()
 	return s.dev.Measure(ctx, req)
+}
+
+// readBody takes a place in the queue (the caller releases it with
+// s.waiting.Add(-1) when ok) and reads a size-limited body; on failure it
+// has answered.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, op string) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !isJSON(ct) {
+		writeError(w, http.StatusUnsupportedMediaType, CodeUnsupportedMedia, fmt.Sprintf("agent: %s: content type %q: send application/json", op, ct))
+		return nil, false
+	}
+	if r.ContentLength > s.opt.MaxUpload {
+		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge(op))
+		return nil, false
+	}
+	// Take a place in the queue before reading the body, so that the
+	// uploads held in memory are bounded too.
+	if s.waiting.Add(1) > int64(s.opt.MaxQueue)+1 {
+		s.waiting.Add(-1)
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, fmt.Sprintf("agent: %s: %d requests already queued; retry later", op, s.opt.MaxQueue))
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxUpload))
+	if err != nil {
+		s.waiting.Add(-1)
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, s.tooLarge(op))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("agent: %s: read body: %s", op, oneLine(err.Error())))
+		return nil, false
+	}
+	return body, true
+}
+
+// decodeStrict decodes exactly one JSON value without unknown fields.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("body holds more than one JSON value")
+	}
+	return nil
 }
 
 // decodeModel checks that data is an ONNX model with a graph that has

@@ -17,8 +17,13 @@ fetch:
 vet:
 	$(GO) vet ./...
 
+# The race detector runs again over the packages that start goroutines.
+RACE_PKGS = ./dispatch ./runtime ./agent ./profile ./search/driver ./ort
+
 test: fetch vet
 	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 10m $(RACE_PKGS)
+	$(MAKE) cross
 	$(MAKE) fuzz
 
 fuzz:

@@ -260,7 +260,7 @@ func yamlMessage(err error) string {
 		if len(te.Errors) > 1 {
 			msg += fmt.Sprintf(" (and %d more)", len(te.Errors)-1)
 		}
-		return msg
+		return strings.ReplaceAll(msg, "\n", "\\n")
 	}
 	return strings.TrimPrefix(oneLine(err), "yaml: ")
 }

@@ -49,22 +49,19 @@ type Options struct {
 	Seeds []plan.Planner
 }
 
-func (o Options) withDefaults() Options { return o }
-
 // Planner is the default planner.
 type Planner struct{ opt Options }
 
 var _ plan.Planner = (*Planner)(nil)
 
 // New returns the planner.
-func New(opt Options) *Planner { return &Planner{opt: opt.withDefaults()} }
+func New(opt Options) *Planner { return &Planner{opt: opt} }
 
 // Name is "inlay".
 func (*Planner) Name() string { return "inlay" }
 
 type search struct {
 	sp   *space.Space
-	opt  Options
 	rng  *rand.Rand
 	rate []float64 // per model: requests per second at scale 1
 	// per processor: 1/concurrency
@@ -90,7 +87,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 	if err != nil {
 		return nil, err
 	}
-	s := &search{sp: sp, opt: p.opt, rng: rand.New(rand.NewSource(req.Seed)), blocks: map[string][]space.Block{}}
+	s := &search{sp: sp, rng: rand.New(rand.NewSource(req.Seed)), blocks: map[string][]space.Block{}}
 	for _, m := range sp.Models {
 		r := 0.0
 		for _, g := range m.Groups {

@@ -44,7 +44,7 @@ type prices struct {
 func newPrices(sp *space.Space, rate []float64) (*prices, error) {
 	pl := sp.Platform
 	nproc := len(pl.Processors)
-	f := &prices{sp: sp, rate: rate, nproc: nproc, seqs: sequences(nproc, min(nproc, 4))}
+	f := &prices{sp: sp, rate: rate, nproc: nproc, seqs: sequences(nproc, min(nproc, maxSeq))}
 	for _, pr := range pl.Processors {
 		f.disp = append(f.disp, pr.DispatchOverhead.Seconds())
 		f.caps = append(f.caps, float64(max(pr.Concurrency, 1)))
@@ -359,6 +359,7 @@ func (f *prices) balance(a *space.Assignment, w0 []float64, alpha float64, maxSw
 			break
 		}
 		improved := false
+		start := maxOf(total)
 		for _, i := range order {
 			for p := range back {
 				back[p] = total[p] - x[i][p]
@@ -391,10 +392,23 @@ func (f *prices) balance(a *space.Assignment, w0 []float64, alpha float64, maxSw
 				}
 				eta *= 0.85
 			}
-			for _, seq := range f.seqs {
-				if !f.fill(i, seq, back, proc) {
-					continue
+			// Fills, ranked on their pieces' loads (prefix sums); the best
+			// is then placed and scored exactly.
+			bestFill, bestFillV := -1, math.Inf(1)
+			var bestEnds [maxSeq]int
+			for si, seq := range f.seqs {
+				ends := f.fill(i, seq, back)
+				f.piecesLoad(i, seq, ends[:len(seq)], y)
+				for p := range cand {
+					cand[p] = back[p] + y[p]
 				}
+				if v := softMax(cand, al); v < bestFillV {
+					bestFill, bestFillV, bestEnds = si, v, ends
+				}
+			}
+			if bestFill >= 0 {
+				proc = append(proc[:0], a.Proc[i]...)
+				f.place(i, f.seqs[bestFill], bestEnds[:len(f.seqs[bestFill])], proc)
 				f.modelLoad(i, proc, y)
 				for p := range cand {
 					cand[p] = back[p] + y[p]
@@ -412,7 +426,8 @@ func (f *prices) balance(a *space.Assignment, w0 []float64, alpha float64, maxSw
 				improved = true
 			}
 		}
-		if !improved {
+		// Stop when a sweep gains less than 0.1 % on the max load.
+		if !improved || maxOf(total) > start*(1-1e-3) {
 			break
 		}
 	}
@@ -441,18 +456,21 @@ func sequences(nproc, maxLen int) [][]int {
 	return out
 }
 
+// maxSeq bounds the processors of one fill sequence.
+const maxSeq = 4
+
 // fill cuts model i into consecutive pieces on the processors of seq, in
 // that order, filling each up to a common level T over the background
-// loads back before moving to the next (a layer a processor cannot run
-// goes to its first feasible one); T is the least level (by bisection) at
-// which the last processor is not filled beyond it. It writes the
-// assignment into proc (len ≥ the model's layers) and reports whether it
-// found one. O(|seq|·log n) per bisection step on the prefix sums.
-func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
+// loads back before moving to the next; T is the least level (by
+// bisection) at which the last processor is not filled beyond it. It
+// returns where each piece ends (layers [ends[j-1], ends[j]) go to seq[j]).
+// Layers a processor cannot run count nothing here (place moves them).
+// O(|seq|·log n) per bisection step on the prefix sums.
+func (f *prices) fill(i int, seq []int, back []float64) [maxSeq]int {
 	pre := f.prefix[i]
 	n := len(f.cost[i])
 	r := f.rate[i]
-	var ends [8]int
+	var ends [maxSeq]int
 	// try places the pieces at level T; it returns the last one's excess over T.
 	try := func(T float64) float64 {
 		at := 0
@@ -477,7 +495,7 @@ func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
 		hi = math.Max(hi, back[p]+r*f.disp[p]/f.caps[p]+pre[p][n])
 	}
 	lo := 0.0
-	for it := 0; it < 30 && hi-lo > 1e-4*hi; it++ {
+	for it := 0; it < 30 && hi-lo > 1e-3*hi; it++ {
 		mid := (lo + hi) / 2
 		if try(mid) > 0 {
 			lo = mid
@@ -486,6 +504,35 @@ func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
 		}
 	}
 	try(hi)
+	return ends
+}
+
+// piecesLoad is the load of a fill's pieces (see modelLoad), from the
+// prefix sums: layers the piece's processor cannot run are not counted.
+func (f *prices) piecesLoad(i int, seq []int, ends []int, out []float64) {
+	for p := range out {
+		out[p] = 0
+	}
+	r := f.rate[i]
+	pre := f.prefix[i]
+	at, last := 0, -1
+	for j, p := range seq {
+		if ends[j] <= at {
+			continue
+		}
+		out[p] += pre[p][ends[j]] - pre[p][at] + r*f.disp[p]/f.caps[p]
+		if last >= 0 {
+			if res := f.link[last][p]; res >= 0 {
+				out[res] += r * f.sp.Cost.Transfer(f.cut[i][at], last, p).Seconds() / f.caps[res]
+			}
+		}
+		at, last = ends[j], p
+	}
+}
+
+// place writes a fill's pieces into proc; a layer its piece's processor
+// cannot run goes to its first feasible one.
+func (f *prices) place(i int, seq []int, ends []int, proc []int) {
 	m := f.sp.Models[i]
 	at := 0
 	for j, p := range seq {
@@ -498,5 +545,4 @@ func (f *prices) fill(i int, seq []int, back []float64, proc []int) bool {
 		}
 		at = ends[j]
 	}
-	return true
 }

@@ -62,3 +62,17 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 	// subgraph's unrounded time, hence no larger than its rounded time.
 	return time.Duration(math.Floor(ns)), nil
 }
+
+// DispatchLowerBound is the least time every subgraph on processor proc
+// costs beyond the sum of its layers' LayerLowerBound: the dispatch
+// overhead it pays once. So for every layer set S on a configuration of
+// proc, Subgraph(lg, S, on) ≥ DispatchLowerBound(proc) + Σ_{l ∈ S}
+// LayerLowerBound(lg, l, on). Package sim's UpperBound charges it once per
+// model and request, since every model runs at least one subgraph.
+func (a *Analytic) DispatchLowerBound(proc int) time.Duration {
+	if proc < 0 || proc >= len(a.p.Processors) {
+		return 0
+	}
+	dispatch, _ := a.overheads(proc)
+	return time.Duration(math.Floor(dispatch))
+}

@@ -57,6 +57,9 @@ func TestLayerLowerBound(t *testing.T) {
 						if sum > whole {
 							t.Fatalf("%s %s layers %s on %v: bounds sum to %v, above the subgraph's %v", preset, name, set.Key(), c, sum, whole)
 						}
+						if d := a.DispatchLowerBound(p); sum+d > whole {
+							t.Fatalf("%s %s layers %s on %v: bounds sum to %v, plus dispatch %v above the subgraph's %v", preset, name, set.Key(), c, sum, d, whole)
+						}
 					}
 				}
 			}

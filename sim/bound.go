@@ -26,6 +26,14 @@ type LayerLowerBounder interface {
 	LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config) (time.Duration, error)
 }
 
+// DispatchLowerBounder is an optional extension of LayerLowerBounder: for
+// every layer set S on a configuration of processor p,
+// Subgraph(lg, S, c) ≥ DispatchLowerBound(p) + Σ_{l ∈ S} LayerLowerBound(lg, l, c)
+// (the dispatch overhead every subgraph pays once).
+type DispatchLowerBounder interface {
+	DispatchLowerBound(proc int) time.Duration
+}
+
 // Bound is a proven upper bound on the max sustainable rate scale of any plan.
 type Bound struct {
 	// Scale is the bound; 0 when some group cannot meet its deadline at any
@@ -315,6 +323,32 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 			}
 		}
 	}
+	// Every model runs at least one subgraph per request, which pays its
+	// processor's dispatch overhead on top of its layers' bounds: one more
+	// item per model and request, on any processor that runs one of its
+	// layers.
+	if dlb, ok := est.(DispatchLowerBounder); ok && hasLB {
+		for _, g := range w.Groups {
+			rate := float64(time.Second) / float64(g.Period)
+			for _, name := range g.Models {
+				t := make([]float64, nproc)
+				anyCost := false
+				for p := range t {
+					t[p] = math.Inf(1)
+					for _, f := range figs[name] {
+						if f.per[p] >= 0 {
+							t[p] = rate * dlb.DispatchLowerBound(p).Seconds()
+							anyCost = anyCost || t[p] > 0
+							break
+						}
+					}
+				}
+				if anyCost {
+					items = append(items, t)
+				}
+			}
+		}
+	}
 	caps := make([]float64, nproc)
 	for p, pr := range pl.Processors {
 		caps[p] = float64(max(pr.Concurrency, 1))
@@ -322,7 +356,7 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 	if load := dualLoadBound(items, caps); load > 0 {
 		if s := 1 / load; s < b.Scale {
 			b.Scale = s
-			b.Why = fmt.Sprintf("fractional assignment of every layer to the processors that can run it (LP dual): the least possible maximum load is at least %.4g at scale 1", load)
+			b.Why = fmt.Sprintf("fractional assignment of every layer (and one dispatch per model) to the processors that can run it (LP dual): the least possible maximum load is at least %.4g at scale 1", load)
 		}
 	}
 	if math.IsInf(b.Scale, 1) {

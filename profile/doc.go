@@ -25,10 +25,17 @@
 // processor is measured and its figures stand for every member (Twins), so
 // a 16-core host is profiled as fast as a one-core one.
 //
-// Estimator implements cost.Estimator: a measured median for an exact match
-// of (model hash, layer set, processor class, backend, dtype, input shapes)
-// on the device, else the base estimator's figure; Misses counts the
-// distinct subgraphs that fell back.
+// In-situ measurements (Store.PutInSitu, written by inlay run --record)
+// are a subgraph's times inside a real run: from the runtime handing it to
+// its worker to the runtime taking its report, among the other models'
+// work and with the cores idling between requests. They sit in a table of
+// their own (the calibration never sees them) under the same keys.
+//
+// Estimator implements cost.Estimator: for an exact match of (model hash,
+// layer set, processor class, backend, dtype, input shapes) on the device,
+// the in-situ mean when there is one, else the measured median; otherwise
+// the base estimator's figure. Misses counts the distinct subgraphs that
+// fell back.
 //
 // Calibrate fits each processor class's cost.Efficiency (compute efficiency
 // per operator class, memory efficiency, the saturation size, the dispatch

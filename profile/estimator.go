@@ -48,6 +48,7 @@ type Estimator struct {
 	twins   []int
 	figures map[Key]time.Duration
 	models  map[string]bool
+	insitu  int
 	err     error
 
 	mu     sync.Mutex
@@ -62,7 +63,10 @@ var _ cost.Estimator = (*Estimator)(nil)
 // base. base must know its platform (a Platform() *hw.Platform method, as
 // *cost.Analytic has) to name processors; when it does not, or the store
 // cannot be read, every query falls back to base and Err says why.
-// Measurements that recorded an error are not used.
+// Measurements that recorded an error are not used. An in-situ
+// measurement's mean (InSitu: the subgraph's time inside a real run, the
+// runtime's delays included) replaces the profiler's median for its key:
+// it is what the runtime will see again.
 func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 	e := &Estimator{base: base, device: device, figures: map[Key]time.Duration{}, models: map[string]bool{}, missed: map[Key]bool{}, hit: map[Key]bool{}}
 	pb, ok := base.(interface{ Platform() *hw.Platform })
@@ -86,8 +90,24 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 			e.models[r.Model] = true
 		}
 	}
+	situ, err := st.InSituRecords(device)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	for _, r := range situ {
+		if r.Reps > 0 && r.Mean > 0 {
+			e.figures[r.Key] = r.Mean
+			e.models[r.Model] = true
+			e.insitu++
+		}
+	}
 	return e
 }
+
+// InSitu is the number of in-situ measurements it holds (each replaces or
+// adds to the profiler's figure for its key).
+func (e *Estimator) InSitu() int { return e.insitu }
 
 // Err says why the estimator could not read measurements (nil when it could).
 func (e *Estimator) Err() error { return e.err }
@@ -113,15 +133,29 @@ func (e *Estimator) Transfer(bytes int64, from, to int) time.Duration {
 // Key returns the store key that a subgraph on a config looks up: the
 // config's processor is replaced by its twin (see Twins).
 func (e *Estimator) Key(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (Key, error) {
-	if e.pl == nil || on.Proc < 0 || on.Proc >= len(e.pl.Processors) {
+	if e.pl == nil {
+		return Key{}, fmt.Errorf("profile: processor %d is not on the platform", on.Proc)
+	}
+	return subgraphKey(e.device, e.pl, e.twins, lg, set, on)
+}
+
+// SubgraphKey is the store key of a subgraph on a config of platform pl,
+// measured on device: the key an Estimator looks up (the config's
+// processor replaced by its twin, see Twins).
+func SubgraphKey(device string, pl *hw.Platform, lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (Key, error) {
+	return subgraphKey(device, pl, Twins(pl), lg, set, on)
+}
+
+func subgraphKey(device string, pl *hw.Platform, twins []int, lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (Key, error) {
+	if on.Proc < 0 || on.Proc >= len(pl.Processors) {
 		return Key{}, fmt.Errorf("profile: processor %d is not on the platform", on.Proc)
 	}
 	ins, err := SubgraphInputs(lg, set)
 	if err != nil {
 		return Key{}, err
 	}
-	return Key{Device: e.device, Model: ModelID(lg.Model), Layers: set.Key(),
-		Processor: e.pl.Processors[e.twins[on.Proc]].Name, Backend: on.Backend, DType: on.DType.String(),
+	return Key{Device: device, Model: ModelID(lg.Model), Layers: set.Key(),
+		Processor: pl.Processors[twins[on.Proc]].Name, Backend: on.Backend, DType: on.DType.String(),
 		Shapes: ShapesKey(ins)}, nil
 }
 

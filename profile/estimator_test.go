@@ -135,6 +135,23 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 		t.Error("HasModel is wrong")
 	}
 
+	if e.InSitu() != 0 {
+		t.Errorf("InSitu %d without in-situ measurements", e.InSitu())
+	}
+	// An in-situ measurement stands in for the profiler's figure, and
+	// SubgraphKey names the same key as the estimator's Key.
+	ks, err := SubgraphKey("dev", pl, lg, measuredSet, cfg1)
+	if err != nil || ks != k {
+		t.Fatalf("SubgraphKey = %v, %v; want %v", ks, err, k)
+	}
+	if err := st.PutInSitu(InSitu{Key: k, Mean: 200 * time.Microsecond, Timing: Timing{Median: 150 * time.Microsecond, Reps: 50}}); err != nil {
+		t.Fatal(err)
+	}
+	es := NewEstimator(st, "dev", base)
+	if got, err := es.Subgraph(lg, measuredSet, cfg0); err != nil || got != 200*time.Microsecond || es.InSitu() != 1 {
+		t.Errorf("with an in-situ figure: Subgraph = %v, %v, InSitu %d; want 200µs, 1", got, err, es.InSitu())
+	}
+
 	if e.Transfer(1<<20, 0, 1) != base.Transfer(1<<20, 0, 1) {
 		t.Errorf("Transfer differs from the base's")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,37 @@ CREATE TABLE calibrations (
 	samples     INTEGER NOT NULL,
 	fitted_at   TEXT NOT NULL,
 	PRIMARY KEY (device, processor)
+);` + insituSchema
+
+// insituSchema is the table of in-situ measurements (PutInSitu). It came
+// after schema version 1 was published and is added to older version-1
+// files when they are opened, so it needs no new version.
+const insituSchema = `
+CREATE TABLE IF NOT EXISTS insitu (
+	device      TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	layers      TEXT NOT NULL,
+	processor   TEXT NOT NULL,
+	backend     TEXT NOT NULL,
+	dtype       TEXT NOT NULL,
+	shapes      TEXT NOT NULL,
+	model_name  TEXT NOT NULL,
+	mean_ns     INTEGER NOT NULL,
+	median_ns   INTEGER NOT NULL,
+	p90_ns      INTEGER NOT NULL,
+	min_ns      INTEGER NOT NULL,
+	max_ns      INTEGER NOT NULL,
+	stddev_ns   INTEGER NOT NULL,
+	reps        INTEGER NOT NULL,
+	ort_version TEXT NOT NULL,
+	measured_at TEXT NOT NULL,
+	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
+);
+CREATE TABLE IF NOT EXISTS insitu_arrivals (
+	device         TEXT PRIMARY KEY,
+	lag_ns         INTEGER NOT NULL,
+	requests       INTEGER NOT NULL,
+	recorded_at    TEXT NOT NULL
 );`
 
 // Open opens the store at path, creating the file (and its folder) and the
@@ -178,6 +210,9 @@ func (s *Store) init() error {
 	}
 	if version != SchemaVersion {
 		return fmt.Errorf("schema version %d, this inlay reads version %d", version, SchemaVersion)
+	}
+	if _, err := tx.Exec(insituSchema); err != nil {
+		return err
 	}
 	return tx.Commit()
 }
@@ -283,12 +318,174 @@ func (s *Store) Records(device string) ([]Record, error) {
 	return out, nil
 }
 
+// InSitu is an in-situ measurement: a subgraph's times inside a real run
+// (inlay run --record), each from the runtime handing a run to its worker
+// to the runtime taking its report, so that it counts the runtime's own
+// delays and the slower runs of a subgraph among other work. Mean is the
+// figure the Estimator uses: a request's latency is a sum of such
+// right-skewed times, and the median of a sum is near the sum of their
+// means, well above the sum of their medians.
+type InSitu struct {
+	Key
+	ModelName string
+	Mean      time.Duration
+	Timing
+	ORTVersion string
+	MeasuredAt time.Time
+}
+
+// PutInSitu inserts or replaces an in-situ measurement (a zero MeasuredAt
+// is now). They live apart from the profiler's measurements: Get, Records
+// and the calibration never see them.
+func (s *Store) PutInSitu(r InSitu) error {
+	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
+		return fmt.Errorf("profile: store %s: put in-situ: device, model, layers and processor are required (%s)", s.path, r.Key)
+	}
+	at := r.MeasuredAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err := s.db.Exec(`INSERT INTO insitu (device, model, layers, processor, backend, dtype, shapes,
+		model_name, mean_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
+		model_name = excluded.model_name, mean_ns = excluded.mean_ns, median_ns = excluded.median_ns,
+		p90_ns = excluded.p90_ns, min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns,
+		reps = excluded.reps, ort_version = excluded.ort_version, measured_at = excluded.measured_at`,
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName, int64(r.Mean),
+		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
+		r.ORTVersion, at.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// InSituRecords returns a device's in-situ measurements (all devices'
+// when device is ""), ordered by key.
+func (s *Store) InSituRecords(device string) ([]InSitu, error) {
+	if device == "" {
+		return s.inSituWhere("")
+	}
+	return s.inSituWhere(` WHERE device = ?`, device)
+}
+
+func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
+	q := `SELECT device, model, layers, processor, backend, dtype, shapes, model_name,
+		mean_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at FROM insitu` + where +
+		` ORDER BY device, model, processor, backend, dtype, shapes, layers`
+	rows, err := s.db.Query(q, args...)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	var out []InSitu
+	for rows.Next() {
+		var r InSitu
+		var mean, med, p90, mn, mx, sd int64
+		var at string
+		if err := rows.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
+			&mean, &med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &at); err != nil {
+			return nil, storeError(s.path, err)
+		}
+		r.Mean, r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(mean), time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
+		r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}
+
+// ArrivalLag is a device's arrival lag over the real runs recorded: from a
+// request's scheduled arrival to the runtime taking it (the timer's
+// wake-up), which latency counts and the simulator does not. Lag is what
+// the runs gave (inlay run records each run's median), averaged over their
+// requests.
+type ArrivalLag struct {
+	Lag      time.Duration
+	Requests int
+}
+
+// AddArrivalLag merges a run's arrival lag over requests into the
+// device's (an average weighted by requests).
+func (s *Store) AddArrivalLag(device string, lag time.Duration, requests int) error {
+	if device == "" || requests <= 0 {
+		return fmt.Errorf("profile: store %s: arrival lag: a device and a positive request count are required", s.path)
+	}
+	old, _, err := s.ArrivalLag(device)
+	if err != nil {
+		return err
+	}
+	n := old.Requests + requests
+	mean := (float64(old.Lag)*float64(old.Requests) + float64(lag)*float64(requests)) / float64(n)
+	_, err = s.db.Exec(`INSERT INTO insitu_arrivals (device, lag_ns, requests, recorded_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (device) DO UPDATE SET lag_ns = excluded.lag_ns, requests = excluded.requests,
+		recorded_at = excluded.recorded_at`, device, int64(mean+0.5), n, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// ArrivalLag returns the device's recorded arrival lag; ok is false when
+// there is none.
+func (s *Store) ArrivalLag(device string) (a ArrivalLag, ok bool, err error) {
+	var lag int64
+	err = s.db.QueryRow(`SELECT lag_ns, requests FROM insitu_arrivals WHERE device = ?`, device).Scan(&lag, &a.Requests)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ArrivalLag{}, false, nil
+	}
+	if err != nil {
+		return ArrivalLag{}, false, storeError(s.path, err)
+	}
+	a.Lag = time.Duration(lag)
+	return a, true, nil
+}
+
+// MergeInSitu adds a run's in-situ measurement to the one stored under the
+// same key (PutInSitu when there is none): Reps add up, Mean is the
+// mean over all the runs' samples, Min, Max and Stddev are those of the
+// pooled samples; Median and P90 are the latest run's (quantiles do not
+// merge). Recording every run makes the figures those of the typical load.
+func (s *Store) MergeInSitu(r InSitu) error {
+	old, ok, err := s.inSitu(r.Key)
+	if err != nil {
+		return err
+	}
+	if ok && old.Reps > 0 && r.Reps > 0 {
+		n1, n2 := float64(old.Reps), float64(r.Reps)
+		n := n1 + n2
+		m1, m2 := float64(old.Mean), float64(r.Mean)
+		mean := (n1*m1 + n2*m2) / n
+		// pooled variance from each part's sum of squares about its mean
+		ss := float64(old.Stddev)*float64(old.Stddev)*(n1-1) + float64(r.Stddev)*float64(r.Stddev)*(n2-1) +
+			n1*(m1-mean)*(m1-mean) + n2*(m2-mean)*(m2-mean)
+		r.Mean = time.Duration(mean + 0.5)
+		r.Stddev = time.Duration(math.Sqrt(ss/(n-1)) + 0.5)
+		r.Reps += old.Reps
+		r.Min, r.Max = min(r.Min, old.Min), max(r.Max, old.Max)
+	}
+	return s.PutInSitu(r)
+}
+
+func (s *Store) inSitu(k Key) (InSitu, bool, error) {
+	recs, err := s.inSituWhere(` WHERE device = ? AND model = ? AND layers = ? AND processor = ? AND backend = ? AND dtype = ? AND shapes = ?`,
+		k.Device, k.Model, k.Layers, k.Processor, k.Backend, k.DType, k.Shapes)
+	if err != nil || len(recs) == 0 {
+		return InSitu{}, false, err
+	}
+	return recs[0], true, nil
+}
+
 // DeviceRow is one device that measured into the store.
 type DeviceRow struct {
 	Name, Platform, ORTVersion string
 	UpdatedAt                  time.Time
-	// Measurements counts its rows (failures included).
-	Measurements int
+	// Measurements counts its rows (failures included); InSitu its in-situ
+	// measurements.
+	Measurements, InSitu int
 }
 
 // PutDevice records (or updates) a device and the platform it was profiled
@@ -306,7 +503,8 @@ func (s *Store) PutDevice(name, platform, ortVersion string) error {
 // Devices lists the recorded devices by name.
 func (s *Store) Devices() ([]DeviceRow, error) {
 	rows, err := s.db.Query(`SELECT d.name, d.platform, d.ort_version, d.updated_at,
-		(SELECT COUNT(*) FROM measurements m WHERE m.device = d.name) FROM devices d ORDER BY d.name`)
+		(SELECT COUNT(*) FROM measurements m WHERE m.device = d.name),
+		(SELECT COUNT(*) FROM insitu i WHERE i.device = d.name) FROM devices d ORDER BY d.name`)
 	if err != nil {
 		return nil, storeError(s.path, err)
 	}
@@ -315,7 +513,7 @@ func (s *Store) Devices() ([]DeviceRow, error) {
 	for rows.Next() {
 		var d DeviceRow
 		var at string
-		if err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements); err != nil {
+		if err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements, &d.InSitu); err != nil {
 			return nil, storeError(s.path, err)
 		}
 		d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)

@@ -115,6 +115,106 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 }
 
+func TestStoreInSitu(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A version-1 file from before the in-situ table: opening adds it.
+	if _, err := st.db.Exec(`DROP TABLE insitu`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if st, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	prof := testRecord(1)
+	situ := InSitu{Key: prof.Key, ModelName: "m", Mean: 6000, Timing: Timing{Median: 5000, Reps: 80}, ORTVersion: "1.30.0",
+		MeasuredAt: prof.MeasuredAt}
+	if err := st.Put(prof); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutInSitu(situ); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutDevice("dev", "host", "1.30.0"); err != nil {
+		t.Fatal(err)
+	}
+	// The two tables keep their own figures for one key.
+	if got, _, err := st.Get(prof.Key); err != nil || got.Median != prof.Median {
+		t.Errorf("Get = %v, %v; want the profiler's median %v", got.Median, err, prof.Median)
+	}
+	recs, err := st.InSituRecords("dev")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("InSituRecords = %+v, %v", recs, err)
+	}
+	if got := recs[0]; !got.MeasuredAt.Equal(situ.MeasuredAt) {
+		t.Errorf("MeasuredAt %v, want %v", got.MeasuredAt, situ.MeasuredAt)
+	} else if got.MeasuredAt = situ.MeasuredAt; got != situ {
+		t.Errorf("InSituRecords = %+v\nwant %+v", got, situ)
+	}
+	if recs, _ := st.Records("dev"); len(recs) != 1 || recs[0].Median != prof.Median {
+		t.Errorf("Records holds %+v; want the profiler's one", recs)
+	}
+	devs, err := st.Devices()
+	if err != nil || len(devs) != 1 || devs[0].Measurements != 1 || devs[0].InSitu != 1 {
+		t.Errorf("Devices = %+v, %v", devs, err)
+	}
+	if err := st.PutInSitu(InSitu{}); err == nil {
+		t.Error("PutInSitu of an empty key succeeded")
+	}
+
+	// Merging pools the samples: samples {1,2,3} then {5,7} ms.
+	ms := func(xs ...int) []time.Duration {
+		out := make([]time.Duration, len(xs))
+		for i, x := range xs {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	key := prof.Key
+	key.Layers = "9-9"
+	for _, run := range [][]time.Duration{ms(1, 2, 3), ms(5, 7)} {
+		var sum time.Duration
+		for _, d := range run {
+			sum += d
+		}
+		if err := st.MergeInSitu(InSitu{Key: key, Mean: sum / time.Duration(len(run)), Timing: Summarize(run)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := Summarize(ms(1, 2, 3, 5, 7))
+	recs, _ = st.InSituRecords("dev")
+	var merged InSitu
+	for _, r := range recs {
+		if r.Layers == "9-9" {
+			merged = r
+		}
+	}
+	if merged.Mean != 3600*time.Microsecond || merged.Reps != 5 || merged.Min != all.Min || merged.Max != all.Max ||
+		merged.Stddev != all.Stddev || merged.Median != 6*time.Millisecond {
+		t.Errorf("merged = %+v; want mean 3.6ms, 5 reps, min/max/stddev of %+v, the latest run's median 6ms", merged, all)
+	}
+
+	// Arrival lags average over requests.
+	if _, ok, err := st.ArrivalLag("dev"); ok || err != nil {
+		t.Errorf("ArrivalLag before any: %v, %v", ok, err)
+	}
+	for _, a := range []ArrivalLag{{Lag: 100 * time.Microsecond, Requests: 30}, {Lag: 500 * time.Microsecond, Requests: 10}} {
+		if err := st.AddArrivalLag("dev", a.Lag, a.Requests); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a, ok, err := st.ArrivalLag("dev"); !ok || err != nil || a != (ArrivalLag{Lag: 200 * time.Microsecond, Requests: 40}) {
+		t.Errorf("ArrivalLag = %+v, %v, %v; want 200µs over 40", a, ok, err)
+	}
+	if err := st.AddArrivalLag("dev", time.Millisecond, 0); err == nil {
+		t.Error("AddArrivalLag of no requests succeeded")
+	}
+}
+
 func TestStoreBadFiles(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.db")

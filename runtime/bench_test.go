@@ -41,10 +41,15 @@ groups:
 `},
 }
 
+// overheadSpin is the Config.Spin of BenchmarkOverhead's polling workers
+// (left out with -short).
+const overheadSpin = 200 * time.Microsecond
+
 // BenchmarkOverhead compares a request's latency through the runtime with
 // running the same subgraphs back to back with plain ONNX Runtime calls
 // (package ort) on the same pinned core. The plan puts every subgraph on
-// one core (pinned, or with the workers unpinned: Config.NoPin) and cuts
+// one core (pinned, or with the workers unpinned: Config.NoPin; each with
+// workers that block at once or poll for overheadSpin: Config.Spin) and cuts
 // each model in two, so requests hand tensors between
 // subgraphs. Requests arrive one at a time (period three times the plain
 // latency), so there is no queueing: the difference is what the runtime
@@ -57,16 +62,24 @@ groups:
 func BenchmarkOverhead(b *testing.B) {
 	lib := assets.Require(b, assets.ORTLibrary())
 	for _, wl := range overheadWorkloads {
-		for _, pin := range []bool{true, false} {
-			name := wl.name + "/pinned"
-			if !pin {
-				name = wl.name + "/unpinned"
+		for _, mode := range []struct {
+			name string
+			pin  bool
+			spin time.Duration
+		}{
+			{"pinned", true, 0},
+			{"unpinned", false, 0},
+			{"pinned-spin", true, overheadSpin},
+		} {
+			if mode.spin > 0 && testing.Short() {
+				continue
 			}
-			b.Run(name, func(b *testing.B) {
+			pin := mode.pin
+			b.Run(wl.name+"/"+mode.name, func(b *testing.B) {
 				w := loadWorkload(b, wl.text)
 				pl := hostPlatform(b)
 				p := halvesPlan(b, w, pl.Processors[0].Name)
-				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !pin}
+				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !pin, Spin: mode.spin}
 				c, err := c.withDefaults()
 				if err != nil {
 					b.Fatal(err)

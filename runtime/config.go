@@ -23,6 +23,9 @@ const (
 	MinBacklog = 4
 	// MinDrain is the shortest default drain timeout.
 	MinDrain = time.Second
+	// DefaultArrivalSpin is the default Config.ArrivalSpin: Go's timers
+	// are late by up to a millisecond.
+	DefaultArrivalSpin = time.Millisecond
 )
 
 // Config says what to run and how. Workload (loaded), Platform, Plan,
@@ -73,6 +76,30 @@ type Config struct {
 	// 150–450 µs pinned against 3–60 µs unpinned (Result.HandOff), and a
 	// pinned worker also waits whenever another process holds its core.
 	NoPin bool
+	// ArrivalLag is added to the simulator's predicted latencies
+	// (GroupResult.PredictedP50, PredictedP99): the median arrival lag
+	// (Result.ArrivalLagP50) that earlier runs on this machine saw, which
+	// latency counts and the simulator leaves out. (The median: the lag is
+	// mostly small with rare long delays, and the mean overstates what it
+	// adds to a median latency.) Negative is an error.
+	ArrivalLag time.Duration
+	// ArrivalSpin is how long before the next arrival the event loop stops
+	// sleeping and polls the clock (and the workers' reports) instead:
+	// Go's timers wake up to a millisecond late (a run on the test machine
+	// took its requests 0.5–0.7 ms after their scheduled times, which
+	// latency counts), polling takes them within microseconds. 0 means
+	// DefaultArrivalSpin; negative never polls. The price is up to
+	// ArrivalSpin of CPU time per arrival.
+	ArrivalSpin time.Duration
+	// Spin is how long an idle worker polls its queue before it blocks
+	// (0: it blocks at once; negative is an error). A task handed to a
+	// polling worker starts without a thread wake-up; the price is the
+	// polling's CPU time on the worker's core after each task, which the
+	// event loop and other processes may need. On the shared 2-core test
+	// machine 200 µs of polling made things worse (BenchmarkOverhead: the
+	// report delay rose from 12–40 µs to ~150 µs, and for OCR the hand-off
+	// to ~4 ms); it is for machines with cores to spare.
+	Spin time.Duration
 
 	// wrap, when set, wraps every subgraph's runner (tests inject faults).
 	wrap func(label string, r Runner) Runner
@@ -112,6 +139,18 @@ func (c Config) withDefaults() (Config, error) {
 			longest = max(longest, g.Deadline)
 		}
 		c.DrainTimeout = max(4*longest, MinDrain)
+	}
+	if c.ArrivalLag < 0 {
+		return c, fmt.Errorf("runtime: negative arrival lag %v", c.ArrivalLag)
+	}
+	switch {
+	case c.ArrivalSpin == 0:
+		c.ArrivalSpin = DefaultArrivalSpin
+	case c.ArrivalSpin < 0:
+		c.ArrivalSpin = 0
+	}
+	if c.Spin < 0 {
+		return c, fmt.Errorf("runtime: negative spin %v", c.Spin)
 	}
 	if c.Pool < 0 {
 		return c, fmt.Errorf("runtime: negative pool size %d", c.Pool)

@@ -86,7 +86,13 @@
 // machine, hundreds on a busy one), and the slower runs of subgraphs whose
 // caches cooled while the core idled between requests (a profile measures
 // a subgraph run after run). BenchmarkOverhead measures both against plain
-// ort calls.
+// ort calls. Result.Subgraphs records, per planned subgraph, every run's
+// time as its worker saw it and as the dispatcher did (hand-off to report:
+// what the simulator charges a job); inlay run --record stores their means
+// in the profile store as in-situ measurements, so that the next
+// prediction counts what this one left out. Config.Spin lets idle workers
+// poll their queue for a while instead of sleeping, which saves the
+// thread wake-up of a hand-off when the worker's core is otherwise free.
 //
 // Prediction. Run also simulates the same compiled program at the same
 // scale (sim.Run with the same seed and policy) and reports each group's

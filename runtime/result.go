@@ -41,7 +41,7 @@ type GroupResult struct {
 	// RateHz is the completed requests per second of the arrival window.
 	RateHz float64
 	// PredictedP50 and PredictedP99 are the simulator's figures for the
-	// same program at the same scale.
+	// same program at the same scale, plus Config.ArrivalLag.
 	PredictedP50, PredictedP99 time.Duration
 }
 
@@ -54,6 +54,25 @@ type ProcResult struct {
 	Utilisation float64
 }
 
+// SubgraphResult is what one planned subgraph did in a run: how long its
+// runs took as the runtime saw them. Runs that failed, or that belonged to
+// a request already dropped, are left out.
+type SubgraphResult struct {
+	// Model is the workload model; Index the subgraph's position in the
+	// model's plan; Label its trace label; Processor where it ran.
+	Model     string
+	Index     int
+	Label     string
+	Processor string
+	// Run holds the durations of its ONNX Runtime calls as its worker timed
+	// them. Service holds, per run, the time from the event loop handing
+	// the task over to the event loop taking its report: Run plus the
+	// runtime's hand-off and report delays, the time the dispatcher saw the
+	// processor busy, which is what the simulator charges for a job. Both
+	// in the order the runs ended.
+	Run, Service []time.Duration
+}
+
 // Result is what a run measured.
 type Result struct {
 	Scale float64
@@ -62,6 +81,9 @@ type Result struct {
 	Duration, Elapsed time.Duration
 	Groups            []GroupResult
 	Procs             []ProcResult
+	// Subgraphs are the planned subgraphs in plan order (models as the
+	// plan lists them, then subgraph order) with their in-situ timings.
+	Subgraphs []SubgraphResult
 	// Spans are what really ran (Config.Spans), times since the start;
 	// Lanes the processor names, then the links that carried a transfer.
 	Spans []report.Span
@@ -75,6 +97,11 @@ type Result struct {
 	// simulator counts neither; on a busy machine they are the OS waking
 	// threads).
 	HandOff, Report time.Duration
+	// ArrivalLag and ArrivalLagP50 are the mean and the median delay from
+	// a request's scheduled arrival to the event loop taking it (the
+	// timer's wake-up; latency counts from the scheduled time, and the
+	// simulator does not count it either).
+	ArrivalLag, ArrivalLagP50 time.Duration
 	// Interrupted is true when the context ended the run early.
 	Interrupted bool
 	// Warnings are problems that did not stop the run (warm-up failures).

@@ -73,7 +73,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("prediction: %v", err))
 	} else {
 		for i := range res.Groups {
-			res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50, pred.Groups[i].P99
+			res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50+c.ArrivalLag, pred.Groups[i].P99+c.ArrivalLag
 		}
 		res.PredictedMisses = pred.Misses
 	}
@@ -136,7 +136,11 @@ type loop struct {
 	// sums of the hand-off and report delays over tasks
 	handOff, report time.Duration
 	tasks           int
-	pool            bufPool
+	// arrival lags of the requests that reached the dispatcher
+	lags []time.Duration
+	pool bufPool
+	// subIndex is each subgraph's place in res.Subgraphs.
+	subIndex map[*subgraph]int
 }
 
 func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
@@ -160,6 +164,18 @@ func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
 	}
 	for _, p := range prog.Procs {
 		l.res.Procs = append(l.res.Procs, ProcResult{Name: p.Name})
+	}
+	l.subIndex = map[*subgraph]int{}
+	for _, mp := range c.Plan.Models {
+		for _, s := range pr.byModel[mp.Model] {
+			if _, ok := l.subIndex[s]; ok {
+				continue
+			}
+			l.subIndex[s] = len(l.res.Subgraphs)
+			l.res.Subgraphs = append(l.res.Subgraphs, SubgraphResult{
+				Model: s.model, Index: s.index, Label: s.label, Processor: c.Platform.Processors[s.proc].Name,
+			})
+		}
 	}
 	return l
 }
@@ -209,7 +225,7 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				worker(startp, pi, cores, q, l.done, ready)
+				worker(startp, pi, cores, l.c.Spin, q, l.done, ready)
 			}()
 		}
 	}
@@ -277,23 +293,37 @@ func (l *loop) events(ctx context.Context) error {
 			wake = drainUntil
 		}
 		var tc <-chan time.Time
-		if wake >= 0 {
-			timer.Reset(max(wake-time.Since(l.start), 0))
-			tc = timer.C
-		}
 		var first *done
-		select {
-		case dn := <-l.done:
-			first = &dn
-		case <-tc:
-		case <-ctxDone:
-			ctxDone = nil
-			l.res.Interrupted = true
-			arrivalsOpen = false
-			if err := l.stop(l.now(), "the run was interrupted"); err != nil {
-				return err
+		polled := false
+		if wake >= 0 {
+			left := wake - time.Since(l.start)
+			early := time.Duration(0)
+			if arrivalsOpen {
+				early = c.ArrivalSpin
 			}
-			continue
+			if left <= early {
+				// Close to an arrival: poll rather than sleep (see
+				// Config.ArrivalSpin).
+				first, polled = l.poll(wake), true
+			} else {
+				timer.Reset(max(left-early, 0))
+				tc = timer.C
+			}
+		}
+		if !polled {
+			select {
+			case dn := <-l.done:
+				first = &dn
+			case <-tc:
+			case <-ctxDone:
+				ctxDone = nil
+				l.res.Interrupted = true
+				arrivalsOpen = false
+				if err := l.stop(l.now(), "the run was interrupted"); err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		now := l.now()
 		if first != nil {
@@ -330,6 +360,19 @@ func (l *loop) events(ctx context.Context) error {
 	}
 }
 
+// poll waits for a completion until the run's clock reaches until, without
+// sleeping; nil when none came.
+func (l *loop) poll(until time.Duration) *done {
+	for time.Since(l.start) < until {
+		select {
+		case dn := <-l.done:
+			return &dn
+		default:
+		}
+	}
+	return nil
+}
+
 // arrivals issues every arrival due by now, in (time, group) order.
 func (l *loop) arrivals(now time.Duration) error {
 	for {
@@ -352,6 +395,7 @@ func (l *loop) arrivals(now time.Duration) error {
 			l.last = max(l.last, now)
 			continue
 		}
+		l.lags = append(l.lags, now-at)
 		id, err := l.d.Arrive(best, now)
 		if err != nil {
 			return fmt.Errorf("runtime: %w", err)
@@ -464,9 +508,13 @@ func (l *loop) complete(dn done, now time.Duration) error {
 		l.account(r, ReasonError, fmt.Sprintf("%s: %v", where, dn.err))
 	case r.failed:
 	case j.Kind == dispatch.Compute:
-		for i, name := range l.pr.jobSub[dn.task.Job].outputs {
+		s := l.pr.jobSub[dn.task.Job]
+		for i, name := range s.outputs {
 			r.tensors[tkey{j.Model, name, -1}] = dn.out[i]
 		}
+		sr := &l.res.Subgraphs[l.subIndex[s]]
+		sr.Run = append(sr.Run, dn.end-dn.start)
+		sr.Service = append(sr.Service, max(now-dn.sent, dn.end-dn.start))
 	default:
 		for i, name := range l.pr.jobCopy[dn.task.Job] {
 			r.tensors[tkey{j.Model, name, j.Subgraph}] = dn.out[i]
@@ -570,6 +618,15 @@ func (l *loop) finish() *Result {
 	res.Elapsed = l.last
 	if l.tasks > 0 {
 		res.HandOff, res.Report = l.handOff/time.Duration(l.tasks), l.report/time.Duration(l.tasks)
+	}
+	if n := len(l.lags); n > 0 {
+		var sum time.Duration
+		for _, d := range l.lags {
+			sum += d
+		}
+		res.ArrivalLag = sum / time.Duration(n)
+		sort.Slice(l.lags, func(i, j int) bool { return l.lags[i] < l.lags[j] })
+		res.ArrivalLagP50 = percentile(l.lags, 0.5)
 	}
 	for pi := range res.Procs {
 		if res.Elapsed > 0 {

@@ -187,6 +187,34 @@ func TestRun(t *testing.T) {
 	if len(res.Warnings) > 0 {
 		t.Errorf("warnings: %v", res.Warnings)
 	}
+	// Every planned subgraph reports one in-situ sample per completed run,
+	// its service time never shorter than the run itself.
+	planned := 0
+	for _, mp := range c.Plan.Models {
+		planned += len(mp.Subgraphs)
+	}
+	if len(res.Subgraphs) != planned {
+		t.Fatalf("%d subgraph results, the plan has %d subgraphs", len(res.Subgraphs), planned)
+	}
+	runs := 0
+	for _, sr := range res.Subgraphs {
+		if len(sr.Run) == 0 || len(sr.Run) != len(sr.Service) || sr.Processor == "" || sr.Label == "" {
+			t.Errorf("subgraph %s[%d] on %q: %d runs, %d service samples", sr.Model, sr.Index, sr.Processor, len(sr.Run), len(sr.Service))
+		}
+		for i := range sr.Run {
+			if sr.Run[i] <= 0 || sr.Service[i] < sr.Run[i] {
+				t.Errorf("%s: run %v, service %v", sr.Label, sr.Run[i], sr.Service[i])
+			}
+		}
+		runs += len(sr.Run)
+	}
+	procRuns := 0
+	for _, p := range res.Procs {
+		procRuns += p.Runs
+	}
+	if runs != procRuns {
+		t.Errorf("subgraph results count %d runs, the processors %d", runs, procRuns)
+	}
 }
 
 // TestOverload runs at twice the rate scale the simulator finds
@@ -377,5 +405,29 @@ func TestTransfers(t *testing.T) {
 	}
 	if len(res.Lanes) != 3 {
 		t.Errorf("lanes %v: want the two processors and the link", res.Lanes)
+	}
+}
+
+// TestSpin: workers that poll their queue before sleeping run the same
+// requests to the same end; a negative spin is refused.
+func TestSpin(t *testing.T) {
+	c := testConfig(t)
+	c.Spin = 100 * time.Microsecond
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounts(t, res)
+	for _, g := range res.Groups {
+		if g.Requests < 20 || g.Completed != g.Requests {
+			t.Errorf("group %s: %d requests, %d completed, drops %v", g.Name, g.Requests, g.Completed, g.Drops)
+		}
+	}
+	if res.ArrivalLag < 0 || res.HandOff < 0 {
+		t.Errorf("arrival lag %v, hand-off %v", res.ArrivalLag, res.HandOff)
+	}
+	c.Spin = -time.Microsecond
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "negative spin") {
+		t.Errorf("negative spin: %v", err)
 	}
 }

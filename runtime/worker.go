@@ -40,7 +40,7 @@ type done struct {
 // the thread. *start is the run's start: the loop sets it after every
 // worker is ready and before it sends any work, and the receipt of a task
 // orders that write before the worker's reads.
-func worker(start *time.Time, proc int, cores []int, queue <-chan work, out chan<- done, ready chan<- error) {
+func worker(start *time.Time, proc int, cores []int, spin time.Duration, queue <-chan work, out chan<- done, ready chan<- error) {
 	if len(cores) > 0 {
 		goruntime.LockOSThread()
 		restore, err := pinThread(cores)
@@ -56,13 +56,38 @@ func worker(start *time.Time, proc int, cores []int, queue <-chan work, out chan
 		}()
 	}
 	ready <- nil
-	for w := range queue {
+	for {
+		w, ok := next(queue, spin)
+		if !ok {
+			return
+		}
 		t0 := *start
 		d := done{task: w.task, proc: proc, link: -1, sent: w.sent, start: time.Since(t0)}
 		d.out, d.err = w.sub.runner.Run(w.in)
 		d.end = time.Since(t0)
 		out <- d
 	}
+}
+
+// next takes the next task from the queue, polling it for up to spin
+// before blocking (see Config.Spin): a task handed to a worker that
+// polls starts without the OS waking a thread.
+func next(queue <-chan work, spin time.Duration) (work, bool) {
+	if spin > 0 {
+		until := time.Now().Add(spin)
+		for {
+			select {
+			case w, ok := <-queue:
+				return w, ok
+			default:
+			}
+			if !time.Now().Before(until) {
+				break
+			}
+		}
+	}
+	w, ok := <-queue
+	return w, ok
 }
 
 // transfer copies a transfer task's tensors on its own goroutine (links

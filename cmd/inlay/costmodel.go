@@ -83,6 +83,9 @@ func costModel(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload) (est c
 	note = func() string {
 		s := fmt.Sprintf("profiles: %d measurement(s) of %s from %s; %d subgraph(s) answered from them, %d had no measurement and fell back to the %s model",
 			pe.Len(), device, path, pe.Hits(), pe.Misses(), model)
+		if n := pe.InSitu(); n > 0 {
+			s += fmt.Sprintf("; %d in-situ measurement(s) (inlay run --record) stand in for the profiler's", n)
+		}
 		if len(unmeasured) > 0 {
 			s += fmt.Sprintf(" (never profiled or changed since: %s)", strings.Join(unmeasured, ", "))
 		}
@@ -102,7 +105,7 @@ func storeDevice(st *profile.Store, pl *hw.Platform) (string, error) {
 		}
 		local := profile.LocalDeviceName()
 		for _, d := range devs {
-			if d.Name == local && d.Platform == pl.Name && d.Measurements > 0 {
+			if d.Name == local && d.Platform == pl.Name && d.Measurements+d.InSitu > 0 {
 				return local, nil
 			}
 		}

@@ -15,7 +15,9 @@ import (
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/runtime"
 	"github.com/inlay-dev/inlay/workload"
@@ -23,11 +25,11 @@ import (
 
 type runFlags struct {
 	plan, platform, trace, ortLib string
-	duration, drain               time.Duration
+	duration, drain, spin         time.Duration
 	scale                         float64
 	seed                          int64
 	backlog                       int
-	dropLate, json, noPin         bool
+	dropLate, json, noPin, record bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -45,7 +47,18 @@ flight; deadline: with --drop-late; error: ONNX Runtime failed in a
 subgraph; shutdown: still in flight at the end or on Ctrl-C). The report
 puts the measured latencies beside the simulator's prediction for the same
 plan and rate, with the cost model of inlay plan (the profile store's
-measurements when --profiles has them).`,
+measurements when --profiles has them).
+
+--record adds each subgraph's in-situ times (from the runtime handing a
+run to its worker to taking its report: the ONNX Runtime call as it runs
+among the other work, plus the runtime's own delays) to the profile store
+as in-situ measurements of this machine, merged with those of earlier
+recorded runs; plan, simulate and later runs predict with their mean
+instead of the profiler's median, which times each subgraph alone, run
+after run. It also records the run's median arrival lag (the timer's
+wake-up: from a request's scheduled arrival to the runtime taking it),
+which later runs add to the simulator's predicted latencies. Record with
+the plan and rate you will run.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -65,6 +78,8 @@ measurements when --profiles has them).`,
 	fl.IntVar(&f.backlog, "backlog", 0, "requests of one group in flight beyond which arrivals are dropped as overloaded\n(0: twice the requests that arrive within a deadline, at least 4; -1: no bound)")
 	fl.BoolVar(&f.dropLate, "drop-late", false, "drop a request when one of its subgraphs would start after its deadline")
 	fl.BoolVar(&f.noPin, "no-pin", false, "leave the workers of the host's processors unpinned (for a machine shared with other work)")
+	fl.DurationVar(&f.spin, "spin", 0, "how long an idle worker polls its queue before it sleeps (e.g. 200us: faster hand-offs, at the cost of CPU time)")
+	fl.BoolVar(&f.record, "record", false, "store the subgraphs' in-situ times in the profile store (--profiles)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
 	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
@@ -73,22 +88,27 @@ measurements when --profiles has them).`,
 
 // runJSON is the --json output.
 type runJSON struct {
-	Workload        string         `json:"workload"`
-	Platform        string         `json:"platform"`
-	Planner         string         `json:"planner"`
-	Scale           float64        `json:"scale"`
-	DurationS       float64        `json:"duration_s"`
-	ElapsedS        float64        `json:"elapsed_s"`
-	Interrupted     bool           `json:"interrupted"`
-	ZeroCopy        int64          `json:"zero_copy_handoffs"`
-	Copied          int64          `json:"copied_tensors"`
-	HandOffMS       float64        `json:"hand_off_ms"`
-	ReportMS        float64        `json:"report_ms"`
-	CostModel       string         `json:"cost_model,omitempty"`
-	PredictedMisses string         `json:"predicted_misses,omitempty"`
-	Warnings        []string       `json:"warnings,omitempty"`
-	Groups          []runGroupJSON `json:"groups"`
-	Procs           []runProcJSON  `json:"processors"`
+	Workload        string  `json:"workload"`
+	Platform        string  `json:"platform"`
+	Planner         string  `json:"planner"`
+	Scale           float64 `json:"scale"`
+	DurationS       float64 `json:"duration_s"`
+	ElapsedS        float64 `json:"elapsed_s"`
+	Interrupted     bool    `json:"interrupted"`
+	ZeroCopy        int64   `json:"zero_copy_handoffs"`
+	Copied          int64   `json:"copied_tensors"`
+	HandOffMS       float64 `json:"hand_off_ms"`
+	ReportMS        float64 `json:"report_ms"`
+	ArrivalLagMS    float64 `json:"arrival_lag_ms"`
+	ArrivalLagP50MS float64 `json:"arrival_lag_p50_ms"`
+	// PredictedArrivalLagMS is the recorded arrival lag included in the
+	// predicted latencies.
+	PredictedArrivalLagMS float64        `json:"predicted_arrival_lag_ms"`
+	CostModel             string         `json:"cost_model,omitempty"`
+	PredictedMisses       string         `json:"predicted_misses,omitempty"`
+	Warnings              []string       `json:"warnings,omitempty"`
+	Groups                []runGroupJSON `json:"groups"`
+	Procs                 []runProcJSON  `json:"processors"`
 }
 
 type runGroupJSON struct {
@@ -149,14 +169,31 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
+	if f.record {
+		// The store --record writes to may not exist yet.
+		path := cmd.Flags().Lookup("profiles").Value.String()
+		if path == "" {
+			return fmt.Errorf("--record needs a profile store (--profiles)")
+		}
+		st, err := profile.Open(path)
+		if err != nil {
+			return err
+		}
+		st.Close()
+	}
 	est, note, err := costModel(cmd, pl, w)
 	if err != nil {
 		return err
 	}
+	lag, err := recordedArrivalLag(cmd)
+	if err != nil {
+		return err
+	}
 	cfg := runtime.Config{
-		Workload: w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
+		ArrivalLag: lag,
+		Workload:   w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
-		Spans: f.trace != "", NoPin: f.noPin,
+		Spans: f.trace != "", NoPin: f.noPin, Spin: f.spin,
 	}
 	if f.dropLate {
 		cfg.Policy = dispatch.DropLate
@@ -168,6 +205,13 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
+	if f.record {
+		n, err := recordInSitu(cmd, pl, w, p, res, f.ortLib)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "recorded the in-situ times of %d subgraph(s) in %s\n", n, cmd.Flags().Lookup("profiles").Value.String())
+	}
 	if f.trace != "" {
 		if err := writeFile(f.trace, func(fw io.Writer) error {
 			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
@@ -177,7 +221,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, note())
+		return runJSONOut(out, workloadPath, pl, p, res, lag, note())
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -204,7 +248,11 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := report.Text(out, s); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
+	if lag > 0 {
+		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus the arrival lag of %v that recorded runs saw):\n", lag.Round(time.Microsecond))
+	} else {
+		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tp99\tpredicted p99\tdropped (reasons)")
 	for _, g := range res.Groups {
@@ -226,8 +274,8 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		}
 	}
 	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
-	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v\n",
-		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond))
+	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v; per request: arrival lag %v (median %v)\n",
+		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond), res.ArrivalLag.Round(time.Microsecond), res.ArrivalLagP50.Round(time.Microsecond))
 	return nil
 }
 
@@ -238,11 +286,11 @@ func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", msOf(d))
 }
 
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, note string) error {
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string) error {
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
-		ZeroCopy: res.ZeroCopy, Copied: res.Copied, HandOffMS: msOf(res.HandOff), ReportMS: msOf(res.Report), CostModel: note, PredictedMisses: res.PredictedMisses,
+		ZeroCopy: res.ZeroCopy, Copied: res.Copied, HandOffMS: msOf(res.HandOff), ReportMS: msOf(res.Report), ArrivalLagMS: msOf(res.ArrivalLag), ArrivalLagP50MS: msOf(res.ArrivalLagP50), PredictedArrivalLagMS: msOf(lag), CostModel: note, PredictedMisses: res.PredictedMisses,
 		Warnings: res.Warnings, Groups: []runGroupJSON{}, Procs: []runProcJSON{},
 	}
 	for _, g := range res.Groups {
@@ -263,4 +311,83 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
+}
+
+// recordInSitu stores each subgraph's in-situ timing (the runtime's
+// Service samples) in the --profiles store as this machine's in-situ
+// measurements, keyed as the estimator looks them up; it returns how many
+// it stored. Subgraphs that never completed a run are skipped.
+func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *plan.Plan, res *runtime.Result, ortLib string) (int, error) {
+	st, err := profile.Open(cmd.Flags().Lookup("profiles").Value.String())
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	rt, err := ort.Open(ortLib)
+	if err != nil {
+		return 0, err
+	}
+	device := profile.LocalDeviceName()
+	if err := st.PutDevice(device, pl.Name, rt.Version()); err != nil {
+		return 0, err
+	}
+	subs := map[string][]plan.Subgraph{}
+	for _, mp := range p.Models {
+		subs[mp.Model] = mp.Subgraphs
+	}
+	n := 0
+	for _, sr := range res.Subgraphs {
+		m := w.Model(sr.Model)
+		if len(sr.Service) == 0 || m == nil || m.Layers == nil || sr.Index >= len(subs[sr.Model]) {
+			continue
+		}
+		sg := subs[sr.Model][sr.Index]
+		cfg, err := sg.Config(pl)
+		if err != nil {
+			return n, fmt.Errorf("--record: %s: %w", sr.Label, err)
+		}
+		k, err := profile.SubgraphKey(device, pl, m.Layers, sg.Layers, cfg)
+		if err != nil {
+			return n, fmt.Errorf("--record: %s: %w", sr.Label, err)
+		}
+		var sum time.Duration
+		for _, d := range sr.Service {
+			sum += d
+		}
+		rec := profile.InSitu{Key: k, ModelName: sr.Model, Mean: sum / time.Duration(len(sr.Service)),
+			Timing: profile.Summarize(sr.Service), ORTVersion: rt.Version()}
+		if err := st.MergeInSitu(rec); err != nil {
+			return n, err
+		}
+		n++
+	}
+	requests := 0
+	for _, g := range res.Groups {
+		requests += g.Requests
+	}
+	if requests > 0 {
+		if err := st.AddArrivalLag(device, res.ArrivalLagP50, requests); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// recordedArrivalLag is this machine's arrival lag recorded in the
+// --profiles store by earlier runs (0 when there is no store or none).
+func recordedArrivalLag(cmd *cobra.Command) (time.Duration, error) {
+	fl := cmd.Flags().Lookup("profiles")
+	if fl == nil || fl.Value.String() == "" {
+		return 0, nil
+	}
+	if _, err := os.Stat(fl.Value.String()); err != nil {
+		return 0, nil // costModel says what is wrong with the path
+	}
+	st, err := profile.Open(fl.Value.String())
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	a, _, err := st.ArrivalLag(profile.LocalDeviceName())
+	return a.Lag, err
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/profile"
 )
 
 // runVoiceWorkload is the voice pipeline of the real models on the host.
@@ -95,5 +98,57 @@ func TestRunCommand(t *testing.T) {
 	out, err = execInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
 	if err == nil || !strings.Contains(err.Error(), "which platform host lacks") {
 		t.Errorf("plan on missing cores: %v\n%s", err, out)
+	}
+}
+
+// TestRunRecord records a run's in-situ subgraph times into a new store;
+// simulate then predicts with them.
+func TestRunRecord(t *testing.T) {
+	lib := assets.Require(t, assets.ORTLibrary())
+	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
+		assets.Require(t, assets.ModelPath(f))
+	}
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "voice.yaml")
+	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile, "--profiles", ""); err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
+		t.Errorf("--record without a store succeeded\n%s", out)
+	}
+	store := filepath.Join(dir, "p.db")
+	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", store)
+	if err != nil {
+		t.Fatalf("run --record: %v\n%s", err, out)
+	}
+	p, err := plan.Load(planFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subgraphs := 0
+	for _, mp := range p.Models {
+		subgraphs += len(mp.Subgraphs)
+	}
+	st, err := profile.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.InSituRecords(profile.LocalDeviceName())
+	st.Close()
+	if err != nil || len(recs) != subgraphs {
+		t.Fatalf("in-situ records %d, %v; the plan has %d subgraphs\n%s", len(recs), err, subgraphs, out)
+	}
+	for _, r := range recs {
+		if r.Mean <= 0 || r.Reps == 0 || r.Min > r.Mean || r.Mean > r.Max {
+			t.Errorf("in-situ record %+v", r)
+		}
+	}
+	out, err = execInlay(t, "simulate", wl, "--plan", planFile, "--scale", "1", "--profiles", store)
+	if err != nil || !strings.Contains(out, fmt.Sprintf("%d in-situ measurement(s)", subgraphs)) {
+		t.Errorf("simulate with the recorded store: %v\n%s", err, out)
 	}
 }

@@ -377,16 +377,37 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 //
 // whose dual is max Σ_i min_p λ_p t_ip over λ ≥ 0 with Σ_p λ_p cap_p = 1.
 // By weak duality every such λ gives a lower bound on L, so the bound stays
-// valid however well λ is optimised; we improve it by exponentiated
-// (mirror) subgradient ascent on w_p = λ_p cap_p over the simplex and keep
-// the best value, shaved by 1e-9 against rounding. The Hall bound of (b)
-// is the special case λ = 1_S / cap(S); this one is never looser once its
-// starting points include those sets' optimum, and is usually much tighter
-// on unlike processors. O(iterations · items · processors).
+// valid however well λ is optimised (FluidDual); the best value is shaved
+// by 1e-9 against rounding. The Hall bound of (b) is the special case
+// λ = 1_S / cap(S), and this one is usually much tighter on unlike
+// processors.
 func dualLoadBound(items [][]float64, caps []float64) float64 {
+	d := FluidDual(items, caps, 3000, 0)
+	return d.Value * (1 - 1e-9)
+}
+
+// Dual is the result of FluidDual.
+type Dual struct {
+	// Value is the best dual objective found: a lower bound on the least
+	// maximum load of any fractional assignment.
+	Value float64
+	// Weights attain Value: w_p = λ_p·cap_p, on the simplex.
+	Weights []float64
+	// Snapshots are iterates taken at evenly spread points of the ascent
+	// (as many as asked), for planners that want several price vectors.
+	Snapshots [][]float64
+}
+
+// FluidDual maximises the dual of the fluid load problem (see
+// dualLoadBound) by exponentiated (mirror) subgradient ascent on the
+// weights w_p = λ_p·cap_p over the simplex, from uniform weights, with step
+// 2/√(k+1) on the gradient normalised by its largest entry and weights kept
+// above 1e-9; it keeps the best iterate. Deterministic.
+// O(iters · items · processors).
+func FluidDual(items [][]float64, caps []float64, iters, snapshots int) Dual {
 	n := len(caps)
-	if n == 0 || len(items) == 0 {
-		return 0
+	if n == 0 {
+		return Dual{}
 	}
 	value := func(w []float64, grad []float64) float64 {
 		for p := range grad {
@@ -396,13 +417,12 @@ func dualLoadBound(items [][]float64, caps []float64) float64 {
 		for _, t := range items {
 			best, arg := math.Inf(1), -1
 			for p, tp := range t {
-				if v := w[p] / caps[p] * tp; w[p] > 0 && v < best {
+				if v := w[p] / caps[p] * tp; v < best {
 					best, arg = v, p
 				}
 			}
 			if arg < 0 {
-				// Only processors of zero weight can run it: it costs nothing.
-				continue
+				continue // runs nowhere: no constraint
 			}
 			f += best
 			grad[arg] += t[arg] / caps[arg]
@@ -414,12 +434,14 @@ func dualLoadBound(items [][]float64, caps []float64) float64 {
 		w[p] = 1 / float64(n)
 	}
 	grad := make([]float64, n)
-	best := value(w, grad)
-	const iters = 3000
+	d := Dual{Value: math.Inf(-1)}
 	for it := 0; it < iters; it++ {
 		f := value(w, grad)
-		if f > best {
-			best = f
+		if f > d.Value {
+			d.Value, d.Weights = f, append([]float64(nil), w...)
+		}
+		if snapshots > 0 && it%(iters/snapshots+1) == iters/(2*snapshots) {
+			d.Snapshots = append(d.Snapshots, append([]float64(nil), w...))
 		}
 		gmax := 0.0
 		for _, g := range grad {
@@ -432,14 +454,17 @@ func dualLoadBound(items [][]float64, caps []float64) float64 {
 		sum := 0.0
 		for p := range w {
 			w[p] *= math.Exp(eta * (grad[p]/gmax - 1))
-			w[p] = math.Max(w[p], 1e-12)
+			w[p] = math.Max(w[p], 1e-9)
 			sum += w[p]
 		}
 		for p := range w {
 			w[p] /= sum
 		}
 	}
-	return best * (1 - 1e-9)
+	if math.IsInf(d.Value, -1) {
+		d.Value = 0
+	}
+	return d
 }
 
 func subset(a, b []bool) bool {

@@ -2,6 +2,7 @@ package inlay
 
 import (
 	"errors"
+	"github.com/inlay-dev/inlay/sim"
 	"math"
 	"sort"
 	"time"
@@ -134,65 +135,33 @@ func newPrices(sp *space.Space, rate []float64) (*prices, error) {
 	return f, nil
 }
 
-// dual runs exponentiated subgradient ascent on the fluid problem's
-// Lagrangian dual (as sim's upper bound does, here on the planner's own
-// marginal costs) and returns the best weights found (w_p = λ_p·cap_p on
-// the simplex) followed by a few iterates of the trajectory.
+// dual maximises the fluid problem's Lagrangian dual (sim.FluidDual, as
+// sim's upper bound does, here on the planner's own marginal costs) and
+// returns the best weights found (w_p = λ_p·cap_p on the simplex) followed
+// by four iterates of the trajectory.
 func (f *prices) dual(iters int) [][]float64 {
 	nres := len(f.caps)
-	w := make([]float64, nres)
-	for p := range w {
-		w[p] = 1 / float64(nres)
-	}
-	grad := make([]float64, nres)
-	var best []float64
-	bestV := math.Inf(-1)
-	var traj [][]float64
-	for it := 0; it < iters; it++ {
-		for p := range grad {
-			grad[p] = 0
-		}
-		v := 0.0
-		for i, c := range f.cost {
-			for _, t := range c {
-				bv, arg := math.Inf(1), -1
-				for p := 0; p < f.nproc; p++ {
-					if x := w[p] / f.caps[p] * t[p]; x < bv {
-						bv, arg = x, p
-					}
+	var items [][]float64
+	for i, c := range f.cost {
+		for _, t := range c {
+			item := make([]float64, nres)
+			for p := range item {
+				item[p] = math.Inf(1)
+				if p < f.nproc {
+					item[p] = f.rate[i] * t[p]
 				}
-				if arg < 0 {
-					continue
-				}
-				v += f.rate[i] * bv
-				grad[arg] += f.rate[i] * t[arg] / f.caps[arg]
 			}
-		}
-		if v > bestV {
-			bestV, best = v, append([]float64(nil), w...)
-		}
-		if it%(iters/4+1) == iters/8 {
-			traj = append(traj, append([]float64(nil), w...))
-		}
-		gmax := 0.0
-		for _, g := range grad {
-			gmax = math.Max(gmax, g)
-		}
-		if gmax <= 0 {
-			break
-		}
-		eta := 2.0 / math.Sqrt(float64(it+1))
-		sum := 0.0
-		for p := range w {
-			w[p] *= math.Exp(eta * (grad[p]/gmax - 1))
-			w[p] = math.Max(w[p], 1e-9)
-			sum += w[p]
-		}
-		for p := range w {
-			w[p] /= sum
+			items = append(items, item)
 		}
 	}
-	return append([][]float64{best}, traj...)
+	d := sim.FluidDual(items, f.caps, iters, 4)
+	if d.Weights == nil {
+		d.Weights = make([]float64, nres)
+		for p := range d.Weights {
+			d.Weights[p] = 1 / float64(nres)
+		}
+	}
+	return append([][]float64{d.Weights}, d.Snapshots...)
 }
 
 // assign is the price-directed assignment of every model: per model a

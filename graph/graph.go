@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"github.com/inlay-dev/inlay/internal/intheap"
 	"sort"
 )
 
@@ -219,20 +220,20 @@ func (m *Model) TopoOrder() ([]int, error) {
 			}
 		}
 	}
-	h := &intHeap{}
+	h := &intheap.Heap{}
 	for i, d := range indeg {
 		if d == 0 {
-			h.push(i)
+			h.Push(i)
 		}
 	}
 	order := make([]int, 0, len(m.Nodes))
-	for h.len() > 0 {
-		id := h.pop()
+	for h.Len() > 0 {
+		id := h.Pop()
 		order = append(order, id)
 		for _, s := range m.successors(id) {
 			indeg[s]--
 			if indeg[s] == 0 {
-				h.push(s)
+				h.Push(s)
 			}
 		}
 	}
@@ -316,42 +317,4 @@ func (m *Model) Params() int64 {
 		}
 	}
 	return p
-}
-
-type intHeap struct{ a []int }
-
-func (h *intHeap) len() int { return len(h.a) }
-func (h *intHeap) push(x int) {
-	h.a = append(h.a, x)
-	i := len(h.a) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if h.a[p] <= h.a[i] {
-			break
-		}
-		h.a[p], h.a[i] = h.a[i], h.a[p]
-		i = p
-	}
-}
-func (h *intHeap) pop() int {
-	top := h.a[0]
-	last := len(h.a) - 1
-	h.a[0] = h.a[last]
-	h.a = h.a[:last]
-	i := 0
-	for {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < len(h.a) && h.a[l] < h.a[s] {
-			s = l
-		}
-		if r < len(h.a) && h.a[r] < h.a[s] {
-			s = r
-		}
-		if s == i {
-			break
-		}
-		h.a[i], h.a[s] = h.a[s], h.a[i]
-		i = s
-	}
-	return top
 }

@@ -3,6 +3,7 @@ package heft
 import (
 	"errors"
 	"fmt"
+	"github.com/inlay-dev/inlay/internal/intheap"
 	"math"
 	"sort"
 )
@@ -216,21 +217,21 @@ func topoOrder(n int, edges []Edge, succ [][]int) ([]int, error) {
 	for _, e := range edges {
 		indeg[e.To]++
 	}
-	var ready intHeap
+	var ready intheap.Heap
 	for t := 0; t < n; t++ {
 		if indeg[t] == 0 {
-			ready.push(t)
+			ready.Push(t)
 		}
 	}
 	order := make([]int, 0, n)
-	for ready.len() > 0 {
-		t := ready.pop()
+	for ready.Len() > 0 {
+		t := ready.Pop()
 		order = append(order, t)
 		for _, e := range succ[t] {
 			to := edges[e].To
 			indeg[to]--
 			if indeg[to] == 0 {
-				ready.push(to)
+				ready.Push(to)
 			}
 		}
 	}
@@ -268,42 +269,4 @@ func (tl *timeline) insert(start, finish float64) {
 	tl.busy = append(tl.busy, [2]float64{})
 	copy(tl.busy[i+1:], tl.busy[i:])
 	tl.busy[i] = [2]float64{start, finish}
-}
-
-type intHeap struct{ a []int }
-
-func (h *intHeap) len() int { return len(h.a) }
-
-func (h *intHeap) push(x int) {
-	h.a = append(h.a, x)
-	for i := len(h.a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h.a[p] <= h.a[i] {
-			break
-		}
-		h.a[p], h.a[i] = h.a[i], h.a[p]
-		i = p
-	}
-}
-
-func (h *intHeap) pop() int {
-	top := h.a[0]
-	last := len(h.a) - 1
-	h.a[0] = h.a[last]
-	h.a = h.a[:last]
-	for i := 0; ; {
-		l, r, s := 2*i+1, 2*i+2, i
-		if l < len(h.a) && h.a[l] < h.a[s] {
-			s = l
-		}
-		if r < len(h.a) && h.a[r] < h.a[s] {
-			s = r
-		}
-		if s == i {
-			break
-		}
-		h.a[i], h.a[s] = h.a[s], h.a[i]
-		i = s
-	}
-	return top
 }

@@ -145,11 +145,11 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	}
 	src := "real ONNX models"
 	if !real {
-		src = "zoo stand-ins (run scripts/fetch.sh for the real models)"
+		src = "zoo stand-ins; scripts/fetch.sh fetches the real models"
 	}
 	fmt.Fprintf(out, "inlay demo: %d models in %d groups on %s (%s)\n", len(w.Models), len(w.Groups), pl.Name, src)
 	for _, g := range w.Groups {
-		fmt.Fprintf(out, "  %-7s %5.1f Hz, deadline %s: %s\n", g.Name, g.RateHz(), g.Deadline, strings.Join(g.Models, ", "))
+		fmt.Fprintf(out, "  %-7s %5.1f Hz, deadline %.1f ms: %s\n", g.Name, g.RateHz(), float64(g.Deadline)/float64(time.Millisecond), strings.Join(g.Models, ", "))
 	}
 	fmt.Fprintln(out)
 

@@ -33,7 +33,7 @@
 //
 // Estimator implements cost.Estimator: for an exact match of (model hash,
 // layer set, processor class, backend, dtype, input shapes) on the device,
-// the in-situ mean when there is one, else the measured median; otherwise
+// the in-situ Typical figure when there is one, else the measured median; otherwise
 // the base estimator's figure. Misses counts the distinct subgraphs that
 // fell back.
 //

@@ -64,9 +64,9 @@ var _ cost.Estimator = (*Estimator)(nil)
 // *cost.Analytic has) to name processors; when it does not, or the store
 // cannot be read, every query falls back to base and Err says why.
 // Measurements that recorded an error are not used. An in-situ
-// measurement's mean (InSitu: the subgraph's time inside a real run, the
-// runtime's delays included) replaces the profiler's median for its key:
-// it is what the runtime will see again.
+// measurement's Typical figure (InSitu: the subgraph's time inside a real
+// run, the runtime's delays included) replaces the profiler's median for
+// its key: it is what the runtime will see again.
 func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 	e := &Estimator{base: base, device: device, figures: map[Key]time.Duration{}, models: map[string]bool{}, missed: map[Key]bool{}, hit: map[Key]bool{}}
 	pb, ok := base.(interface{ Platform() *hw.Platform })
@@ -96,8 +96,8 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 		return e
 	}
 	for _, r := range situ {
-		if r.Reps > 0 && r.Mean > 0 {
-			e.figures[r.Key] = r.Mean
+		if r.Reps > 0 && r.Typical > 0 {
+			e.figures[r.Key] = r.Typical
 			e.models[r.Model] = true
 			e.insitu++
 		}

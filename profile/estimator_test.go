@@ -144,7 +144,7 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 	if err != nil || ks != k {
 		t.Fatalf("SubgraphKey = %v, %v; want %v", ks, err, k)
 	}
-	if err := st.PutInSitu(InSitu{Key: k, Mean: 200 * time.Microsecond, Timing: Timing{Median: 150 * time.Microsecond, Reps: 50}}); err != nil {
+	if err := st.PutInSitu(InSitu{Key: k, Typical: 200 * time.Microsecond, Timing: Timing{Median: 150 * time.Microsecond, Reps: 50}}); err != nil {
 		t.Fatal(err)
 	}
 	es := NewEstimator(st, "dev", base)

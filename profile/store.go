@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -121,7 +122,7 @@ CREATE TABLE IF NOT EXISTS insitu (
 	dtype       TEXT NOT NULL,
 	shapes      TEXT NOT NULL,
 	model_name  TEXT NOT NULL,
-	mean_ns     INTEGER NOT NULL,
+	typical_ns  INTEGER NOT NULL,
 	median_ns   INTEGER NOT NULL,
 	p90_ns      INTEGER NOT NULL,
 	min_ns      INTEGER NOT NULL,
@@ -321,14 +322,17 @@ func (s *Store) Records(device string) ([]Record, error) {
 // InSitu is an in-situ measurement: a subgraph's times inside a real run
 // (inlay run --record), each from the runtime handing a run to its worker
 // to the runtime taking its report, so that it counts the runtime's own
-// delays and the slower runs of a subgraph among other work. Mean is the
-// figure the Estimator uses: a request's latency is a sum of such
-// right-skewed times, and the median of a sum is near the sum of their
-// means, well above the sum of their medians.
+// delays and the slower runs of a subgraph among other work. Typical is
+// the figure the Estimator uses: the mean of the fastest InSituKeep of the
+// samples (NewInSitu). A request's latency is a sum of such right-skewed
+// times, and the median of a sum lies above the sum of their medians, near
+// the sum of their means; but the slowest runs are mostly stalls (another
+// process or the garbage collector holding the core) that hit few
+// requests, so they shape the p99, not the p50, and are left out.
 type InSitu struct {
 	Key
 	ModelName string
-	Mean      time.Duration
+	Typical   time.Duration
 	Timing
 	ORTVersion string
 	MeasuredAt time.Time
@@ -346,13 +350,13 @@ func (s *Store) PutInSitu(r InSitu) error {
 		at = time.Now()
 	}
 	_, err := s.db.Exec(`INSERT INTO insitu (device, model, layers, processor, backend, dtype, shapes,
-		model_name, mean_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at)
+		model_name, typical_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
-		model_name = excluded.model_name, mean_ns = excluded.mean_ns, median_ns = excluded.median_ns,
+		model_name = excluded.model_name, typical_ns = excluded.typical_ns, median_ns = excluded.median_ns,
 		p90_ns = excluded.p90_ns, min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns,
 		reps = excluded.reps, ort_version = excluded.ort_version, measured_at = excluded.measured_at`,
-		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName, int64(r.Mean),
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName, int64(r.Typical),
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
 		r.ORTVersion, at.UTC().Format(time.RFC3339Nano))
 	if err != nil {
@@ -372,7 +376,7 @@ func (s *Store) InSituRecords(device string) ([]InSitu, error) {
 
 func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
 	q := `SELECT device, model, layers, processor, backend, dtype, shapes, model_name,
-		mean_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at FROM insitu` + where +
+		typical_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at FROM insitu` + where +
 		` ORDER BY device, model, processor, backend, dtype, shapes, layers`
 	rows, err := s.db.Query(q, args...)
 	if err != nil {
@@ -382,13 +386,13 @@ func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
 	var out []InSitu
 	for rows.Next() {
 		var r InSitu
-		var mean, med, p90, mn, mx, sd int64
+		var typical, med, p90, mn, mx, sd int64
 		var at string
 		if err := rows.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
-			&mean, &med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &at); err != nil {
+			&typical, &med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &at); err != nil {
 			return nil, storeError(s.path, err)
 		}
-		r.Mean, r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(mean), time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
+		r.Typical, r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(typical), time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
 		r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, r)
 	}
@@ -445,10 +449,10 @@ func (s *Store) ArrivalLag(device string) (a ArrivalLag, ok bool, err error) {
 }
 
 // MergeInSitu adds a run's in-situ measurement to the one stored under the
-// same key (PutInSitu when there is none): Reps add up, Mean is the
-// mean over all the runs' samples, Min, Max and Stddev are those of the
-// pooled samples; Median and P90 are the latest run's (quantiles do not
-// merge). Recording every run makes the figures those of the typical load.
+// same key (PutInSitu when there is none): Reps add up, Typical is the
+// runs' Typical averaged over their samples, Min and Max those of all the
+// runs; Median, P90 and Stddev are the latest run's (they do not merge).
+// Recording every run makes the figures those of the typical load.
 func (s *Store) MergeInSitu(r InSitu) error {
 	old, ok, err := s.inSitu(r.Key)
 	if err != nil {
@@ -456,18 +460,34 @@ func (s *Store) MergeInSitu(r InSitu) error {
 	}
 	if ok && old.Reps > 0 && r.Reps > 0 {
 		n1, n2 := float64(old.Reps), float64(r.Reps)
-		n := n1 + n2
-		m1, m2 := float64(old.Mean), float64(r.Mean)
-		mean := (n1*m1 + n2*m2) / n
-		// pooled variance from each part's sum of squares about its mean
-		ss := float64(old.Stddev)*float64(old.Stddev)*(n1-1) + float64(r.Stddev)*float64(r.Stddev)*(n2-1) +
-			n1*(m1-mean)*(m1-mean) + n2*(m2-mean)*(m2-mean)
-		r.Mean = time.Duration(mean + 0.5)
-		r.Stddev = time.Duration(math.Sqrt(ss/(n-1)) + 0.5)
+		r.Typical = time.Duration((n1*float64(old.Typical)+n2*float64(r.Typical))/(n1+n2) + 0.5)
 		r.Reps += old.Reps
 		r.Min, r.Max = min(r.Min, old.Min), max(r.Max, old.Max)
 	}
 	return s.PutInSitu(r)
+}
+
+// InSituKeep is the share of a run's in-situ samples, the fastest, that
+// NewInSitu averages into Typical.
+const InSituKeep = 0.9
+
+// NewInSitu summarises one run's in-situ samples of a subgraph (at least
+// one): Typical is the mean of the fastest InSituKeep of them, Timing
+// their Summarize.
+func NewInSitu(k Key, modelName string, samples []time.Duration, ortVersion string) InSitu {
+	r := InSitu{Key: k, ModelName: modelName, Timing: Summarize(samples), ORTVersion: ortVersion}
+	if len(samples) == 0 {
+		return r
+	}
+	s := append([]time.Duration(nil), samples...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	s = s[:max(1, int(math.Ceil(InSituKeep*float64(len(s)))))]
+	var sum float64
+	for _, d := range s {
+		sum += float64(d)
+	}
+	r.Typical = time.Duration(sum/float64(len(s)) + 0.5)
+	return r
 }
 
 func (s *Store) inSitu(k Key) (InSitu, bool, error) {

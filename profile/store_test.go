@@ -131,7 +131,7 @@ func TestStoreInSitu(t *testing.T) {
 	}
 	defer st.Close()
 	prof := testRecord(1)
-	situ := InSitu{Key: prof.Key, ModelName: "m", Mean: 6000, Timing: Timing{Median: 5000, Reps: 80}, ORTVersion: "1.30.0",
+	situ := InSitu{Key: prof.Key, ModelName: "m", Typical: 6000, Timing: Timing{Median: 5000, Reps: 80}, ORTVersion: "1.30.0",
 		MeasuredAt: prof.MeasuredAt}
 	if err := st.Put(prof); err != nil {
 		t.Fatal(err)
@@ -176,16 +176,18 @@ func TestStoreInSitu(t *testing.T) {
 	}
 	key := prof.Key
 	key.Layers = "9-9"
-	for _, run := range [][]time.Duration{ms(1, 2, 3), ms(5, 7)} {
-		var sum time.Duration
-		for _, d := range run {
-			sum += d
-		}
-		if err := st.MergeInSitu(InSitu{Key: key, Mean: sum / time.Duration(len(run)), Timing: Summarize(run)}); err != nil {
+	// Typical drops the slowest tenth: of {1,2,3} ms none (ceil 0.9·3 = 3
+	// kept), of ten samples the slowest.
+	runs := []InSitu{NewInSitu(key, "m", ms(1, 2, 3), ""), NewInSitu(key, "m", ms(5, 7, 5, 5, 5, 5, 5, 5, 5, 5), "")}
+	if runs[0].Typical != 2*time.Millisecond || runs[1].Typical != 5*time.Millisecond {
+		t.Fatalf("Typical = %v, %v; want 2ms, 5ms", runs[0].Typical, runs[1].Typical)
+	}
+	for _, r := range runs {
+		if err := st.MergeInSitu(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all := Summarize(ms(1, 2, 3, 5, 7))
+	all := Summarize(ms(1, 2, 3, 5, 7, 5, 5, 5, 5, 5, 5, 5, 5))
 	recs, _ = st.InSituRecords("dev")
 	var merged InSitu
 	for _, r := range recs {
@@ -193,9 +195,10 @@ func TestStoreInSitu(t *testing.T) {
 			merged = r
 		}
 	}
-	if merged.Mean != 3600*time.Microsecond || merged.Reps != 5 || merged.Min != all.Min || merged.Max != all.Max ||
-		merged.Stddev != all.Stddev || merged.Median != 6*time.Millisecond {
-		t.Errorf("merged = %+v; want mean 3.6ms, 5 reps, min/max/stddev of %+v, the latest run's median 6ms", merged, all)
+	// (3·2 + 10·5) / 13 ms
+	if want := (56*time.Millisecond + 6) / 13; merged.Typical != want || merged.Reps != 13 || merged.Min != all.Min ||
+		merged.Max != all.Max || merged.Median != 5*time.Millisecond || merged.Stddev != runs[1].Stddev {
+		t.Errorf("merged = %+v; want typical %v, 13 reps, min/max of %+v, the latest run's median and stddev", merged, want, all)
 	}
 
 	// Arrival lags average over requests.

@@ -48,8 +48,10 @@ const overheadSpin = 200 * time.Microsecond
 // BenchmarkOverhead compares a request's latency through the runtime with
 // running the same subgraphs back to back with plain ONNX Runtime calls
 // (package ort) on the same pinned core. The plan puts every subgraph on
-// one core (pinned, or with the workers unpinned: Config.NoPin; each with
-// workers that block at once or poll for overheadSpin: Config.Spin) and cuts
+// one core (pinned, or with the workers unpinned: Config.NoPin; pinned with
+// an event loop that sleeps until each arrival instead of polling the last
+// millisecond: Config.ArrivalSpin; pinned with workers that poll for
+// overheadSpin before they sleep: Config.Spin) and cuts
 // each model in two, so requests hand tensors between
 // subgraphs. Requests arrive one at a time (period three times the plain
 // latency), so there is no queueing: the difference is what the runtime
@@ -63,13 +65,15 @@ func BenchmarkOverhead(b *testing.B) {
 	lib := assets.Require(b, assets.ORTLibrary())
 	for _, wl := range overheadWorkloads {
 		for _, mode := range []struct {
-			name string
-			pin  bool
-			spin time.Duration
+			name        string
+			pin         bool
+			spin        time.Duration
+			arrivalSpin time.Duration
 		}{
-			{"pinned", true, 0},
-			{"unpinned", false, 0},
-			{"pinned-spin", true, overheadSpin},
+			{"pinned", true, 0, 0},
+			{"pinned-sleep", true, 0, -1},
+			{"unpinned", false, 0, 0},
+			{"pinned-spin", true, overheadSpin, 0},
 		} {
 			if mode.spin > 0 && testing.Short() {
 				continue
@@ -79,7 +83,7 @@ func BenchmarkOverhead(b *testing.B) {
 				w := loadWorkload(b, wl.text)
 				pl := hostPlatform(b)
 				p := halvesPlan(b, w, pl.Processors[0].Name)
-				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !pin, Spin: mode.spin}
+				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !pin, Spin: mode.spin, ArrivalSpin: mode.arrivalSpin}
 				c, err := c.withDefaults()
 				if err != nil {
 					b.Fatal(err)

@@ -88,13 +88,18 @@
 // a subgraph run after run). BenchmarkOverhead measures both against plain
 // ort calls. Result.Subgraphs records, per planned subgraph, every run's
 // time as its worker saw it and as the dispatcher did (hand-off to report:
-// what the simulator charges a job); inlay run --record stores their means
-// in the profile store as in-situ measurements, so that the next
-// prediction counts what this one left out. Config.Spin lets idle workers
-// poll their queue for a while instead of sleeping, which saves the
-// thread wake-up of a hand-off when the worker's core is otherwise free.
+// what the simulator charges a job); inlay run --record stores them in the
+// profile store as in-situ measurements (profile.InSitu), so that the next
+// prediction counts what this one left out. Per request, the event loop
+// takes an arrival late by its timer's wake-up (Result.ArrivalLag, up to a
+// millisecond with Go's timers); it polls the last Config.ArrivalSpin
+// before an arrival instead when it has a core of its own. Config.Spin
+// lets idle workers poll their queue for a while instead of sleeping,
+// which saves the thread wake-up of a hand-off when the worker's core is
+// otherwise free.
 //
 // Prediction. Run also simulates the same compiled program at the same
 // scale (sim.Run with the same seed and policy) and reports each group's
-// predicted p50 and p99 next to the measured ones.
+// predicted p50 and p99 next to the measured ones, plus Config.ArrivalLag
+// (the arrival lag earlier recorded runs saw).
 package runtime

@@ -408,11 +408,12 @@ func TestTransfers(t *testing.T) {
 	}
 }
 
-// TestSpin: workers that poll their queue before sleeping run the same
-// requests to the same end; a negative spin is refused.
+// TestSpin: workers that poll their queue before sleeping, and an event
+// loop that polls before arrivals, run the same requests to the same end;
+// a negative spin is refused.
 func TestSpin(t *testing.T) {
 	c := testConfig(t)
-	c.Spin = 100 * time.Microsecond
+	c.Spin, c.ArrivalSpin = 100*time.Microsecond, time.Millisecond
 	res, err := Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,7 @@ run to its worker to taking its report: the ONNX Runtime call as it runs
 among the other work, plus the runtime's own delays) to the profile store
 as in-situ measurements of this machine, merged with those of earlier
 recorded runs; plan, simulate and later runs predict with their mean
+(over the fastest 90%: the slowest runs are stalls that shape the p99)
 instead of the profiler's median, which times each subgraph alone, run
 after run. It also records the run's median arrival lag (the timer's
 wake-up: from a request's scheduled arrival to the runtime taking it),
@@ -350,12 +351,7 @@ func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *
 		if err != nil {
 			return n, fmt.Errorf("--record: %s: %w", sr.Label, err)
 		}
-		var sum time.Duration
-		for _, d := range sr.Service {
-			sum += d
-		}
-		rec := profile.InSitu{Key: k, ModelName: sr.Model, Mean: sum / time.Duration(len(sr.Service)),
-			Timing: profile.Summarize(sr.Service), ORTVersion: rt.Version()}
+		rec := profile.NewInSitu(k, sr.Model, sr.Service, rt.Version())
 		if err := st.MergeInSitu(rec); err != nil {
 			return n, err
 		}

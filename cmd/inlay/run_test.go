@@ -143,7 +143,7 @@ func TestRunRecord(t *testing.T) {
 		t.Fatalf("in-situ records %d, %v; the plan has %d subgraphs\n%s", len(recs), err, subgraphs, out)
 	}
 	for _, r := range recs {
-		if r.Mean <= 0 || r.Reps == 0 || r.Min > r.Mean || r.Mean > r.Max {
+		if r.Typical <= 0 || r.Reps == 0 || r.Min > r.Typical || r.Typical > r.Max {
 			t.Errorf("in-situ record %+v", r)
 		}
 	}

@@ -108,7 +108,7 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		barDescribe(bar, fmt.Sprintf("bench: scenario %d/%d, %s", s+1, n, name))
 	}
 	rep, err := bench.Run(ctx, cfg)
-	barDone(bar, cmd.ErrOrStderr())
+	barDone(bar)
 	if err != nil {
 		return err
 	}

@@ -246,18 +246,8 @@ func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platfor
 		return err
 	}
 	s := report.Summary{Workload: "workload.yaml", Platform: pl.Name, Planner: name, Source: "simulation",
-		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, Horizon: res.Horizon}
-	for _, g := range res.Groups {
-		s.Groups = append(s.Groups, report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
-			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate})
-	}
-	for i, pr := range res.Procs {
-		kind := ""
-		if i < len(pl.Processors) {
-			kind = pl.Processors[i].Kind
-		}
-		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
-	}
+		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why}
+	addSimRows(&s, pl, res)
 	var txt, html bytes.Buffer
 	if err := report.Text(&txt, s); err != nil {
 		return err

@@ -249,20 +249,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	}
 	s := report.Summary{Workload: path, Platform: pl.Name, Planner: planner.Name(), Source: "simulation",
 		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why}
-	if res != nil {
-		s.Horizon = res.Horizon
-		for _, g := range res.Groups {
-			s.Groups = append(s.Groups, report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
-				Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate})
-		}
-		for i, pr := range res.Procs {
-			kind := ""
-			if i < len(pl.Processors) {
-				kind = pl.Processors[i].Kind
-			}
-			s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
-		}
-	}
+	addSimRows(&s, pl, res)
 	if err := report.Text(out, s); err != nil {
 		return err
 	}

@@ -229,7 +229,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 			}
 		}}
 	sum, err := prof.Run(ctx, pl, jobs)
-	barDone(bar, errOut)
+	barDone(bar)
 	fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
 	for _, msg := range sum.Failures {
 		fmt.Fprintf(out, "  failed: %s\n", msg)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	goruntime "runtime"
 	"sync"
@@ -105,11 +104,10 @@ func barDescribe(b *progressbar.ProgressBar, s string) {
 }
 
 // barDone clears a possibly nil bar.
-func barDone(b *progressbar.ProgressBar, w io.Writer) {
+func barDone(b *progressbar.ProgressBar) {
 	if b != nil {
 		_ = b.Finish()
 		_ = b.Clear()
-		fmt.Fprint(w, "")
 	}
 }
 

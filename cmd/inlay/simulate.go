@@ -177,20 +177,12 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	}
 	s := report.Summary{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "simulation",
-		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, Horizon: res.Horizon,
+		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why,
 	}
 	if math.IsInf(s.Bound, 1) {
 		s.Bound = 0
 	}
-	for _, g := range res.Groups {
-		s.Groups = append(s.Groups, report.GroupRow{
-			Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline, Requests: g.Requests,
-			Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate,
-		})
-	}
-	for i, pr := range res.Procs {
-		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
-	}
+	addSimRows(&s, pl, res)
 	if !scaleSet {
 		if sus.Feasible {
 			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)

@@ -1,30 +1,22 @@
 package dag
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
 
-const topcuoglu = `{
- "processors": ["P1", "P2", "P3"],
- "tasks": [
-  {"name": "n1", "cost": [14, 16, 9]}, {"name": "n2", "cost": [13, 19, 18]},
-  {"name": "n3", "cost": [11, 13, 19]}, {"name": "n4", "cost": [13, 8, 17]},
-  {"name": "n5", "cost": [12, 13, 10]}, {"name": "n6", "cost": [13, 16, 9]},
-  {"name": "n7", "cost": [7, 15, 11]}, {"name": "n8", "cost": [5, 11, 14]},
-  {"name": "n9", "cost": [18, 12, 20]}, {"name": "n10", "cost": [21, 7, 16]}
- ],
- "edges": [
-  {"from": "n1", "to": "n2", "cost": 18}, {"from": "n1", "to": "n3", "cost": 12},
-  {"from": "n1", "to": "n4", "cost": 9}, {"from": "n1", "to": "n5", "cost": 11},
-  {"from": "n1", "to": "n6", "cost": 14}, {"from": "n2", "to": "n8", "cost": 19},
-  {"from": "n2", "to": "n9", "cost": 16}, {"from": "n3", "to": "n7", "cost": 23},
-  {"from": "n4", "to": "n8", "cost": 27}, {"from": "n4", "to": "n9", "cost": 23},
-  {"from": "n5", "to": "n9", "cost": 13}, {"from": "n6", "to": "n8", "cost": 15},
-  {"from": "n7", "to": "n10", "cost": 17}, {"from": "n8", "to": "n10", "cost": 11},
-  {"from": "n9", "to": "n10", "cost": 13}
- ]
-}`
+// topcuoglu is the 10-task, 3-processor example of Topcuoglu et al. 2002
+// (HEFT makespan 80), kept as an example file.
+var topcuoglu = mustRead("../../examples/topcuoglu-dag.json")
+
+func mustRead(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func TestTopcuoglu(t *testing.T) {
 	g, err := Parse([]byte(topcuoglu), "t.json")

@@ -72,10 +72,10 @@ type Config struct {
 	Spans bool
 	// NoPin leaves the workers of processors with cores unpinned and not
 	// locked to threads (the OS places them). A pinned worker is locked to
-	// its thread, and waking a locked goroutine goes through a thread
-	// hand-off: on the shared 2-core test machine a task's hand-off took
-	// 150–450 µs pinned against 3–60 µs unpinned (Result.HandOff), and a
-	// pinned worker also waits whenever another process holds its core.
+	// its thread, so waking it after it slept goes through a thread
+	// hand-off, and it waits whenever another process holds its core; an
+	// unpinned one runs wherever a core is free, which can suit a machine
+	// busy with other work.
 	NoPin bool
 	// ArrivalLag is added to the simulator's predicted latencies
 	// (GroupResult.PredictedP50, PredictedP99): the median arrival lag
@@ -85,26 +85,32 @@ type Config struct {
 	// adds to a median latency.) Negative is an error.
 	ArrivalLag time.Duration
 	// ArrivalSpin is how long before the next arrival the event loop stops
-	// sleeping and polls the clock (and the workers' reports) instead:
-	// Go's timers wake up to a millisecond late (a run on the test machine
-	// took its requests 0.5–0.7 ms after their scheduled times, which
-	// latency counts), polling takes them within microseconds. The price
+	// sleeping and polls the clock instead: Go's timers wake up to a
+	// millisecond late (a run on the test machine took its requests
+	// 0.5–0.7 ms after their scheduled times, which latency counts),
+	// polling takes them within microseconds. The loop polls only when the
+	// arrival would start at once (a processor of the group's first jobs
+	// has a free slot); otherwise the request would wait anyway, and the
+	// worker that frees the processor takes it when it is due. The price
 	// is up to ArrivalSpin of CPU time per arrival, on a core the workers
 	// may need: when pinned workers hold every core the process may use,
-	// the polling loop delays them (on the 2-core test machine the
-	// hand-offs of a pinned voice plan rose from ~20–360 µs to 170–1700
-	// µs). So 0 means DefaultArrivalSpin when the loop has a core to
-	// itself (the workers are unpinned, or pinned to fewer cores than the
-	// process may run on) and no polling otherwise; negative never polls.
+	// the polling loop delays them, and even on another core it slowed a
+	// busy worker's ONNX Runtime calls on the 2-core test machine by
+	// several percent, which is why it polls only for idle processors. So
+	// 0 means DefaultArrivalSpin when the loop has a core to itself (the
+	// workers are unpinned, or pinned to fewer cores than the process may
+	// run on) and no polling otherwise; negative never polls.
 	ArrivalSpin time.Duration
 	// Spin is how long an idle worker polls its queue before it blocks
 	// (0: it blocks at once; negative is an error). A task handed to a
 	// polling worker starts without a thread wake-up; the price is the
 	// polling's CPU time on the worker's core after each task, which the
-	// event loop and other processes may need. On the shared 2-core test
-	// machine 200 µs of polling made things worse (BenchmarkOverhead: the
-	// report delay rose from 12–40 µs to ~150 µs, and for OCR the hand-off
-	// to ~4 ms); it is for machines with cores to spare.
+	// event loop and other processes may need. A worker's next task on its
+	// own processor needs no wake-up in any case (it hands it to itself),
+	// so polling only helps hand-offs between processors and arrivals; on
+	// the shared 2-core test machine 200 µs of polling did not pay
+	// (BenchmarkOverhead pinned-spin); it is for machines with cores to
+	// spare.
 	Spin time.Duration
 
 	// wrap, when set, wraps every subgraph's runner (tests inject faults).

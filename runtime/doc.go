@@ -25,22 +25,29 @@
 //     worker locks its OS thread and pins it to those cores
 //     (sched_setaffinity on Linux), so a plan that pipelines models across
 //     cores runs across cores for real (Config.NoPin leaves them to the OS,
-//     which hands tasks over faster on a machine busy with other work; see
-//     its documentation). Workers take the launches the
-//     dispatcher emits for their processor and report completions on one
-//     channel. For the run, GOMAXPROCS is raised to the number of workers
-//     plus two (and restored after): a worker inside ONNX Runtime (a cgo
-//     call) holds its scheduler slot until sysmon takes it back, which can
-//     take milliseconds, and the event loop must not wait for one.
-//  4. One event loop goroutine owns the dispatcher (no locks inside
-//     dispatch, which does no I/O): arrivals from a timer that follows each
+//     which may suit a machine busy with other work; see its
+//     documentation). For the run, GOMAXPROCS is raised to the number of
+//     workers plus two (and restored after): a worker inside ONNX Runtime
+//     (a cgo call) holds its scheduler slot until sysmon takes it back,
+//     which can take milliseconds, and nobody else must wait for one.
+//  4. The dispatcher and the run's state sit behind one mutex, driven by
+//     two kinds of goroutine (dispatch itself has no locks and does no
+//     I/O). The event loop issues arrivals on a timer that follows each
 //     group's arrival process (periodic: request k at k·Period/Scale from
 //     the start; Poisson: exponential gaps with mean Period/Scale from a
 //     *rand.Rand seeded from Config.Seed and the group's index, as sim
-//     does), completions from the workers; after each batch it asks the
-//     dispatcher for launches and hands them to the workers.
+//     does), ends the run, and handles Ctrl-C. A worker takes its own
+//     report when its task ends, on its own thread: it completes the task
+//     in the dispatcher, issues any arrival that is due, asks the
+//     dispatcher for launches and hands them out, its own processor's next
+//     task included, which it then finds in its queue without sleeping.
+//     So a request's chain of subgraphs on one core runs with no thread
+//     switch between them (the hand-off from an event loop to a worker and
+//     the report back cost tens of microseconds per task, which for the
+//     voice pipeline's sub-millisecond subgraphs was 20 % of a request),
+//     and the event loop wakes only for arrivals and the end of the run.
 //
-// Tensors. A request's tensors live in the event loop: a subgraph's outputs
+// Tensors. A request's tensors live in the run's state: a subgraph's outputs
 // are stored by name and handed to the subgraphs that read them as the same
 // *graph.Data — no copy — when producer and consumer share a memory domain
 // (every processor of the host platform does); Result.ZeroCopy counts those
@@ -81,22 +88,26 @@
 // so far with Result.Interrupted set.
 //
 // What the runtime adds to a request is what the simulator leaves out:
-// per task, the hand-off from the event loop to a worker and the report
-// back (Result.HandOff, Result.Report: tens of microseconds on an idle
-// machine, hundreds on a busy one), and the slower runs of subgraphs whose
-// caches cooled while the core idled between requests (a profile measures
-// a subgraph run after run). BenchmarkOverhead measures both against plain
-// ort calls. Result.Subgraphs records, per planned subgraph, every run's
-// time as its worker saw it and as the dispatcher did (hand-off to report:
-// what the simulator charges a job); inlay run --record stores them in the
-// profile store as in-situ measurements (profile.InSitu), so that the next
+// per request, the hand-off of its first task from the event loop to a
+// worker (a thread wake-up), and per task, the dispatcher's bookkeeping
+// (Result.HandOff, Result.Report: averages over the tasks, microseconds
+// when the work stays on one core); and the slower runs of subgraphs
+// whose caches cooled while the core idled between requests (a profile
+// measures a subgraph run after run). BenchmarkOverhead measures the
+// runtime against plain ort calls, back to back and one request at a time.
+// Result.Subgraphs records, per planned subgraph, every run's time as its
+// worker saw it and as the dispatcher did (hand-off to report: what the
+// simulator charges a job); inlay run --record stores them in the profile
+// store as in-situ measurements (profile.InSitu), so that the next
 // prediction counts what this one left out. Per request, the event loop
 // takes an arrival late by its timer's wake-up (Result.ArrivalLag, up to a
-// millisecond with Go's timers); it polls the last Config.ArrivalSpin
-// before an arrival instead when it has a core of its own. Config.Spin
-// lets idle workers poll their queue for a while instead of sleeping,
-// which saves the thread wake-up of a hand-off when the worker's core is
-// otherwise free.
+// millisecond with Go's timers); it polls the clock for the last
+// Config.ArrivalSpin before an arrival instead when the arrival would
+// start at once (a processor of its first jobs is free) and the loop has
+// a core of its own. An arrival whose processors are busy waits in any
+// case; the worker that frees one takes it. Config.Spin lets idle workers
+// poll their queue for a while instead of sleeping, which saves the thread
+// wake-up of a hand-off when the worker's core is otherwise free.
 //
 // Prediction. Run also simulates the same compiled program at the same
 // scale (sim.Run with the same seed and policy) and reports each group's

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -117,22 +118,44 @@ type groupState struct {
 	drops    map[string]*DropCount
 }
 
-// loop is the one goroutine that owns the dispatcher.
+// loop is the run's state around the dispatcher. Two kinds of goroutine
+// drive it, one at a time under mu: the event loop (arrivals, the end of
+// the run, Ctrl-C) and the workers and transfers, each of which takes its
+// own report (completes the task, then hands out what the dispatcher
+// launches, its own next task included) on its own thread as soon as the
+// task ends. So a chain of jobs on one processor runs without a thread
+// switch between them, and the event loop wakes only for arrivals and
+// for the end of the run.
 type loop struct {
 	c    *Config
 	pr   *prepared
 	prog *dispatch.Program
-	d    *dispatch.Dispatcher
 
-	start       time.Time
-	queues      []chan work
-	done        chan done
-	reqs        map[int64]*request
-	groups      []*groupState
-	outstanding int  // tasks handed to workers or transfers, not yet reported
-	stopped     bool // nothing more launches
-	last        time.Duration
-	res         *Result
+	// start is the run's start, set before any task is handed out and
+	// read-only from then on.
+	start  time.Time
+	queues []chan work
+	// kick wakes the event loop (capacity 1; a send never blocks) when a
+	// report may end the run: an error, or no task outstanding after the
+	// arrivals ended.
+	kick chan struct{}
+
+	mu sync.Mutex // guards everything below
+	d  *dispatch.Dispatcher
+	// err is the first internal error; the run stops and returns it.
+	err          error
+	arrivalsOpen bool
+	reqs         map[int64]*request
+	groups       []*groupState
+	outstanding  int // tasks handed to workers or transfers, not yet reported
+	// running counts each processor's tasks handed to its workers and not
+	// yet reported; entry lists each group's processors of jobs that start
+	// on arrival.
+	running []int
+	entry   [][]int
+	stopped bool // nothing more launches
+	last    time.Duration
+	res     *Result
 	// sums of the hand-off and report delays over tasks
 	handOff, report time.Duration
 	tasks           int
@@ -145,7 +168,7 @@ type loop struct {
 
 func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
 	prog := pr.prog.Program
-	l := &loop{c: c, pr: pr, prog: prog, d: d, reqs: map[int64]*request{}, res: &Result{Scale: c.Scale, Duration: c.Duration}}
+	l := &loop{c: c, pr: pr, prog: prog, d: d, kick: make(chan struct{}, 1), arrivalsOpen: true, reqs: map[int64]*request{}, res: &Result{Scale: c.Scale, Duration: c.Duration}}
 	for gi, g := range c.Workload.Groups {
 		gs := &groupState{
 			period:   float64(g.Period) / c.Scale,
@@ -164,6 +187,15 @@ func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
 	}
 	for _, p := range prog.Procs {
 		l.res.Procs = append(l.res.Procs, ProcResult{Name: p.Name})
+	}
+	l.running = make([]int, len(prog.Procs))
+	l.entry = make([][]int, len(prog.Groups))
+	for gi, g := range prog.Groups {
+		for _, ji := range g.Jobs {
+			if j := &prog.Jobs[ji]; j.Kind == dispatch.Compute && len(j.Deps) == 0 && !slices.Contains(l.entry[gi], j.Proc) {
+				l.entry[gi] = append(l.entry[gi], j.Proc)
+			}
+		}
 	}
 	l.subIndex = map[*subgraph]int{}
 	for _, mp := range c.Plan.Models {
@@ -211,9 +243,7 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 	for _, p := range l.prog.Procs {
 		slots += p.Concurrency
 	}
-	l.done = make(chan done, slots+len(l.prog.Links)+16)
 	ready := make(chan error, slots)
-	startp := &l.start
 	for pi, p := range l.prog.Procs {
 		q := make(chan work, p.Concurrency)
 		l.queues = append(l.queues, q)
@@ -225,7 +255,7 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				worker(startp, pi, cores, l.c.Spin, q, l.done, ready)
+				worker(l, pi, cores, l.c.Spin, q, ready)
 			}()
 		}
 	}
@@ -254,105 +284,123 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	l.start = time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	err = l.events(ctx)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
 	// Whatever happened, every task handed out reports before the sessions
 	// close.
 	for l.outstanding > 0 {
-		<-l.done
-		l.outstanding--
+		l.wait(nil, nil)
 	}
-	if err != nil {
-		return nil, err
+	if l.err != nil {
+		return nil, l.err
 	}
 	return l.finish(), nil
 }
 
+// wait releases mu until a kick, the timer or ctx; it reports whether ctx
+// was done.
+func (l *loop) wait(tc <-chan time.Time, ctxDone <-chan struct{}) bool {
+	l.mu.Unlock()
+	defer l.mu.Lock()
+	select {
+	case <-l.kick:
+	case <-tc:
+	case <-ctxDone:
+		return true
+	}
+	return false
+}
+
+// signal wakes the event loop if it waits.
+func (l *loop) signal() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// events runs the event loop with mu held (it releases it while it waits).
 func (l *loop) events(ctx context.Context) error {
 	c := l.c
-	arrivalsOpen := true
 	drainUntil := c.Duration + c.DrainTimeout
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	ctxDone := ctx.Done()
 	for {
+		if l.err != nil {
+			return l.err
+		}
 		if l.stopped && l.outstanding == 0 {
 			return nil
 		}
-		if !arrivalsOpen && len(l.reqs) == 0 && l.outstanding == 0 {
+		if !l.arrivalsOpen && len(l.reqs) == 0 && l.outstanding == 0 {
 			return nil
 		}
-		wake := time.Duration(-1)
+		wake, next := time.Duration(-1), -1
 		switch {
 		case l.stopped:
-		case arrivalsOpen:
+		case l.arrivalsOpen:
 			wake = c.Duration
-			for _, g := range l.groups {
-				wake = min(wake, g.nextAt)
+			for gi, g := range l.groups {
+				if g.nextAt < wake {
+					wake, next = g.nextAt, gi
+				}
 			}
 		default:
 			wake = drainUntil
 		}
 		var tc <-chan time.Time
-		var first *done
-		polled := false
+		interrupted := false
 		if wake >= 0 {
 			left := wake - time.Since(l.start)
 			early := time.Duration(0)
-			if arrivalsOpen {
+			if next >= 0 && l.idleEntry(next) {
 				early = c.ArrivalSpin
 			}
 			if left <= early {
-				// Close to an arrival: poll rather than sleep (see
-				// Config.ArrivalSpin).
-				first, polled = l.poll(wake), true
+				// Close to an arrival: poll the clock rather than sleep
+				// (see Config.ArrivalSpin).
+				l.mu.Unlock()
+				for time.Since(l.start) < wake {
+				}
+				l.mu.Lock()
 			} else {
 				timer.Reset(max(left-early, 0))
 				tc = timer.C
+				interrupted = l.wait(tc, ctxDone)
 			}
+		} else {
+			interrupted = l.wait(nil, ctxDone)
 		}
-		if !polled {
-			select {
-			case dn := <-l.done:
-				first = &dn
-			case <-tc:
-			case <-ctxDone:
-				ctxDone = nil
-				l.res.Interrupted = true
-				arrivalsOpen = false
-				if err := l.stop(l.now(), "the run was interrupted"); err != nil {
-					return err
-				}
-				continue
-			}
+		if l.err != nil {
+			return l.err
 		}
 		now := l.now()
-		if first != nil {
-			if err := l.complete(*first, now); err != nil {
+		if interrupted {
+			ctxDone = nil
+			l.res.Interrupted = true
+			l.arrivalsOpen = false
+			if err := l.stop(now, "the run was interrupted"); err != nil {
 				return err
 			}
+			continue
 		}
-		for more := true; more; {
-			select {
-			case dn := <-l.done:
-				if err := l.complete(dn, now); err != nil {
-					return err
-				}
-			default:
-				more = false
-			}
-		}
-		if arrivalsOpen {
+		if l.arrivalsOpen {
 			if err := l.arrivals(now); err != nil {
 				return err
 			}
 			if now >= c.Duration {
-				arrivalsOpen = false
+				l.arrivalsOpen = false
 			}
 		}
 		if err := l.ready(now); err != nil {
 			return err
 		}
-		if !arrivalsOpen && !l.stopped && now >= drainUntil && len(l.reqs) > 0 {
+		if !l.arrivalsOpen && !l.stopped && now >= drainUntil && len(l.reqs) > 0 {
 			if err := l.stop(now, fmt.Sprintf("still in flight %v after the arrivals ended", c.DrainTimeout)); err != nil {
 				return err
 			}
@@ -360,17 +408,52 @@ func (l *loop) events(ctx context.Context) error {
 	}
 }
 
-// poll waits for a completion until the run's clock reaches until, without
-// sleeping; nil when none came.
-func (l *loop) poll(until time.Duration) *done {
-	for time.Since(l.start) < until {
-		select {
-		case dn := <-l.done:
-			return &dn
-		default:
+// take is a worker's or a transfer's report of a finished task, taken on
+// its own goroutine: it completes the task and hands out whatever the
+// dispatcher launches next.
+func (l *loop) take(dn done) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		l.outstanding--
+		l.signal()
+		return
+	}
+	now := l.now()
+	err := l.complete(dn, now)
+	if err == nil && l.arrivalsOpen && !l.stopped {
+		// Arrivals due now that the event loop has not taken yet (it
+		// sleeps through them while their processors are busy) are
+		// taken here, where they can start.
+		err = l.arrivals(now)
+	}
+	if err == nil {
+		err = l.ready(now)
+	}
+	if err != nil {
+		l.err = err
+		l.stopped = true
+	}
+	switch {
+	case l.err != nil || (l.outstanding == 0 && (l.stopped || !l.arrivalsOpen)):
+		// The end of the run, or an error.
+		l.signal()
+	case dn.proc >= 0 && l.running[dn.proc] == 0 && l.arrivalsOpen && l.c.ArrivalSpin > 0:
+		// The processor went idle: the event loop may poll for the next
+		// arrival now instead of sleeping through it.
+		l.signal()
+	}
+}
+
+// idleEntry reports whether a request of group g arriving now would start
+// at once: one of the processors of its first jobs has a free slot.
+func (l *loop) idleEntry(g int) bool {
+	for _, p := range l.entry[g] {
+		if l.running[p] < l.prog.Procs[p].Concurrency {
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 // arrivals issues every arrival due by now, in (time, group) order.
@@ -482,6 +565,7 @@ func (l *loop) complete(dn done, now time.Duration) error {
 	j := &l.prog.Jobs[dn.task.Job]
 	m := &l.prog.Models[j.Model]
 	if dn.proc >= 0 {
+		l.running[dn.proc]--
 		pr := &l.res.Procs[dn.proc]
 		pr.Runs++
 		pr.Busy += dn.end - dn.start
@@ -589,6 +673,7 @@ func (l *loop) launch(r *request, ln dispatch.Launch) bool {
 		l.res.ZeroCopy += int64(zero)
 		r.running++
 		l.outstanding++
+		l.running[ln.Proc]++
 		l.queues[ln.Proc] <- work{task: ln.Task, sub: s, in: in, sent: time.Since(l.start)}
 		return true
 	}
@@ -608,7 +693,7 @@ func (l *loop) launch(r *request, ln dispatch.Launch) bool {
 	w.sent = time.Since(l.start)
 	r.running++
 	l.outstanding++
-	go transfer(l.start, ln.Link, w, l.done)
+	go transfer(l, ln.Link, w)
 	return true
 }
 

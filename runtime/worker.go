@@ -21,7 +21,7 @@ type work struct {
 	dst [][]byte
 }
 
-// done is a worker's report of a finished task.
+// done is a worker's report of a finished task (loop.take).
 type done struct {
 	task       dispatch.Task
 	proc, link int
@@ -37,10 +37,12 @@ type done struct {
 // When the queue closes it restores the thread's affinity and unlocks it
 // (the Go scheduler may have lent it the process's main thread); if the
 // affinity cannot be restored the goroutine exits still locked, which ends
-// the thread. *start is the run's start: the loop sets it after every
+// the thread. l.start is the run's start: the loop sets it after every
 // worker is ready and before it sends any work, and the receipt of a task
-// orders that write before the worker's reads.
-func worker(start *time.Time, proc int, cores []int, spin time.Duration, queue <-chan work, out chan<- done, ready chan<- error) {
+// orders that write before the worker's reads. The worker takes its own
+// reports (loop.take), so the next task of its processor is often in its
+// queue when it looks.
+func worker(l *loop, proc int, cores []int, spin time.Duration, queue <-chan work, ready chan<- error) {
 	if len(cores) > 0 {
 		goruntime.LockOSThread()
 		restore, err := pinThread(cores)
@@ -61,11 +63,10 @@ func worker(start *time.Time, proc int, cores []int, spin time.Duration, queue <
 		if !ok {
 			return
 		}
-		t0 := *start
-		d := done{task: w.task, proc: proc, link: -1, sent: w.sent, start: time.Since(t0)}
+		d := done{task: w.task, proc: proc, link: -1, sent: w.sent, start: time.Since(l.start)}
 		d.out, d.err = w.sub.runner.Run(w.in)
-		d.end = time.Since(t0)
-		out <- d
+		d.end = time.Since(l.start)
+		l.take(d)
 	}
 }
 
@@ -92,13 +93,13 @@ func next(queue <-chan work, spin time.Duration) (work, bool) {
 
 // transfer copies a transfer task's tensors on its own goroutine (links
 // carry no thread of their own) and reports like a worker.
-func transfer(start time.Time, link int, w work, out chan<- done) {
-	d := done{task: w.task, proc: -1, link: link, sent: w.sent, start: time.Since(start)}
+func transfer(l *loop, link int, w work) {
+	d := done{task: w.task, proc: -1, link: link, sent: w.sent, start: time.Since(l.start)}
 	d.out = make([]*graph.Data, len(w.in))
 	for i, t := range w.in {
 		copy(w.dst[i], t.Raw)
 		d.out[i] = &graph.Data{DType: t.DType, Dims: t.Dims, Raw: w.dst[i]}
 	}
-	d.end = time.Since(start)
-	out <- d
+	d.end = time.Since(l.start)
+	l.take(d)
 }

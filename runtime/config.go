@@ -24,9 +24,9 @@ const (
 	MinBacklog = 4
 	// MinDrain is the shortest default drain timeout.
 	MinDrain = time.Second
-	// DefaultArrivalSpin is the default Config.ArrivalSpin: Go's timers
-	// are late by up to a millisecond.
-	DefaultArrivalSpin = time.Millisecond
+	// DefaultArrivalSpin is the default Config.ArrivalSpin: the event
+	// loop's kernel sleeps wake up to ~0.2 ms late on the test machine.
+	DefaultArrivalSpin = 200 * time.Microsecond
 )
 
 // Config says what to run and how. Workload (loaded), Platform, Plan,
@@ -85,21 +85,23 @@ type Config struct {
 	// adds to a median latency.) Negative is an error.
 	ArrivalLag time.Duration
 	// ArrivalSpin is how long before the next arrival the event loop stops
-	// sleeping and polls the clock instead: Go's timers wake up to a
-	// millisecond late (a run on the test machine took its requests
-	// 0.5–0.7 ms after their scheduled times, which latency counts),
-	// polling takes them within microseconds. The loop polls only when the
-	// arrival would start at once (a processor of the group's first jobs
-	// has a free slot); otherwise the request would wait anyway, and the
-	// worker that frees the processor takes it when it is due. The price
-	// is up to ArrivalSpin of CPU time per arrival, on a core the workers
-	// may need: when pinned workers hold every core the process may use,
-	// the polling loop delays them, and even on another core it slowed a
-	// busy worker's ONNX Runtime calls on the 2-core test machine by
-	// several percent, which is why it polls only for idle processors. So
-	// 0 means DefaultArrivalSpin when the loop has a core to itself (the
-	// workers are unpinned, or pinned to fewer cores than the process may
-	// run on) and no polling otherwise; negative never polls.
+	// sleeping and polls the clock instead. The loop sleeps in the kernel
+	// with a timer slack of a nanosecond (Go's own timers wake up to a
+	// millisecond late: a run on the test machine took its requests
+	// 0.5–0.7 ms after their scheduled times, which latency counts); that
+	// sleep still wakes ~0.1–0.2 ms late on the test machine, polling
+	// within microseconds. The loop polls only when the arrival would
+	// start at once (a processor of the group's first jobs has a free
+	// slot); otherwise the request would wait anyway, and the worker that
+	// frees the processor takes it when it is due. The price is up to
+	// ArrivalSpin of CPU time per arrival, on a core the workers may need:
+	// when pinned workers hold every core the process may use, the polling
+	// loop delays them, and even on another core a loop that polled
+	// continuously slowed a busy worker's ONNX Runtime calls on the 2-core
+	// test machine by several percent. So 0 means DefaultArrivalSpin when
+	// the loop has a core to itself (the workers are unpinned, or pinned
+	// to fewer cores than the process may run on) and no polling
+	// otherwise; negative never polls.
 	ArrivalSpin time.Duration
 	// Spin is how long an idle worker polls its queue before it blocks
 	// (0: it blocks at once; negative is an error). A task handed to a

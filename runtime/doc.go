@@ -100,11 +100,13 @@
 // simulator charges a job); inlay run --record stores them in the profile
 // store as in-situ measurements (profile.InSitu), so that the next
 // prediction counts what this one left out. Per request, the event loop
-// takes an arrival late by its timer's wake-up (Result.ArrivalLag, up to a
-// millisecond with Go's timers); it polls the clock for the last
-// Config.ArrivalSpin before an arrival instead when the arrival would
-// start at once (a processor of its first jobs is free) and the loop has
-// a core of its own. An arrival whose processors are busy waits in any
+// takes an arrival late by its sleep's wake-up (Result.ArrivalLag). It
+// sleeps in the kernel on a thread with a nanosecond of timer slack,
+// which wakes ~0.1–0.2 ms late on the test machine (a Go timer wakes up to
+// a millisecond late: Go's poller waits in whole milliseconds), and polls
+// the clock for the last Config.ArrivalSpin before an arrival instead
+// when the arrival would start at once (a processor of its first jobs is
+// free) and the loop has a core of its own. An arrival whose processors are busy waits in any
 // case; the worker that frees one takes it. Config.Spin lets idle workers
 // poll their queue for a while instead of sleeping, which saves the thread
 // wake-up of a hand-off when the worker's core is otherwise free.

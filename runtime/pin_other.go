@@ -2,8 +2,16 @@
 
 package runtime
 
+import "time"
+
 // pinThread does nothing where the runtime knows no thread affinity call;
 // the workers then run wherever the OS puts them.
 func pinThread(cores []int) (restore func() bool, err error) {
 	return func() bool { return true }, nil
 }
+
+// preciseTimers does nothing where the runtime knows no timer slack.
+func preciseTimers() (restore func()) { return func() {} }
+
+// sleepFor is time.Sleep where the runtime knows no finer sleep.
+func sleepFor(d time.Duration) { time.Sleep(d) }

@@ -315,6 +315,33 @@ func (l *loop) wait(tc <-chan time.Time, ctxDone <-chan struct{}) bool {
 	return false
 }
 
+// sleepUntil releases mu and sleeps until the run's clock reaches t, in
+// the kernel (sleepFor: Go's timers would take the arrival up to a
+// millisecond late), in steps of at most sleepStep, between which it
+// returns early on a kick or when ctx is done (reported).
+func (l *loop) sleepUntil(t time.Duration, ctxDone <-chan struct{}) bool {
+	l.mu.Unlock()
+	defer l.mu.Lock()
+	for {
+		left := t - time.Since(l.start)
+		if left <= 0 {
+			return false
+		}
+		select {
+		case <-ctxDone:
+			return true
+		case <-l.kick:
+			return false
+		default:
+		}
+		sleepFor(min(left, sleepStep))
+	}
+}
+
+// sleepStep bounds one sleep of the event loop while requests arrive, and
+// so how long a kick (an error) or Ctrl-C may wait.
+const sleepStep = 20 * time.Millisecond
+
 // signal wakes the event loop if it waits.
 func (l *loop) signal() {
 	select {
@@ -326,6 +353,9 @@ func (l *loop) signal() {
 // events runs the event loop with mu held (it releases it while it waits).
 func (l *loop) events(ctx context.Context) error {
 	c := l.c
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	defer preciseTimers()()
 	drainUntil := c.Duration + c.DrainTimeout
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -361,14 +391,17 @@ func (l *loop) events(ctx context.Context) error {
 			if next >= 0 && l.idleEntry(next) {
 				early = c.ArrivalSpin
 			}
-			if left <= early {
+			switch {
+			case left <= early:
 				// Close to an arrival: poll the clock rather than sleep
 				// (see Config.ArrivalSpin).
 				l.mu.Unlock()
 				for time.Since(l.start) < wake {
 				}
 				l.mu.Lock()
-			} else {
+			case l.arrivalsOpen:
+				interrupted = l.sleepUntil(wake-early, ctxDone)
+			default:
 				timer.Reset(max(left-early, 0))
 				tc = timer.C
 				interrupted = l.wait(tc, ctxDone)
@@ -437,10 +470,6 @@ func (l *loop) take(dn done) {
 	switch {
 	case l.err != nil || (l.outstanding == 0 && (l.stopped || !l.arrivalsOpen)):
 		// The end of the run, or an error.
-		l.signal()
-	case dn.proc >= 0 && l.running[dn.proc] == 0 && l.arrivalsOpen && l.c.ArrivalSpin > 0:
-		// The processor went idle: the event loop may poll for the next
-		// arrival now instead of sleeping through it.
 		l.signal()
 	}
 }

@@ -93,10 +93,14 @@ func (f *fakeDevice) Measure(ctx context.Context, req profile.MeasureRequest) (p
 	if err != nil {
 		return profile.Timing{}, err
 	}
-	return profile.Timing{
+	tm := profile.Timing{
 		Median: time.Duration(req.Reps) * time.Millisecond, P90: 2 * time.Millisecond,
 		Min: time.Millisecond / 2, Max: 3 * time.Millisecond, Stddev: 100 * time.Microsecond, Reps: req.Reps,
-	}, nil
+	}
+	if req.Cold > 0 {
+		tm.Cold, tm.ColdReps = 7*time.Millisecond, req.Cold
+	}
+	return tm, nil
 }
 
 func (f *fakeDevice) set(fn func(f *fakeDevice)) {
@@ -286,6 +290,16 @@ func TestMeasureFake(t *testing.T) {
 		got.Inputs[0].DType != graph.Float32 || got.Inputs[0].Shape.String() != req.Inputs[0].Shape.String() {
 		t.Errorf("device got %+v, want %+v", got, req)
 	}
+	// Cold runs travel both ways.
+	req.Cold = 3
+	tm, err = c.Measure(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Cold, want.ColdReps = 7*time.Millisecond, 3
+	if tm != want || dev.reqs[1].Cold != 3 {
+		t.Errorf("with cold runs: timing = %+v, want %+v; device got %d cold runs", tm, want, dev.reqs[1].Cold)
+	}
 	// A kind is accepted as a processor name (the device resolves it to
 	// that kind's fastest processor).
 	if _, err := c.Measure(context.Background(), tinyRequest(t, "gpu")); err != nil {
@@ -391,6 +405,8 @@ func TestBadRequests(t *testing.T) {
 		{"reps zero", measureJSON(t, func(b *MeasureBody) { b.Reps = 0 }), "", 422, CodeInvalid, "reps 0"},
 		{"reps too many", measureJSON(t, func(b *MeasureBody) { b.Reps = 101 }), "", 422, CodeInvalid, "reps 101"},
 		{"warmup negative", measureJSON(t, func(b *MeasureBody) { b.Warmup = -1 }), "", 422, CodeInvalid, "warmup -1"},
+		{"cold runs negative", measureJSON(t, func(b *MeasureBody) { b.Cold = -1 }), "", 422, CodeInvalid, "cold runs -1"},
+		{"cold runs too many", measureJSON(t, func(b *MeasureBody) { b.Cold = 101 }), "", 422, CodeInvalid, "cold runs 101"},
 		{"negative dim", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = []int64{-2, 4} }), "", 422, CodeInvalid, "at least 1"},
 		{"zero dim", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = []int64{0, 4} }), "", 422, CodeInvalid, "at least 1"},
 		{"no shape", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = nil }), "", 422, CodeInvalid, "no shape"},

@@ -57,6 +57,7 @@ type MeasureBody struct {
 	DType     string       `json:"dtype,omitempty"`
 	Warmup    int          `json:"warmup"`
 	Reps      int          `json:"reps"`
+	Cold      int          `json:"cold,omitempty"`
 }
 
 // TimingBody is the answer of POST /v1/measure; durations in nanoseconds.
@@ -67,6 +68,8 @@ type TimingBody struct {
 	MaxNS    int64 `json:"max_ns"`
 	StddevNS int64 `json:"stddev_ns"`
 	Reps     int   `json:"reps"`
+	ColdNS   int64 `json:"cold_ns,omitempty"`
+	ColdReps int   `json:"cold_reps,omitempty"`
 }
 
 // ErrorBody is every error answer.
@@ -99,6 +102,7 @@ func bodyOf(req profile.MeasureRequest) MeasureBody {
 		DType:     req.DType,
 		Warmup:    req.Warmup,
 		Reps:      req.Reps,
+		Cold:      req.Cold,
 	}
 	for i, in := range req.Inputs {
 		b.Inputs[i] = TensorBody{Name: in.Name, DType: in.DType.String(), Shape: append([]int64{}, in.Shape...)}
@@ -117,6 +121,7 @@ func (b MeasureBody) request() (profile.MeasureRequest, error) {
 		DType:     b.DType,
 		Warmup:    b.Warmup,
 		Reps:      b.Reps,
+		Cold:      b.Cold,
 	}
 	for i, in := range b.Inputs {
 		dt, err := graph.ParseDType(in.DType)
@@ -131,7 +136,7 @@ func (b MeasureBody) request() (profile.MeasureRequest, error) {
 func timingBody(t profile.Timing) TimingBody {
 	return TimingBody{
 		MedianNS: int64(t.Median), P90NS: int64(t.P90), MinNS: int64(t.Min), MaxNS: int64(t.Max),
-		StddevNS: int64(t.Stddev), Reps: t.Reps,
+		StddevNS: int64(t.Stddev), Reps: t.Reps, ColdNS: int64(t.Cold), ColdReps: t.ColdReps,
 	}
 }
 
@@ -139,5 +144,6 @@ func (b TimingBody) timing() profile.Timing {
 	return profile.Timing{
 		Median: time.Duration(b.MedianNS), P90: time.Duration(b.P90NS), Min: time.Duration(b.MinNS),
 		Max: time.Duration(b.MaxNS), Stddev: time.Duration(b.StddevNS), Reps: b.Reps,
+		Cold: time.Duration(b.ColdNS), ColdReps: b.ColdReps,
 	}
 }

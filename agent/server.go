@@ -352,6 +352,9 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 	if req.Reps < 1 || req.Reps > s.opt.MaxReps {
 		return fmt.Errorf("reps %d: want 1 to %d", req.Reps, s.opt.MaxReps)
 	}
+	if req.Cold < 0 || req.Cold > s.opt.MaxReps {
+		return fmt.Errorf("cold runs %d: want 0 to %d", req.Cold, s.opt.MaxReps)
+	}
 	return checkInputs(req.Inputs, mp, s.opt.MaxInputBytes)
 }
 

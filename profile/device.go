@@ -48,8 +48,11 @@ type MeasureRequest struct {
 	Processor string
 	Backend   string
 	DType     string
-	// Warmup runs are not timed; Reps runs are (Reps ≥ 1).
+	// Warmup runs are not timed; Reps runs are (Reps ≥ 1), back to back.
 	Warmup, Reps int
+	// Cold runs (≥ 0) are timed after the back-to-back ones, each after
+	// the device has evicted its caches (Timing.Cold).
+	Cold int
 }
 
 // Validate checks a request's fields (not the model itself).
@@ -63,6 +66,8 @@ func (r MeasureRequest) Validate() error {
 		return fmt.Errorf("profile: measure: reps %d: want at least 1", r.Reps)
 	case r.Warmup < 0:
 		return fmt.Errorf("profile: measure: warmup %d is negative", r.Warmup)
+	case r.Cold < 0:
+		return fmt.Errorf("profile: measure: cold runs %d is negative", r.Cold)
 	}
 	for _, in := range r.Inputs {
 		if in.Name == "" {
@@ -80,6 +85,12 @@ type Timing struct {
 	Median, P90, Min, Max time.Duration
 	Stddev                time.Duration
 	Reps                  int
+	// Cold is the median of the runs timed after evicting the caches
+	// (MeasureRequest.Cold; ColdReps of them, 0 when none were asked for):
+	// a subgraph's time when its processor ran other work just before,
+	// as it does in a plan that shares the processor.
+	Cold     time.Duration
+	ColdReps int
 }
 
 // Summarize computes a Timing from run durations (at least one).

@@ -6,10 +6,19 @@
 // on one processor configuration: Local does it on this machine through
 // package ort, pinned to the processor's cores; package agent's Client does
 // it on a remote device. A measurement is warm-up runs, then Reps timed runs
-// summarised as a Timing (median, p90, min, max, standard deviation).
+// back to back summarised as a Timing (median, p90, min, max, standard
+// deviation), then Cold timed runs, each after the device evicted its
+// caches (Local writes a buffer of twice the cores' last-level cache,
+// CacheBytes), whose median is Timing.Cold. Back to back, a subgraph finds
+// its weights and code in the caches; in a plan its processor mostly ran
+// other work just before, so the cold figure is what it will see (on the
+// 2-core test machine the voice models' whole-model times were 1.2× to 8×
+// their back-to-back ones cold, and 1.2× to 4× in a real run).
 //
 // The Store (Open) is one SQLite file (modernc.org/sqlite, no cgo) in WAL
-// mode, created on first use, with a schema version table. A measurement is
+// mode, created on first use, with a schema version table. Tables and
+// columns added since version 1 (in-situ measurements, cold runs) are added
+// to older files when they are opened, with no version change. A measurement is
 // keyed by device, model content hash (graph.Model.Hash), layer-set key
 // (graph.LayerSet.Key), processor name, backend, data type and the
 // subgraph's input shapes (ShapesKey); it records the timing, the ONNX
@@ -33,7 +42,8 @@
 //
 // Estimator implements cost.Estimator: for an exact match of (model hash,
 // layer set, processor class, backend, dtype, input shapes) on the device,
-// the in-situ Typical figure when there is one, else the measured median; otherwise
+// the in-situ Typical figure when there is one, else the cold median when
+// the measurement has cold runs, else the back-to-back median; otherwise
 // the base estimator's figure. Misses counts the distinct subgraphs that
 // fell back.
 //

@@ -49,6 +49,7 @@ type Estimator struct {
 	figures map[Key]time.Duration
 	models  map[string]bool
 	insitu  int
+	cold    int
 	err     error
 
 	mu     sync.Mutex
@@ -63,7 +64,10 @@ var _ cost.Estimator = (*Estimator)(nil)
 // base. base must know its platform (a Platform() *hw.Platform method, as
 // *cost.Analytic has) to name processors; when it does not, or the store
 // cannot be read, every query falls back to base and Err says why.
-// Measurements that recorded an error are not used. An in-situ
+// Measurements that recorded an error are not used. A measurement with
+// cold runs (Timing.Cold) answers with their median, not the back-to-back
+// one: in a plan, a subgraph mostly runs after other work on its
+// processor, and so with its weights out of the caches. An in-situ
 // measurement's Typical figure (InSitu: the subgraph's time inside a real
 // run, the runtime's delays included) replaces the profiler's median for
 // its key: it is what the runtime will see again.
@@ -87,6 +91,10 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 	for _, r := range recs {
 		if r.Error == "" && r.Reps > 0 {
 			e.figures[r.Key] = r.Median
+			if r.ColdReps > 0 && r.Cold > 0 {
+				e.figures[r.Key] = r.Cold
+				e.cold++
+			}
 			e.models[r.Model] = true
 		}
 	}
@@ -104,6 +112,9 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 	}
 	return e
 }
+
+// Cold is the number of measurements it answers with their cold figure.
+func (e *Estimator) Cold() int { return e.cold }
 
 // InSitu is the number of in-situ measurements it holds (each replaces or
 // adds to the profiler's figure for its key).

@@ -135,8 +135,16 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 		t.Error("HasModel is wrong")
 	}
 
-	if e.InSitu() != 0 {
-		t.Errorf("InSitu %d without in-situ measurements", e.InSitu())
+	if e.InSitu() != 0 || e.Cold() != 0 {
+		t.Errorf("InSitu %d, Cold %d without in-situ or cold measurements", e.InSitu(), e.Cold())
+	}
+	// A measurement with cold runs answers with their median.
+	if err := st.Put(Record{Key: k, Timing: Timing{Median: 123 * time.Microsecond, Reps: 5, Cold: 170 * time.Microsecond, ColdReps: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	ec := NewEstimator(st, "dev", base)
+	if got, err := ec.Subgraph(lg, measuredSet, cfg1); err != nil || got != 170*time.Microsecond || ec.Cold() != 1 {
+		t.Errorf("with cold runs: Subgraph = %v, %v, Cold %d; want 170µs, 1", got, err, ec.Cold())
 	}
 	// An in-situ measurement stands in for the profiler's figure, and
 	// SubgraphKey names the same key as the estimator's Key.

@@ -66,6 +66,21 @@ func TestLocalMeasure(t *testing.T) {
 	if tm.Reps != 4 || tm.Min <= 0 || tm.Min > tm.Median || tm.Median > tm.P90 || tm.P90 > tm.Max {
 		t.Errorf("Timing %+v is not ordered min ≤ median ≤ p90 ≤ max over 4 runs", tm)
 	}
+	if tm.ColdReps != 0 || tm.Cold != 0 {
+		t.Errorf("cold runs %d (%v) when none were asked for", tm.ColdReps, tm.Cold)
+	}
+	cold := req
+	cold.Cold = 3
+	tc, err := dev.Measure(ctx, cold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cold run is timed like the others (no bound on how much slower it
+	// is: that depends on the machine).
+	if tc.ColdReps != 3 || tc.Cold <= 0 || tc.Reps != 4 {
+		t.Errorf("with 3 cold runs: %+v", tc)
+	}
+	t.Logf("mel on %s: median %v back to back, %v cold", req.Processor, tc.Median, tc.Cold)
 
 	bad := func(f func(r *MeasureRequest)) MeasureRequest {
 		r := req
@@ -81,6 +96,7 @@ func TestLocalMeasure(t *testing.T) {
 		{"other backend", bad(func(r *MeasureRequest) { r.Backend = "qnn-htp" }), "qnn-htp"},
 		{"other dtype", bad(func(r *MeasureRequest) { r.DType = "int8" }), "int8"},
 		{"no reps", bad(func(r *MeasureRequest) { r.Reps = 0 }), "reps"},
+		{"negative cold runs", bad(func(r *MeasureRequest) { r.Cold = -1 }), "cold runs"},
 		{"garbage model", bad(func(r *MeasureRequest) { r.Model = []byte("not onnx") }), "profile: measure"},
 		{"wrong input", bad(func(r *MeasureRequest) {
 			r.Inputs = []TensorSpec{{Name: "nope", DType: graph.Float32, Shape: graph.Shape{1}}}
@@ -146,6 +162,22 @@ func TestProfileEndToEnd(t *testing.T) {
 	if again.Skipped != len(jobs) || again.Measured != 0 {
 		t.Errorf("second run measured again: %+v", again)
 	}
+	// Asking for cold runs measures again what was stored without them
+	// (not what failed), and then has them.
+	p.Cold = 1
+	cold, err := p.Run(ctx, pl, jobs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cold.Measured+cold.Failed != 2 || cold.Skipped != 0 {
+		t.Errorf("run with cold runs over 2 jobs stored without them: %+v", cold)
+	}
+	for _, j := range jobs[:2] {
+		if r, ok, err := st.Get(j.Key(sum.Device, pl)); err != nil || !ok || (r.Error == "" && r.ColdReps != 1) {
+			t.Errorf("%s after the cold run: %+v, %v, %v", j.Set.Key(), r, ok, err)
+		}
+	}
+	p.Cold = 0
 
 	samples, err := Samples(st, sum.Device, pl, w)
 	if err != nil {

@@ -148,8 +148,9 @@ func chunks(rng *rand.Rand, n, k int) []graph.LayerSet {
 type Profiler struct {
 	Device Device
 	Store  *Store
-	// Warmup and Reps per measurement (Reps ≥ 1).
-	Warmup, Reps int
+	// Warmup and Reps per measurement (Reps ≥ 1), and Cold runs after
+	// evicting the caches (MeasureRequest.Cold).
+	Warmup, Reps, Cold int
 	// Force measures again what the store already holds.
 	Force bool
 	// Progress, when not nil, is called after each job (skipped ones too).
@@ -185,6 +186,9 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 	if p.Reps < 1 {
 		return Summary{}, fmt.Errorf("profile: reps %d: want at least 1", p.Reps)
 	}
+	if p.Cold < 0 {
+		return Summary{}, fmt.Errorf("profile: cold runs %d: want 0 or more", p.Cold)
+	}
 	info, err := p.Device.Info(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("profile: device: %w", err)
@@ -200,9 +204,11 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 		}
 		k := j.Key(info.Name, pl)
 		if !p.Force {
-			if _, ok, err := p.Store.Get(k); err != nil {
+			// A stored measurement without the cold runs asked for is
+			// measured again.
+			if r, ok, err := p.Store.Get(k); err != nil {
 				return s, err
-			} else if ok {
+			} else if ok && (p.Cold == 0 || r.ColdReps > 0 || r.Error != "") {
 				s.Skipped++
 				p.progress(i+1, len(jobs), j)
 				continue
@@ -258,7 +264,7 @@ func (p *Profiler) measure(ctx context.Context, j Job, k Key) (Timing, error) {
 		return Timing{}, err
 	}
 	return p.Device.Measure(ctx, MeasureRequest{Model: model, Inputs: j.Inputs, Processor: k.Processor,
-		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps})
+		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps, Cold: p.Cold})
 }
 
 // KindCount is how many jobs of one kind a list holds.

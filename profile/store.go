@@ -96,6 +96,8 @@ CREATE TABLE measurements (
 	ort_version TEXT NOT NULL,
 	error       TEXT NOT NULL,
 	measured_at TEXT NOT NULL,
+	cold_ns     INTEGER NOT NULL DEFAULT 0,
+	cold_reps   INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
 );
 CREATE TABLE calibrations (
@@ -215,6 +217,9 @@ func (s *Store) init() error {
 	if _, err := tx.Exec(insituSchema); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "measurements", coldColumns); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -234,6 +239,43 @@ func (s *Store) Version() (int, error) {
 }
 
 // Put inserts or replaces a measurement. A zero MeasuredAt is now.
+// coldColumns came to the measurements table after schema version 1 was
+// published; opening an older version-1 file adds them (zero: no cold
+// runs), so they need no new version.
+var coldColumns = [][2]string{
+	{"cold_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"cold_reps", "INTEGER NOT NULL DEFAULT 0"},
+}
+
+// addColumns adds the columns a table lacks.
+func addColumns(tx *sql.Tx, table string, cols [][2]string) error {
+	rows, err := tx.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range cols {
+		if !have[c[0]] {
+			if _, err := tx.Exec(`ALTER TABLE ` + table + ` ADD COLUMN ` + c[0] + ` ` + c[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (s *Store) Put(r Record) error {
 	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
 		return fmt.Errorf("profile: store %s: put: device, model, layers and processor are required (%s)", s.path, r.Key)
@@ -243,15 +285,16 @@ func (s *Store) Put(r Record) error {
 		at = time.Now()
 	}
 	_, err := s.db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes,
-		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
 		model_name = excluded.model_name, median_ns = excluded.median_ns, p90_ns = excluded.p90_ns,
 		min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns, reps = excluded.reps,
-		ort_version = excluded.ort_version, error = excluded.error, measured_at = excluded.measured_at`,
+		ort_version = excluded.ort_version, error = excluded.error, measured_at = excluded.measured_at,
+		cold_ns = excluded.cold_ns, cold_reps = excluded.cold_reps`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName,
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
-		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano))
+		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano), int64(r.Cold), r.ColdReps)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -259,18 +302,19 @@ func (s *Store) Put(r Record) error {
 }
 
 const recordColumns = `device, model, layers, processor, backend, dtype, shapes, model_name,
-	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at`
+	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps`
 
 func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
 	var r Record
-	var med, p90, mn, mx, sd int64
+	var med, p90, mn, mx, sd, cold int64
 	var at string
 	err := sc.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
-		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at)
+		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at, &cold, &r.ColdReps)
 	if err != nil {
 		return r, err
 	}
 	r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
+	r.Cold = time.Duration(cold)
 	r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 	return r, nil
 }

@@ -18,7 +18,7 @@ func testRecord(i int) Record {
 		Key: Key{Device: "dev", Model: "abc123", Layers: fmt.Sprintf("%d-%d", i, i+2), Processor: "cpu0",
 			Backend: "ort-cpu", DType: "float32", Shapes: "x:1x3x8x8"},
 		ModelName:  "m",
-		Timing:     Timing{Median: time.Duration(1000 + i), P90: 1500, Min: 900, Max: 2000, Stddev: 100, Reps: 10},
+		Timing:     Timing{Median: time.Duration(1000 + i), P90: 1500, Min: 900, Max: 2000, Stddev: 100, Reps: 10, Cold: 3000, ColdReps: 5},
 		ORTVersion: "1.30.0", MeasuredAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 }
@@ -215,6 +215,48 @@ func TestStoreInSitu(t *testing.T) {
 	}
 	if err := st.AddArrivalLag("dev", time.Millisecond, 0); err == nil {
 		t.Error("AddArrivalLag of no requests succeeded")
+	}
+}
+
+// TestStoreAddsColdColumns opens a version-1 store written before the
+// cold-run columns existed: they are added, its rows read with no cold
+// runs, and new rows keep theirs.
+func TestStoreAddsColdColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(strings.Replace(schema, "	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "", 1), "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n", "", 1)
+	if old == schema {
+		t.Fatal("the test's old schema still has the cold columns")
+	}
+	r := testRecord(1)
+	if _, err := db.Exec(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z')`,
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, ok, err := st.Get(r.Key)
+	if err != nil || !ok || got.Median != 1000 || got.Cold != 0 || got.ColdReps != 0 {
+		t.Fatalf("old row: %+v, %v, %v; want median 1000 and no cold runs", got, ok, err)
+	}
+	if err := st.Put(testRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.ColdReps != 5 {
+		t.Errorf("after Put: cold %v over %d runs, want 3µs over 5", got.Cold, got.ColdReps)
 	}
 }
 

@@ -83,6 +83,9 @@ func costModel(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload) (est c
 	note = func() string {
 		s := fmt.Sprintf("profiles: %d measurement(s) of %s from %s; %d subgraph(s) answered from them, %d had no measurement and fell back to the %s model",
 			pe.Len(), device, path, pe.Hits(), pe.Misses(), model)
+		if n := pe.Cold(); n > 0 {
+			s += fmt.Sprintf("; %d with cold-cache figures", n)
+		}
 		if n := pe.InSitu(); n > 0 {
 			s += fmt.Sprintf("; %d in-situ measurement(s) (inlay run --record) stand in for the profiler's", n)
 		}

@@ -25,7 +25,7 @@ import (
 
 type profileFlags struct {
 	platform, agentURL, token, ortLib string
-	reps, warmup, chunks              int
+	reps, warmup, chunks, cold        int
 	planners                          []string
 	budget                            time.Duration
 	force                             bool
@@ -45,9 +45,13 @@ pinned to each processor's cores) or on a device running inlay agent
 model on every processor configuration, a few runs of consecutive layers per
 model (--chunks; for the calibration) and the subgraphs of the plans the
 chosen planners make. Each is exported as a standalone ONNX model and timed
-(--warmup untimed runs, then --reps timed ones: median, p90, min, max and
-standard deviation are stored). What the store already holds for the device
-is skipped unless --force. Processors identical but for their cores (the host
+(--warmup untimed runs, then --reps timed ones back to back: median, p90,
+min, max and standard deviation are stored; then --cold timed runs, each
+after the measuring core has written a buffer twice its largest cache: their
+median is the figure plan, simulate, bench and run use, because in a plan a
+subgraph mostly runs after other work on its processor, with its weights
+out of the caches). What the store already holds for the device is skipped
+unless --force (or it lacks the cold runs asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
 and those figures stand for all.
 
@@ -70,6 +74,7 @@ first, the calibrated model for the rest.`,
 	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library (measuring on this machine)")
 	fl.IntVar(&f.reps, "reps", 10, "timed runs per measurement")
 	fl.IntVar(&f.warmup, "warmup", 3, "untimed runs before them")
+	fl.IntVar(&f.cold, "cold", 5, "timed runs after them, each after evicting the caches (the figure plans use; 0: none)")
 	fl.IntVar(&f.chunks, "chunks", 16, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
@@ -134,8 +139,8 @@ func openStore(cmd *cobra.Command) (*profile.Store, error) {
 
 func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 {
-		return fmt.Errorf("profile: --reps must be at least 1, --warmup and --chunks not negative")
+	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 {
+		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold and --chunks not negative")
 	}
 	w, err := workload.Load(path)
 	if err != nil {
@@ -216,7 +221,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 
 	bar := newBar(len(jobs), "profile")
 	lastLine := time.Now()
-	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Force: f.force,
+	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force,
 		Progress: func(done, total int, j profile.Job) {
 			if bar != nil {
 				barDescribe(bar, fmt.Sprintf("profile: %s layers %s", j.Model, j.Set.Key()))

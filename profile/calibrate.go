@@ -22,6 +22,21 @@ func (s Sample) target(useMin bool) time.Duration {
 	return s.Measured
 }
 
+// ColdSamples returns the samples with cold runs, each with its cold
+// median as its median and minimum (so that any fit aims at it): what
+// Calibrate fits to for a model whose fallback figures must match the cold
+// figures the estimator answers with.
+func ColdSamples(samples []Sample) []Sample {
+	var out []Sample
+	for _, s := range samples {
+		if s.Cold > 0 {
+			s.Measured, s.Min = s.Cold, s.Cold
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Sample is one measured subgraph matched to a loaded model.
 type Sample struct {
 	// Model is the workload model's name (for reports).
@@ -29,8 +44,9 @@ type Sample struct {
 	LG     *graph.LayerGraph
 	Set    graph.LayerSet
 	Config hw.Config
-	// Measured is the measurement's median, Min its fastest run.
-	Measured, Min time.Duration
+	// Measured is the measurement's median, Min its fastest run, Cold
+	// the median of its cold runs (0: none).
+	Measured, Min, Cold time.Duration
 }
 
 // Samples returns the device's usable measurements (no error recorded) of
@@ -90,7 +106,7 @@ func Samples(st *Store, device string, pl *hw.Platform, w *workload.Workload) ([
 			if err != nil || ShapesKey(ins) != r.Shapes {
 				continue
 			}
-			out = append(out, Sample{Model: rf.name, LG: rf.lg, Set: set, Config: cfg, Measured: r.Median, Min: r.Min})
+			out = append(out, Sample{Model: rf.name, LG: rf.lg, Set: set, Config: cfg, Measured: r.Median, Min: r.Min, Cold: r.Cold})
 			break
 		}
 	}

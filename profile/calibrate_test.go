@@ -109,3 +109,23 @@ func mustCalibrated(t *testing.T, pl *hw.Platform, cal *Calibration) *cost.Analy
 	}
 	return a
 }
+
+func TestColdSamples(t *testing.T) {
+	in := []Sample{
+		{Model: "a", Measured: 100, Min: 90, Cold: 250},
+		{Model: "b", Measured: 100, Min: 90},
+		{Model: "c", Measured: 40, Min: 30, Cold: 35},
+	}
+	got := ColdSamples(in)
+	if len(got) != 2 || got[0].Model != "a" || got[1].Model != "c" {
+		t.Fatalf("ColdSamples kept %+v; want a and c", got)
+	}
+	for _, s := range got {
+		if s.Measured != s.Cold || s.Min != s.Cold {
+			t.Errorf("%s: median %v, min %v; want both its cold figure %v", s.Model, s.Measured, s.Min, s.Cold)
+		}
+	}
+	if in[0].Measured != 100 {
+		t.Error("ColdSamples changed its input")
+	}
+}

@@ -81,7 +81,7 @@ first, the calibrated model for the rest.`,
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit")
-	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine) or median")
+	fl.StringVar(&f.fitOn, "fit-on", "", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median, the figure measured subgraphs answer with; the default when the measurements have cold runs, else min)")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -126,7 +126,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds: each multi-layer subgraph is held back from one fit")
-	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine) or median")
+	fl.StringVar(&f.fitOn, "fit-on", "", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median, the figure measured subgraphs answer with; the default when the measurements have cold runs, else min)")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -300,13 +300,25 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", device)
 		return nil
 	}
+	fitOn := f.fitOn
+	if fitOn == "" {
+		fitOn = "min"
+		if len(profile.ColdSamples(samples)) > 0 {
+			fitOn = "cold"
+		}
+	}
 	var useMin bool
-	switch f.fitOn {
+	switch fitOn {
 	case "min":
 		useMin = true
 	case "median":
+	case "cold":
+		samples = profile.ColdSamples(samples)
+		if len(samples) == 0 {
+			return fmt.Errorf("--fit-on cold: no measurement of this workload's models on %s has cold runs (inlay profile --cold)", device)
+		}
 	default:
-		return fmt.Errorf("--fit-on %q: want min or median", f.fitOn)
+		return fmt.Errorf("--fit-on %q: want min, median or cold", f.fitOn)
 	}
 	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{Folds: f.folds, Seed: f.seed, UseMin: useMin})
 	if err != nil {
@@ -326,7 +338,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
-		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, f.fitOn, f.folds, f.fitOn)
+		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, fitTarget[fitOn], f.folds, fitTarget[fitOn])
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}
@@ -352,3 +364,6 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// fitTarget names each --fit-on figure in the calibration's report.
+var fitTarget = map[string]string{"min": "min", "median": "median", "cold": "cold runs' median"}

@@ -41,7 +41,8 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("profile: %v\n%s", err, out)
 	}
-	for _, want := range []string{"subgraphs to measure", "measured", "failed 0", "calibration on", "MAPE AFTER"} {
+	// With cold runs (the default --cold), the calibration fits them.
+	for _, want := range []string{"subgraphs to measure", "measured", "failed 0", "calibration on", "cold runs' median", "MAPE AFTER"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("profile output lacks %q:\n%s", want, out)
 		}
@@ -55,13 +56,16 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") {
+	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") || !strings.Contains(errOut, "with cold-cache figures") {
 		t.Errorf("plan does not report its use of the store:\n%s", errOut)
 	}
 
 	cal, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "median")
 	if err != nil || !strings.Contains(cal, "fitted to each measurement's median") || !strings.Contains(cal, "conv") {
 		t.Errorf("calibrate (err %v):\n%s", err, cal)
+	}
+	if _, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "warmest"); err == nil || !strings.Contains(err.Error(), "want min, median or cold") {
+		t.Errorf("calibrate --fit-on warmest: %v", err)
 	}
 }
 

@@ -152,6 +152,13 @@ type ClassFit struct {
 	MAPEBefore, MAPEAfter             float64
 	FitMAPEBefore, FitMAPEAfter       float64
 	MedianMAPEBefore, MedianMAPEAfter float64
+	// Cold corrects the fitted figures to cold-cache ones (fitted to the
+	// samples with cold runs: Sample.Cold); ColdMAPEBefore and
+	// ColdMAPEAfter are the held-back errors against the cold figures of
+	// the fitted factors without and with it (each fold's correction
+	// fitted to its training samples).
+	Cold                          ColdFit
+	ColdMAPEBefore, ColdMAPEAfter float64
 	// Evals counts objective evaluations.
 	Evals int
 }
@@ -334,7 +341,7 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		rng := rand.New(rand.NewSource(opt.Seed))
 		perm := rng.Perm(len(pool))
 		var held []Sample
-		var predBefore, predAfter []float64
+		var predBefore, predAfter, predCold []float64
 		for f := 0; f < folds; f++ {
 			out := map[int]bool{}
 			for k, idx := range perm {
@@ -366,7 +373,17 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 			held = append(held, test...)
 			predBefore = append(predBefore, pb...)
 			predAfter = append(predAfter, pa...)
+			pt, err := pd.predict(eff, train)
+			if err != nil {
+				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
+			}
+			fc := fitCold(pt, train)
+			for _, p := range pa {
+				predCold = append(predCold, p*fc.Factor(time.Duration(p)))
+			}
 		}
+		cf.ColdMAPEBefore = coldMAPE(ColdFit{}, predAfter, held)
+		cf.ColdMAPEAfter = coldMAPE(ColdFit{}, predCold, held)
 		cf.Held = len(held)
 		cf.MAPEBefore = mapeOf(predBefore, held, opt.UseMin)
 		cf.MAPEAfter = mapeOf(predAfter, held, opt.UseMin)
@@ -388,6 +405,7 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
 	}
 	cf.FitMAPEBefore, cf.FitMAPEAfter = mapeOf(pb, ss, opt.UseMin), mapeOf(pa, ss, opt.UseMin)
+	cf.Cold = fitCold(pa, ss)
 	return cf, nil
 }
 

@@ -129,3 +129,45 @@ func TestColdSamples(t *testing.T) {
 		t.Error("ColdSamples changed its input")
 	}
 }
+
+// TestColdFit recovers a known cold ratio that falls with size, and
+// leaves figures alone when it has nothing to go on.
+func TestColdFit(t *testing.T) {
+	// cold = warm · exp(0.7 − 0.3·ln(warm/1ms)): 2.01× at 1 ms, 4× at 0.1 ms.
+	truth := ColdFit{A: 0.7, B: -0.3, Samples: 1}
+	var pred []float64
+	var ss []Sample
+	for _, us := range []float64{20, 50, 100, 400, 1000, 5000, 30000} {
+		w := us * 1e3
+		pred = append(pred, w)
+		ss = append(ss, Sample{Cold: truth.Apply(time.Duration(w))})
+	}
+	ss = append(ss, Sample{}) // no cold runs: skipped
+	pred = append(pred, 1e6)
+	f := fitCold(pred, ss)
+	if f.Samples != 7 || math.Abs(f.A-0.7) > 1e-3 || math.Abs(f.B+0.3) > 1e-3 {
+		t.Errorf("fitCold = %+v, want A 0.7, B −0.3 over 7 samples", f)
+	}
+	if m := coldMAPE(f, pred, ss); m > 1e-3 {
+		t.Errorf("error of the exact fit %.4f", m)
+	}
+	if m := coldMAPE(ColdFit{}, pred, ss); m < 0.5 {
+		t.Errorf("error without the correction %.3f; want large", m)
+	}
+	if (ColdFit{}).Apply(time.Millisecond) != time.Millisecond {
+		t.Error("the zero ColdFit changed a figure")
+	}
+	// One sample: a constant ratio.
+	one := fitCold([]float64{1e6}, []Sample{{Cold: 3 * time.Millisecond}})
+	if one.B != 0 || math.Abs(one.Factor(time.Millisecond)-3) > 1e-9 || math.Abs(one.Factor(time.Second)-3) > 1e-9 {
+		t.Errorf("one sample: %+v", one)
+	}
+	// A wild fit is bounded.
+	wild := ColdFit{A: 10, Samples: 1}
+	if wild.Factor(time.Millisecond) != maxColdFactor {
+		t.Errorf("factor %v not bounded by %v", wild.Factor(time.Millisecond), maxColdFactor)
+	}
+	if fitCold(nil, nil).Samples != 0 {
+		t.Error("a fit from nothing")
+	}
+}

@@ -55,8 +55,13 @@
 // log error, fitted to each measurement's minimum (steady when other work
 // disturbs the machine) or median. It reports the mean absolute percentage
 // error on multi-layer subgraphs held back from the fit, before and after.
-// inlay profile stores the fitted factors (Store.PutCalibration); the
-// commands that plan build their cost model from them.
+// It also fits a cold-cache correction (ColdFit: the ratio of the cold
+// runs' median to the fitted figure, log-linear in the figure) for the
+// Estimator to scale its fallback figures with once it answers measured
+// subgraphs with cold figures, and reports its held-back error against the
+// cold runs. inlay profile stores the fitted factors and the correction
+// (Store.PutCalibration); the commands that plan build their cost model
+// from them.
 //
 // Errors start with "profile: ".
 package profile

@@ -50,6 +50,9 @@ type Estimator struct {
 	models  map[string]bool
 	insitu  int
 	cold    int
+	// coldFit corrects fallback figures, per processor, when the
+	// measured ones are cold (see NewEstimator).
+	coldFit []ColdFit
 	err     error
 
 	mu     sync.Mutex
@@ -67,7 +70,10 @@ var _ cost.Estimator = (*Estimator)(nil)
 // Measurements that recorded an error are not used. A measurement with
 // cold runs (Timing.Cold) answers with their median, not the back-to-back
 // one: in a plan, a subgraph mostly runs after other work on its
-// processor, and so with its weights out of the caches. An in-situ
+// processor, and so with its weights out of the caches; the fallback
+// figures are then scaled likewise by the calibration's cold correction
+// for the processor (ColdFit; none when the store has no calibration with
+// one), so that measured and unmeasured subgraphs compare fairly. An in-situ
 // measurement's Typical figure (InSitu: the subgraph's time inside a real
 // run, the runtime's delays included) replaces the profiler's median for
 // its key: it is what the runtime will see again.
@@ -96,6 +102,17 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 				e.cold++
 			}
 			e.models[r.Model] = true
+		}
+	}
+	if e.cold > 0 {
+		cals, err := st.Calibrations(device)
+		if err != nil {
+			e.err = err
+			return e
+		}
+		e.coldFit = make([]ColdFit, len(e.pl.Processors))
+		for i, pr := range e.pl.Processors {
+			e.coldFit[i] = cals[pr.Name].Cold
 		}
 	}
 	situ, err := st.InSituRecords(device)
@@ -192,6 +209,9 @@ func (e *Estimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Con
 	e.mu.Unlock()
 	if ok {
 		return d, nil
+	}
+	if e.coldFit != nil && on.Proc >= 0 && on.Proc < len(e.coldFit) {
+		return e.coldFit[on.Proc].Apply(base), nil
 	}
 	return base, nil
 }

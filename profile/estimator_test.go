@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -145,6 +146,27 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 	ec := NewEstimator(st, "dev", base)
 	if got, err := ec.Subgraph(lg, measuredSet, cfg1); err != nil || got != 170*time.Microsecond || ec.Cold() != 1 {
 		t.Errorf("with cold runs: Subgraph = %v, %v, Cold %d; want 170µs, 1", got, err, ec.Cold())
+	}
+	// Fallbacks are scaled by the calibration's cold correction of their
+	// processor, once the measured figures are cold.
+	never := graph.Range(0, 6)
+	warm, _ := base.Subgraph(lg, never, cfg1)
+	if got, _ := ec.Subgraph(lg, never, cfg1); got != warm {
+		t.Errorf("fallback without a cold correction: %v, want the base's %v", got, warm)
+	}
+	fit := ColdFit{A: math.Log(2), Samples: 4}
+	if err := st.PutCalibration(CalibrationRow{Device: "dev", Processor: pl.Processors[1].Name, Efficiency: cost.DefaultEfficiency("cpu"), Cold: fit}); err != nil {
+		t.Fatal(err)
+	}
+	ecc := NewEstimator(st, "dev", base)
+	if got, _ := ecc.Subgraph(lg, never, cfg1); got != fit.Apply(warm) {
+		t.Errorf("fallback with a cold correction: %v, want %v", got, fit.Apply(warm))
+	}
+	if got, _ := ecc.Subgraph(lg, never, cfg0); got != warm {
+		t.Errorf("fallback on a processor without one: %v, want %v", got, warm)
+	}
+	if err := st.Put(Record{Key: k, Timing: Timing{Median: 123 * time.Microsecond, Reps: 5}}); err != nil {
+		t.Fatal(err)
 	}
 	// An in-situ measurement stands in for the profiler's figure, and
 	// SubgraphKey names the same key as the estimator's Key.

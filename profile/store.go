@@ -108,6 +108,9 @@ CREATE TABLE calibrations (
 	mape_after  REAL NOT NULL,
 	samples     INTEGER NOT NULL,
 	fitted_at   TEXT NOT NULL,
+	cold_a       REAL NOT NULL DEFAULT 0,
+	cold_b       REAL NOT NULL DEFAULT 0,
+	cold_samples INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, processor)
 );` + insituSchema
 
@@ -220,6 +223,9 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "measurements", coldColumns); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "calibrations", coldFitColumns); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -245,6 +251,14 @@ func (s *Store) Version() (int, error) {
 var coldColumns = [][2]string{
 	{"cold_ns", "INTEGER NOT NULL DEFAULT 0"},
 	{"cold_reps", "INTEGER NOT NULL DEFAULT 0"},
+}
+
+// coldFitColumns came to the calibrations table with coldColumns (a
+// ColdFit; zero: none).
+var coldFitColumns = [][2]string{
+	{"cold_a", "REAL NOT NULL DEFAULT 0"},
+	{"cold_b", "REAL NOT NULL DEFAULT 0"},
+	{"cold_samples", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // addColumns adds the columns a table lacks.
@@ -611,6 +625,8 @@ type CalibrationRow struct {
 	MAPEBefore, MAPEAfter float64
 	Samples               int
 	FittedAt              time.Time
+	// Cold is the cold-cache correction (ClassFit.Cold).
+	Cold ColdFit
 }
 
 // PutCalibration records (or replaces) a processor's fitted factors.
@@ -623,11 +639,13 @@ func (s *Store) PutCalibration(c CalibrationRow) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	_, err = s.db.Exec(`INSERT INTO calibrations (device, processor, efficiency, mape_before, mape_after, samples, fitted_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device, processor) DO UPDATE SET efficiency = excluded.efficiency,
+	_, err = s.db.Exec(`INSERT INTO calibrations (device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
+		cold_a, cold_b, cold_samples)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device, processor) DO UPDATE SET efficiency = excluded.efficiency,
 		mape_before = excluded.mape_before, mape_after = excluded.mape_after, samples = excluded.samples,
-		fitted_at = excluded.fitted_at`, c.Device, c.Processor, string(data), c.MAPEBefore, c.MAPEAfter, c.Samples,
-		at.UTC().Format(time.RFC3339Nano))
+		fitted_at = excluded.fitted_at, cold_a = excluded.cold_a, cold_b = excluded.cold_b, cold_samples = excluded.cold_samples`,
+		c.Device, c.Processor, string(data), c.MAPEBefore, c.MAPEAfter, c.Samples,
+		at.UTC().Format(time.RFC3339Nano), c.Cold.A, c.Cold.B, c.Cold.Samples)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -636,8 +654,8 @@ func (s *Store) PutCalibration(c CalibrationRow) error {
 
 // Calibrations returns a device's fitted factors by processor name.
 func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
-	rows, err := s.db.Query(`SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at
-		FROM calibrations WHERE device = ? ORDER BY processor`, device)
+	rows, err := s.db.Query(`SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
+		cold_a, cold_b, cold_samples FROM calibrations WHERE device = ? ORDER BY processor`, device)
 	if err != nil {
 		return nil, storeError(s.path, err)
 	}
@@ -646,7 +664,8 @@ func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
 	for rows.Next() {
 		var c CalibrationRow
 		var eff, at string
-		if err := rows.Scan(&c.Device, &c.Processor, &eff, &c.MAPEBefore, &c.MAPEAfter, &c.Samples, &at); err != nil {
+		if err := rows.Scan(&c.Device, &c.Processor, &eff, &c.MAPEBefore, &c.MAPEAfter, &c.Samples, &at,
+			&c.Cold.A, &c.Cold.B, &c.Cold.Samples); err != nil {
 			return nil, storeError(s.path, err)
 		}
 		if err := json.Unmarshal([]byte(eff), &c.Efficiency); err != nil {

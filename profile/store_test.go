@@ -91,7 +91,7 @@ func TestStoreRoundTrip(t *testing.T) {
 
 	eff := cost.DefaultEfficiency("cpu")
 	eff.DispatchOverhead = 7 * time.Microsecond
-	if err := st.PutCalibration(CalibrationRow{Device: "dev", Processor: "cpu0", Efficiency: eff, MAPEBefore: 0.5, MAPEAfter: 0.1, Samples: 9}); err != nil {
+	if err := st.PutCalibration(CalibrationRow{Device: "dev", Processor: "cpu0", Efficiency: eff, MAPEBefore: 0.5, MAPEAfter: 0.1, Samples: 9, Cold: ColdFit{A: 0.5, B: -0.25, Samples: 7}}); err != nil {
 		t.Fatal(err)
 	}
 	cals, err := st.Calibrations("dev")
@@ -99,7 +99,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Fatalf("Calibrations = %v, %v", cals, err)
 	}
 	c := cals["cpu0"]
-	if c.Efficiency.DispatchOverhead != eff.DispatchOverhead || c.Efficiency.Of(cost.Conv) != eff.Of(cost.Conv) || c.MAPEAfter != 0.1 {
+	if c.Efficiency.DispatchOverhead != eff.DispatchOverhead || c.Efficiency.Of(cost.Conv) != eff.Of(cost.Conv) || c.MAPEAfter != 0.1 || c.Cold != (ColdFit{A: 0.5, B: -0.25, Samples: 7}) {
 		t.Errorf("calibration round trip: %+v", c)
 	}
 
@@ -227,9 +227,13 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := strings.Replace(strings.Replace(schema, "	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "", 1), "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n", "", 1)
-	if old == schema {
-		t.Fatal("the test's old schema still has the cold columns")
+	old := schema
+	for _, line := range []string{"	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
+		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n"} {
+		if !strings.Contains(old, line) {
+			t.Fatalf("the schema lacks %q", line)
+		}
+		old = strings.Replace(old, line, "", 1)
 	}
 	r := testRecord(1)
 	if _, err := db.Exec(old); err != nil {
@@ -240,6 +244,9 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 	if _, err := db.Exec(`INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z')`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO calibrations VALUES ('dev', 'cpu0', '{}', 0.5, 0.1, 9, '2026-01-02T03:04:05Z')`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -257,6 +264,10 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.ColdReps != 5 {
 		t.Errorf("after Put: cold %v over %d runs, want 3µs over 5", got.Cold, got.ColdReps)
+	}
+	cals, err := st.Calibrations("dev")
+	if err != nil || len(cals) != 1 || cals["cpu0"].Cold != (ColdFit{}) || cals["cpu0"].MAPEAfter != 0.1 {
+		t.Errorf("old calibration: %+v, %v; want one with no cold correction", cals, err)
 	}
 }
 

@@ -81,7 +81,7 @@ first, the calibrated model for the rest.`,
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit")
-	fl.StringVar(&f.fitOn, "fit-on", "", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median, the figure measured subgraphs answer with; the default when the measurements have cold runs, else min)")
+	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -126,7 +126,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds: each multi-layer subgraph is held back from one fit")
-	fl.StringVar(&f.fitOn, "fit-on", "", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median, the figure measured subgraphs answer with; the default when the measurements have cold runs, else min)")
+	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -303,9 +303,6 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 	fitOn := f.fitOn
 	if fitOn == "" {
 		fitOn = "min"
-		if len(profile.ColdSamples(samples)) > 0 {
-			fitOn = "cold"
-		}
 	}
 	var useMin bool
 	switch fitOn {
@@ -330,7 +327,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 	for _, c := range cal.Classes {
 		for _, m := range c.Members {
 			if err := st.PutCalibration(profile.CalibrationRow{Device: device, Processor: m, Efficiency: c.After,
-				MAPEBefore: c.MAPEBefore, MAPEAfter: c.MAPEAfter, Samples: c.Fit + c.Held, FittedAt: now}); err != nil {
+				MAPEBefore: c.MAPEBefore, MAPEAfter: c.MAPEAfter, Samples: c.Fit + c.Held, FittedAt: now, Cold: c.Cold}); err != nil {
 				return err
 			}
 		}
@@ -341,6 +338,12 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, fitTarget[fitOn], f.folds, fitTarget[fitOn])
 	if _, err := t.WriteTo(out); err != nil {
 		return err
+	}
+	for _, c := range cal.Classes {
+		if c.Cold.Samples > 0 {
+			fmt.Fprintf(out, "%s: cold-cache correction of the figures for unmeasured subgraphs, from %d measurement(s) with cold runs: held-back error against the cold runs %s without, %s with it\n",
+				c.Processor, c.Cold.Samples, pct(c.ColdMAPEBefore), pct(c.ColdMAPEAfter))
+		}
 	}
 	if detail {
 		for _, c := range cal.Classes {

@@ -41,8 +41,9 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("profile: %v\n%s", err, out)
 	}
-	// With cold runs (the default --cold), the calibration fits them.
-	for _, want := range []string{"subgraphs to measure", "measured", "failed 0", "calibration on", "cold runs' median", "MAPE AFTER"} {
+	// With cold runs (the default --cold), the calibration fits a cold
+	// correction.
+	for _, want := range []string{"subgraphs to measure", "measured", "failed 0", "calibration on", "cold-cache correction", "MAPE AFTER"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("profile output lacks %q:\n%s", want, out)
 		}

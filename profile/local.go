@@ -139,40 +139,43 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
 		}
 	}
-	samples := make([]time.Duration, 0, req.Reps)
-	for i := 0; i < req.Reps; i++ {
-		if err := ctx.Err(); err != nil {
-			return Timing{}, err
-		}
-		start := time.Now()
-		_, err := sess.Run(data)
-		d := time.Since(start)
-		if err != nil {
-			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
-		}
-		samples = append(samples, d)
+	samples, err := timeRuns(ctx, sess, data, req.Reps, nil)
+	if err != nil {
+		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
 	}
 	t := Summarize(samples)
 	if req.Cold > 0 {
 		evict := l.evictBuffer(pr)
-		cold := make([]time.Duration, 0, req.Cold)
-		for i := 0; i < req.Cold; i++ {
-			if err := ctx.Err(); err != nil {
-				return Timing{}, err
-			}
-			touch(evict)
-			start := time.Now()
-			_, err := sess.Run(data)
-			d := time.Since(start)
-			if err != nil {
-				return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
-			}
-			cold = append(cold, d)
+		cold, err := timeRuns(ctx, sess, data, req.Cold, func() { touch(evict) })
+		if err != nil {
+			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
 		}
 		c := Summarize(cold)
 		t.Cold, t.ColdReps = c.Median, c.Reps
 	}
 	return t, nil
+}
+
+// timeRuns times n runs of the session, calling before (when not nil)
+// untimed ahead of each; it stops when ctx ends.
+func timeRuns(ctx context.Context, sess *ort.Session, data []*graph.Data, n int, before func()) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if before != nil {
+			before()
+		}
+		start := time.Now()
+		_, err := sess.Run(data)
+		d := time.Since(start)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // evictBuffer is the buffer whose writing evicts the caches of the

@@ -152,6 +152,7 @@ func BenchmarkOverhead(b *testing.B) {
 					g := res.Groups[0]
 					m.add("handoff_us", float64(res.HandOff)/1e3)
 					m.add("report_us", float64(res.Report)/1e3)
+					m.add("arrival_lag_us", float64(res.ArrivalLag)/1e3)
 					m.add("runtime_busy_ms", ms(busyPer(res)))
 					if mode.b2b {
 						if g.Completed != g.Requests {

@@ -48,3 +48,23 @@ func sleepFor(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
 }
+
+// pinAway pins the calling OS thread to the CPUs it may run on now other
+// than the given cores and returns a function that restores its previous
+// affinity; it does nothing (and restore is a no-op) when no CPU would be
+// left or the affinity cannot be changed. The caller has locked its
+// goroutine to the thread.
+func pinAway(cores []int) (restore func()) {
+	var old unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) != nil {
+		return func() {}
+	}
+	set := old
+	for _, c := range cores {
+		set.Clear(c)
+	}
+	if set.Count() == 0 || set == old || unix.SchedSetaffinity(0, &set) != nil {
+		return func() {}
+	}
+	return func() { _ = unix.SchedSetaffinity(0, &old) }
+}

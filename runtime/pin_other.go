@@ -15,3 +15,6 @@ func preciseTimers() (restore func()) { return func() {} }
 
 // sleepFor is time.Sleep where the runtime knows no finer sleep.
 func sleepFor(d time.Duration) { time.Sleep(d) }
+
+// pinAway does nothing where the runtime knows no thread affinity call.
+func pinAway(cores []int) (restore func()) { return func() {} }

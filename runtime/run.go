@@ -153,6 +153,8 @@ type loop struct {
 	// on arrival.
 	running []int
 	entry   [][]int
+	// jobsOn counts each processor's compute jobs in the program.
+	jobsOn  []int
 	stopped bool // nothing more launches
 	last    time.Duration
 	res     *Result
@@ -189,6 +191,12 @@ func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
 		l.res.Procs = append(l.res.Procs, ProcResult{Name: p.Name})
 	}
 	l.running = make([]int, len(prog.Procs))
+	l.jobsOn = make([]int, len(prog.Procs))
+	for _, j := range prog.Jobs {
+		if j.Kind == dispatch.Compute {
+			l.jobsOn[j.Proc]++
+		}
+	}
 	l.entry = make([][]int, len(prog.Groups))
 	for gi, g := range prog.Groups {
 		for _, ji := range g.Jobs {
@@ -301,6 +309,21 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	return l.finish(), nil
 }
 
+// workerCores lists the cores of the pinned workers of processors the plan
+// uses.
+func (l *loop) workerCores() []int {
+	if l.c.NoPin {
+		return nil
+	}
+	var cores []int
+	for pi, n := range l.jobsOn {
+		if n > 0 {
+			cores = append(cores, l.c.Platform.Processors[pi].Cores...)
+		}
+	}
+	return cores
+}
+
 // wait releases mu until a kick, the timer or ctx; it reports whether ctx
 // was done.
 func (l *loop) wait(tc <-chan time.Time, ctxDone <-chan struct{}) bool {
@@ -356,6 +379,9 @@ func (l *loop) events(ctx context.Context) error {
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	defer preciseTimers()()
+	// Off the pinned workers' cores, when there are others: a loop that
+	// woke or polled on a worker's core would hold it from the worker.
+	defer pinAway(l.workerCores())()
 	drainUntil := c.Duration + c.DrainTimeout
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()

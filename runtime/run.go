@@ -414,10 +414,14 @@ func (l *loop) events(ctx context.Context) error {
 		if wake >= 0 {
 			left := wake - time.Since(l.start)
 			early := time.Duration(0)
-			if next >= 0 && l.idleEntry(next) {
+			if l.arrivalsOpen {
 				early = c.ArrivalSpin
 			}
 			switch {
+			case left <= early && next >= 0 && !l.idleEntry(next):
+				// The arrival would wait for a busy processor anyway:
+				// sleep to it.
+				interrupted = l.sleepUntil(wake, ctxDone)
 			case left <= early:
 				// Close to an arrival: poll the clock rather than sleep
 				// (see Config.ArrivalSpin).

@@ -108,7 +108,8 @@ type Config struct {
 	// polling worker starts without a thread wake-up; the price is the
 	// polling's CPU time on the worker's core after each task, which the
 	// event loop and other processes may need. A worker's next task on its
-	// own processor needs no wake-up in any case (it hands it to itself),
+	// own processor (of concurrency 1) needs no wake-up in any case (it
+	// hands it to itself),
 	// so polling only helps hand-offs between processors and arrivals; on
 	// the shared 2-core test machine 200 µs of polling did not pay
 	// (BenchmarkOverhead pinned-spin); it is for machines with cores to

@@ -32,20 +32,22 @@
 //     which can take milliseconds, and nobody else must wait for one.
 //  4. The dispatcher and the run's state sit behind one mutex, driven by
 //     two kinds of goroutine (dispatch itself has no locks and does no
-//     I/O). The event loop issues arrivals on a timer that follows each
-//     group's arrival process (periodic: request k at k·Period/Scale from
-//     the start; Poisson: exponential gaps with mean Period/Scale from a
+//     I/O). The event loop issues arrivals, sleeping (in the kernel, see
+//     below) until the times that follow each group's arrival process
+//     (periodic: request k at k·Period/Scale from the start; Poisson: exponential gaps with mean Period/Scale from a
 //     *rand.Rand seeded from Config.Seed and the group's index, as sim
 //     does), ends the run, and handles Ctrl-C. A worker takes its own
 //     report when its task ends, on its own thread: it completes the task
 //     in the dispatcher, issues any arrival that is due, asks the
 //     dispatcher for launches and hands them out, its own processor's next
-//     task included, which it then finds in its queue without sleeping.
-//     So a request's chain of subgraphs on one core runs with no thread
-//     switch between them (the hand-off from an event loop to a worker and
-//     the report back cost tens of microseconds per task, which for the
-//     voice pipeline's sub-millisecond subgraphs was 20 % of a request),
-//     and the event loop wakes only for arrivals and the end of the run.
+//     task included, which (on a processor of concurrency 1) it then finds
+//     in its queue without sleeping; with more slots a sibling worker
+//     already waiting may take it instead. So a request's chain of
+//     subgraphs on one core runs with no thread switch between them (the
+//     hand-off from an event loop to a worker and the report back cost
+//     tens of microseconds per task, which for the voice pipeline's
+//     sub-millisecond subgraphs was 20 % of a request), and the event loop
+//     wakes only for arrivals, errors, Ctrl-C and the end of the run.
 //
 // Tensors. A request's tensors live in the run's state: a subgraph's outputs
 // are stored by name and handed to the subgraphs that read them as the same
@@ -82,14 +84,15 @@
 // Shutdown. Arrivals stop at Config.Duration; requests in flight then drain
 // (run to completion and are counted normally) for up to DrainTimeout; what
 // is left is dropped as "shutdown". When ctx is cancelled (Ctrl-C in the
-// CLI), the run stops at once: nothing more is launched, every request in
+// CLI), the run stops within one step of the event loop's sleep (20 ms at
+// most): nothing more is launched, every request in
 // flight is dropped as "shutdown", the jobs already running on ONNX
 // Runtime finish (they cannot be interrupted), and Run returns the figures
 // so far with Result.Interrupted set.
 //
 // What the runtime adds to a request is what the simulator leaves out:
-// per request, the hand-off of its first task from the event loop to a
-// worker (a thread wake-up), and per task, the dispatcher's bookkeeping
+// per request, the hand-off of its first task from the event loop (or
+// the worker that took its arrival) to a worker (a thread wake-up), and per task, the dispatcher's bookkeeping
 // (Result.HandOff, Result.Report: averages over the tasks, microseconds
 // when the work stays on one core); and the slower runs of subgraphs
 // whose caches cooled while the core idled between requests (a profile

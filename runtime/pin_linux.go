@@ -30,13 +30,13 @@ func pinThread(cores []int) (restore func() bool, err error) {
 
 // preciseTimers lowers the calling thread's timer slack to a nanosecond
 // (Linux rounds a sleeping thread's wake-up up by its slack, 50 µs by
-// default) and returns a function that puts the default back. The caller
-// has locked its goroutine to the thread.
-func preciseTimers() (restore func()) {
+// default) and returns a function that puts the default back and reports
+// whether it could. The caller has locked its goroutine to the thread.
+func preciseTimers() (restore func() bool) {
 	if unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) != nil {
-		return func() {}
+		return func() bool { return true }
 	}
-	return func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) }
+	return func() bool { return unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) == nil }
 }
 
 // sleepFor sleeps in the kernel (nanosleep), not on a Go timer: Go's
@@ -51,20 +51,20 @@ func sleepFor(d time.Duration) {
 
 // pinAway pins the calling OS thread to the CPUs it may run on now other
 // than the given cores and returns a function that restores its previous
-// affinity; it does nothing (and restore is a no-op) when no CPU would be
-// left or the affinity cannot be changed. The caller has locked its
-// goroutine to the thread.
-func pinAway(cores []int) (restore func()) {
+// affinity and reports whether it could; it does nothing (and restore
+// reports true) when no CPU would be left or the affinity cannot be
+// changed. The caller has locked its goroutine to the thread.
+func pinAway(cores []int) (restore func() bool) {
 	var old unix.CPUSet
 	if unix.SchedGetaffinity(0, &old) != nil {
-		return func() {}
+		return func() bool { return true }
 	}
 	set := old
 	for _, c := range cores {
 		set.Clear(c)
 	}
 	if set.Count() == 0 || set == old || unix.SchedSetaffinity(0, &set) != nil {
-		return func() {}
+		return func() bool { return true }
 	}
-	return func() { _ = unix.SchedSetaffinity(0, &old) }
+	return func() bool { return unix.SchedSetaffinity(0, &old) == nil }
 }

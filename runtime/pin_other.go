@@ -11,10 +11,10 @@ func pinThread(cores []int) (restore func() bool, err error) {
 }
 
 // preciseTimers does nothing where the runtime knows no timer slack.
-func preciseTimers() (restore func()) { return func() {} }
+func preciseTimers() (restore func() bool) { return func() bool { return true } }
 
 // sleepFor is time.Sleep where the runtime knows no finer sleep.
 func sleepFor(d time.Duration) { time.Sleep(d) }
 
 // pinAway does nothing where the runtime knows no thread affinity call.
-func pinAway(cores []int) (restore func()) { return func() {} }
+func pinAway(cores []int) (restore func() bool) { return func() bool { return true } }

@@ -65,9 +65,9 @@ type SubgraphResult struct {
 	Label     string
 	Processor string
 	// Run holds the durations of its ONNX Runtime calls as its worker timed
-	// them. Service holds, per run, the time from the event loop handing
-	// the task over to the event loop taking its report: Run plus the
-	// runtime's hand-off and report delays, the time the dispatcher saw the
+	// them. Service holds, per run, the time from the task being handed
+	// over (by the event loop or a worker) to its report being taken: Run
+	// plus the runtime's hand-off and report delays, the time the dispatcher saw the
 	// processor busy, which is what the simulator charges for a job. Both
 	// in the order the runs ended.
 	Run, Service []time.Duration
@@ -92,15 +92,16 @@ type Result struct {
 	// same buffer; Copied those copied by a transfer between domains.
 	ZeroCopy, Copied int64
 	// HandOff and Report are the mean delays of the runtime's own steps:
-	// from the event loop handing a task over to its worker starting it,
-	// and from the task's end to the event loop taking the report (the
-	// simulator counts neither; on a busy machine they are the OS waking
-	// threads).
+	// from a task being handed over (by the event loop or a worker) to its
+	// worker starting it, and from the task's end to its report being
+	// taken (under the run's lock; the simulator counts neither; on a busy
+	// machine the hand-off is mostly the OS waking a thread).
 	HandOff, Report time.Duration
 	// ArrivalLag and ArrivalLagP50 are the mean and the median delay from
-	// a request's scheduled arrival to the event loop taking it (the
-	// timer's wake-up; latency counts from the scheduled time, and the
-	// simulator does not count it either).
+	// a request's scheduled arrival to its being taken, by the event loop
+	// (the wake-up of its sleep) or by a worker that freed a processor;
+	// latency counts from the scheduled time, and the simulator does not
+	// count it either.
 	ArrivalLag, ArrivalLagP50 time.Duration
 	// Interrupted is true when the context ended the run early.
 	Interrupted bool

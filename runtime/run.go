@@ -89,7 +89,7 @@ type tkey struct {
 	to    int
 }
 
-// request is the event loop's state of one request.
+// request is the run's state of one request (guarded by loop.mu).
 type request struct {
 	id             int64
 	group, index   int
@@ -123,9 +123,9 @@ type groupState struct {
 // the run, Ctrl-C) and the workers and transfers, each of which takes its
 // own report (completes the task, then hands out what the dispatcher
 // launches, its own next task included) on its own thread as soon as the
-// task ends. So a chain of jobs on one processor runs without a thread
-// switch between them, and the event loop wakes only for arrivals and
-// for the end of the run.
+// task ends. So a chain of jobs on one processor (of concurrency 1) runs
+// without a thread switch between them, and the event loop wakes only for
+// arrivals, errors, Ctrl-C and the end of the run.
 type loop struct {
 	c    *Config
 	pr   *prepared
@@ -292,9 +292,27 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	l.start = time.Now()
+	// The event loop runs on a thread of its own: locked, with a fine
+	// timer slack and off the pinned workers' cores when there are others
+	// (a loop that woke or polled on a worker's core would hold it from
+	// the worker). If the thread's settings cannot be put back, its
+	// goroutine exits still locked, which ends the thread.
+	errc := make(chan error, 1)
+	go func() {
+		goruntime.LockOSThread()
+		slack := preciseTimers()
+		away := pinAway(l.workerCores())
+		l.mu.Lock()
+		err := l.events(ctx)
+		l.mu.Unlock()
+		if away() && slack() {
+			goruntime.UnlockOSThread()
+		}
+		errc <- err
+	}()
+	err = <-errc
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	err = l.events(ctx)
 	if err != nil && l.err == nil {
 		l.err = err
 	}
@@ -348,7 +366,7 @@ func (l *loop) sleepUntil(t time.Duration, ctxDone <-chan struct{}) bool {
 	for {
 		left := t - time.Since(l.start)
 		if left <= 0 {
-			return false
+			return closed(ctxDone)
 		}
 		select {
 		case <-ctxDone:
@@ -358,6 +376,16 @@ func (l *loop) sleepUntil(t time.Duration, ctxDone <-chan struct{}) bool {
 		default:
 		}
 		sleepFor(min(left, sleepStep))
+	}
+}
+
+// closed reports whether ch (a context's Done channel; nil: never) is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -376,12 +404,6 @@ func (l *loop) signal() {
 // events runs the event loop with mu held (it releases it while it waits).
 func (l *loop) events(ctx context.Context) error {
 	c := l.c
-	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
-	defer preciseTimers()()
-	// Off the pinned workers' cores, when there are others: a loop that
-	// woke or polled on a worker's core would hold it from the worker.
-	defer pinAway(l.workerCores())()
 	drainUntil := c.Duration + c.DrainTimeout
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -400,12 +422,7 @@ func (l *loop) events(ctx context.Context) error {
 		switch {
 		case l.stopped:
 		case l.arrivalsOpen:
-			wake = c.Duration
-			for gi, g := range l.groups {
-				if g.nextAt < wake {
-					wake, next = g.nextAt, gi
-				}
-			}
+			wake, next = l.nextArrival()
 		default:
 			wake = drainUntil
 		}
@@ -426,9 +443,10 @@ func (l *loop) events(ctx context.Context) error {
 				// Close to an arrival: poll the clock rather than sleep
 				// (see Config.ArrivalSpin).
 				l.mu.Unlock()
-				for time.Since(l.start) < wake {
+				for time.Since(l.start) < wake && !closed(ctxDone) {
 				}
 				l.mu.Lock()
+				interrupted = closed(ctxDone)
 			case l.arrivalsOpen:
 				interrupted = l.sleepUntil(wake-early, ctxDone)
 			default:
@@ -464,6 +482,7 @@ func (l *loop) events(ctx context.Context) error {
 			return err
 		}
 		if !l.arrivalsOpen && !l.stopped && now >= drainUntil && len(l.reqs) > 0 {
+			ctxDone = nil // a Ctrl-C now finds nothing left to interrupt
 			if err := l.stop(now, fmt.Sprintf("still in flight %v after the arrivals ended", c.DrainTimeout)); err != nil {
 				return err
 			}
@@ -501,7 +520,26 @@ func (l *loop) take(dn done) {
 	case l.err != nil || (l.outstanding == 0 && (l.stopped || !l.arrivalsOpen)):
 		// The end of the run, or an error.
 		l.signal()
+	case dn.proc >= 0 && l.arrivalsOpen && l.c.ArrivalSpin > 0 && l.running[dn.proc] < l.prog.Procs[dn.proc].Concurrency:
+		// A slot freed on a processor where the next arrival starts, within
+		// ArrivalSpin of it: the loop, which went to sleep to the arrival
+		// while the processor was busy, should poll for it instead.
+		if at, g := l.nextArrival(); g >= 0 && at-now <= l.c.ArrivalSpin && slices.Contains(l.entry[g], dn.proc) {
+			l.signal()
+		}
 	}
+}
+
+// nextArrival is the time and group of the next arrival (group -1 and the
+// end of the arrivals when none comes before it).
+func (l *loop) nextArrival() (at time.Duration, group int) {
+	at, group = l.c.Duration, -1
+	for gi, g := range l.groups {
+		if g.nextAt < at {
+			at, group = g.nextAt, gi
+		}
+	}
+	return at, group
 }
 
 // idleEntry reports whether a request of group g arriving now would start
@@ -827,8 +865,8 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(rank, 1)-1]
 }
 
-// bufPool keeps byte buffers by size for reuse across requests. Only the
-// event loop uses it.
+// bufPool keeps byte buffers by size for reuse across requests. It is
+// used under loop.mu.
 type bufPool struct{ free map[int][][]byte }
 
 func (p *bufPool) get(n int) []byte {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"flag"
 	goruntime "runtime"
 	"slices"
 	"testing"
@@ -46,8 +47,8 @@ groups:
 const overheadSpin = 200 * time.Microsecond
 
 // overheadRounds is how many times BenchmarkOverhead alternates the plain
-// calls and the runtime (fewer with -short).
-const overheadRounds = 5
+// calls and the runtime (3 with -short unless given).
+var overheadRounds = flag.Int("overhead-rounds", 5, "rounds of BenchmarkOverhead (plain calls and the runtime taking turns)")
 
 // BenchmarkOverhead compares the runtime with running the same subgraphs
 // back to back with plain ONNX Runtime calls (package ort) on the same
@@ -75,18 +76,21 @@ const overheadRounds = 5
 //     against plain calls back to back.
 //
 // b.N is the requests of one measurement. The plain calls and the runtime
-// take turns overheadRounds times (3 with -short), so that a change in
+// take turns -overhead-rounds times (default 5, 3 with -short), so that a change in
 // the machine's load hits both alike; every figure is the median over the
 // rounds (a ratio: the median of the rounds' ratios). OCR takes about
 // 0.6 s a request and round at one request at a time:
 //
-//	go test ./runtime -run '^$' -bench Overhead/voice -benchtime 200x
+//	go test ./runtime -run '^$' -bench Overhead/voice -benchtime 200x -overhead-rounds 15
 //	go test ./runtime -run '^$' -bench Overhead/ocr -benchtime 30x
 func BenchmarkOverhead(b *testing.B) {
 	lib := assets.Require(b, assets.ORTLibrary())
-	rounds := overheadRounds
-	if testing.Short() {
+	rounds := *overheadRounds
+	if testing.Short() && !flagSet("overhead-rounds") {
 		rounds = 3
+	}
+	if rounds < 1 {
+		b.Fatalf("-overhead-rounds %d: want at least 1", rounds)
 	}
 	for _, wl := range overheadWorkloads {
 		for _, mode := range []struct {
@@ -184,6 +188,17 @@ func BenchmarkOverhead(b *testing.B) {
 			})
 		}
 	}
+}
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }
 
 // roundFigures collects BenchmarkOverhead's figures per round.

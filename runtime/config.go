@@ -94,9 +94,10 @@ type Config struct {
 	// start at once (a processor of the group's first jobs has a free
 	// slot); otherwise the request would wait anyway, and the worker that
 	// frees the processor takes it when it is due. The price is up to
-	// ArrivalSpin of CPU time per arrival, on a core the workers may need:
-	// when pinned workers hold every core the process may use, the polling
-	// loop delays them, and even on another core a loop that polled
+	// ArrivalSpin of CPU time per arrival, on a core the workers may need,
+	// and as much on the cores of the idle workers the arrival starts on,
+	// which poll their queues meanwhile (see worker). When pinned workers
+	// hold every core the process may use, the polling loop delays them, and even on another core a loop that polled
 	// continuously slowed a busy worker's ONNX Runtime calls on the 2-core
 	// test machine by several percent. So 0 means DefaultArrivalSpin when
 	// the loop has a core to itself (the workers are unpinned, or pinned

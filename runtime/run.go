@@ -135,6 +135,9 @@ type loop struct {
 	// read-only from then on.
 	start  time.Time
 	queues []chan work
+	// wakes asks each processor's idle workers to poll their queue until a
+	// run-clock time (see worker); capacity: the processor's concurrency.
+	wakes []chan time.Duration
 	// kick wakes the event loop (capacity 1; a send never blocks) when a
 	// report may end the run: an error, or no task outstanding after the
 	// arrivals ended.
@@ -255,6 +258,8 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 	for pi, p := range l.prog.Procs {
 		q := make(chan work, p.Concurrency)
 		l.queues = append(l.queues, q)
+		wk := make(chan time.Duration, p.Concurrency)
+		l.wakes = append(l.wakes, wk)
 		cores := l.c.Platform.Processors[pi].Cores
 		if l.c.NoPin {
 			cores = nil
@@ -263,7 +268,7 @@ func (l *loop) startWorkers(wg *sync.WaitGroup) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				worker(l, pi, cores, l.c.Spin, q, ready)
+				worker(l, pi, cores, l.c.Spin, q, wk, ready)
 			}()
 		}
 	}
@@ -441,7 +446,9 @@ func (l *loop) events(ctx context.Context) error {
 				interrupted = l.sleepUntil(wake, ctxDone)
 			case left <= early:
 				// Close to an arrival: poll the clock rather than sleep
-				// (see Config.ArrivalSpin).
+				// (see Config.ArrivalSpin), and have the idle workers the
+				// request starts on poll their queues with it.
+				l.prewake(next, wake+prewakeMargin)
 				l.mu.Unlock()
 				for time.Since(l.start) < wake && !closed(ctxDone) {
 				}
@@ -526,6 +533,27 @@ func (l *loop) take(dn done) {
 		// while the processor was busy, should poll for it instead.
 		if at, g := l.nextArrival(); g >= 0 && at-now <= l.c.ArrivalSpin && slices.Contains(l.entry[g], dn.proc) {
 			l.signal()
+		}
+	}
+}
+
+// prewakeMargin is how long past an arrival's time the workers woken for
+// it keep polling their queues for its task.
+const prewakeMargin = 100 * time.Microsecond
+
+// prewake asks the idle workers of group g's first processors to poll
+// their queues until the run-clock time until (never blocking: a worker
+// that has a wake-up pending gets no second one).
+func (l *loop) prewake(g int, until time.Duration) {
+	if g < 0 {
+		return
+	}
+	for _, p := range l.entry[g] {
+		for k := l.running[p]; k < l.prog.Procs[p].Concurrency; k++ {
+			select {
+			case l.wakes[p] <- until:
+			default:
+			}
 		}
 	}
 }

@@ -448,7 +448,9 @@ func (l *loop) events(ctx context.Context) error {
 				// Close to an arrival: poll the clock rather than sleep
 				// (see Config.ArrivalSpin), and have the idle workers the
 				// request starts on poll their queues with it.
-				l.prewake(next, wake+prewakeMargin)
+				if early > 0 {
+					l.prewake(next, wake+prewakeMargin)
+				}
 				l.mu.Unlock()
 				for time.Since(l.start) < wake && !closed(ctxDone) {
 				}

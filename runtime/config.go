@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	goruntime "runtime"
+	"slices"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -203,10 +204,18 @@ func (c *Config) backlog(g *workload.Group) int {
 // worker holds: the workers are unpinned, or their cores are fewer than
 // the CPUs the process may run on.
 func (c *Config) loopHasCore() bool {
+	held, unpinned := c.workerCores()
+	return c.NoPin || unpinned || len(held) < goruntime.NumCPU()
+}
+
+// workerCores lists, ascending and once each, the cores held by the pinned
+// workers of the processors the plan uses (none with NoPin); unpinned
+// reports whether one of those processors has no cores, so that its
+// worker runs wherever the OS puts it.
+func (c *Config) workerCores() (held []int, unpinned bool) {
 	if c.NoPin {
-		return true
+		return nil, false
 	}
-	held := map[int]bool{}
 	for _, mp := range c.Plan.Models {
 		for _, sg := range mp.Subgraphs {
 			i, err := c.Platform.Find(sg.Processor)
@@ -214,13 +223,10 @@ func (c *Config) loopHasCore() bool {
 				continue
 			}
 			cores := c.Platform.Processors[i].Cores
-			if len(cores) == 0 {
-				return true // an unpinned worker: the OS places it
-			}
-			for _, k := range cores {
-				held[k] = true
-			}
+			unpinned = unpinned || len(cores) == 0
+			held = append(held, cores...)
 		}
 	}
-	return len(held) < goruntime.NumCPU()
+	slices.Sort(held)
+	return slices.Compact(held), unpinned
 }

@@ -156,8 +156,6 @@ type loop struct {
 	// on arrival.
 	running []int
 	entry   [][]int
-	// jobsOn counts each processor's compute jobs in the program.
-	jobsOn  []int
 	stopped bool // nothing more launches
 	last    time.Duration
 	res     *Result
@@ -194,12 +192,6 @@ func newLoop(c *Config, pr *prepared, d *dispatch.Dispatcher) *loop {
 		l.res.Procs = append(l.res.Procs, ProcResult{Name: p.Name})
 	}
 	l.running = make([]int, len(prog.Procs))
-	l.jobsOn = make([]int, len(prog.Procs))
-	for _, j := range prog.Jobs {
-		if j.Kind == dispatch.Compute {
-			l.jobsOn[j.Proc]++
-		}
-	}
 	l.entry = make([][]int, len(prog.Groups))
 	for gi, g := range prog.Groups {
 		for _, ji := range g.Jobs {
@@ -306,7 +298,8 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 	go func() {
 		goruntime.LockOSThread()
 		slack := preciseTimers()
-		away := pinAway(l.workerCores())
+		held, _ := l.c.workerCores()
+		away := pinAway(held)
 		l.mu.Lock()
 		err := l.events(ctx)
 		l.mu.Unlock()
@@ -330,21 +323,6 @@ func (l *loop) run(ctx context.Context) (*Result, error) {
 		return nil, l.err
 	}
 	return l.finish(), nil
-}
-
-// workerCores lists the cores of the pinned workers of processors the plan
-// uses.
-func (l *loop) workerCores() []int {
-	if l.c.NoPin {
-		return nil
-	}
-	var cores []int
-	for pi, n := range l.jobsOn {
-		if n > 0 {
-			cores = append(cores, l.c.Platform.Processors[pi].Cores...)
-		}
-	}
-	return cores
 }
 
 // wait releases mu until a kick, the timer or ctx; it reports whether ctx
@@ -529,7 +507,7 @@ func (l *loop) take(dn done) {
 	case l.err != nil || (l.outstanding == 0 && (l.stopped || !l.arrivalsOpen)):
 		// The end of the run, or an error.
 		l.signal()
-	case dn.proc >= 0 && l.arrivalsOpen && l.c.ArrivalSpin > 0 && l.running[dn.proc] < l.prog.Procs[dn.proc].Concurrency:
+	case dn.proc >= 0 && l.arrivalsOpen && l.c.ArrivalSpin > 0 && l.freeSlots(dn.proc) > 0:
 		// A slot freed on a processor where the next arrival starts, within
 		// ArrivalSpin of it: the loop, which went to sleep to the arrival
 		// while the processor was busy, should poll for it instead.
@@ -551,7 +529,7 @@ func (l *loop) prewake(g int, until time.Duration) {
 		return
 	}
 	for _, p := range l.entry[g] {
-		for k := l.running[p]; k < l.prog.Procs[p].Concurrency; k++ {
+		for range l.freeSlots(p) {
 			select {
 			case l.wakes[p] <- until:
 			default:
@@ -575,12 +553,12 @@ func (l *loop) nextArrival() (at time.Duration, group int) {
 // idleEntry reports whether a request of group g arriving now would start
 // at once: one of the processors of its first jobs has a free slot.
 func (l *loop) idleEntry(g int) bool {
-	for _, p := range l.entry[g] {
-		if l.running[p] < l.prog.Procs[p].Concurrency {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(l.entry[g], func(p int) bool { return l.freeSlots(p) > 0 })
+}
+
+// freeSlots is how many of processor p's workers have no task.
+func (l *loop) freeSlots(p int) int {
+	return l.prog.Procs[p].Concurrency - l.running[p]
 }
 
 // arrivals issues every arrival due by now, in (time, group) order.

@@ -81,16 +81,10 @@ func worker(l *loop, proc int, cores []int, spin time.Duration, queue <-chan wor
 // polls starts without the OS waking a thread.
 func next(l *loop, queue <-chan work, wake <-chan time.Duration, spin time.Duration) (work, bool) {
 	if spin > 0 {
-		until := time.Now().Add(spin)
-		for {
-			select {
-			case w, ok := <-queue:
-				return w, ok
-			default:
-			}
-			if !time.Now().Before(until) {
-				break
-			}
+		// Not on the run's clock: the first call comes before the run
+		// starts.
+		if w, ok, got := poll(queue, time.Now().Add(spin)); got {
+			return w, ok
 		}
 	}
 	for {
@@ -98,15 +92,24 @@ func next(l *loop, queue <-chan work, wake <-chan time.Duration, spin time.Durat
 		case w, ok := <-queue:
 			return w, ok
 		case until := <-wake:
-			for time.Since(l.start) < until {
-				select {
-				case w, ok := <-queue:
-					return w, ok
-				default:
-				}
+			if w, ok, got := poll(queue, l.start.Add(until)); got {
+				return w, ok
 			}
 		}
 	}
+}
+
+// poll polls the queue until the deadline; got is false when nothing came
+// (w and ok are a receive's).
+func poll(queue <-chan work, deadline time.Time) (w work, ok, got bool) {
+	for time.Now().Before(deadline) {
+		select {
+		case w, ok = <-queue:
+			return w, ok, true
+		default:
+		}
+	}
+	return work{}, false, false
 }
 
 // transfer copies a transfer task's tensors on its own goroutine (links

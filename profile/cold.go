@@ -78,18 +78,13 @@ func fitCold(pred []float64, ss []Sample) ColdFit {
 // each scaled by f, against the samples' cold figures (those with cold
 // runs); 0 when there are none.
 func coldMAPE(f ColdFit, pred []float64, ss []Sample) float64 {
-	var sum float64
-	n := 0
+	var scaled []float64
+	var with []Sample
 	for i, s := range ss {
-		if s.Cold <= 0 || pred[i] <= 0 {
-			continue
+		if s.Cold > 0 && pred[i] > 0 {
+			scaled = append(scaled, pred[i]*f.Factor(time.Duration(pred[i])))
+			with = append(with, s)
 		}
-		p := pred[i] * f.Factor(time.Duration(pred[i]))
-		sum += math.Abs(p-float64(s.Cold)) / float64(s.Cold)
-		n++
 	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
+	return mapeOf(scaled, ColdSamples(with), false)
 }

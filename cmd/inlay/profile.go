@@ -300,12 +300,8 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", device)
 		return nil
 	}
-	fitOn := f.fitOn
-	if fitOn == "" {
-		fitOn = "min"
-	}
 	var useMin bool
-	switch fitOn {
+	switch f.fitOn {
 	case "min":
 		useMin = true
 	case "median":
@@ -335,7 +331,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
-		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, fitTarget[fitOn], f.folds, fitTarget[fitOn])
+		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, fitTarget[f.fitOn], f.folds, fitTarget[f.fitOn])
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/errline"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -127,7 +128,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&fp); err != nil {
-			return nil, fmt.Errorf("plan: %s: %s", name, jsonError(data, err))
+			return nil, fmt.Errorf("plan: %s: %s", name, errline.JSON(data, err))
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("plan: %s: data after the plan object", name)
@@ -249,8 +250,6 @@ func (p *Plan) Save(path string) error {
 	return nil
 }
 
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
-
 // yamlMessage is the first of a YAML decoding error's messages, as
 // "line N: what" (the first problem is the one to fix first).
 func yamlMessage(err error) string {
@@ -262,29 +261,5 @@ func yamlMessage(err error) string {
 		}
 		return strings.ReplaceAll(msg, "\n", "\\n")
 	}
-	return strings.TrimPrefix(oneLine(err), "yaml: ")
-}
-
-// jsonError turns a JSON decoding error into one line with its line number.
-func jsonError(data []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("line %d: %v", lineAt(data, se.Offset), se)
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "value"
-		}
-		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, te.Offset), field, te.Type, te.Value)
-	}
-	return oneLine(err)
-}
-
-func lineAt(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return bytes.Count(data[:offset], []byte("\n")) + 1
+	return strings.TrimPrefix(errline.OneLine(err), "yaml: ")
 }

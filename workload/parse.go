@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/zoo"
 	"go.yaml.in/yaml/v3"
 )
@@ -454,8 +455,7 @@ func kindName(n *yaml.Node) string {
 
 // oneLine flattens a YAML library error into one line.
 func oneLine(err error) string {
-	s := strings.ReplaceAll(err.Error(), "\n", "; ")
-	return strings.TrimPrefix(s, "yaml: ")
+	return strings.TrimPrefix(errline.OneLine(err), "yaml: ")
 }
 
 // resolve returns path relative to the folder of file, unless it is absolute.

@@ -22,6 +22,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/search/inlay"
 )
@@ -61,7 +62,7 @@ func Parse(data []byte, name string) (*Graph, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&g); err != nil {
-		return nil, fmt.Errorf("dag: %s: %s", name, jsonError(data, err))
+		return nil, fmt.Errorf("dag: %s: %s", name, errline.JSON(data, err))
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("dag: %s: data after the graph object", name)
@@ -248,28 +249,4 @@ func Inlay(g *Graph) (*Result, error) {
 // Planners lists the task-graph planners by name.
 func Planners() map[string]func(*Graph) (*Result, error) {
 	return map[string]func(*Graph) (*Result, error){"heft": HEFT, "inlay": Inlay}
-}
-
-// jsonError turns a decoding error into one line with the line number.
-func jsonError(data []byte, err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("line %d: %v", lineAt(data, se.Offset), se)
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "value"
-		}
-		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, te.Offset), field, te.Type, te.Value)
-	}
-	return strings.ReplaceAll(err.Error(), "\n", "; ")
-}
-
-func lineAt(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return bytes.Count(data[:offset], []byte("\n")) + 1
 }

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/plan"
 )
 
@@ -133,7 +134,7 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 			for i := range next {
 				s, err := d.eval.Evaluate(ctx, plans[i])
 				if err != nil {
-					s = plan.Score{Scale: 0, Reason: oneLine(err)}
+					s = plan.Score{Scale: 0, Reason: errline.OneLine(err)}
 				}
 				scores[i] = s
 			}
@@ -201,5 +202,3 @@ func Key(p *plan.Plan) string {
 	}
 	return b.String()
 }
-
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

@@ -1,0 +1,42 @@
+// Package errline turns decoding errors into the one-line messages inlay
+// prints for bad input files: a JSON error with the line it points at, and
+// any error with its newlines folded.
+package errline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// OneLine is err's message with its newlines folded into "; ".
+func OneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// JSON turns an encoding/json decoding error of data into one line, "line
+// N: …" where the error gives an offset: a syntax error as it reads, a
+// value of the wrong type as "field: want T, got V". Other errors are
+// OneLine.
+func JSON(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("line %d: %v", lineAt(data, se.Offset), se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "value"
+		}
+		return fmt.Sprintf("line %d: %s: want %s, got %s", lineAt(data, te.Offset), field, te.Type, te.Value)
+	}
+	return OneLine(err)
+}
+
+// lineAt is the 1-based line of data that byte offset falls on (the last
+// line for an offset past the end).
+func lineAt(data []byte, offset int64) int {
+	offset = min(max(offset, 0), int64(len(data)))
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}

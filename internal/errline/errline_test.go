@@ -1,0 +1,36 @@
+package errline
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestJSON(t *testing.T) {
+	var v struct {
+		N int `json:"n"`
+	}
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"syntax", "{\n  \"n\": 1,\n}", "line 3: invalid character '}' looking for beginning of object key string"},
+		{"type", "{\n\"n\": \"x\"}", "line 2: n: want int, got string"},
+		{"top-level type", "\n\n[1]", "line 3: value: want struct { N int \"json:\\\"n\\\"\" }, got array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := json.Unmarshal([]byte(tc.data), &v)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := JSON([]byte(tc.data), err); got != tc.want {
+				t.Errorf("JSON = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := JSON(nil, errors.New("a\nb")); got != "a; b" {
+		t.Errorf("other error: %q", got)
+	}
+	if got := lineAt([]byte("a\nb\n"), 99); got != 3 {
+		t.Errorf("lineAt past the end = %d, want 3", got)
+	}
+}

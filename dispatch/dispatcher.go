@@ -413,7 +413,8 @@ func (h *taskHeap) pop() entry {
 	return top
 }
 
-// sortInts is an insertion sort: the dirty list is short.
+// sortInts is an insertion sort: the dirty list is short (slices.Sort, with
+// no guard for one element, made BenchmarkEvaluate in sim ~6 % slower).
 func sortInts(a []int) {
 	for i := 1; i < len(a); i++ {
 		for j := i; j > 0 && a[j] < a[j-1]; j-- {

@@ -27,11 +27,7 @@ test: fetch vet
 	$(MAKE) fuzz
 
 fuzz:
-	@for t in $$($(GO) run ./internal/fuzzlist); do \
-		pkg=$${t%%:*}; fn=$${t##*:}; \
-		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

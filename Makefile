@@ -1,4 +1,5 @@
-# make test: fetches the real models and the ONNX Runtime library into the
+# make test: installs the Debian packages the tests drive (CBC, Chromium) when
+# absent, fetches the real models and the ONNX Runtime library into the
 # cache (skipped when present with the right checksums), then runs every test,
 # with the race detector on the packages that run goroutines, and a short
 # fuzzing pass over the parsers.
@@ -12,6 +13,7 @@ build:
 	$(GO) build -o inlay ./cmd/inlay
 
 fetch:
+	bash scripts/debs.sh
 	bash scripts/fetch.sh
 
 vet:

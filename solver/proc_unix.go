@@ -1,0 +1,15 @@
+//go:build unix
+
+package solver
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownProcessGroup keeps a terminal's Ctrl-C from reaching CBC directly:
+// Solve forwards it through the context, once, and waits for the incumbent.
+func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
+
+// interrupt asks CBC to stop and report its incumbent, as Ctrl-C does.
+func interrupt(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) }

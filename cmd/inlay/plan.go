@@ -83,7 +83,7 @@ its makespan, as in the scheduling literature.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if f.dag != "" {
-				return planDAG(cmd.OutOrStdout(), &f)
+				return planDAG(ctx, cmd.OutOrStdout(), &f)
 			}
 			return planWorkload(ctx, cmd.OutOrStdout(), args[0], &f)
 		},
@@ -339,7 +339,7 @@ func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, 
 }
 
 // planDAG schedules a plain task graph.
-func planDAG(out io.Writer, f *planFlags) error {
+func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 	g, err := dag.Load(f.dag)
 	if err != nil {
 		return err
@@ -354,7 +354,7 @@ func planDAG(out io.Writer, f *planFlags) error {
 		sort.Strings(names)
 		return fmt.Errorf("plan: planner %q does not schedule task graphs (ones that do: %s)", f.planner, strings.Join(names, ", "))
 	}
-	r, err := run(g)
+	r, err := run(ctx, g, f.budget)
 	if err != nil {
 		return err
 	}
@@ -363,7 +363,15 @@ func planDAG(out io.Writer, f *planFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(out, "%s: %s, makespan %g\n\n", f.dag, r.Planner, r.Makespan)
+	fmt.Fprintf(out, "%s: %s, makespan %g", f.dag, r.Planner, r.Makespan)
+	if pr := r.Proof; pr != nil {
+		if pr.Status == "optimal" {
+			fmt.Fprintf(out, ", proven optimal (%.3gs)", pr.Seconds)
+		} else {
+			fmt.Fprintf(out, ", within %.3g%% of optimal (proven; lower bound %.6g, solver %s after %.3gs)", 100*pr.Gap, pr.Bound, pr.Status, pr.Seconds)
+		}
+	}
+	fmt.Fprint(out, "\n\n")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TASK\tPROCESSOR\tSTART\tFINISH\tRANK\t")
 	for _, t := range r.Tasks {

@@ -15,16 +15,20 @@ package dag
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/search/inlay"
+	"github.com/inlay-dev/inlay/search/milp"
+	"github.com/inlay-dev/inlay/solver"
 )
 
 // Graph is a plain task graph.
@@ -183,6 +187,21 @@ type Result struct {
 	Planner  string       `json:"planner"`
 	Makespan float64      `json:"makespan"`
 	Tasks    []TaskResult `json:"tasks"`
+	// Proof is what the exact planner proved; nil for the heuristics.
+	Proof *Proof `json:"proof,omitempty"`
+}
+
+// Proof is the MILP's account of a schedule.
+type Proof struct {
+	// Status is "optimal" when the makespan is proven optimal, else how
+	// the solver stopped.
+	Status string `json:"status"`
+	// Bound is a proven lower bound on every schedule's makespan.
+	Bound float64 `json:"bound"`
+	// Gap is (makespan − bound) / makespan.
+	Gap float64 `json:"gap"`
+	// Seconds is the solver's wall-clock time.
+	Seconds float64 `json:"seconds"`
 }
 
 // TaskResult is one task's place.
@@ -246,7 +265,43 @@ func Inlay(g *Graph) (*Result, error) {
 	return r, nil
 }
 
+// MILP schedules the graph exactly (milp.ScheduleDAG), starting from
+// inlay's schedule, within the budget (0: 60 s); cancelling ctx returns the
+// best schedule found so far. The result's Proof carries the proven bound.
+func MILP(ctx context.Context, g *Graph, budget time.Duration) (*Result, error) {
+	pb := g.Problem()
+	start, err := inlay.ScheduleDAG(pb, inlay.DAGOptions{Seed: 1})
+	if err != nil {
+		return nil, fmt.Errorf("dag: %w", err)
+	}
+	s, proof, err := milp.ScheduleDAG(ctx, pb, milp.DAGOptions{TimeLimit: budget, Start: start})
+	if err != nil {
+		return nil, fmt.Errorf("dag: %w", err)
+	}
+	r := &Result{Planner: "milp", Makespan: s.Makespan}
+	for i, t := range g.Tasks {
+		sl := s.Slots[i]
+		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
+	}
+	gap := 0.0
+	if proof.Status != solver.Optimal && s.Makespan > 0 {
+		gap = math.Max(0, (s.Makespan-proof.Bound)/s.Makespan)
+	}
+	r.Proof = &Proof{Status: proof.Status.String(), Bound: proof.Bound, Gap: gap, Seconds: proof.Wall.Seconds()}
+	if proof.Status == solver.Optimal {
+		r.Proof.Bound = s.Makespan
+	}
+	return r, nil
+}
+
+// Planner schedules a task graph within a budget (ignored by the
+// heuristics).
+type Planner func(ctx context.Context, g *Graph, budget time.Duration) (*Result, error)
+
 // Planners lists the task-graph planners by name.
-func Planners() map[string]func(*Graph) (*Result, error) {
-	return map[string]func(*Graph) (*Result, error){"heft": HEFT, "inlay": Inlay}
+func Planners() map[string]Planner {
+	heuristic := func(f func(*Graph) (*Result, error)) Planner {
+		return func(_ context.Context, g *Graph, _ time.Duration) (*Result, error) { return f(g) }
+	}
+	return map[string]Planner{"heft": heuristic(HEFT), "inlay": heuristic(Inlay), "milp": MILP}
 }

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -149,7 +150,7 @@ func TestInlayPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Planners()["inlay"](g)
+	r, err := Planners()["inlay"](context.Background(), g, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,14 +148,14 @@ func Run(pb *Problem) (*Schedule, error) {
 	// A task's predecessors have a rank at least as high, and ties go by
 	// topological position, so order is topological. Zero-cost tasks with
 	// zero-cost edges can tie; the stable sort keeps them in topo order.
-	lanes := make([][]*timeline, pb.Procs)
+	lanes := make([][]*Timeline, pb.Procs)
 	for p := range lanes {
 		k := 1
 		if p < len(pb.Lanes) && pb.Lanes[p] > 1 {
 			k = pb.Lanes[p]
 		}
 		for l := 0; l < k; l++ {
-			lanes[p] = append(lanes[p], &timeline{})
+			lanes[p] = append(lanes[p], &Timeline{})
 		}
 	}
 	s := &Schedule{Slots: make([]Slot, n), Rank: rank, Order: order}
@@ -179,13 +179,13 @@ func Run(pb *Problem) (*Schedule, error) {
 				}
 			}
 			for l, tl := range lanes[p] {
-				start := tl.earliest(ready, w)
+				start := tl.Earliest(ready, w)
 				if best.Proc < 0 || start+w < best.Finish {
 					best = Slot{Proc: p, Lane: l, Start: start, Finish: start + w}
 				}
 			}
 		}
-		lanes[best.Proc][best.Lane].insert(best.Start, best.Finish)
+		lanes[best.Proc][best.Lane].Insert(best.Start, best.Finish)
 		s.Slots[t] = best
 		placed[t] = true
 		if best.Finish > s.Makespan {
@@ -247,11 +247,14 @@ func topoOrder(n int, edges []Edge, succ [][]int) ([]int, error) {
 	return order, nil
 }
 
-// timeline is one lane's busy intervals, sorted by start.
-type timeline struct{ busy [][2]float64 }
+// Timeline is one lane's busy intervals, sorted by start: the insertion
+// scheduling that HEFT and package search/inlay's DAG decoder share.
+// The zero value is an empty lane.
+type Timeline struct{ busy [][2]float64 }
 
-// earliest returns the earliest start ≥ ready of an idle gap of length w.
-func (tl *timeline) earliest(ready, w float64) float64 {
+// Earliest returns the earliest start ≥ ready of an idle gap of length w.
+// O(intervals).
+func (tl *Timeline) Earliest(ready, w float64) float64 {
 	start := ready
 	for _, iv := range tl.busy {
 		if start+w <= iv[0] {
@@ -264,9 +267,14 @@ func (tl *timeline) earliest(ready, w float64) float64 {
 	return start
 }
 
-func (tl *timeline) insert(start, finish float64) {
+// Insert marks [start, finish) busy. The caller keeps intervals disjoint
+// (Earliest's answer does). O(intervals).
+func (tl *Timeline) Insert(start, finish float64) {
 	i := sort.Search(len(tl.busy), func(i int) bool { return tl.busy[i][0] > start })
 	tl.busy = append(tl.busy, [2]float64{})
 	copy(tl.busy[i+1:], tl.busy[i:])
 	tl.busy[i] = [2]float64{start, finish}
 }
+
+// Reset empties the lane, keeping its storage.
+func (tl *Timeline) Reset() { tl.busy = tl.busy[:0] }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"sort"
 
 	"github.com/inlay-dev/inlay/search/heft"
 )
@@ -143,7 +142,7 @@ type decoder struct {
 	lanes []int
 	// scratch
 	slots []heft.Slot
-	busy  [][][][2]float64 // processor, lane: sorted busy intervals
+	busy  [][]heft.Timeline // processor, lane
 	indeg []int
 	ready []int
 	order []int
@@ -168,9 +167,9 @@ func newDecoder(pb *heft.Problem) (*decoder, error) {
 	}
 	d.slots = make([]heft.Slot, n)
 	d.indeg = make([]int, n)
-	d.busy = make([][][][2]float64, pb.Procs)
+	d.busy = make([][]heft.Timeline, pb.Procs)
 	for p := range d.busy {
-		d.busy[p] = make([][][2]float64, d.lanes[p])
+		d.busy[p] = make([]heft.Timeline, d.lanes[p])
 	}
 	return d, nil
 }
@@ -188,7 +187,7 @@ func (d *decoder) run(key []float64, proc []int) float64 {
 	n := len(pb.Cost)
 	for p := range d.busy {
 		for l := range d.busy[p] {
-			d.busy[p][l] = d.busy[p][l][:0]
+			d.busy[p][l].Reset()
 		}
 	}
 	d.ready = d.ready[:0]
@@ -224,7 +223,7 @@ func (d *decoder) run(key []float64, proc []int) float64 {
 				ready = math.Max(ready, ps.Finish+d.comm(e, ps.Proc, p))
 			}
 			for l := range d.busy[p] {
-				start := earliest(d.busy[p][l], ready, w)
+				start := d.busy[p][l].Earliest(ready, w)
 				if best.Proc < 0 || start+w < best.Finish {
 					best = heft.Slot{Proc: p, Lane: l, Start: start, Finish: start + w}
 				}
@@ -237,7 +236,7 @@ func (d *decoder) run(key []float64, proc []int) float64 {
 				try(p)
 			}
 		}
-		d.busy[best.Proc][best.Lane] = insert(d.busy[best.Proc][best.Lane], best.Start, best.Finish)
+		d.busy[best.Proc][best.Lane].Insert(best.Start, best.Finish)
 		d.slots[t] = best
 		d.order = append(d.order, t)
 		makespan = math.Max(makespan, best.Finish)
@@ -257,27 +256,4 @@ func (d *decoder) makespan(key []float64, proc []int) float64 { return d.run(key
 func (d *decoder) schedule(key []float64, proc []int) *heft.Schedule {
 	ms := d.run(key, proc)
 	return &heft.Schedule{Slots: append([]heft.Slot(nil), d.slots...), Order: append([]int(nil), d.order...), Makespan: ms}
-}
-
-// earliest is the earliest start ≥ ready of an idle gap of length w among
-// sorted busy intervals.
-func earliest(busy [][2]float64, ready, w float64) float64 {
-	start := ready
-	for _, iv := range busy {
-		if start+w <= iv[0] {
-			return start
-		}
-		if iv[1] > start {
-			start = iv[1]
-		}
-	}
-	return start
-}
-
-func insert(busy [][2]float64, start, finish float64) [][2]float64 {
-	i := sort.Search(len(busy), func(i int) bool { return busy[i][0] > start })
-	busy = append(busy, [2]float64{})
-	copy(busy[i+1:], busy[i:])
-	busy[i] = [2]float64{start, finish}
-	return busy
 }

@@ -91,7 +91,7 @@ its makespan, as in the scheduling literature.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.planner, "planner", "inlay", "planner: single:<processor or kind>, or one of "+strings.Join(search.Names(), ", "))
 	fl.StringVarP(&f.out, "output", "o", "", "write the plan to this file (.yaml, .yml or .json)")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (overrides the workload's)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planner and of the simulation's Poisson arrivals")
 	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget of search planners (0: 10s unless --evals is given)")
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")
@@ -155,14 +155,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err != nil {
 		return err
 	}
-	platName := f.platform
-	if platName == "" {
-		platName = w.Platform
-	}
-	if platName == "" {
-		return fmt.Errorf("plan: %s names no platform; give --platform", path)
-	}
-	pl, err := hw.Resolve(platName)
+	pl, err := hw.Choose(f.platform, w.Platform)
 	if err != nil {
 		return err
 	}

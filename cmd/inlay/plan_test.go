@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 )
 
@@ -133,7 +134,6 @@ func TestPlanErrors(t *testing.T) {
 		{[]string{"plan", wl, "--planner", "magic"}, `unknown planner "magic"`},
 		{[]string{"plan", wl, "--planner", "single:tpu"}, `no processor or processor kind "tpu"`},
 		{[]string{"plan", wl, "--platform", "mars"}, "mars"},
-		{[]string{"plan", noPlat}, "names no platform"},
 		{[]string{"plan", filepath.Join(dir, "none.yaml")}, "no such file"},
 		{[]string{"plan"}, "want one workload file"},
 		{[]string{"plan", wl, "--dag", "x.json"}, "not both"},
@@ -144,6 +144,14 @@ func TestPlanErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
 		}
+	}
+	// A workload that names no platform is planned on the default one.
+	out, err := planRunCLI(t, "plan", noPlat, "--planner", "bestmap", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"platform": "`+hw.DefaultPlatform+`"`) {
+		t.Errorf("no platform: not planned on %s:\n%.300s", hw.DefaultPlatform, out)
 	}
 }
 

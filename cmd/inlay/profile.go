@@ -68,7 +68,7 @@ first, the calibrated model for the rest.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the agent's with --agent, else host)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the agent's with --agent, else the workload's, else "+hw.DefaultPlatform+")")
 	fl.StringVar(&f.agentURL, "agent", "", "measure on the device of the inlay agent at this URL")
 	fl.StringVar(&f.token, "token", "", "the agent's token")
 	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library (measuring on this machine)")
@@ -103,7 +103,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 			if err != nil {
 				return err
 			}
-			pl, err := hw.Resolve(orDefault(f.platform, orDefault(w.Platform, "host")))
+			pl, err := hw.Choose(f.platform, w.Platform)
 			if err != nil {
 				return err
 			}
@@ -123,7 +123,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds: each multi-layer subgraph is held back from one fit")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
@@ -168,7 +168,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		dev = c
 	} else {
 		if pl == nil {
-			if pl, err = hw.Preset("host"); err != nil {
+			if pl, err = hw.Choose("", w.Platform); err != nil {
 				return err
 			}
 		}

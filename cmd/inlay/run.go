@@ -69,7 +69,7 @@ the plan and rate you will run.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else host)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "rate scale: multiplies every group's rate")
 	fl.StringVar(&f.trace, "trace", "", "write what really ran as a Chrome trace (.json; opens in Perfetto)")
@@ -155,14 +155,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
-	name := f.platform
-	if name == "" {
-		name = w.Platform
-	}
-	if name == "" {
-		name = "host"
-	}
-	pl, err := hw.Resolve(name)
+	pl, err := hw.Choose(f.platform, w.Platform)
 	if err != nil {
 		return err
 	}

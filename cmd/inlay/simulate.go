@@ -47,7 +47,7 @@ func newSimulateCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's)")
+	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
 	fl.Float64Var(&f.scale, "scale", 0, "simulate at this rate scale instead of searching the max sustainable one")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of tables")
@@ -107,14 +107,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err != nil {
 		return err
 	}
-	platformName := f.platform
-	if platformName == "" {
-		platformName = w.Platform
-	}
-	if platformName == "" {
-		return fmt.Errorf("%s names no platform; pass --platform", workloadPath)
-	}
-	pl, err := hw.Resolve(platformName)
+	pl, err := hw.Choose(f.platform, w.Platform)
 	if err != nil {
 		return err
 	}

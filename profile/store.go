@@ -15,6 +15,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
 	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 // SchemaVersion is the version of the store's tables this package writes.
@@ -60,14 +61,11 @@ type Record struct {
 }
 
 // DefaultStorePath is the store used when no --profiles is given:
-// os.UserCacheDir()/inlay/profiles.db (the temporary folder when there is
-// no cache folder).
+// profiles.db in the cache folder that scripts/fetch.sh fills
+// (assets.Dir: $INLAY_CACHE, else $XDG_CACHE_HOME/inlay, else
+// ~/.cache/inlay).
 func DefaultStorePath() string {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "inlay", "profiles.db")
+	return filepath.Join(assets.Dir(), "profiles.db")
 }
 
 const schema = `

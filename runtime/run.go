@@ -69,16 +69,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.Warnings = append(warnings, res.Warnings...)
-	pred, err := sim.Run(pr.prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: true})
-	if err != nil {
+	if err := predict(pr.prog, &c, res); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("prediction: %v", err))
-	} else {
-		for i := range res.Groups {
-			res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50+c.ArrivalLag, pred.Groups[i].P99+c.ArrivalLag
-		}
-		res.PredictedMisses = pred.Misses
 	}
 	return res, nil
+}
+
+// Predict sets res's predicted latencies and misses to the simulator's
+// for the run c describes (what Run does after a run): c's plan of c's
+// workload on c's platform under c.Cost, at c.Scale, c.Seed and c.Policy,
+// plus c.ArrivalLag. res may come from elsewhere (an agent's run of the
+// same plan); its groups must be the workload's, in order.
+func Predict(c Config, res *Result) error {
+	prog, err := sim.Compile(c.Workload, c.Platform, c.Cost, c.Plan)
+	if err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	return predict(prog, &c, res)
+}
+
+func predict(prog *sim.Program, c *Config, res *Result) error {
+	pred, err := sim.Run(prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: true})
+	if err != nil {
+		return err
+	}
+	if len(pred.Groups) != len(res.Groups) {
+		return fmt.Errorf("runtime: the simulation has %d groups, the run %d", len(pred.Groups), len(res.Groups))
+	}
+	for i := range res.Groups {
+		if pred.Groups[i].Name != res.Groups[i].Name {
+			return fmt.Errorf("runtime: group %d is %s in the simulation, %s in the run", i, pred.Groups[i].Name, res.Groups[i].Name)
+		}
+		res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50+c.ArrivalLag, pred.Groups[i].P99+c.ArrivalLag
+	}
+	res.PredictedMisses = pred.Misses
+	return nil
 }
 
 // tkey names a tensor of one model instance of a request; to is the

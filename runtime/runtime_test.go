@@ -432,3 +432,33 @@ func TestSpin(t *testing.T) {
 		t.Errorf("negative spin: %v", err)
 	}
 }
+
+// TestPredict checks that Predict is the simulator's figure plus the
+// arrival lag, for a result from elsewhere, and that it rejects a result
+// whose groups are not the workload's.
+func TestPredict(t *testing.T) {
+	w := voiceWorkload(t)
+	pl := hostPlatform(t)
+	c := Config{Workload: w, Platform: pl, Plan: testPlan(t, w, pl), Cost: cost.NewAnalytic(pl), Seed: 1, Scale: 1}
+	res := &Result{}
+	for _, g := range w.Groups {
+		res.Groups = append(res.Groups, GroupResult{Name: g.Name})
+	}
+	if err := Predict(c, res); err != nil {
+		t.Fatal(err)
+	}
+	base := append([]GroupResult(nil), res.Groups...)
+	c.ArrivalLag = 3 * time.Millisecond
+	if err := Predict(c, res); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range res.Groups {
+		if base[i].PredictedP50 <= 0 || g.PredictedP50 != base[i].PredictedP50+c.ArrivalLag || g.PredictedP99 != base[i].PredictedP99+c.ArrivalLag {
+			t.Errorf("group %s: predicted %v/%v without lag, %v/%v with %v", g.Name, base[i].PredictedP50, base[i].PredictedP99, g.PredictedP50, g.PredictedP99, c.ArrivalLag)
+		}
+	}
+	res.Groups[0].Name = "other"
+	if err := Predict(c, res); err == nil {
+		t.Error("a result with another group: no error")
+	}
+}

@@ -25,7 +25,6 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/runtime"
-	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -247,9 +246,10 @@ the agent's own (its platform's analytic model).`,
 }
 
 // predictOnHost replaces the result's predicted latencies with the
-// simulator's on this machine: the agent's platform, the workload loaded
-// here and the cost model of --profiles, at the run's scale and seed (as
-// package runtime predicts). It returns the cost model's note.
+// simulator's on this machine (runtime.Predict): the agent's platform, the
+// workload loaded here, the cost model of --profiles and the arrival lag
+// recorded there for the agent's device, at the run's scale and seed. It
+// returns the cost model's note.
 func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, workloadPath string, f *agentRunFlags, res *runtime.Result) (string, error) {
 	info, err := c.Info(ctx)
 	if err != nil {
@@ -267,22 +267,13 @@ func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, wor
 	if err != nil {
 		return "", err
 	}
-	prog, err := sim.Compile(w, info.Platform, est, p)
+	lag, err := recordedArrivalLag(cmd, info.Name)
 	if err != nil {
 		return "", err
 	}
-	pred, err := sim.Run(prog, sim.Options{Scale: f.scale, Seed: f.seed, NoSpans: true})
-	if err != nil {
+	cfg := runtime.Config{Workload: w, Platform: info.Platform, Plan: p, Cost: est, Scale: f.scale, Seed: f.seed, ArrivalLag: lag}
+	if err := runtime.Predict(cfg, res); err != nil {
 		return "", err
-	}
-	if len(pred.Groups) != len(res.Groups) {
-		return "", fmt.Errorf("the simulation has %d groups, the run %d", len(pred.Groups), len(res.Groups))
-	}
-	for i := range res.Groups {
-		if pred.Groups[i].Name != res.Groups[i].Name {
-			return "", fmt.Errorf("group %d is %s in the simulation, %s in the run", i, pred.Groups[i].Name, res.Groups[i].Name)
-		}
-		res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50, pred.Groups[i].P99
 	}
 	return note(), nil
 }

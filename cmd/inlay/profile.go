@@ -112,7 +112,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 				return err
 			}
 			defer st.Close()
-			device, err := storeDevice(st, pl)
+			device, err := profile.DeviceFor(st, pl)
 			if err != nil {
 				return err
 			}

@@ -179,7 +179,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
-	lag, err := recordedArrivalLag(cmd)
+	lag, err := recordedArrivalLag(cmd, profile.LocalDeviceName())
 	if err != nil {
 		return err
 	}
@@ -308,9 +308,8 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 }
 
 // recordInSitu stores each subgraph's in-situ timing (the runtime's
-// Service samples) in the --profiles store as this machine's in-situ
-// measurements, keyed as the estimator looks them up; it returns how many
-// it stored. Subgraphs that never completed a run are skipped.
+// service times) and the run's arrival lag in the --profiles store
+// (profile.RecordInSitu), as this machine's.
 func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *plan.Plan, res *runtime.Result, ortLib string) (int, error) {
 	st, err := profile.Open(cmd.Flags().Lookup("profiles").Value.String())
 	if err != nil {
@@ -321,62 +320,23 @@ func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *
 	if err != nil {
 		return 0, err
 	}
-	device := profile.LocalDeviceName()
-	if err := st.PutDevice(device, pl.Name, rt.Version()); err != nil {
-		return 0, err
-	}
-	subs := map[string][]plan.Subgraph{}
-	for _, mp := range p.Models {
-		subs[mp.Model] = mp.Subgraphs
-	}
-	n := 0
-	for _, sr := range res.Subgraphs {
-		m := w.Model(sr.Model)
-		if len(sr.Service) == 0 || m == nil || m.Layers == nil || sr.Index >= len(subs[sr.Model]) {
-			continue
-		}
-		sg := subs[sr.Model][sr.Index]
-		cfg, err := sg.Config(pl)
-		if err != nil {
-			return n, fmt.Errorf("--record: %s: %w", sr.Label, err)
-		}
-		k, err := profile.SubgraphKey(device, pl, m.Layers, sg.Layers, cfg)
-		if err != nil {
-			return n, fmt.Errorf("--record: %s: %w", sr.Label, err)
-		}
-		rec := profile.NewInSitu(k, sr.Model, sr.Service, rt.Version())
-		if err := st.MergeInSitu(rec); err != nil {
-			return n, err
-		}
-		n++
+	obs := make([]profile.Observed, len(res.Subgraphs))
+	for i, sr := range res.Subgraphs {
+		obs[i] = profile.Observed{Model: sr.Model, Index: sr.Index, Label: sr.Label, Service: sr.Service}
 	}
 	requests := 0
 	for _, g := range res.Groups {
 		requests += g.Requests
 	}
-	if requests > 0 {
-		if err := st.AddArrivalLag(device, res.ArrivalLagP50, requests); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return profile.RecordInSitu(st, profile.LocalDeviceName(), rt.Version(), pl, w, p, obs, res.ArrivalLagP50, requests)
 }
 
-// recordedArrivalLag is this machine's arrival lag recorded in the
-// --profiles store by earlier runs (0 when there is no store or none).
-func recordedArrivalLag(cmd *cobra.Command) (time.Duration, error) {
+// recordedArrivalLag is the arrival lag that earlier runs on device
+// recorded in the --profiles store (0 when there is no store or none).
+func recordedArrivalLag(cmd *cobra.Command, device string) (time.Duration, error) {
 	fl := cmd.Flags().Lookup("profiles")
-	if fl == nil || fl.Value.String() == "" {
+	if fl == nil {
 		return 0, nil
 	}
-	if _, err := os.Stat(fl.Value.String()); err != nil {
-		return 0, nil // costModel says what is wrong with the path
-	}
-	st, err := profile.Open(fl.Value.String())
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
-	a, _, err := st.ArrivalLag(profile.LocalDeviceName())
-	return a.Lag, err
+	return profile.RecordedArrivalLag(fl.Value.String(), device)
 }

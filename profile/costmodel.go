@@ -1,0 +1,217 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// CostModel is the cost model of a command that plans or simulates on pl:
+// the analytic model, calibrated with the factors Calibrate fitted for the
+// platform's device (DeviceFor), answering from the device's measurements
+// first (Estimator), when the store at path has any; else the plain
+// analytic model. path "" means no store. A missing store is fine unless
+// named (named: the user gave the path, so its absence is an error).
+//
+// note reports, once the estimator has been used, how many subgraphs fell
+// back to the model ("" when no store was used). w (may be nil) only
+// feeds the note: its models that the store holds no measurement of are
+// named.
+func CostModel(path string, named bool, pl *hw.Platform, w *workload.Workload) (est cost.Estimator, note func() string, err error) {
+	analytic := cost.NewAnalytic(pl)
+	none := func() string { return "" }
+	if path == "" {
+		return analytic, none, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !named {
+			return analytic, none, nil
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("--profiles %s: no such file (inlay profile creates it)", path)
+		}
+		return nil, nil, fmt.Errorf("--profiles: %w", err)
+	}
+	st, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer st.Close()
+	device, err := DeviceFor(st, pl)
+	if err != nil {
+		return nil, nil, err
+	}
+	if device == "" {
+		if !named {
+			return analytic, none, nil
+		}
+		msg := fmt.Sprintf("profiles: %s holds no measurements for platform %s; using the analytic model", path, pl.Name)
+		return analytic, func() string { return msg }, nil
+	}
+	base, calibrated, err := CalibratedModel(st, device, pl)
+	if err != nil {
+		return nil, nil, err
+	}
+	pe := NewEstimator(st, device, base)
+	if err := pe.Err(); err != nil {
+		return nil, nil, err
+	}
+	model := "analytic"
+	if calibrated {
+		model = "calibrated"
+	}
+	unmeasured := unmeasuredModels(pe, w)
+	note = func() string {
+		s := fmt.Sprintf("profiles: %d measurement(s) of %s from %s; %d subgraph(s) answered from them, %d had no measurement and fell back to the %s model",
+			pe.Len(), device, path, pe.Hits(), pe.Misses(), model)
+		if n := pe.Cold(); n > 0 {
+			s += fmt.Sprintf("; %d with cold-cache figures", n)
+		}
+		if n := pe.InSitu(); n > 0 {
+			s += fmt.Sprintf("; %d in-situ measurement(s) (inlay run --record) stand in for the profiler's", n)
+		}
+		if len(unmeasured) > 0 {
+			s += fmt.Sprintf(" (never profiled or changed since: %s)", strings.Join(unmeasured, ", "))
+		}
+		return s
+	}
+	return pe, note, nil
+}
+
+// DeviceFor picks the store's device for a platform: this machine
+// (LocalDeviceName) for host, when it has figures there, else the device
+// most recently profiled as that platform; "" when there is none.
+func DeviceFor(st *Store, pl *hw.Platform) (string, error) {
+	if pl.Name == "host" {
+		devs, err := st.Devices()
+		if err != nil {
+			return "", err
+		}
+		local := LocalDeviceName()
+		for _, d := range devs {
+			if d.Name == local && d.Platform == pl.Name && d.Measurements+d.InSitu > 0 {
+				return local, nil
+			}
+		}
+	}
+	name, ok, err := st.DeviceFor(pl.Name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return name, nil
+}
+
+// CalibratedModel is the analytic model with the device's fitted factors
+// where the store has them; calibrated reports whether any processor had.
+func CalibratedModel(st *Store, device string, pl *hw.Platform) (a *cost.Analytic, calibrated bool, err error) {
+	cals, err := st.Calibrations(device)
+	if err != nil {
+		return nil, false, err
+	}
+	def := cost.NewAnalytic(pl)
+	effs := make([]cost.Efficiency, len(pl.Processors))
+	for i, pr := range pl.Processors {
+		effs[i] = def.Efficiency(i)
+		if c, ok := cals[pr.Name]; ok && c.Efficiency.Validate() == nil {
+			effs[i] = c.Efficiency
+			calibrated = true
+		}
+	}
+	a, err = cost.NewCalibrated(pl, effs)
+	return a, calibrated, err
+}
+
+// unmeasuredModels names the workload's models none of whose layers the
+// estimator's device measured on any processor.
+func unmeasuredModels(pe *Estimator, w *workload.Workload) []string {
+	if w == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range w.Models {
+		if m.Graph != nil && !pe.HasModel(ModelID(m.Graph)) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Observed is one subgraph's in-situ timing from a real run of a plan:
+// the model, the subgraph's position in the model's plan, its label (for
+// errors) and the service time of each run.
+type Observed struct {
+	Model   string
+	Index   int
+	Label   string
+	Service []time.Duration
+}
+
+// RecordInSitu stores each observed subgraph's in-situ timing in st as
+// device's (on platform pl, ONNX Runtime ortVersion), merged with what
+// earlier runs recorded, and the run's median arrival lag over requests
+// requests (none when requests is 0). Subgraphs without runs, of models
+// without layers, or past the plan's list are skipped. It returns how
+// many subgraphs it recorded.
+func RecordInSitu(st *Store, device, ortVersion string, pl *hw.Platform, w *workload.Workload, p *plan.Plan, obs []Observed, lag time.Duration, requests int) (int, error) {
+	if err := st.PutDevice(device, pl.Name, ortVersion); err != nil {
+		return 0, err
+	}
+	subs := map[string][]plan.Subgraph{}
+	for _, mp := range p.Models {
+		subs[mp.Model] = mp.Subgraphs
+	}
+	n := 0
+	for _, o := range obs {
+		m := w.Model(o.Model)
+		if len(o.Service) == 0 || m == nil || m.Layers == nil || o.Index >= len(subs[o.Model]) {
+			continue
+		}
+		sg := subs[o.Model][o.Index]
+		cfg, err := sg.Config(pl)
+		if err != nil {
+			return n, fmt.Errorf("--record: %s: %w", o.Label, err)
+		}
+		k, err := SubgraphKey(device, pl, m.Layers, sg.Layers, cfg)
+		if err != nil {
+			return n, fmt.Errorf("--record: %s: %w", o.Label, err)
+		}
+		if err := st.MergeInSitu(NewInSitu(k, o.Model, o.Service, ortVersion)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if requests > 0 {
+		if err := st.AddArrivalLag(device, lag, requests); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// RecordedArrivalLag is the median arrival lag that runs recorded
+// (RecordInSitu) for device in the store at path: what the simulator's
+// predictions leave out on that device. 0 when path is "", the store does
+// not exist, or it holds none for the device.
+func RecordedArrivalLag(path, device string) (time.Duration, error) {
+	if path == "" {
+		return 0, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return 0, nil // CostModel says what is wrong with the path
+	}
+	st, err := Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	a, _, err := st.ArrivalLag(device)
+	return a.Lag, err
+}

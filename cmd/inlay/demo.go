@@ -234,15 +234,15 @@ func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platfor
 	window := defaultWindow(w, res)
 	title := fmt.Sprintf("inlay demo on %s, %s plan at rate scale %.3g", pl.Name, name, sust.Scale)
 	var svg bytes.Buffer
-	if err := report.GanttSVG(&svg, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
+	if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
 		return err
 	}
 	var png bytes.Buffer
-	if err := report.GanttPNG(&png, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
+	if err := report.Gantt(&png, report.PNG, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {
 		return err
 	}
 	var trace bytes.Buffer
-	if err := report.ChromeTrace(&trace, res.Lanes, res.Spans); err != nil {
+	if err := report.ChromeTrace(&trace, report.Rows(res.Lanes, res.Spans), res.Spans); err != nil {
 		return err
 	}
 	s := report.Summary{Workload: "workload.yaml", Platform: pl.Name, Planner: name, Source: "simulation",

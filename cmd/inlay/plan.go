@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,6 +150,9 @@ func (f planFloat) MarshalJSON() ([]byte, error) {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
+	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
+		return err
+	}
 	w, err := workload.Load(path)
 	if err != nil {
 		return err
@@ -290,49 +292,24 @@ func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, 
 		return errors.New("plan: the simulation recorded no schedule to draw")
 	}
 	if f.gantt != "" {
-		// A window of a few of the slowest group's periods keeps bars legible.
-		var longest time.Duration
-		for _, g := range w.Groups {
-			if p := time.Duration(float64(g.Period) / math.Max(res.Scale, 1e-9)); p > longest {
-				longest = p
-			}
-		}
-		end := res.End
-		if lim := 4 * longest; lim > 0 && lim < end {
-			end = lim
-		}
-		var buf bytes.Buffer
 		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(w.Path), platform, planner, res.Scale)
-		var err error
-		switch strings.ToLower(filepath.Ext(f.gantt)) {
-		case ".svg":
-			err = report.GanttSVG(&buf, title, res.Lanes, res.Spans, [2]time.Duration{0, end})
-		case ".png":
-			err = report.GanttPNG(&buf, title, res.Lanes, res.Spans, [2]time.Duration{0, end})
-		default:
-			return fmt.Errorf("plan: --gantt %s: want a .svg or .png file", f.gantt)
-		}
-		if err != nil {
+		if err := writeGantt(f.gantt, title, res, defaultWindow(w, res)); err != nil {
 			return err
-		}
-		if err := os.WriteFile(f.gantt, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("plan: %w", err)
 		}
 	}
 	if f.trace != "" {
-		var buf bytes.Buffer
-		if err := report.ChromeTrace(&buf, res.Lanes, res.Spans); err != nil {
-			return err
-		}
-		if err := os.WriteFile(f.trace, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
+		return writeFile(f.trace, func(fw io.Writer) error {
+			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
+		})
 	}
 	return nil
 }
 
 // planDAG schedules a plain task graph.
 func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
+	if f.out != "" || f.gantt != "" || f.trace != "" {
+		return errors.New("plan: -o, --gantt and --trace write a workload's plan; with --dag, use --json")
+	}
 	g, err := dag.Load(f.dag)
 	if err != nil {
 		return err

@@ -199,3 +199,41 @@ func TestPlanDAG(t *testing.T) {
 		t.Error("bestmap accepted for a task graph")
 	}
 }
+
+// TestOutputsCheckedFirst checks that a bad output path fails before the
+// search: with an hour's budget, a check after it would time the test out.
+func TestOutputsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	missing := filepath.Join(dir, "no-such-folder")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", filepath.Join(dir, "p.txt")}, "unknown extension"},
+		{[]string{"--gantt", filepath.Join(dir, "g.gif")}, "want a .svg or .png"},
+		{[]string{"--trace", filepath.Join(dir, "t.txt")}, "want a .json"},
+		{[]string{"-o", filepath.Join(missing, "p.yaml")}, "does not exist"},
+		{[]string{"--gantt", filepath.Join(missing, "g.svg")}, "does not exist"},
+		{[]string{"--trace", dir + "/"}, "want a .json"},
+		{[]string{"-o", planWriteDir(t, dir, "d.yaml")}, "is a folder"},
+	} {
+		args := append([]string{"plan", wl, "--planner", "inlay", "--budget", "1h"}, tc.args...)
+		_, err := planRunCLI(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if _, err := planRunCLI(t, "plan", "--dag", "../../examples/topcuoglu-dag.json", "-o", filepath.Join(dir, "p.yaml")); err == nil {
+		t.Error("--dag with -o: no error")
+	}
+}
+
+func planWriteDir(t *testing.T, dir, name string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -151,6 +151,9 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if f.duration <= 0 {
 		return fmt.Errorf("--duration %v must be positive", f.duration)
 	}
+	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
+		return err
+	}
 	w, err := workload.Load(workloadPath)
 	if err != nil {
 		return err

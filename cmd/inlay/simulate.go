@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -103,6 +102,9 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if scaleSet && !(f.scale > 0) {
 		return fmt.Errorf("--scale %v must be positive", f.scale)
 	}
+	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
+		return err
+	}
 	w, err := workload.Load(workloadPath)
 	if err != nil {
 		return err
@@ -148,7 +150,8 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 		traceWindow = 10 * window
 	}
 	if f.gantt != "" {
-		if err := writeGantt(f.gantt, window, p, pl, res); err != nil {
+		title := fmt.Sprintf("%s on %s at rate scale %.3g", orDefault(p.Planner, "plan"), pl.Name, res.Scale)
+		if err := writeGantt(f.gantt, title, res, window); err != nil {
 			return err
 		}
 	}
@@ -233,34 +236,26 @@ func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *pla
 	return enc.Encode(j)
 }
 
-// defaultWindow is three periods of the slowest group at the run's scale,
-// or the whole run when that is shorter.
+// defaultWindow is the Gantt chart's default window for a run of w
+// (report.GanttWindow).
 func defaultWindow(w *workload.Workload, res *sim.Result) time.Duration {
-	var longest time.Duration
-	for _, g := range w.Groups {
-		longest = max(longest, g.Period)
+	periods := make([]time.Duration, len(w.Groups))
+	for i, g := range w.Groups {
+		periods[i] = g.Period
 	}
-	var window time.Duration
-	if res.Scale > 0 {
-		window = time.Duration(3 * float64(longest) / res.Scale)
-	}
-	if window <= 0 || window > res.End {
-		window = res.End
-	}
-	return window
+	return report.GanttWindow(periods, res.Scale, res.End)
 }
 
-func writeGantt(path string, window time.Duration, p *plan.Plan, pl *hw.Platform, res *sim.Result) error {
-	title := fmt.Sprintf("%s on %s at rate scale %.3g", orDefault(p.Planner, "plan"), pl.Name, res.Scale)
-	rows := report.Rows(res.Lanes, res.Spans)
-	win := [2]time.Duration{0, window}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".svg":
-		return writeFile(path, func(fw io.Writer) error { return report.GanttSVG(fw, title, rows, res.Spans, win) })
-	case ".png":
-		return writeFile(path, func(fw io.Writer) error { return report.GanttPNG(fw, title, rows, res.Spans, win) })
+// writeGantt draws res's schedule (report.Gantt) from 0 to window into
+// the file at path, in the format its extension names.
+func writeGantt(path, title string, res *sim.Result, window time.Duration) error {
+	format, err := report.GanttFormatOf(path)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("--gantt %s: want a .svg or .png file", path)
+	return writeFile(path, func(fw io.Writer) error {
+		return report.Gantt(fw, format, title, res.Lanes, res.Spans, [2]time.Duration{0, window})
+	})
 }
 
 func orDefault(s, def string) string {

@@ -105,88 +105,133 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 	}
 	lbr, hasLB := est.(LayerLowerBounder)
 	b := Bound{PeakFallback: !hasLB}
-	type layerFig struct {
-		min  time.Duration
-		per  []time.Duration // per processor: min over its configs, -1 where unsupported
-		supp uint64          // bit p: processor p can run it (first 64 processors)
-		sset []bool          // same, for any count
+	bf := &boundFigures{w: w, pl: pl, est: est, lbr: lbr}
+	if why, err := bf.collect(); err != nil || why != "" {
+		b.Why = why
+		return b, err
 	}
-	figs := map[string][]layerFig{} // per model name
+	if err := bf.criticalPaths(&b); err != nil || b.Why != "" {
+		return b, err
+	}
+	b.Scale = math.Inf(1)
+	bf.hallBound(&b)
+	bf.fluidBound(&b)
+	if math.IsInf(b.Scale, 1) {
+		b.Why = "no layer needs processor time"
+	}
+	return b, nil
+}
+
+// layerFig is one layer's figures in UpperBound's argument.
+type layerFig struct {
+	min  time.Duration   // m(l): over every processor and config
+	per  []time.Duration // per processor: min over its configs, -1 where unsupported
+	supp uint64          // bit p: processor p can run it (first 64 processors)
+	sset []bool          // same, for any count
+}
+
+// boundFigures holds UpperBound's inputs and the per-layer figures of the
+// models the groups run (figs, by model name; names sorted).
+type boundFigures struct {
+	w     *workload.Workload
+	pl    *hw.Platform
+	est   cost.Estimator
+	lbr   LayerLowerBounder // nil: the peak fallback
+	names []string
+	figs  map[string][]layerFig
+}
+
+// collect computes every layer's figures. why is not "" when some layer
+// runs on no processor (the bound is then 0).
+func (bf *boundFigures) collect() (why string, err error) {
 	models := map[string]bool{}
-	for _, g := range w.Groups {
+	for _, g := range bf.w.Groups {
 		for _, m := range g.Models {
 			models[m] = true
 		}
 	}
-	names := make([]string, 0, len(models))
 	for m := range models {
-		names = append(names, m)
+		bf.names = append(bf.names, m)
 	}
-	sort.Strings(names)
-	nproc := len(pl.Processors)
-	for _, name := range names {
-		wm := w.Model(name)
+	sort.Strings(bf.names)
+	bf.figs = map[string][]layerFig{}
+	for _, name := range bf.names {
+		wm := bf.w.Model(name)
 		if wm == nil || wm.Layers == nil {
-			return Bound{}, fmt.Errorf("sim: model %q is not loaded", name)
+			return "", fmt.Errorf("sim: model %q is not loaded", name)
 		}
 		lg := wm.Layers
 		fs := make([]layerFig, len(lg.Layers))
 		for l := range lg.Layers {
-			f := layerFig{min: -1, sset: make([]bool, nproc), per: make([]time.Duration, nproc)}
-			for p := range f.per {
-				f.per[p] = -1
-			}
-			set := graph.LayerSet{l}
-			for p := 0; p < nproc; p++ {
-				for _, c := range pl.Configs(p) {
-					alone, err := est.Subgraph(lg, set, c)
-					if errors.Is(err, cost.ErrUnsupported) {
-						continue
-					}
-					if err != nil {
-						return Bound{}, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
-					}
-					var lb time.Duration
-					if hasLB {
-						if lb, err = lbr.LayerLowerBound(lg, l, c); err != nil {
-							if errors.Is(err, cost.ErrUnsupported) {
-								continue
-							}
-							return Bound{}, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
-						}
-					} else {
-						lb = peakTime(lg.Layers[l].Work.FLOPs, pl.Processors[p], c.DType)
-					}
-					lb = min(lb, alone)
-					if lb < 0 {
-						lb = 0
-					}
-					if f.min < 0 || lb < f.min {
-						f.min = lb
-					}
-					if f.per[p] < 0 || lb < f.per[p] {
-						f.per[p] = lb
-					}
-					f.sset[p] = true
-					if p < 64 {
-						f.supp |= 1 << p
-					}
-				}
+			f, err := bf.layer(name, lg, l)
+			if err != nil {
+				return "", err
 			}
 			if f.min < 0 {
-				return Bound{Scale: 0, Why: fmt.Sprintf("layer %d (%s) of model %q runs on no processor of %s",
-					l, lg.Layers[l].Name, name, pl.Name), PeakFallback: b.PeakFallback}, nil
+				return fmt.Sprintf("layer %d (%s) of model %q runs on no processor of %s",
+					l, lg.Layers[l].Name, name, bf.pl.Name), nil
 			}
 			fs[l] = f
 		}
-		figs[name] = fs
+		bf.figs[name] = fs
 	}
+	return "", nil
+}
 
-	// (a) critical paths.
+// layer computes one layer's figures: lb(l, c) on every config, capped by
+// the layer's time alone; min −1 when no processor runs it.
+func (bf *boundFigures) layer(name string, lg *graph.LayerGraph, l int) (layerFig, error) {
+	pl := bf.pl
+	nproc := len(pl.Processors)
+	f := layerFig{min: -1, sset: make([]bool, nproc), per: make([]time.Duration, nproc)}
+	for p := range f.per {
+		f.per[p] = -1
+	}
+	set := graph.LayerSet{l}
+	for p := 0; p < nproc; p++ {
+		for _, c := range pl.Configs(p) {
+			alone, err := bf.est.Subgraph(lg, set, c)
+			if errors.Is(err, cost.ErrUnsupported) {
+				continue
+			}
+			if err != nil {
+				return f, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+			}
+			var lb time.Duration
+			if bf.lbr != nil {
+				if lb, err = bf.lbr.LayerLowerBound(lg, l, c); err != nil {
+					if errors.Is(err, cost.ErrUnsupported) {
+						continue
+					}
+					return f, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+				}
+			} else {
+				lb = peakTime(lg.Layers[l].Work.FLOPs, pl.Processors[p], c.DType)
+			}
+			lb = max(min(lb, alone), 0)
+			if f.min < 0 || lb < f.min {
+				f.min = lb
+			}
+			if f.per[p] < 0 || lb < f.per[p] {
+				f.per[p] = lb
+			}
+			f.sset[p] = true
+			if p < 64 {
+				f.supp |= 1 << p
+			}
+		}
+	}
+	return f, nil
+}
+
+// criticalPaths is (a): each group's critical path, and b.Why when one
+// exceeds its group's deadline (the bound is then 0).
+func (bf *boundFigures) criticalPaths(b *Bound) error {
+	w := bf.w
 	for _, g := range w.Groups {
 		order, err := g.Order()
 		if err != nil {
-			return Bound{}, fmt.Errorf("sim: group %q: %w", g.Name, err)
+			return fmt.Errorf("sim: group %q: %w", g.Name, err)
 		}
 		finish := map[string]time.Duration{}
 		var cp time.Duration
@@ -196,7 +241,7 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 				start = max(start, finish[a])
 			}
 			lg := w.Model(name).Layers
-			fs := figs[name]
+			fs := bf.figs[name]
 			ends := make([]time.Duration, len(lg.Layers))
 			var last time.Duration
 			for l := range lg.Layers { // IDs are topological
@@ -215,64 +260,46 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 			b.Why = fmt.Sprintf("group %q: critical path %v on the fastest processors exceeds its deadline %v", g.Name, cp, g.Deadline)
 		}
 	}
-	if b.Why != "" {
-		return b, nil
-	}
+	return nil
+}
 
-	// (b) load on processor sets.
-	demandOf := func(in func(l layerFig) bool) float64 {
-		var d float64
-		for _, g := range w.Groups {
-			rate := float64(time.Second) / float64(g.Period)
-			for _, name := range g.Models {
-				for _, f := range figs[name] {
-					if in(f) {
-						d += rate * f.min.Seconds()
-					}
-				}
-			}
-		}
-		return d
-	}
-	b.Scale = math.Inf(1)
-	consider := func(capacity, demand float64, set func() string) {
+// groupRate is a group's nominal rate in requests per second.
+func groupRate(g *workload.Group) float64 { return float64(time.Second) / float64(g.Period) }
+
+// hallBound is (b): the load bound on processor sets, lowering b.Scale.
+func (bf *boundFigures) hallBound(b *Bound) {
+	w, pl := bf.w, bf.pl
+	nproc := len(pl.Processors)
+	consider := func(in func(p int) bool, demand float64) {
 		if demand <= 0 {
 			return
 		}
-		if s := capacity / demand; s < b.Scale {
-			b.Scale = s
-			b.Why = fmt.Sprintf("processors {%s}: the layers only they can run need %.4g busy-seconds per second at scale 1, capacity %g",
-				set(), demand, capacity)
-		}
-	}
-	capOf := func(in func(p int) bool) float64 {
-		var c float64
+		var capacity float64
 		for p, pr := range pl.Processors {
 			if in(p) {
-				c += float64(max(pr.Concurrency, 1))
+				capacity += float64(max(pr.Concurrency, 1))
 			}
 		}
-		return c
-	}
-	setName := func(in func(p int) bool) func() string {
-		return func() string {
-			var s []string
+		if s := capacity / demand; s < b.Scale {
+			var names []string
 			for p, pr := range pl.Processors {
 				if in(p) {
-					s = append(s, pr.Name)
+					names = append(names, pr.Name)
 				}
 			}
-			return strings.Join(s, ", ")
+			b.Scale = s
+			b.Why = fmt.Sprintf("processors {%s}: the layers only they can run need %.4g busy-seconds per second at scale 1, capacity %g",
+				strings.Join(names, ", "), demand, capacity)
 		}
 	}
 	if nproc <= 16 {
 		full := 1 << nproc
 		w8 := make([]float64, full)
 		for _, g := range w.Groups {
-			rate := float64(time.Second) / float64(g.Period)
+			r := groupRate(g)
 			for _, name := range g.Models {
-				for _, f := range figs[name] {
-					w8[f.supp] += rate * f.min.Seconds()
+				for _, f := range bf.figs[name] {
+					w8[f.supp] += r * f.min.Seconds()
 				}
 			}
 		}
@@ -286,69 +313,61 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 		}
 		for s := 1; s < full; s++ {
 			mask := uint64(s)
-			in := func(p int) bool { return mask&(1<<p) != 0 }
-			consider(capOf(in), w8[s], setName(in))
+			consider(func(p int) bool { return mask&(1<<p) != 0 }, w8[s])
 		}
-	} else {
-		all := func(int) bool { return true }
-		consider(capOf(all), demandOf(func(layerFig) bool { return true }), setName(all))
-		seen := map[string]bool{}
-		for _, name := range names {
-			for _, f := range figs[name] {
-				key := fmt.Sprint(f.sset)
-				if seen[key] {
-					continue
+		return
+	}
+	demandOf := func(in func(l layerFig) bool) float64 {
+		var d float64
+		for _, g := range w.Groups {
+			r := groupRate(g)
+			for _, name := range g.Models {
+				for _, f := range bf.figs[name] {
+					if in(f) {
+						d += r * f.min.Seconds()
+					}
 				}
-				seen[key] = true
-				sset := f.sset
-				in := func(p int) bool { return sset[p] }
-				consider(capOf(in), demandOf(func(o layerFig) bool { return subset(o.sset, sset) }), setName(in))
 			}
 		}
+		return d
 	}
-	// (c) The fractional assignment itself, through LP duality.
+	consider(func(int) bool { return true }, demandOf(func(layerFig) bool { return true }))
+	seen := map[string]bool{}
+	for _, name := range bf.names {
+		for _, f := range bf.figs[name] {
+			key := fmt.Sprint(f.sset)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			sset := f.sset
+			consider(func(p int) bool { return sset[p] }, demandOf(func(o layerFig) bool { return subset(o.sset, sset) }))
+		}
+	}
+}
+
+// fluidBound is (c): the fractional assignment itself, through LP
+// duality (dualLoadBound), lowering b.Scale.
+func (bf *boundFigures) fluidBound(b *Bound) {
+	w, pl := bf.w, bf.pl
+	nproc := len(pl.Processors)
 	var items [][]float64
 	for _, g := range w.Groups {
-		rate := float64(time.Second) / float64(g.Period)
+		r := groupRate(g)
 		for _, name := range g.Models {
-			for _, f := range figs[name] {
+			for _, f := range bf.figs[name] {
 				t := make([]float64, nproc)
 				for p, d := range f.per {
 					t[p] = math.Inf(1)
 					if d >= 0 {
-						t[p] = rate * d.Seconds()
+						t[p] = r * d.Seconds()
 					}
 				}
 				items = append(items, t)
 			}
 		}
 	}
-	// Every model runs at least one subgraph per request, which pays its
-	// processor's dispatch overhead on top of its layers' bounds: one more
-	// item per model and request, on any processor that runs one of its
-	// layers.
-	if dlb, ok := est.(DispatchLowerBounder); ok && hasLB {
-		for _, g := range w.Groups {
-			rate := float64(time.Second) / float64(g.Period)
-			for _, name := range g.Models {
-				t := make([]float64, nproc)
-				anyCost := false
-				for p := range t {
-					t[p] = math.Inf(1)
-					for _, f := range figs[name] {
-						if f.per[p] >= 0 {
-							t[p] = rate * dlb.DispatchLowerBound(p).Seconds()
-							anyCost = anyCost || t[p] > 0
-							break
-						}
-					}
-				}
-				if anyCost {
-					items = append(items, t)
-				}
-			}
-		}
-	}
+	items = append(items, bf.dispatchItems()...)
 	caps := make([]float64, nproc)
 	for p, pr := range pl.Processors {
 		caps[p] = float64(max(pr.Concurrency, 1))
@@ -359,10 +378,41 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 			b.Why = fmt.Sprintf("fractional assignment of every layer (and one dispatch per model) to the processors that can run it (LP dual): the least possible maximum load is at least %.4g at scale 1", load)
 		}
 	}
-	if math.IsInf(b.Scale, 1) {
-		b.Why = "no layer needs processor time"
+}
+
+// dispatchItems are the fluid problem's dispatch items: every model runs
+// at least one subgraph per request, which pays its processor's dispatch
+// overhead on top of its layers' bounds — one item per model and request,
+// on any processor that runs one of its layers. None unless the estimator
+// offers both lower bounds.
+func (bf *boundFigures) dispatchItems() [][]float64 {
+	dlb, ok := bf.est.(DispatchLowerBounder)
+	if !ok || bf.lbr == nil {
+		return nil
 	}
-	return b, nil
+	nproc := len(bf.pl.Processors)
+	var items [][]float64
+	for _, g := range bf.w.Groups {
+		r := groupRate(g)
+		for _, name := range g.Models {
+			t := make([]float64, nproc)
+			anyCost := false
+			for p := range t {
+				t[p] = math.Inf(1)
+				for _, f := range bf.figs[name] {
+					if f.per[p] >= 0 {
+						t[p] = r * dlb.DispatchLowerBound(p).Seconds()
+						anyCost = anyCost || t[p] > 0
+						break
+					}
+				}
+			}
+			if anyCost {
+				items = append(items, t)
+			}
+		}
+	}
+	return items
 }
 
 // dualLoadBound returns a lower bound on the least maximum processor load

@@ -269,18 +269,77 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		opt.Warmup, opt.Requests = capRequests(p, opt)
 		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
 	}
-	nproc := len(p.Procs)
-	res := &Result{Scale: opt.Scale, Horizon: horizon}
-	res.Procs = make([]ProcResult, nproc)
-	for i, pr := range p.Procs {
-		res.Procs[i].Name = pr.Name
+	r := newRun(p, d, opt, horizon)
+	for len(r.q.a) > 0 {
+		now := r.q.a[0].at
+		if err := r.handleEvents(now); err != nil {
+			return nil, err
+		}
+		r.dispatch(now)
+		if r.opt.failFast && r.overMissBudget() {
+			r.res.Stopped = true
+			break
+		}
 	}
-	res.Links = make([]ProcResult, len(p.Links))
+	return r.finish(), nil
+}
+
+// groupStat is one group's tally during a run (requests after warm-up).
+type groupStat struct {
+	lat                     []time.Duration
+	requests, late, dropped int
+	firstArrival            time.Duration
+}
+
+// run is one simulation in progress: the event queue around the
+// dispatcher, the requests so far and the tallies.
+type run struct {
+	p        *dispatch.Program
+	d        *dispatch.Dispatcher
+	opt      Options
+	horizon  time.Duration
+	res      *Result
+	arrivals [][]time.Duration // per group, drawn up front
+	counts   []int             // per group: requests arrived so far
+	q        eventQueue
+	stats    []groupStat
+	reqs     []reqInfo // indexed by request ID (sequential from 0)
+	end      time.Duration
+	record   bool
+	// settled: some request finished or was dropped at the last step.
+	settled bool
+}
+
+func newRun(p *dispatch.Program, d *dispatch.Dispatcher, opt Options, horizon time.Duration) *run {
+	r := &run{p: p, d: d, opt: opt, horizon: horizon, record: !opt.NoSpans}
+	r.res = &Result{Scale: opt.Scale, Horizon: horizon}
+	r.res.Procs = make([]ProcResult, len(p.Procs))
+	for i, pr := range p.Procs {
+		r.res.Procs[i].Name = pr.Name
+	}
+	r.res.Links = make([]ProcResult, len(p.Links))
 	for i, l := range p.Links {
-		res.Links[i].Name = l.Name
+		r.res.Links[i].Name = l.Name
 	}
 	// Arrival times per group, drawn up front so each group's count (and
 	// so the miss budget of a fail-fast run) is known.
+	r.arrivals = arrivalTimes(p, opt, horizon)
+	r.counts = make([]int, len(p.Groups))
+	for gi := range p.Groups {
+		if len(r.arrivals[gi]) > 0 {
+			r.q.push(event{at: r.arrivals[gi][0], group: int32(gi)})
+		}
+	}
+	r.stats = make([]groupStat, len(p.Groups))
+	for gi := range r.stats {
+		r.stats[gi].firstArrival = -1
+	}
+	return r
+}
+
+// arrivalTimes are each group's arrivals before the horizon: periodic at
+// round(k·Period/Scale), or Poisson from the group's own seeded source.
+func arrivalTimes(p *dispatch.Program, opt Options, horizon time.Duration) [][]time.Duration {
 	arrivals := make([][]time.Duration, len(p.Groups))
 	for gi, g := range p.Groups {
 		period := float64(g.Period) / opt.Scale
@@ -299,168 +358,162 @@ func Run(prog *Program, opt Options) (*Result, error) {
 			arrivals[gi] = append(arrivals[gi], t)
 		}
 	}
-	counts := make([]int, len(p.Groups))
-	var q eventQueue
-	for gi := range p.Groups {
-		if len(arrivals[gi]) > 0 {
-			q.push(event{at: arrivals[gi][0], group: int32(gi)})
+	return arrivals
+}
+
+// handleEvents hands every event at now to the dispatcher: arrivals
+// (queueing the group's next) and completions.
+func (r *run) handleEvents(now time.Duration) error {
+	for len(r.q.a) > 0 && r.q.a[0].at == now {
+		e := r.q.pop()
+		g := int(e.group)
+		if g < 0 {
+			if err := r.d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			continue
+		}
+		id, err := r.d.Arrive(g, now)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		if int(id) != len(r.reqs) {
+			panic("sim: dispatcher request IDs are not sequential")
+		}
+		idx := r.counts[g]
+		r.counts[g]++
+		r.reqs = append(r.reqs, reqInfo{group: g, index: idx})
+		if idx >= r.opt.Warmup {
+			st := &r.stats[g]
+			st.requests++
+			if st.firstArrival < 0 {
+				st.firstArrival = now
+			}
+		}
+		if k := r.counts[g]; k < len(r.arrivals[g]) {
+			r.q.push(event{at: r.arrivals[g][k], group: e.group})
 		}
 	}
-	type stat struct {
-		lat                     []time.Duration
-		requests, late, dropped int
-		firstArrival            time.Duration
+	return nil
+}
+
+// dispatch starts what the dispatcher launches at now and tallies the
+// requests it finished or dropped.
+func (r *run) dispatch(now time.Duration) {
+	ready := r.d.Ready(now)
+	for _, l := range ready.Launches {
+		r.launch(now, l)
 	}
-	stats := make([]stat, len(p.Groups))
-	for gi := range stats {
-		stats[gi].firstArrival = -1
-	}
-	var reqs []reqInfo // indexed by request ID (sequential from 0)
-	var end time.Duration
-	record := !opt.NoSpans
-	for len(q.a) > 0 {
-		now := q.a[0].at
-		for len(q.a) > 0 && q.a[0].at == now {
-			e := q.pop()
-			if g := int(e.group); g >= 0 {
-				id, err := d.Arrive(g, now)
-				if err != nil {
-					return nil, fmt.Errorf("sim: %w", err)
-				}
-				if int(id) != len(reqs) {
-					panic("sim: dispatcher request IDs are not sequential")
-				}
-				idx := counts[g]
-				counts[g]++
-				reqs = append(reqs, reqInfo{group: g, index: idx})
-				if idx >= opt.Warmup {
-					st := &stats[g]
-					st.requests++
-					if st.firstArrival < 0 {
-						st.firstArrival = now
-					}
-				}
-				if k := counts[g]; k < len(arrivals[g]) {
-					q.push(event{at: arrivals[g][k], group: e.group})
-				}
-			} else if err := d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
-				return nil, fmt.Errorf("sim: %w", err)
-			}
+	for _, f := range ready.Finished {
+		r.end = now
+		ri := &r.reqs[f.Request]
+		if f.Late {
+			r.markLate(ri)
 		}
-		ready := d.Ready(now)
-		for _, l := range ready.Launches {
-			j := &p.Jobs[l.Task.Job]
-			lane := l.Proc
-			if j.Kind == dispatch.Transfer {
-				lane = nproc + l.Link
-				res.Links[l.Link].Busy += j.Duration
-			} else {
-				res.Procs[l.Proc].Busy += j.Duration
-			}
-			q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
-			if record {
-				ri := &reqs[l.Task.Request]
-				ri.spans = append(ri.spans, len(res.Spans))
-				name := ""
-				if lane < nproc {
-					name = p.Procs[lane].Name
-				} else {
-					name = p.Links[l.Link].Name
-				}
-				m := &p.Models[j.Model]
-				res.Spans = append(res.Spans, report.Span{
-					Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
-					Request: ri.index, Start: now, End: now + j.Duration,
-				})
-			}
+		if ri.index < r.opt.Warmup {
+			continue
 		}
-		for _, f := range ready.Finished {
-			end = now
-			ri := &reqs[f.Request]
-			if f.Late && record {
-				for _, s := range ri.spans {
-					res.Spans[s].Late = true
-				}
-			}
-			if ri.index < opt.Warmup {
-				continue
-			}
-			st := &stats[f.Group]
-			st.lat = append(st.lat, f.Finish-f.Arrival)
-			if f.Late {
-				st.late++
-			}
-		}
-		for _, dr := range ready.Dropped {
-			ri := &reqs[dr.Request]
-			if record {
-				for _, s := range ri.spans {
-					res.Spans[s].Late = true
-				}
-			}
-			if ri.index >= opt.Warmup {
-				stats[dr.Group].dropped++
-			}
-		}
-		if now > end {
-			end = now
-		}
-		if opt.failFast && (len(ready.Finished) > 0 || len(ready.Dropped) > 0) {
-			for gi := range stats {
-				st := &stats[gi]
-				if budget := MaxMissRate * float64(max(len(arrivals[gi])-opt.Warmup, 0)); float64(st.late+st.dropped) > budget {
-					res.Stopped = true
-				}
-			}
-			if res.Stopped {
-				break
-			}
+		st := &r.stats[f.Group]
+		st.lat = append(st.lat, f.Finish-f.Arrival)
+		if f.Late {
+			st.late++
 		}
 	}
-	res.End = end
-	if end > 0 {
+	for _, dr := range ready.Dropped {
+		ri := &r.reqs[dr.Request]
+		r.markLate(ri)
+		if ri.index >= r.opt.Warmup {
+			r.stats[dr.Group].dropped++
+		}
+	}
+	if now > r.end {
+		r.end = now
+	}
+	r.settled = len(ready.Finished) > 0 || len(ready.Dropped) > 0
+}
+
+// launch starts one task: its completion event, its busy time and its span.
+func (r *run) launch(now time.Duration, l dispatch.Launch) {
+	p := r.p
+	nproc := len(p.Procs)
+	j := &p.Jobs[l.Task.Job]
+	lane := l.Proc
+	if j.Kind == dispatch.Transfer {
+		lane = nproc + l.Link
+		r.res.Links[l.Link].Busy += j.Duration
+	} else {
+		r.res.Procs[l.Proc].Busy += j.Duration
+	}
+	r.q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
+	if !r.record {
+		return
+	}
+	ri := &r.reqs[l.Task.Request]
+	ri.spans = append(ri.spans, len(r.res.Spans))
+	name := ""
+	if lane < nproc {
+		name = p.Procs[lane].Name
+	} else {
+		name = p.Links[l.Link].Name
+	}
+	m := &p.Models[j.Model]
+	r.res.Spans = append(r.res.Spans, report.Span{
+		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
+		Request: ri.index, Start: now, End: now + j.Duration,
+	})
+}
+
+// markLate marks a request's spans late (when spans are recorded).
+func (r *run) markLate(ri *reqInfo) {
+	if !r.record {
+		return
+	}
+	for _, s := range ri.spans {
+		r.res.Spans[s].Late = true
+	}
+}
+
+// overMissBudget reports, after a step that settled requests, whether some
+// group already missed more than MaxMissRate of all its requests (a
+// fail-fast run then stops).
+func (r *run) overMissBudget() bool {
+	if !r.settled {
+		return false
+	}
+	over := false
+	for gi := range r.stats {
+		st := &r.stats[gi]
+		if budget := MaxMissRate * float64(max(len(r.arrivals[gi])-r.opt.Warmup, 0)); float64(st.late+st.dropped) > budget {
+			over = true
+		}
+	}
+	return over
+}
+
+// finish completes the result: utilisations, per-group figures, lanes.
+func (r *run) finish() *Result {
+	p, res := r.p, r.res
+	res.End = r.end
+	if r.end > 0 {
 		for i := range res.Procs {
-			res.Procs[i].Utilisation = float64(res.Procs[i].Busy) / (float64(end) * float64(p.Procs[i].Concurrency))
+			res.Procs[i].Utilisation = float64(res.Procs[i].Busy) / (float64(r.end) * float64(p.Procs[i].Concurrency))
 		}
 		for i := range res.Links {
-			res.Links[i].Utilisation = float64(res.Links[i].Busy) / float64(end)
+			res.Links[i].Utilisation = float64(res.Links[i].Busy) / float64(r.end)
 		}
 	}
 	var misses []string
 	for gi, g := range p.Groups {
-		st := &stats[gi]
-		if res.Stopped {
-			st.requests = max(len(arrivals[gi])-opt.Warmup, 0)
-		}
-		gr := GroupResult{
-			Name: g.Name, Requests: st.requests, Completed: len(st.lat), Late: st.late, Dropped: st.dropped,
-			OfferedHz: opt.Scale * float64(time.Second) / float64(g.Period), Deadline: g.Deadline,
-		}
-		if len(st.lat) > 0 {
-			sort.Slice(st.lat, func(i, j int) bool { return st.lat[i] < st.lat[j] })
-			gr.P50, gr.P99 = percentile(st.lat, 0.50), percentile(st.lat, 0.99)
-			gr.Max = st.lat[len(st.lat)-1]
-			var sum float64
-			for _, l := range st.lat {
-				sum += float64(l)
-			}
-			gr.Mean = time.Duration(math.Round(sum / float64(len(st.lat))))
-			if window := horizon - st.firstArrival; window > 0 {
-				gr.RateHz = float64(len(st.lat)) / window.Seconds()
-			}
-		}
-		if st.requests > 0 {
-			gr.MissRate = float64(st.late+st.dropped) / float64(st.requests)
-		}
+		gr := r.groupResult(gi)
 		if gr.MissRate > MaxMissRate {
 			misses = append(misses, fmt.Sprintf("group %q: %d of %d requests missed their deadline (p99 %v > deadline %v)",
-				g.Name, st.late+st.dropped, st.requests, gr.P99, g.Deadline))
+				g.Name, gr.Late+gr.Dropped, gr.Requests, gr.P99, g.Deadline))
 		}
 		res.Groups = append(res.Groups, gr)
 	}
 	res.Misses = joinLines(misses)
-	if record {
-		res.Lanes = make([]string, 0, nproc)
+	if r.record {
+		res.Lanes = make([]string, 0, len(p.Procs))
 		for _, pr := range p.Procs {
 			res.Lanes = append(res.Lanes, pr.Name)
 		}
@@ -470,7 +523,37 @@ func Run(prog *Program, opt Options) (*Result, error) {
 			}
 		}
 	}
-	return res, nil
+	return res
+}
+
+// groupResult is group gi's figures at the end of the run.
+func (r *run) groupResult(gi int) GroupResult {
+	g := r.p.Groups[gi]
+	st := &r.stats[gi]
+	if r.res.Stopped {
+		st.requests = max(len(r.arrivals[gi])-r.opt.Warmup, 0)
+	}
+	gr := GroupResult{
+		Name: g.Name, Requests: st.requests, Completed: len(st.lat), Late: st.late, Dropped: st.dropped,
+		OfferedHz: r.opt.Scale * float64(time.Second) / float64(g.Period), Deadline: g.Deadline,
+	}
+	if len(st.lat) > 0 {
+		sort.Slice(st.lat, func(i, j int) bool { return st.lat[i] < st.lat[j] })
+		gr.P50, gr.P99 = percentile(st.lat, 0.50), percentile(st.lat, 0.99)
+		gr.Max = st.lat[len(st.lat)-1]
+		var sum float64
+		for _, l := range st.lat {
+			sum += float64(l)
+		}
+		gr.Mean = time.Duration(math.Round(sum / float64(len(st.lat))))
+		if window := r.horizon - st.firstArrival; window > 0 {
+			gr.RateHz = float64(len(st.lat)) / window.Seconds()
+		}
+	}
+	if st.requests > 0 {
+		gr.MissRate = float64(st.late+st.dropped) / float64(st.requests)
+	}
+	return gr
 }
 
 func linkUsed(p *dispatch.Program, link int) bool {

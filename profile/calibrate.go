@@ -412,7 +412,29 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 // fitEfficiency fits the factors, from before, to the samples (see
 // Calibrate) and returns them with the number of objective evaluations.
 func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt CalibrateOptions) (cost.Efficiency, int, error) {
-	pr := pd.pl.Processors[pd.rep]
+	weights, logMeas := sampleWeights(fit, opt.UseMin)
+	eff, params := startingPoint(before, pd.pl.Processors[pd.rep], fit)
+	evals := 0
+	objective := func(e cost.Efficiency) (float64, error) {
+		evals++
+		pred, err := pd.predict(e, fit)
+		if err != nil {
+			return 0, err
+		}
+		var sum float64
+		for i, p := range pred {
+			sum += weights[i] * math.Abs(math.Log(p)-logMeas[i])
+		}
+		return sum, nil
+	}
+	eff, err := coordinateSearch(eff, params, objective, func() bool { return evals < opt.MaxEvals })
+	return eff, evals, err
+}
+
+// sampleWeights are the fit's weights (single layers 30 %, multi-layer
+// subgraphs 70 %, each sample alike within its kind; all alike when one
+// kind is missing) and the log of each sample's target figure.
+func sampleWeights(fit []Sample, useMin bool) (weights, logMeas []float64) {
 	nSingle, nMulti := 0, 0
 	for _, s := range fit {
 		if len(s.Set) == 1 {
@@ -421,8 +443,8 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 			nMulti++
 		}
 	}
-	weights := make([]float64, len(fit))
-	logMeas := make([]float64, len(fit))
+	weights = make([]float64, len(fit))
+	logMeas = make([]float64, len(fit))
 	for i, s := range fit {
 		switch {
 		case nSingle == 0 || nMulti == 0:
@@ -432,9 +454,16 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 		default:
 			weights[i] = 0.7 / float64(nMulti)
 		}
-		logMeas[i] = math.Log(float64(s.target(opt.UseMin)))
+		logMeas[i] = math.Log(float64(s.target(useMin)))
 	}
-	// The factors the samples exercise.
+	return weights, logMeas
+}
+
+// startingPoint is the search's start: before, with defaults for the
+// factors it leaves unset on processor pr, and the parameters to fit —
+// the compute efficiency of each operator class the samples exercise,
+// then the shared factors (sharedParams).
+func startingPoint(before cost.Efficiency, pr *hw.Processor, fit []Sample) (cost.Efficiency, []param) {
 	used := map[cost.OpClass]bool{}
 	for _, s := range fit {
 		m := s.LG.Model
@@ -475,94 +504,82 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 	if eff.LayerOverhead <= 0 {
 		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
 	}
-	params = append(params,
-		param{name: "peak_scale", lo: 0.05, hi: 20,
-			get: func(e *cost.Efficiency) float64 { return e.PeakScale },
-			set: func(e *cost.Efficiency, v float64) { e.PeakScale = v }},
-		param{name: "bandwidth_scale", lo: 0.05, hi: 100,
-			get: func(e *cost.Efficiency) float64 { return e.BandwidthScale },
-			set: func(e *cost.Efficiency, v float64) { e.BandwidthScale = v }},
-		param{name: "cache_bytes", lo: 16 << 10, hi: 1 << 30,
-			get: func(e *cost.Efficiency) float64 { return float64(e.CacheBytes) },
-			set: func(e *cost.Efficiency, v float64) { e.CacheBytes = int64(v) }},
-		param{name: "cache_bandwidth_scale", lo: 1, hi: 1000,
-			get: func(e *cost.Efficiency) float64 { return e.CacheBandwidthScale },
-			set: func(e *cost.Efficiency, v float64) { e.CacheBandwidthScale = v }},
-		param{name: "boundary_gbs", lo: 0.1, hi: 1000,
-			get: func(e *cost.Efficiency) float64 { return e.BoundaryGBs },
-			set: func(e *cost.Efficiency, v float64) { e.BoundaryGBs = v }},
-		param{name: "half_flops", lo: 1e2, hi: 1e10,
-			get: func(e *cost.Efficiency) float64 { return e.HalfFLOPs },
-			set: func(e *cost.Efficiency, v float64) { e.HalfFLOPs = v }},
-		param{name: "memory", lo: 1e-3, hi: 1,
-			get: func(e *cost.Efficiency) float64 { return e.Memory },
-			set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
-		param{name: "dispatch_overhead", lo: 100, hi: 1e8,
-			get: func(e *cost.Efficiency) float64 { return float64(e.DispatchOverhead) },
-			set: func(e *cost.Efficiency, v float64) { e.DispatchOverhead = time.Duration(v) }},
-		param{name: "layer_overhead", lo: 10, hi: 1e7,
-			get: func(e *cost.Efficiency) float64 { return float64(e.LayerOverhead) },
-			set: func(e *cost.Efficiency, v float64) { e.LayerOverhead = time.Duration(v) }},
-	)
-	evals := 0
-	objective := func(e cost.Efficiency) (float64, error) {
-		evals++
-		pred, err := pd.predict(e, fit)
-		if err != nil {
-			return 0, err
-		}
-		var sum float64
-		for i, p := range pred {
-			sum += weights[i] * math.Abs(math.Log(p)-logMeas[i])
-		}
-		return sum, nil
-	}
+	return eff, append(params, sharedParams...)
+}
+
+// sharedParams are the factors every fit adjusts, with their ranges.
+var sharedParams = []param{
+	{name: "peak_scale", lo: 0.05, hi: 20,
+		get: func(e *cost.Efficiency) float64 { return e.PeakScale },
+		set: func(e *cost.Efficiency, v float64) { e.PeakScale = v }},
+	{name: "bandwidth_scale", lo: 0.05, hi: 100,
+		get: func(e *cost.Efficiency) float64 { return e.BandwidthScale },
+		set: func(e *cost.Efficiency, v float64) { e.BandwidthScale = v }},
+	{name: "cache_bytes", lo: 16 << 10, hi: 1 << 30,
+		get: func(e *cost.Efficiency) float64 { return float64(e.CacheBytes) },
+		set: func(e *cost.Efficiency, v float64) { e.CacheBytes = int64(v) }},
+	{name: "cache_bandwidth_scale", lo: 1, hi: 1000,
+		get: func(e *cost.Efficiency) float64 { return e.CacheBandwidthScale },
+		set: func(e *cost.Efficiency, v float64) { e.CacheBandwidthScale = v }},
+	{name: "boundary_gbs", lo: 0.1, hi: 1000,
+		get: func(e *cost.Efficiency) float64 { return e.BoundaryGBs },
+		set: func(e *cost.Efficiency, v float64) { e.BoundaryGBs = v }},
+	{name: "half_flops", lo: 1e2, hi: 1e10,
+		get: func(e *cost.Efficiency) float64 { return e.HalfFLOPs },
+		set: func(e *cost.Efficiency, v float64) { e.HalfFLOPs = v }},
+	{name: "memory", lo: 1e-3, hi: 1,
+		get: func(e *cost.Efficiency) float64 { return e.Memory },
+		set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
+	{name: "dispatch_overhead", lo: 100, hi: 1e8,
+		get: func(e *cost.Efficiency) float64 { return float64(e.DispatchOverhead) },
+		set: func(e *cost.Efficiency, v float64) { e.DispatchOverhead = time.Duration(v) }},
+	{name: "layer_overhead", lo: 10, hi: 1e7,
+		get: func(e *cost.Efficiency) float64 { return float64(e.LayerOverhead) },
+		set: func(e *cost.Efficiency, v float64) { e.LayerOverhead = time.Duration(v) }},
+}
+
+// coordinateSearch minimises objective from eff: each parameter in turn
+// is multiplied or divided by e^step while that helps; the step halves
+// when nothing does. A few restarts from the best point with a full step
+// get it out of the shallow local minima that the max() and the cache
+// threshold make. It stops early once more() is false.
+func coordinateSearch(eff cost.Efficiency, params []param, objective func(cost.Efficiency) (float64, error), more func() bool) (cost.Efficiency, error) {
 	best, err := objective(eff)
 	if err != nil {
-		return eff, evals, err
+		return eff, err
 	}
-	// Coordinate search: each factor in turn is multiplied or divided by
-	// e^step while that helps; the step halves when nothing does. A few
-	// restarts from the best point with a full step get it out of the
-	// shallow local minima that the max() and the cache threshold make.
-	coordinate := func() error {
-		for round := 0; round < 3 && evals < opt.MaxEvals; round++ {
-			start := best
-			for step := math.Log(4); step > 0.005 && evals < opt.MaxEvals; {
-				improved := false
-				for _, p := range params {
-					for _, dir := range []float64{1, -1} {
-						cur := p.get(&eff)
-						next := math.Min(p.hi, math.Max(p.lo, cur*math.Exp(dir*step)))
-						if next == cur {
-							continue
-						}
-						cand := eff.Clone()
-						p.set(&cand, next)
-						v, err := objective(cand)
-						if err != nil {
-							return err
-						}
-						if v < best-1e-12 {
-							best, eff, improved = v, cand, true
-							break
-						}
+	for round := 0; round < 3 && more(); round++ {
+		start := best
+		for step := math.Log(4); step > 0.005 && more(); {
+			improved := false
+			for _, p := range params {
+				for _, dir := range []float64{1, -1} {
+					cur := p.get(&eff)
+					next := math.Min(p.hi, math.Max(p.lo, cur*math.Exp(dir*step)))
+					if next == cur {
+						continue
+					}
+					cand := eff.Clone()
+					p.set(&cand, next)
+					v, err := objective(cand)
+					if err != nil {
+						return eff, err
+					}
+					if v < best-1e-12 {
+						best, eff, improved = v, cand, true
+						break
 					}
 				}
-				if !improved {
-					step /= 2
-				}
 			}
-			if best > start-1e-9 {
-				break
+			if !improved {
+				step /= 2
 			}
 		}
-		return nil
+		if best > start-1e-9 {
+			break
+		}
 	}
-	if err := coordinate(); err != nil {
-		return eff, evals, err
-	}
-	return eff, evals, nil
+	return eff, nil
 }
 
 // mapeOf is the mean absolute percentage error (a fraction) of

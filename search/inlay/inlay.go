@@ -81,13 +81,46 @@ type state struct {
 	value  float64
 }
 
-// Plan searches until the budget is spent.
+// Plan searches until the budget is spent: seeds, price-directed
+// balancing from them and from the dual's prices, then iterated local
+// search.
 func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluator) (*plan.Plan, error) {
 	sp, err := space.New(req)
 	if err != nil {
 		return nil, err
 	}
-	s := &search{sp: sp, rng: rand.New(rand.NewSource(req.Seed)), blocks: map[string][]space.Block{}}
+	d := driver.New(req, eval)
+	s := newSearch(sp, req, func() bool { return d.Done(ctx) })
+	seeds, pool, err := s.seeds(ctx, d, p.opt.Seeds, req, eval)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newPrices(sp, s.rate)
+	if err != nil {
+		return nil, err
+	}
+	ws := f.dual(1500)
+	workers := max(req.Workers, 1)
+	balanced, err := s.balanceAll(ctx, d, f, ws, seeds, workers)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.localSearch(ctx, d, f, ws, append(pool, balanced...), workers); err != nil {
+		return nil, err
+	}
+	best, _ := d.Best()
+	if best == nil {
+		return nil, errors.New("inlay: the budget ended before any plan was evaluated")
+	}
+	out := *best
+	out.Planner = p.Name()
+	return &out, nil
+}
+
+// newSearch is a search of sp for req; stop reports whether the budget is
+// spent.
+func newSearch(sp *space.Space, req *plan.Request, stop func() bool) *search {
+	s := &search{sp: sp, rng: rand.New(rand.NewSource(req.Seed)), blocks: map[string][]space.Block{}, stop: stop}
 	for _, m := range sp.Models {
 		r := 0.0
 		for _, g := range m.Groups {
@@ -96,19 +129,17 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		s.rate = append(s.rate, r)
 	}
 	for _, pr := range req.Platform.Processors {
-		c := pr.Concurrency
-		if c < 1 {
-			c = 1
-		}
-		s.inv = append(s.inv, 1/float64(c))
+		s.inv = append(s.inv, 1/float64(max(pr.Concurrency, 1)))
 	}
-	d := driver.New(req, eval)
-	s.stop = func() bool { return d.Done(ctx) }
+	return s
+}
 
-	// Seeds, all scored by the simulator.
-	var seeds []*space.Assignment
-	seeds = append(seeds, s.bestMap(), s.balanced())
-	for _, sd := range p.opt.Seeds {
+// seeds are the starting assignments — Best Mapping, a balanced one, and
+// the seed planners' plans — and the pool they make as they are, scored by
+// the simulator (cheap, and a plan to return however short the budget).
+func (s *search) seeds(ctx context.Context, d *driver.Driver, planners []plan.Planner, req *plan.Request, eval plan.Evaluator) ([]*space.Assignment, []*state, error) {
+	seeds := []*space.Assignment{s.bestMap(), s.balanced()}
+	for _, sd := range planners {
 		if d.Done(ctx) {
 			break
 		}
@@ -116,33 +147,26 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		if err != nil {
 			continue // a seed planner that fails is no reason to fail
 		}
-		if a, err := sp.FromPlan(sp2); err == nil {
+		if a, err := s.sp.FromPlan(sp2); err == nil {
 			seeds = append(seeds, a)
 		}
 	}
-	// The seeds as they are first (cheap, and a plan to return however
-	// short the budget).
-	var pool, batch []*state
+	var batch []*state
 	for _, a := range seeds {
 		st, err := s.eval(a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		batch = append(batch, st)
 	}
 	d.Note("seeds")
-	scored, err := s.score(ctx, d, batch)
-	if err != nil {
-		return nil, err
-	}
-	pool = append(pool, scored...)
+	pool, err := s.score(ctx, d, batch)
+	return seeds, pool, err
+}
 
-	// Price-directed balancing from every seed and from the dual's prices.
-	f, err := newPrices(sp, s.rate)
-	if err != nil {
-		return nil, err
-	}
-	ws := f.dual(1500)
+// balanceAll is price-directed balancing from every seed and from the
+// dual's prices ws, at two strengths, scored in batches of workers.
+func (s *search) balanceAll(ctx context.Context, d *driver.Driver, f *prices, ws [][]float64, seeds []*space.Assignment, workers int) ([]*state, error) {
 	starts := make([]*space.Assignment, 0, len(ws)+len(seeds))
 	for _, w := range ws {
 		a := s.uniform()
@@ -150,13 +174,15 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		starts = append(starts, a)
 	}
 	starts = append(starts, seeds...)
-	order := make([]int, len(sp.Models))
-	for i := range order {
-		order[i] = i
-	}
-	workers := max(req.Workers, 1)
+	order := s.modelOrder()
 	d.Note("balance")
-	batch = batch[:0]
+	var pool, batch []*state
+	flush := func() error {
+		scored, err := s.score(ctx, d, batch)
+		pool = append(pool, scored...)
+		batch = batch[:0]
+		return err
+	}
 	for _, alpha := range []float64{100, 30} {
 		for _, a0 := range starts {
 			if s.stop() {
@@ -170,25 +196,36 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 			}
 			batch = append(batch, st)
 			if len(batch) >= workers {
-				scored, err := s.score(ctx, d, batch)
-				if err != nil {
+				if err := flush(); err != nil {
 					return nil, err
 				}
-				pool = append(pool, scored...)
-				batch = batch[:0]
 			}
 		}
 	}
 	if len(batch) > 0 {
-		scored, err := s.score(ctx, d, batch)
-		if err != nil {
+		if err := flush(); err != nil {
 			return nil, err
 		}
-		pool = append(pool, scored...)
 	}
+	return pool, nil
+}
 
-	// Iterated local search: perturb an elite plan, balance it again.
+// modelOrder is the models' indices in order.
+func (s *search) modelOrder() []int {
+	order := make([]int, len(s.sp.Models))
+	for i := range order {
+		order[i] = i
+	}
+	return order
+}
+
+// localSearch is the iterated local search until the budget is spent:
+// perturb an elite plan of the pool, balance it again, score a batch of
+// workers such plans.
+func (s *search) localSearch(ctx context.Context, d *driver.Driver, f *prices, ws [][]float64, pool []*state, workers int) error {
 	alphas := []float64{30, 100, 300}
+	order := s.modelOrder()
+	var batch []*state
 	for round := 1; !d.Done(ctx); round++ {
 		d.Note("round " + strconv.Itoa(round))
 		sort.SliceStable(pool, func(i, j int) bool { return pool[i].value > pool[j].value })
@@ -216,17 +253,11 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		}
 		scored, err := s.score(ctx, d, batch)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pool = append(pool, scored...)
 	}
-	best, _ := d.Best()
-	if best == nil {
-		return nil, errors.New("inlay: the budget ended before any plan was evaluated")
-	}
-	out := *best
-	out.Planner = p.Name()
-	return &out, nil
+	return nil
 }
 
 // score evaluates states with the simulator and returns those evaluated,

@@ -37,6 +37,7 @@ func newRootCmd() *cobra.Command {
 		newProfileCmd(), newCalibrateCmd(),
 		newRunCmd(),
 		newAgentCmd(),
+		newClusterCmd(),
 	)
 	return root
 }

@@ -1,0 +1,133 @@
+// Package policy is the API of cluster scheduling policies: the state a
+// policy sees (active jobs, the cluster's GPU counts, the throughput table)
+// and the allocation it returns (for every job, or pair of jobs sharing
+// GPUs, the fraction of time it should hold each GPU type).
+//
+// A policy is a pure function of its state and its own seeded memory: no
+// clocks, no goroutines left running, no Kubernetes. The round-based
+// mechanism (package sched) turns allocations into per-round placements;
+// the simulator (package sim) and the Kubernetes scheduler drive the same
+// mechanism. Implementations live in sub-packages and the registry
+// (package policy/registry) names them.
+package policy
+
+import (
+	"context"
+	"sort"
+
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+)
+
+// Job is a policy's view of one active job.
+type Job struct {
+	ID  int
+	Row throughput.ID // the job's row in the table (type × GPUs)
+	// GPUs is the scale factor; Weight the priority weight (> 0).
+	GPUs   int
+	Weight float64
+	// Arrival and the state's Now are seconds of virtual time.
+	Arrival float64
+	// Steps is the total; Remaining what is left.
+	Steps, Remaining float64
+	// Attained is the GPU-seconds of service received so far.
+	Attained float64
+	// Last is the GPU column the job ran on in the previous round (-1:
+	// none).
+	Last int
+	// CPUs and MemoryGiB are per-GPU demands (0: none).
+	CPUs, MemoryGiB float64
+	// Elastic is the job's GPU range, if it has one.
+	Elastic *job.Elastic
+}
+
+// Cluster is what a policy knows of the cluster: per column of the table,
+// the number of GPUs and their price, and the CPU cores and memory that the
+// servers of that GPU type hold in all.
+type Cluster struct {
+	GPUs   []string
+	Count  []int
+	Price  []float64 // dollars per GPU-hour; 0: unknown
+	CPUs   []float64
+	Memory []float64 // GiB
+	// PerServer is the largest GPU count of one server per column.
+	PerServer []int
+}
+
+// Total is the number of GPUs of every type.
+func (c *Cluster) Total() int {
+	n := 0
+	for _, k := range c.Count {
+		n += k
+	}
+	return n
+}
+
+// State is a policy's input.
+type State struct {
+	Now   float64
+	Jobs  []Job // sorted by ID
+	C     *Cluster
+	Table *throughput.Table
+}
+
+// Alone is job j's throughput on column g when it runs alone.
+func (s *State) Alone(j *Job, g int) float64 { return s.Table.Alone(j.Row, g) }
+
+// Entry is one line of an allocation: job A alone (B = -1), or jobs A and
+// B sharing GPUs, and per column the fraction of time it should hold that
+// type (0 ≤ X[g] ≤ 1, Σ over the entries that hold a job ≤ 1).
+type Entry struct {
+	A, B int
+	X    []float64
+}
+
+// Pair reports whether the entry is two jobs sharing GPUs.
+func (e *Entry) Pair() bool { return e.B >= 0 }
+
+// Allocation is a policy's output. Entries are sorted by (A, B).
+type Allocation struct {
+	Entries []Entry
+	// Note is a short explanation for logs and reports ("LP optimal, 412
+	// variables").
+	Note string
+}
+
+// Sort orders the entries by (A, B).
+func (a *Allocation) Sort() {
+	sort.Slice(a.Entries, func(i, k int) bool {
+		x, y := a.Entries[i], a.Entries[k]
+		if x.A != y.A {
+			return x.A < y.A
+		}
+		return x.B < y.B
+	})
+}
+
+// Traits say how the mechanism should drive a policy.
+type Traits struct {
+	// Agnostic policies ignore GPU types: the mechanism visits the types in
+	// a seeded random order each round, as Gavel's does.
+	Agnostic bool
+	// SpaceSharing policies may return pair entries.
+	SpaceSharing bool
+	// EventDriven policies are asked again at every arrival and completion
+	// and their entries run until the next event, not in fixed rounds.
+	EventDriven bool
+	// EveryRound policies are asked again every round (their priorities
+	// move with service received, as Tiresias's do).
+	EveryRound bool
+	// Sticky: an entry with X[g] = 1 keeps its GPUs across rounds (FIFO-like
+	// policies run jobs to completion).
+	Sticky bool
+}
+
+// Policy computes allocations. Allocate must be deterministic for a given
+// state and history of calls; it may keep memory between calls (Gandiva's
+// pairings) and must not do I/O except through the LP solver it was built
+// with.
+type Policy interface {
+	Name() string
+	Traits() Traits
+	Allocate(ctx context.Context, s *State) (*Allocation, error)
+}

@@ -1,0 +1,439 @@
+// Package sim simulates a cluster in virtual time around the round-based
+// mechanism (package sched): jobs arrive from a trace, each round's
+// placements run for the round (360 s by default) or until the next event
+// (event-driven mode), and the metrics Gavel reports come out — average and
+// percentile job completion time over a window of job IDs, makespan,
+// utilisation per GPU type, finish-time fairness, and a timeline per job.
+//
+// The simulator is deterministic: the same trace, cluster, policy and seed
+// give the same result. It reads no clock and starts no goroutine.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/policy"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+)
+
+// Config configures a simulation.
+type Config struct {
+	Sched sched.Config
+	// EventDriven runs placements until the next arrival or completion
+	// instead of in fixed rounds (policies that say so are always run this
+	// way).
+	EventDriven bool
+	// Preempt is the time in seconds a job loses when it resumes on other
+	// GPUs than it last ran on (checkpoint and restore; Gavel charges none).
+	Preempt float64
+	// Window is the range of job IDs the metrics average over, inclusive;
+	// {0, 0} with First > Last means all jobs. With StopAtWindow the
+	// simulation ends when every window job has finished.
+	Window       [2]int
+	StopAtWindow bool
+	// Timeline keeps every job's spans.
+	Timeline bool
+	// Horizon bounds virtual time in seconds (default 10 years).
+	Horizon float64
+	// Progress, when set, is called after every round with the jobs done
+	// so far (the simulator's only side channel; it must not block long).
+	Progress func(done, total int)
+}
+
+// Span is a stretch of time a job ran.
+type Span struct {
+	Start, End float64
+	GPU        string
+	Servers    []int
+	With       int // the job it shared the GPUs with, -1: none
+}
+
+// JobResult is what happened to one job.
+type JobResult struct {
+	ID      int     `json:"id"`
+	Type    string  `json:"type"`
+	GPUs    int     `json:"gpus"`
+	Arrival float64 `json:"arrival_s"`
+	Start   float64 `json:"start_s"`
+	Finish  float64 `json:"finish_s"` // -1: did not finish
+	// JCT is Finish − Arrival in seconds.
+	JCT float64 `json:"jct_s"`
+	// FTF is the finish-time fairness ρ: JCT over the time the job would
+	// take alone on a 1/n share of the cluster, n the mean number of
+	// active jobs over its life.
+	FTF   float64 `json:"ftf"`
+	Spans []Span  `json:"spans,omitempty"`
+}
+
+// Result is a simulation's outcome. Times are in hours where the name says
+// so, seconds otherwise.
+type Result struct {
+	Policy  string `json:"policy"`
+	Cluster string `json:"cluster"`
+	// Jobs is the number of jobs in the window that finished.
+	Jobs        int                `json:"jobs"`
+	Window      [2]int             `json:"window"`
+	AvgJCT      float64            `json:"avg_jct_hours"`
+	P50JCT      float64            `json:"p50_jct_hours"`
+	P90JCT      float64            `json:"p90_jct_hours"`
+	P99JCT      float64            `json:"p99_jct_hours"`
+	Makespan    float64            `json:"makespan_hours"`
+	Utilization map[string]float64 `json:"utilization"`
+	AvgFTF      float64            `json:"avg_ftf"`
+	MaxFTF      float64            `json:"max_ftf"`
+	Unfinished  int                `json:"unfinished"`
+	Rounds      int                `json:"rounds"`
+	Recomputes  int                `json:"recomputes"`
+	Preemptions int                `json:"preemptions"`
+	// Exhausted is true when the trace ran out of arrivals before the
+	// window's jobs finished (the tail then ran on a draining cluster).
+	Exhausted bool        `json:"arrivals_exhausted,omitempty"`
+	PerJob    []JobResult `json:"per_job,omitempty"`
+	// GPUCount is the cluster's GPUs per type, for pictures.
+	GPUCount map[string]int `json:"gpu_count"`
+}
+
+type runJob struct {
+	j       *job.Job
+	row     throughput.ID
+	started bool
+	start   float64
+	finish  float64
+	// activeAt is the integral of the active-job count at arrival.
+	activeAt float64
+	nAvg     float64
+	spans    []Span
+}
+
+// Run simulates jobs (in arrival order, IDs 0..n-1) on cluster c with the
+// throughput table t under policy p.
+func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *throughput.Table, p policy.Policy) (*Result, error) {
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("cluster/sim: no jobs")
+	}
+	mech, err := sched.New(cfg.Sched, p, c, t)
+	if err != nil {
+		return nil, err
+	}
+	pc := mech.Cluster()
+	round := cfg.Sched.Round
+	if round == 0 {
+		round = 360
+	}
+	horizon := cfg.Horizon
+	if horizon == 0 {
+		horizon = 10 * 365 * 24 * 3600
+	}
+	first, last := cfg.Window[0], cfg.Window[1]
+	if first > last || (first == 0 && last == 0) {
+		first, last = 0, len(jobs)-1
+	}
+	if first < 0 || last >= len(jobs) {
+		return nil, fmt.Errorf("cluster/sim: window %d:%d outside the trace's jobs 0:%d", first, last, len(jobs)-1)
+	}
+	event := cfg.EventDriven || p.Traits().EventDriven
+	rj := make([]runJob, len(jobs))
+	for i := range jobs {
+		if jobs[i].ID != i {
+			return nil, fmt.Errorf("cluster/sim: job %d has ID %d (IDs must be positions)", i, jobs[i].ID)
+		}
+		row, err := t.Resolve(jobs[i].Type, jobs[i].GPUs)
+		if err != nil {
+			return nil, fmt.Errorf("cluster/sim: job %d: %w", i, err)
+		}
+		rj[i] = runJob{j: &jobs[i], row: row, finish: -1}
+	}
+	res := &Result{Policy: p.Name(), Cluster: c.Name, Window: [2]int{first, last}, Utilization: map[string]float64{}, GPUCount: map[string]int{}}
+	busy := make([]float64, len(pc.GPUs))
+	next := 0 // next arrival
+	now := jobs[0].Arrival
+	startTime := now
+	activeIntegral := 0.0
+	windowLeft := last - first + 1
+	done := 0
+	lastEvent := now
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for next < len(jobs) && jobs[next].Arrival <= now {
+			j := &jobs[next]
+			rj[next].activeAt = activeIntegral + float64(mech.Active())*(now-lastEvent)
+			mech.Add(policy.Job{ID: j.ID, Row: rj[next].row, GPUs: j.GPUs, Weight: j.PriorityWeight(), Arrival: j.Arrival,
+				Steps: j.Steps, Remaining: j.Steps, CPUs: j.CPUs, MemoryGiB: j.MemoryGiB, Elastic: j.Elastic})
+			next++
+		}
+		if cfg.StopAtWindow && windowLeft == 0 {
+			break
+		}
+		if mech.Active() == 0 {
+			if next >= len(jobs) {
+				break
+			}
+			lastEvent = jobs[next].Arrival
+			now = jobs[next].Arrival
+			continue
+		}
+		if now-startTime > horizon {
+			break
+		}
+		r, err := mech.Plan(ctx, now)
+		if err != nil {
+			return nil, err
+		}
+		res.Rounds++
+		if r.Recomputed {
+			res.Recomputes++
+		}
+		if len(r.Placed) == 0 {
+			// Nothing runs until the allocation is recomputed: wait for the
+			// next arrival or the end of the reset interval.
+			wait := now + round
+			if next < len(jobs) && jobs[next].Arrival < wait {
+				wait = jobs[next].Arrival
+			}
+			activeIntegral += float64(mech.Active()) * (wait - lastEvent)
+			lastEvent, now = wait, wait
+			continue
+		}
+		// Length of this round.
+		length := round
+		if event {
+			length = math.Inf(1)
+			if next < len(jobs) {
+				length = jobs[next].Arrival - now
+			}
+			for _, pl := range r.Placed {
+				for k, id := range []int{pl.A, pl.B} {
+					if id < 0 {
+						continue
+					}
+					rem := mech.Job(id).Remaining
+					d := rem / pl.Rate[k]
+					if pl.Moved[k] {
+						d += cfg.Preempt
+					}
+					length = math.Min(length, d)
+				}
+			}
+			if math.IsInf(length, 1) || length <= 0 {
+				length = math.Max(length, 1e-6)
+				if math.IsInf(length, 1) {
+					length = round
+				}
+			}
+		}
+		end := now
+		type outcome struct {
+			steps  [2]float64
+			finish [2]float64
+			ran    float64
+		}
+		outs := make([]outcome, len(r.Placed))
+		for i, pl := range r.Placed {
+			var o outcome
+			for k, id := range []int{pl.A, pl.B} {
+				if id < 0 {
+					continue
+				}
+				jb := mech.Job(id)
+				pre := 0.0
+				if pl.Moved[k] {
+					pre = cfg.Preempt
+					res.Preemptions++
+				}
+				avail := math.Max(0, length-pre)
+				steps := math.Min(pl.Rate[k]*avail, jb.Remaining)
+				if jb.Remaining-steps < 1e-9*jb.Steps {
+					steps = jb.Remaining
+				}
+				o.steps[k] = steps
+				o.finish[k] = now + pre + steps/pl.Rate[k]
+				if event {
+					o.finish[k] = math.Min(o.finish[k], now+length)
+				}
+				o.ran = math.Max(o.ran, o.finish[k]-now)
+			}
+			outs[i] = o
+			end = math.Max(end, now+o.ran)
+		}
+		if event {
+			end = now + length
+		}
+		activeIntegral += float64(mech.Active()) * (now - lastEvent)
+		lastEvent = now
+		var finished []int
+		for i, pl := range r.Placed {
+			o := outs[i]
+			busy[pl.GPU] += o.ran * float64(len(pl.Servers))
+			mech.Done(pl, o.ran, o.steps)
+			for k, id := range []int{pl.A, pl.B} {
+				if id < 0 {
+					continue
+				}
+				x := &rj[id]
+				if !x.started {
+					x.started, x.start = true, now
+				}
+				if cfg.Timeline {
+					with := pl.B
+					if k == 1 {
+						with = pl.A
+					}
+					x.spans = appendSpan(x.spans, Span{Start: now, End: o.finish[k], GPU: pc.GPUs[pl.GPU], Servers: pl.Servers, With: with})
+				}
+				if mech.Job(id).Remaining <= 1e-9*x.j.Steps {
+					x.finish = o.finish[k]
+					finished = append(finished, id)
+				}
+			}
+		}
+		sort.Ints(finished)
+		for _, id := range finished {
+			x := &rj[id]
+			// Mean active jobs over the job's life, up to this round.
+			integral := activeIntegral + float64(mech.Active())*(x.finish-now) - x.activeAt
+			if life := x.finish - x.j.Arrival; life > 0 {
+				x.nAvg = integral / life
+			}
+			mech.Remove(id)
+			done++
+			if id >= first && id <= last {
+				windowLeft--
+			}
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(done, len(jobs))
+		}
+		now = end
+	}
+	// The window's last jobs should finish while arrivals still come, as
+	// in Gavel's simulator, which generates jobs until they do.
+	res.Exhausted = cfg.StopAtWindow && next >= len(jobs)
+	finishMetrics(res, rj, first, last, pc, t, busy, startTime, now, cfg.Timeline)
+	return res, nil
+}
+
+// appendSpan merges a span into the previous one when it continues it.
+func appendSpan(s []Span, sp Span) []Span {
+	if n := len(s); n > 0 {
+		p := &s[n-1]
+		if math.Abs(p.End-sp.Start) < 1e-6 && p.GPU == sp.GPU && p.With == sp.With && sameInts(p.Servers, sp.Servers) {
+			p.End = sp.End
+			return s
+		}
+	}
+	return append(s, sp)
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func finishMetrics(res *Result, rj []runJob, first, last int, pc *policy.Cluster, t *throughput.Table, busy []float64, start, end float64, timeline bool) {
+	var jcts, ftfs []float64
+	lastFinish := start
+	total := 0
+	for g, n := range pc.Count {
+		if n > 0 {
+			res.GPUCount[pc.GPUs[g]] = n
+			total += n
+		}
+	}
+	for i := range rj {
+		x := &rj[i]
+		jr := JobResult{ID: i, Type: x.j.Type, GPUs: x.j.GPUs, Arrival: x.j.Arrival, Start: x.start, Finish: x.finish, JCT: -1}
+		if !x.started {
+			jr.Start = -1
+		}
+		if x.finish >= 0 {
+			jr.JCT = x.finish - x.j.Arrival
+			lastFinish = math.Max(lastFinish, x.finish)
+			jr.FTF = ftf(x, pc, t, total)
+		}
+		if timeline {
+			jr.Spans = x.spans
+		}
+		if i >= first && i <= last {
+			if x.finish >= 0 {
+				jcts = append(jcts, jr.JCT)
+				ftfs = append(ftfs, jr.FTF)
+			} else {
+				res.Unfinished++
+			}
+		}
+		res.PerJob = append(res.PerJob, jr)
+	}
+	res.Jobs = len(jcts)
+	res.AvgJCT = mean(jcts) / 3600
+	sort.Float64s(jcts)
+	res.P50JCT = percentile(jcts, 0.50) / 3600
+	res.P90JCT = percentile(jcts, 0.90) / 3600
+	res.P99JCT = percentile(jcts, 0.99) / 3600
+	res.AvgFTF = mean(ftfs)
+	for _, f := range ftfs {
+		res.MaxFTF = math.Max(res.MaxFTF, f)
+	}
+	res.Makespan = (lastFinish - start) / 3600
+	span := math.Max(end, lastFinish) - start
+	for g, n := range pc.Count {
+		if n > 0 && span > 0 {
+			res.Utilization[pc.GPUs[g]] = busy[g] / (float64(n) * span)
+		}
+	}
+}
+
+// ftf is ρ = JCT / (time alone on a 1/n share): on a share of N/n GPUs
+// spread over the types in proportion to their counts, a job of s GPUs runs
+// min(1, N/(n·s)) of the time at the count-weighted mean throughput.
+func ftf(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) float64 {
+	if total == 0 || x.finish < 0 {
+		return 0
+	}
+	n := math.Max(x.nAvg, 1)
+	share := math.Min(1, float64(total)/(n*float64(x.j.GPUs)))
+	rate := 0.0
+	for g, c := range pc.Count {
+		rate += float64(c) / float64(total) * t.Alone(x.row, g)
+	}
+	if rate <= 0 {
+		return 0
+	}
+	return (x.finish - x.j.Arrival) / (x.j.Steps / (share * rate))
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// percentile of sorted v by linear interpolation between closest ranks.
+func percentile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	pos := q * float64(len(v)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(v)-1)
+	return v[lo] + (v[hi]-v[lo])*(pos-float64(lo))
+}

@@ -99,8 +99,8 @@ type Mechanism struct {
 	traits policy.Traits
 	table  *throughput.Table
 	c      *policy.Cluster
-	order  []int        // GPU columns, fastest first
-	srv    [][]server   // per column
+	order  []int      // GPU columns, fastest first
+	srv    [][]server // per column
 	jobs   map[int]*policy.Job
 	ids    []int // active job IDs, sorted
 	alloc  *policy.Allocation

@@ -67,8 +67,10 @@ type FIFO struct{ rng *rand.Rand }
 // NewFIFO returns a FIFO policy whose choice of types is seeded.
 func NewFIFO(seed uint64) *FIFO { return &FIFO{rng: rand.New(rand.NewPCG(seed, 0x6669666f))} }
 
-func (*FIFO) Name() string          { return "fifo" }
-func (*FIFO) Traits() policy.Traits { return policy.Traits{Agnostic: true, EventDriven: true, Sticky: true} }
+func (*FIFO) Name() string { return "fifo" }
+func (*FIFO) Traits() policy.Traits {
+	return policy.Traits{Agnostic: true, EventDriven: true, Sticky: true}
+}
 func (f *FIFO) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, error) {
 	// Running jobs first (they keep their GPUs), then by arrival.
 	idx := make([]int, len(s.Jobs))

@@ -10,12 +10,15 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
+	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 )
 
 // Options configure a policy when it is built.
 type Options struct {
 	// Seed seeds the policies that draw (FIFO's and Gandiva's choices).
 	Seed uint64
+	// LP configures the policies that solve linear programs (CBC).
+	LP gavel.Config
 }
 
 // Factory builds a fresh policy (policies keep memory between calls).
@@ -37,6 +40,30 @@ func Registry() map[string]Factory {
 			func(o Options) (policy.Policy, error) { return agnostic.NewSRTF(o.Seed), nil }},
 		"gandiva": {"Gandiva-style random pairing for space sharing, equal time split",
 			func(o Options) (policy.Policy, error) { return agnostic.NewGandiva(o.Seed), nil }},
+		"gavel": {"Gavel's heterogeneity-aware LAS: max-min normalised throughput (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.MaxMin{Cfg: o.LP}, nil }},
+		"gavel-ss": {"gavel with space sharing: pairs of jobs on the same GPUs (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.MaxMin{Cfg: o.LP, SpaceSharing: true}, nil }},
+		"ftf": {"heterogeneity-agnostic finish-time fairness (LP bisection)",
+			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP, Agnostic: true}, nil }},
+		"gavel-ftf": {"Gavel's finish-time fairness: minimise the largest ρ (LP bisection)",
+			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP}, nil }},
+		"gavel-ftf-ss": {"gavel-ftf with space sharing (LP bisection)",
+			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP, SpaceSharing: true}, nil }},
+		"makespan": {"heterogeneity-agnostic minimum makespan (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP, Agnostic: true}, nil }},
+		"gavel-makespan": {"Gavel's minimum makespan: maximise the least throughput/remaining (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP}, nil }},
+		"gavel-makespan-ss": {"gavel-makespan with space sharing (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP, SpaceSharing: true}, nil }},
+		"gavel-tput": {"Gavel's maximum total (normalised) throughput (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Throughput{Cfg: o.LP}, nil }},
+		"gavel-tput-ss": {"gavel-tput with space sharing (LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Throughput{Cfg: o.LP, SpaceSharing: true}, nil }},
+		"gavel-cost": {"Gavel's minimum cost: normalised throughput per dollar (linear-fractional LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP}, nil }},
+		"gavel-cost-ss": {"gavel-cost with space sharing (linear-fractional LP)",
+			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP, SpaceSharing: true}, nil }},
 	}
 }
 

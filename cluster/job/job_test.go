@@ -128,6 +128,7 @@ func FuzzTraceParse(f *testing.F) {
 	f.Add("a.trace", []byte("A3C\tc\ta\t0\t10\t1\t1\t-1\t0\n"))
 	f.Add("a.yaml", []byte("jobs:\n  - {type: A3C, gpus: 1, steps: 1}\n"))
 	f.Fuzz(func(t *testing.T, file string, data []byte) {
+		file = strings.ReplaceAll(file, "\n", "") // paths are one line
 		jobs, err := Parse(file, data, "")
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {

@@ -147,6 +147,13 @@ func parseJSONL(file string, data []byte) ([]Job, []int, error) {
 var yamlLineRE = regexp.MustCompile(`line (\d+): (.*)`)
 
 func parseYAML(file string, data []byte) ([]Job, []int, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, nil, yamlErr(file, err)
+	}
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 && root.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("cluster/job: %s:%d: want a mapping with a jobs: list", file, root.Content[0].Line)
+	}
 	var doc struct {
 		Jobs []yaml.Node `yaml:"jobs"`
 	}

@@ -13,6 +13,9 @@ func main() {
 		"./search/dag:FuzzDAGParse",
 		"./hw:FuzzParse",
 		"./agent:FuzzMeasure",
+		"./cluster/hw:FuzzClusterParse",
+		"./cluster/job:FuzzTraceParse",
+		"./cluster/throughput:FuzzGavelParse",
 	} {
 		fmt.Println(t)
 	}

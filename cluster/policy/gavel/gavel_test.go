@@ -1,0 +1,122 @@
+package gavel
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/inlay-dev/inlay/cluster/policy"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/solver"
+)
+
+func state(t *testing.T) *policy.State {
+	t.Helper()
+	if _, err := solver.Command(); err != nil {
+		t.Skip(err)
+	}
+	tb, err := throughput.Gavel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(typ string) throughput.ID {
+		id, err := tb.Resolve(typ, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	c := &policy.Cluster{GPUs: tb.GPUs(), Count: []int{2, 0, 1}, Price: []float64{0.45, 1.46, 2.48}, CPUs: make([]float64, 3), Memory: make([]float64, 3), PerServer: []int{1, 0, 1}}
+	s := &policy.State{Now: 3600, C: c, Table: tb}
+	for i, typ := range []string{"ResNet-50 (batch size 64)", "A3C", "Transformer (batch size 32)", "LM (batch size 20)"} {
+		s.Jobs = append(s.Jobs, policy.Job{ID: i, Row: row(typ), GPUs: 1, Weight: 1, Steps: 1e5, Remaining: 1e5 * float64(i+1) / 4, Last: -1})
+	}
+	return s
+}
+
+// check verifies an allocation against Gavel's base constraints.
+func check(t *testing.T, s *policy.State, a *policy.Allocation) {
+	t.Helper()
+	perJob := map[int]float64{}
+	perType := make([]float64, len(s.C.Count))
+	for _, e := range a.Entries {
+		for g, x := range e.X {
+			if x < -1e-9 || x > 1+1e-9 {
+				t.Fatalf("%s: X[%d] = %g", a.Note, g, x)
+			}
+			perJob[e.A] += x
+			if e.B >= 0 {
+				perJob[e.B] += x
+			}
+			perType[g] += x * float64(s.Jobs[e.A].GPUs)
+		}
+	}
+	for id, v := range perJob {
+		if v > 1+1e-6 {
+			t.Errorf("%s: job %d holds %g of the time", a.Note, id, v)
+		}
+	}
+	for g, v := range perType {
+		if v > float64(s.C.Count[g])+1e-6 {
+			t.Errorf("%s: type %d uses %g of %d GPUs", a.Note, g, v, s.C.Count[g])
+		}
+	}
+}
+
+func throughputs(s *policy.State, a *policy.Allocation) []float64 {
+	out := make([]float64, len(s.Jobs))
+	for _, e := range a.Entries {
+		for g, x := range e.X {
+			if e.B < 0 {
+				out[e.A] += x * s.Alone(&s.Jobs[e.A], g)
+				continue
+			}
+			ta, tb, _ := s.Table.Pair(s.Jobs[e.A].Row, s.Jobs[e.B].Row, g)
+			out[e.A] += x * ta
+			out[e.B] += x * tb
+		}
+	}
+	return out
+}
+
+func TestPoliciesFeasibleAndBetter(t *testing.T) {
+	s := state(t)
+	ctx := context.Background()
+	iso := policy.IsolatedThroughput(s, policy.EqualShare(s))
+	for _, p := range []policy.Policy{
+		&MaxMin{}, &MaxMin{SpaceSharing: true}, &Makespan{}, &Makespan{SpaceSharing: true}, &Makespan{Agnostic: true},
+		&FTF{}, &FTF{Agnostic: true}, &Throughput{}, &Throughput{SpaceSharing: true}, &Cost{}, &Cost{SpaceSharing: true},
+	} {
+		a, err := p.Allocate(ctx, s)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		check(t, s, a)
+		thr := throughputs(s, a)
+		switch p.(type) {
+		case *MaxMin:
+			// Heterogeneity-aware max-min is at least the equal share for
+			// the worst-off job, in normalised terms.
+			worst := math.Inf(1)
+			for m := range thr {
+				worst = math.Min(worst, thr[m]/iso[m])
+			}
+			if worst < 1-1e-4 {
+				t.Errorf("%s: worst normalised throughput %.4f < 1", p.Name(), worst)
+			}
+		case *Makespan:
+			// The makespan allocation finishes no later than the equal share.
+			var mk, mkIso float64
+			for m := range thr {
+				if thr[m] <= 0 {
+					t.Fatalf("%s: job %d gets nothing", p.Name(), m)
+				}
+				mk = math.Max(mk, s.Jobs[m].Remaining/thr[m])
+				mkIso = math.Max(mkIso, s.Jobs[m].Remaining/iso[m])
+			}
+			if p.Name() != "makespan" && mk > mkIso*(1+1e-4) {
+				t.Errorf("%s: makespan %.0f s above the equal share's %.0f s", p.Name(), mk, mkIso)
+			}
+		}
+	}
+}

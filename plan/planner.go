@@ -38,6 +38,9 @@ type Progress struct {
 	Best Score
 	// Note says what the planner is doing ("generation 12"), may be empty.
 	Note string
+	// Stopped, once the search has stopped, says why ("evaluation budget
+	// spent (200)"); "" before.
+	Stopped string
 }
 
 // Score is an evaluated plan's quality.

@@ -191,3 +191,60 @@ func BenchmarkBaselines(b *testing.B) {
 		})
 	}
 }
+
+// TestEvalsBudgetEnds checks that every planner of the registry ends with
+// an evaluation budget and no wall clock, on a space smaller than the
+// budget (one model on one processor, where cache hits are all a search
+// finds after its first plans) and on a larger one. The context's
+// deadline only guards against a hang: a planner that returns because of
+// it fails.
+func TestEvalsBudgetEnds(t *testing.T) {
+	one, err := hw.Host([]int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phone, err := hw.Preset("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zooWorkload(t)
+	small := &workload.Workload{Models: []*workload.Model{zw.Model("mobilenet_v2")}, Groups: []*workload.Group{
+		{Name: "g", Models: []string{"mobilenet_v2"}, After: map[string][]string{}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
+	}}
+	for _, tc := range []struct {
+		name  string
+		w     *workload.Workload
+		pl    *hw.Platform
+		evals int
+	}{
+		{"one processor", small, one, 20},
+		{"one processor, 2 evals", small, one, 2},
+		{"phone", small, phone, 20},
+	} {
+		for _, name := range Names() {
+			if name == "single" {
+				name = "single:cpu" // single needs a processor
+			}
+			t.Run(tc.name+"/"+name, func(t *testing.T) {
+				p, err := New(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				est := cost.NewAnalytic(tc.pl)
+				req := &plan.Request{Workload: tc.w, Platform: tc.pl, Cost: est, Seed: 1, Evals: tc.evals, Workers: 2}
+				got, err := p.Plan(ctx, req, sim.NewEvaluator(tc.w, tc.pl, est, sim.Options{Seed: 1}))
+				if ctx.Err() != nil {
+					t.Fatalf("%s with --evals %d did not end on its own", name, tc.evals)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := got.Validate(tc.w, tc.pl); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+}

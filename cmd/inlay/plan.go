@@ -110,6 +110,7 @@ type planJSON struct {
 	Planner         string          `json:"planner"`
 	PlanFile        string          `json:"plan_file,omitempty"`
 	SearchSeconds   float64         `json:"search_seconds"`
+	SearchStopped   string          `json:"search_stopped,omitempty"`
 	MaxRateScale    float64         `json:"max_rate_scale"`
 	Feasible        bool            `json:"feasible"`
 	Reason          string          `json:"reason,omitempty"`
@@ -186,7 +187,13 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		budget = driver.DefaultBudget
 	}
 	bar := newSearchBar("planning with "+planner.Name(), budget, f.evals, bound.Scale)
-	req.Progress = bar.update
+	stopped := "" // why a search planner stopped
+	req.Progress = func(pg plan.Progress) {
+		if pg.Stopped != "" {
+			stopped = pg.Stopped
+		}
+		bar.update(pg)
+	}
 	start := time.Now()
 	p, err := planner.Plan(ctx, req, eval)
 	searchTime := time.Since(start)
@@ -225,7 +232,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if f.json {
 		j := planJSON{
 			Workload: path, Platform: pl.Name, Planner: planner.Name(), PlanFile: f.out,
-			SearchSeconds: searchTime.Seconds(), MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1,
+			SearchSeconds: searchTime.Seconds(), SearchStopped: stopped, MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1,
 			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why,
 			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
 		}
@@ -251,6 +258,9 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	fmt.Fprintf(out, "\nplanned in %.3gs: %d subgraph(s) over %d model(s)", searchTime.Seconds(), nsub, len(p.Models))
 	if f.out != "" {
 		fmt.Fprintf(out, ", written to %s", f.out)
+	}
+	if stopped != "" {
+		fmt.Fprintf(out, "; search stopped: %s", stopped)
 	}
 	fmt.Fprintln(out)
 	if sust.Limit != "" && reason == "" {

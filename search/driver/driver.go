@@ -28,6 +28,14 @@ import (
 // budget nor an evaluation count.
 const DefaultBudget = 10 * time.Second
 
+// StaleBatches is how many batches in a row may hold only plans already
+// evaluated before the search stops on its own: the planner keeps
+// proposing what it has seen, so its space (as far as it explores it) is
+// exhausted. Without it a search with an evaluation budget and no wall
+// clock would never end on a space smaller than the budget, since cache
+// hits cost no evaluation.
+const StaleBatches = 100
+
 // Driver runs evaluations for one search.
 type Driver struct {
 	req   *plan.Request
@@ -40,6 +48,10 @@ type Driver struct {
 	best      *plan.Plan
 	bestScore plan.Score
 	note      string
+	// stale counts the batches in a row with no new plan; stopped is
+	// why Done first said so ("" while it has not).
+	stale   int
+	stopped string
 }
 
 // New starts a driver; the wall clock starts now.
@@ -68,18 +80,37 @@ func (d *Driver) budget() time.Duration {
 }
 
 // Done reports whether the search must stop: context cancelled, budget
-// spent or evaluations used up.
+// spent, evaluations used up, or StaleBatches batches in a row with
+// nothing new (Stopped says which).
 func (d *Driver) Done(ctx context.Context) bool {
+	why := d.stopReason(ctx)
+	if why == "" {
+		return false
+	}
+	if d.stopped == "" {
+		d.stopped = why
+		d.report()
+	}
+	return true
+}
+
+// Stopped says why the search stopped ("" while Done has not said so).
+func (d *Driver) Stopped() string { return d.stopped }
+
+func (d *Driver) stopReason(ctx context.Context) string {
 	if ctx.Err() != nil {
-		return true
+		return "interrupted"
 	}
 	if d.req.Evals > 0 && d.evals >= d.req.Evals {
-		return true
+		return fmt.Sprintf("evaluation budget spent (%d)", d.req.Evals)
 	}
 	if b := d.budget(); b > 0 && d.Elapsed() >= b {
-		return true
+		return fmt.Sprintf("wall-clock budget spent (%v)", b)
 	}
-	return false
+	if d.stale >= StaleBatches {
+		return fmt.Sprintf("exhausted: the last %d batches proposed only plans already evaluated (%d distinct plans)", d.stale, d.evals)
+	}
+	return ""
 }
 
 // Note sets the text shown with progress ("generation 4").
@@ -152,6 +183,11 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 		}
 		return scores, ok
 	}
+	if len(todo) > 0 {
+		d.stale = 0
+	} else if d.stopReason(ctx) == "" {
+		d.stale++ // nothing new, and not for want of budget
+	}
 	for _, i := range todo {
 		ok[i] = true
 		d.evals++
@@ -181,7 +217,7 @@ func (d *Driver) Best() (*plan.Plan, plan.Score) { return d.best, d.bestScore }
 
 func (d *Driver) report() {
 	if d.req.Progress != nil {
-		d.req.Progress(plan.Progress{Evals: d.evals, Best: d.bestScore, Note: d.note})
+		d.req.Progress(plan.Progress{Evals: d.evals, Best: d.bestScore, Note: d.note, Stopped: d.stopped})
 	}
 }
 

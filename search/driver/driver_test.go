@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -89,5 +90,58 @@ func TestKeyIgnoresOrder(t *testing.T) {
 	b.Models[0].Priority = 2
 	if Key(a) == Key(b) {
 		t.Error("Key ignores priorities")
+	}
+}
+
+// TestStaleBatchesEnd checks that a search whose planner proposes only
+// plans already seen ends, with an evaluation budget it can never spend,
+// and says why; and that a new plan resets the count.
+func TestStaleBatchesEnd(t *testing.T) {
+	ev := &fakeEval{}
+	var last plan.Progress
+	d := New(&plan.Request{Evals: 1000, Progress: func(pg plan.Progress) { last = pg }}, ev)
+	ctx := context.Background()
+	d.Batch(ctx, []*plan.Plan{mk(1)})
+	for i := 0; i < StaleBatches-1; i++ {
+		d.Batch(ctx, []*plan.Plan{mk(1)})
+	}
+	if d.Done(ctx) {
+		t.Fatalf("done after %d stale batches, want %d", StaleBatches-1, StaleBatches)
+	}
+	d.Batch(ctx, []*plan.Plan{mk(1), mk(2)}) // something new: the count restarts
+	for i := 0; i < StaleBatches-1; i++ {
+		d.Batch(ctx, nil) // an empty batch has nothing new either
+	}
+	if d.Done(ctx) {
+		t.Fatal("a new plan did not restart the count")
+	}
+	d.Batch(ctx, []*plan.Plan{mk(2)})
+	if !d.Done(ctx) {
+		t.Fatalf("not done after %d stale batches", StaleBatches)
+	}
+	if !strings.Contains(d.Stopped(), "exhausted") || last.Stopped != d.Stopped() {
+		t.Errorf("Stopped %q, last progress %q", d.Stopped(), last.Stopped)
+	}
+	if ev.calls != 2 {
+		t.Errorf("%d evaluations, want 2", ev.calls)
+	}
+}
+
+func TestStoppedSaysWhy(t *testing.T) {
+	ctx := context.Background()
+	d := New(&plan.Request{Evals: 1}, &fakeEval{})
+	d.Batch(ctx, []*plan.Plan{mk(1)})
+	if !d.Done(ctx) || !strings.Contains(d.Stopped(), "evaluation budget") {
+		t.Errorf("evals: done %v, %q", d.Done(ctx), d.Stopped())
+	}
+	d = New(&plan.Request{Budget: 1}, &fakeEval{})
+	if !d.Done(ctx) || !strings.Contains(d.Stopped(), "wall-clock") {
+		t.Errorf("budget: %q", d.Stopped())
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	d = New(&plan.Request{Evals: 5}, &fakeEval{})
+	if !d.Done(cctx) || d.Stopped() != "interrupted" {
+		t.Errorf("cancelled: %q", d.Stopped())
 	}
 }

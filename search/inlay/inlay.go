@@ -248,9 +248,7 @@ func (s *search) localSearch(ctx context.Context, d *driver.Driver, f *prices, w
 			}
 			batch = append(batch, st)
 		}
-		if len(batch) == 0 {
-			continue
-		}
+		// An empty batch too: the driver counts it as one with nothing new.
 		scored, err := s.score(ctx, d, batch)
 		if err != nil {
 			return err

@@ -17,6 +17,7 @@ func CaseModels() []CaseModel {
 	cases = append(cases, matrixCases()...)
 	cases = append(cases, elementwiseCases()...)
 	cases = append(cases, moreCases()...)
+	cases = append(cases, quantCases()...)
 	for _, f := range foldCases() {
 		cases = append(cases, opCase{name: "fold " + f.name, opset: 13, build: f.build})
 	}

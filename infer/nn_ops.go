@@ -137,17 +137,27 @@ func convRule() rule {
 			}
 			out = append(out, o)
 		}
-		if c.has(2) && (len(c.shape(2)) != 1 || c.shape(2)[0] != wt[0]) {
-			return fmt.Errorf("bias %s does not match %d output channels", c.shape(2), wt[0])
-		}
 		dt := c.dt(0)
+		hasBias := false
 		if c.n.Op == "ConvInteger" {
+			// ConvInteger: x, w, x_zero_point, w_zero_point; no bias.
 			dt = graph.Int32
+			if err := checkZeroPoint(c, 2, "x_zero_point", 0); err != nil {
+				return err
+			}
+			if err := checkZeroPoint(c, 3, "w_zero_point", wt[0]); err != nil {
+				return err
+			}
+		} else if c.has(2) {
+			if len(c.shape(2)) != 1 || c.shape(2)[0] != wt[0] {
+				return fmt.Errorf("bias %s does not match %d output channels", c.shape(2), wt[0])
+			}
+			hasBias = true
 		}
 		c.set(0, dt, out)
 		c.macs = sat(prod(out), wt[1], prod(wt[2:]))
 		c.flops = 2 * c.macs
-		if c.has(2) {
+		if hasBias {
 			c.flops = satAdd(c.flops, prod(out))
 		}
 		return nil
@@ -446,7 +456,21 @@ func matmulRule() rule {
 		ai, bi := 0, 1
 		switch c.n.Op {
 		case "QLinearMatMul":
+			// a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
 			ai, bi = 0, 3
+			if err := c.need(8); err != nil {
+				return err
+			}
+		case "MatMulInteger":
+			// A, B, a_zero_point, b_zero_point (both optional)
+			if err := c.need(2); err != nil {
+				return err
+			}
+			if b := c.shape(1); len(b) >= 1 {
+				if err := checkZeroPoint(c, 3, "b_zero_point", b[len(b)-1]); err != nil {
+					return err
+				}
+			}
 		}
 		if err := c.need(bi + 1); err != nil {
 			return err
@@ -464,9 +488,7 @@ func matmulRule() rule {
 		case "MatMulInteger":
 			dt = graph.Int32
 		case "QLinearMatMul":
-			if c.has(7) {
-				dt = c.dt(7)
-			}
+			dt = c.dt(7)
 		}
 		c.set(0, dt, out)
 		c.macs = sat(prod(out), k)
@@ -1004,96 +1026,6 @@ func einsumShape(eq string, shapes []graph.Shape) (graph.Shape, int64, error) {
 		}
 	}
 	return out, total, nil
-}
-
-func quantizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
-		dt := graph.Uint8
-		if c.has(2) {
-			dt = c.dt(2)
-		}
-		if od := c.attrs().Int("output_dtype", 0); od != 0 {
-			dt = graph.DType(od)
-		}
-		c.set(0, dt, c.shape(0))
-		c.flops = sat(3, prod(c.shape(0)))
-		return nil
-	}}
-}
-
-func dequantizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
-		dt := c.dt(1)
-		if od := c.attrs().Int("output_dtype", 0); od != 0 {
-			dt = graph.DType(od)
-		}
-		c.set(0, dt, c.shape(0))
-		c.flops = sat(2, prod(c.shape(0)))
-		return nil
-	}}
-}
-
-func dynamicQuantizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
-		c.set(0, graph.Uint8, c.shape(0))
-		c.set(1, graph.Float32, graph.Shape{})
-		c.set(2, graph.Uint8, graph.Shape{})
-		c.flops = sat(4, prod(c.shape(0)))
-		return nil
-	}}
-}
-
-// qlinearConvRule: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B.
-func qlinearConvRule() rule {
-	conv := convRule()
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(8); err != nil {
-			return err
-		}
-		if len(c.outs) == 0 {
-			return errors.New("needs an output")
-		}
-		sub := &ctx{r: c.r, opset: c.opset, outs: c.outs, n: &graph.Node{
-			Name: c.n.Name, Op: "Conv", Inputs: []string{c.n.Inputs[0], c.n.Inputs[3]}, Attrs: c.n.Attrs,
-			Outputs: c.n.Outputs[:1],
-		}}
-		if c.has(8) {
-			sub.n.Inputs = append(sub.n.Inputs, c.n.Inputs[8])
-		}
-		sub.outs = c.outs[:1]
-		if err := conv.infer(sub); err != nil {
-			return err
-		}
-		c.outs[0].dtype = c.dt(7)
-		c.macs, c.flops = sub.macs, sub.flops
-		return nil
-	}}
-}
-
-// qlinearBinaryRule is com.microsoft QLinearAdd/QLinearMul: A, A_scale,
-// A_zp, B, B_scale, B_zp, C_scale, C_zp.
-func qlinearBinaryRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(4); err != nil {
-			return err
-		}
-		out, err := broadcast(c.shape(0), c.shape(3))
-		if err != nil {
-			return err
-		}
-		c.set(0, c.dt(0), out)
-		c.flops = sat(4, prod(out))
-		return nil
-	}}
 }
 
 func dftRule() rule {

@@ -17,15 +17,32 @@ func supported(dt graph.DType) bool {
 	switch dt {
 	case graph.Float32, graph.Float64, graph.Int8, graph.Uint8, graph.Int16, graph.Uint16,
 		graph.Int32, graph.Uint32, graph.Int64, graph.Uint64, graph.Bool,
-		graph.Float16, graph.BFloat16:
+		graph.Float16, graph.BFloat16,
+		graph.Float8E4M3FN, graph.Float8E4M3FNUZ, graph.Float8E5M2, graph.Float8E5M2FNUZ,
+		graph.Int4, graph.Uint4:
 		return true
 	}
 	return false
 }
 
+// rawBytes is the size of n elements of dt as ONNX lays them out (4-bit
+// types pack two to a byte).
+func rawBytes(dt graph.DType, n int64) int64 {
+	if dt == graph.Int4 || dt == graph.Uint4 {
+		return (n + 1) / 2
+	}
+	return n * int64(dt.Size())
+}
+
 // rawOnly reports whether dt has no Go element type in the binding and
 // travels as raw bytes (with the binding's restrictions, see the package doc).
-func rawOnly(dt graph.DType) bool { return dt == graph.Float16 || dt == graph.BFloat16 }
+func rawOnly(dt graph.DType) bool {
+	switch dt {
+	case graph.Float16, graph.BFloat16, graph.Float8E4M3FN, graph.Float8E4M3FNUZ, graph.Float8E5M2, graph.Float8E5M2FNUZ, graph.Int4, graph.Uint4:
+		return true
+	}
+	return false
+}
 
 // toValue converts a graph.Data into a new ONNX Runtime tensor that owns a
 // copy of the values; the caller destroys it.
@@ -40,7 +57,7 @@ func toValue(d *graph.Data) (onnxruntime.Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("shape %s is not fully known", d.Dims)
 	}
-	if want := n * int64(d.DType.Size()); int64(len(d.Raw)) != want {
+	if want := rawBytes(d.DType, n); int64(len(d.Raw)) != want {
 		return nil, fmt.Errorf("%s %s needs %d bytes, Raw has %d", d.DType, d.Dims, want, len(d.Raw))
 	}
 	shape := onnxruntime.Shape(d.Dims.Clone())
@@ -68,7 +85,7 @@ func toValue(d *graph.Data) (onnxruntime.Value, error) {
 	case graph.Bool:
 		return newTensor[bool](shape, d.Raw)
 	}
-	// float16, bfloat16
+	// float16, bfloat16, float8, int4, uint4
 	if len(shape) == 0 || n == 0 {
 		return nil, fmt.Errorf("%s tensors of shape %s are not supported by the onnxruntime_go binding (rank 0 or empty)", d.DType, d.Dims)
 	}
@@ -129,7 +146,7 @@ func newOutputValue(dt graph.DType, shape graph.Shape) (onnxruntime.Value, error
 	if !ok || n == 0 {
 		return nil, fmt.Errorf("cannot allocate %s output of shape %s", dt, shape)
 	}
-	return onnxruntime.NewCustomDataTensor(onnxruntime.Shape(shape.Clone()), make([]byte, n*int64(dt.Size())), onnxruntime.TensorElementDataType(dt))
+	return onnxruntime.NewCustomDataTensor(onnxruntime.Shape(shape.Clone()), make([]byte, rawBytes(dt, n)), onnxruntime.TensorElementDataType(dt))
 }
 
 // fromValue converts an output tensor into graph.Data. The Raw bytes do not

@@ -16,13 +16,14 @@
 //
 // Element types: float32, float64, int8, uint8, int16, uint16, int32, uint32,
 // int64, uint64 and bool are supported everywhere, scalars and empty tensors
-// included. float16 and bfloat16 travel as raw bytes; the binding can only
-// carry them in non-empty tensors of rank ≥ 1, and float16/bfloat16 outputs
+// included. float16, bfloat16, the float8 types, int4 and uint4 (two to a
+// byte) travel as raw bytes; the binding can only carry them in non-empty
+// tensors of rank ≥ 1, and such outputs
 // must have a static shape declared in the model (the binding cannot copy
 // such a tensor that ONNX Runtime allocated itself). A rank-0 output is only
 // returned when the model declares it as a scalar (shape present, no
 // dimensions): the binding cannot wrap an ONNX Runtime-allocated scalar.
-// Other types (strings, complex, 4- and 8-bit floats) are errors, and so is a
+// Other types (strings, complex) are errors, and so is a
 // model without inputs (the binding cannot run one).
 //
 // Builds without cgo: onnxruntime_go is cgo, so its files (data.go,

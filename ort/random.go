@@ -19,6 +19,14 @@ func RandomData(dt graph.DType, shape graph.Shape, rng *rand.Rand) *graph.Data {
 		n = 0
 	}
 	size := dt.Size()
+	if dt == graph.Int4 || dt == graph.Uint4 {
+		// two 4-bit values a byte, each in 0..3
+		raw := make([]byte, (n+1)/2)
+		for i := range raw {
+			raw[i] = byte(rng.Intn(4)) | byte(rng.Intn(4))<<4
+		}
+		return &graph.Data{DType: dt, Dims: shape.Clone(), Raw: raw}
+	}
 	raw := make([]byte, n*int64(size))
 	for i := int64(0); i < n; i++ {
 		b := raw[i*int64(size) : (i+1)*int64(size)]

@@ -358,10 +358,34 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 		}
 		return float64(tn.Bytes()) * scale(tn.DType)
 	}
+	// Precision (package doc): on an integer configuration, a quantized
+	// model's quantized layers run in the integer type with their
+	// QuantizeLinear/DequantizeLinear fused away, and its float layers at
+	// the processor's float peak; on a float configuration every layer
+	// runs in float, quantized ones dequantized (their conversions count).
+	intCfg := !cfg.DType.IsFloat()
+	quantModel := false
+	for _, l := range lg.Layers {
+		quantModel = quantModel || l.Precision != graph.Undefined
+	}
+	floatNsPerFLOP := nsPerFLOP
+	if intCfg && quantModel {
+		if fp := floatPeak(pr); fp > 0 {
+			if eff.PeakScale > 0 {
+				fp *= eff.PeakScale
+			}
+			floatNsPerFLOP = 1 / fp
+		}
+	}
 	for _, l := range lg.Layers {
 		lc := &t.layers[l.ID]
 		lc.weights = float64(l.Work.WeightBytes) * scale(l.Work.DType)
 		lc.fusable = l.Work.MACs == 0
+		layerNsPerFLOP := nsPerFLOP
+		if intCfg && quantModel && l.Precision == graph.Undefined {
+			layerNsPerFLOP = floatNsPerFLOP
+		}
+		fuseQDQ := intCfg && l.Precision != graph.Undefined
 		for _, id := range l.Nodes {
 			n := m.Nodes[id]
 			c := Classify(m, n)
@@ -369,7 +393,7 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			if anchor || c != Elementwise && c != DataMovement {
 				lc.fusable = false
 			}
-			if n.Work.FLOPs <= 0 {
+			if n.Work.FLOPs <= 0 || fuseQDQ && (n.Op == "QuantizeLinear" || n.Op == "DequantizeLinear") {
 				continue
 			}
 			// f / s(f) = f + HalfFLOPs: the anchor's saturating curve; riders
@@ -378,7 +402,7 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			if anchor {
 				f += eff.HalfFLOPs
 			}
-			lc.compute += f * nsPerFLOP / eff.Of(c)
+			lc.compute += f * layerNsPerFLOP / eff.Of(c)
 		}
 		for _, in := range l.Inputs {
 			from := -1
@@ -401,4 +425,15 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 		}
 	}
 	return t
+}
+
+// floatPeak is the processor's fastest float peak in GOPS (0: none).
+func floatPeak(pr *hw.Processor) float64 {
+	best := 0.0
+	for _, ds := range pr.DTypes {
+		if ds.DType.IsFloat() && ds.PeakGOPS > best {
+			best = ds.PeakGOPS
+		}
+	}
+	return best
 }

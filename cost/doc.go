@@ -21,7 +21,14 @@
 // time(A∪B) < time(A) + time(B) for neighbouring A and B. Lower-precision
 // data types change the peak (the processor's figure for that type) and the
 // bytes (float tensors scale by the type's size: int8 moves a quarter of
-// float32's bytes). The efficiency factors are exported per processor
+// float32's bytes). Precision is a property of the layer
+// (graph.Layer.Precision): on an integer configuration a quantized model's
+// quantized layers run in the integer type with their QuantizeLinear and
+// DequantizeLinear fused away, as delegates do, and its float layers at the
+// processor's best float peak; on a float configuration a quantized layer
+// runs dequantized, at float cost plus its conversions. A float model on
+// an integer configuration (only when its workload allows it) is taken as
+// quantized by the delegate. The efficiency factors are exported per processor
 // (Efficiency) so that a calibration step can fit them.
 //
 // A node the processor cannot run (hw.Platform.Supports) makes the subgraph

@@ -85,3 +85,37 @@ func (d DType) IsFloat() bool {
 	}
 	return false
 }
+
+// IsFloat8 reports whether d is one of the 8-bit float types.
+func (d DType) IsFloat8() bool {
+	switch d {
+	case Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ:
+		return true
+	}
+	return false
+}
+
+// IsQuantized reports whether d is a type QuantizeLinear produces: the 4-,
+// 8- and 16-bit integers and the float8 types.
+func (d DType) IsQuantized() bool {
+	switch d {
+	case Int8, Uint8, Int16, Uint16, Int4, Uint4:
+		return true
+	}
+	return d.IsFloat8()
+}
+
+// ComputeType is the processor data type that computes in d: a signed
+// and an unsigned integer of one width share their signed name (uint8
+// data runs on a processor's int8 units); other types are themselves.
+func (d DType) ComputeType() DType {
+	switch d {
+	case Uint8:
+		return Int8
+	case Uint16:
+		return Int16
+	case Uint4:
+		return Int4
+	}
+	return d
+}

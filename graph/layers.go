@@ -25,6 +25,12 @@ type Layer struct {
 	// Outputs are the tensors written by the layer that another layer reads
 	// or that are graph outputs, sorted by name.
 	Outputs []string
+	// Precision is the quantized type the layer computes in: the integer
+	// (or float8) type of a QLinear/Integer operator's input, or of the
+	// DequantizeLinear feeding a QDQ layer (DequantizeLinear → op →
+	// QuantizeLinear, folded into one layer as delegates fuse it).
+	// Undefined for a float layer.
+	Precision DType
 }
 
 // LayerEdge is one tensor flowing from one layer to another.
@@ -81,21 +87,66 @@ func BuildLayers(m *Model) (*LayerGraph, error) {
 	for i := range lg.NodeLayer {
 		lg.NodeLayer[i] = -1
 	}
+	// A DequantizeLinear waits for its first consumer and joins that
+	// consumer's layer, so that DequantizeLinear → op → QuantizeLinear is
+	// one layer and the tensor between two quantized layers stays quantized.
+	deferred := map[int]bool{}
+	place := func(id, layer int) {
+		l := lg.Layers[layer]
+		l.Nodes = append(l.Nodes, id)
+		l.Work = l.Work.Add(m.Nodes[id].Work)
+		lg.NodeLayer[id] = layer
+	}
+	// latestOf is the latest layer producing an input of node id, looking
+	// through deferred DequantizeLinear nodes; -1 when none.
+	var latestOf func(id int) int
+	latestOf = func(id int) int {
+		latest := -1
+		for _, in := range m.Nodes[id].Reads() {
+			t := m.Tensors[in]
+			if in == "" || t == nil || t.IsConst() || t.Producer < 0 {
+				continue
+			}
+			l := lg.NodeLayer[t.Producer]
+			if deferred[t.Producer] {
+				l = latestOf(t.Producer)
+			}
+			if l > latest {
+				latest = l
+			}
+		}
+		return latest
+	}
+	// takeDeferred places the deferred DequantizeLinear nodes that node id
+	// reads into layer, before the node.
+	var takeDeferred func(id, layer int)
+	takeDeferred = func(id, layer int) {
+		for _, in := range m.Nodes[id].Reads() {
+			t := m.Tensors[in]
+			if in == "" || t == nil || t.Producer < 0 || !deferred[t.Producer] {
+				continue
+			}
+			delete(deferred, t.Producer)
+			takeDeferred(t.Producer, layer)
+			place(t.Producer, layer)
+		}
+	}
+	isOutput := map[string]bool{}
+	for _, o := range m.Outputs {
+		isOutput[o] = true
+	}
 	for _, id := range order {
 		n := m.Nodes[id]
 		if nodeIsConstant(m, n) {
 			continue
 		}
-		latest := -1
-		for _, in := range n.Reads() {
-			t := m.Tensors[in]
-			if in == "" || t == nil || t.IsConst() || t.Producer < 0 {
+		if isDequantize(n) && len(n.Outputs) == 1 && !isOutput[n.Outputs[0]] {
+			if t := m.Tensors[n.Outputs[0]]; t != nil && len(t.Consumers) > 0 {
+				deferred[id] = true
 				continue
 			}
-			if l := lg.NodeLayer[t.Producer]; l > latest {
-				latest = l
-			}
 		}
+		latest := latestOf(id)
 		if latest < 0 || IsAnchor(n) {
 			l := &Layer{ID: len(lg.Layers), Name: n.Name, Op: n.Op}
 			lg.Layers = append(lg.Layers, l)
@@ -103,10 +154,19 @@ func BuildLayers(m *Model) (*LayerGraph, error) {
 		} else if l := lg.Layers[latest]; !IsAnchor(m.Nodes[l.Nodes[0]]) && IsAnchor(n) {
 			l.Name, l.Op = n.Name, n.Op
 		}
-		l := lg.Layers[latest]
-		l.Nodes = append(l.Nodes, id)
-		l.Work = l.Work.Add(n.Work)
-		lg.NodeLayer[id] = latest
+		takeDeferred(id, latest)
+		place(id, latest)
+	}
+	for _, id := range order { // never consumed by a placed node
+		if deferred[id] {
+			delete(deferred, id)
+			l := &Layer{ID: len(lg.Layers), Name: m.Nodes[id].Name, Op: m.Nodes[id].Op}
+			lg.Layers = append(lg.Layers, l)
+			place(id, l.ID)
+		}
+	}
+	for _, l := range lg.Layers {
+		l.Precision = layerPrecision(m, l)
 	}
 	for _, l := range lg.Layers {
 		if l.Name == "" {
@@ -115,6 +175,60 @@ func BuildLayers(m *Model) (*LayerGraph, error) {
 	}
 	lg.link()
 	return lg, nil
+}
+
+func isDequantize(n *Node) bool {
+	return n.Op == "DequantizeLinear" && (n.Domain == "" || n.Domain == "ai.onnx" || n.Domain == "com.microsoft")
+}
+
+func isQuantize(n *Node) bool {
+	return n.Op == "QuantizeLinear" && (n.Domain == "" || n.Domain == "ai.onnx" || n.Domain == "com.microsoft")
+}
+
+// quantizedOps are the operator-oriented quantized operators, each with
+// the input whose type is the one it computes in.
+var quantizedOps = map[string]int{
+	"QLinearConv": 0, "QLinearMatMul": 0, "ConvInteger": 0, "MatMulInteger": 0,
+	"QGemm": 0, "QLinearAdd": 0, "QLinearMul": 0, "QLinearSigmoid": 0, "QLinearLeakyRelu": 0,
+	"QLinearSoftmax": 0, "QLinearAveragePool": 0, "QLinearGlobalAveragePool": 0, "QLinearConcat": 2,
+	"MatMulIntegerToFloat": 0, "QAttention": 0, "DynamicQuantizeMatMul": 1,
+}
+
+// layerPrecision is a layer's quantized compute type (see Layer.Precision).
+func layerPrecision(m *Model, l *Layer) DType {
+	hasQ := false
+	actDQ, weightDQ := Undefined, Undefined
+	for _, id := range l.Nodes {
+		n := m.Nodes[id]
+		if i, ok := quantizedOps[n.Op]; ok && i < len(n.Inputs) {
+			if t := m.Tensors[n.Inputs[i]]; t != nil && t.DType.IsQuantized() {
+				return t.DType
+			}
+		}
+		switch {
+		case isQuantize(n):
+			hasQ = true
+		case isDequantize(n) && len(n.Inputs) > 0:
+			t := m.Tensors[n.Inputs[0]]
+			if t == nil || !t.DType.IsQuantized() {
+				continue
+			}
+			if t.IsConst() {
+				if weightDQ == Undefined {
+					weightDQ = t.DType
+				}
+			} else if actDQ == Undefined {
+				actDQ = t.DType
+			}
+		}
+	}
+	if !hasQ && actDQ == Undefined {
+		return Undefined // weight-only dequantization computes in float
+	}
+	if actDQ != Undefined {
+		return actDQ
+	}
+	return weightDQ
 }
 
 func nodeIsConstant(m *Model, n *Node) bool {

@@ -100,3 +100,63 @@ func TestCycle(t *testing.T) {
 		t.Fatal("cycle not found")
 	}
 }
+
+// TestQDQFolds: DequantizeLinear → Conv → QuantizeLinear is one layer of
+// integer precision, weights' DequantizeLinear included, and the tensor
+// between two quantized layers is the quantized one.
+func TestQDQFolds(t *testing.T) {
+	m := &Model{Tensors: map[string]*Tensor{}}
+	add := func(name string, dt DType, kind TensorKind) {
+		m.Tensors[name] = &Tensor{Name: name, DType: dt, Shape: Shape{1, 4}, Kind: kind}
+	}
+	add("in", Float32, Input)
+	add("s", Float32, Initializer)
+	add("z", Int8, Initializer)
+	add("w", Int8, Initializer)
+	node := func(op string, macs int64, ins []string, out string, dt DType) {
+		add(out, dt, Activation)
+		m.Nodes = append(m.Nodes, &Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Work: Work{MACs: macs}})
+	}
+	node("QuantizeLinear", 0, []string{"in", "s", "z"}, "q0", Int8)
+	node("DequantizeLinear", 0, []string{"q0", "s", "z"}, "d0", Float32)
+	node("DequantizeLinear", 0, []string{"w", "s", "z"}, "dw", Float32)
+	node("Conv", 10, []string{"d0", "dw"}, "c1", Float32)
+	node("QuantizeLinear", 0, []string{"c1", "s", "z"}, "q1", Int8)
+	node("DequantizeLinear", 0, []string{"q1", "s", "z"}, "d1", Float32)
+	node("DequantizeLinear", 0, []string{"w", "s", "z"}, "dw2", Float32)
+	node("Conv", 10, []string{"d1", "dw2"}, "c2", Float32)
+	node("Softmax", 0, []string{"c2"}, "out", Float32)
+	m.Inputs, m.Outputs = []string{"in"}, []string{"out"}
+	if err := m.Link(); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := BuildLayers(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		nodes []int
+		prec  DType
+	}
+	wants := []want{{[]int{0}, Undefined}, {[]int{1, 2, 3, 4}, Int8}, {[]int{5, 6, 7}, Int8}, {[]int{8}, Undefined}}
+	if len(lg.Layers) != len(wants) {
+		t.Fatalf("%d layers, want %d", len(lg.Layers), len(wants))
+	}
+	for i, w := range wants {
+		l := lg.Layers[i]
+		if len(l.Nodes) != len(w.nodes) || l.Precision != w.prec {
+			t.Errorf("layer %d: nodes %v precision %s, want %v %s", i, l.Nodes, l.Precision, w.nodes, w.prec)
+			continue
+		}
+		for j := range w.nodes {
+			if l.Nodes[j] != w.nodes[j] {
+				t.Errorf("layer %d: nodes %v, want %v", i, l.Nodes, w.nodes)
+			}
+		}
+	}
+	for _, e := range lg.Edges {
+		if e.From == 1 && e.To == 2 && e.Tensor != "q1" {
+			t.Errorf("edge 1→2 carries %q, want the quantized q1", e.Tensor)
+		}
+	}
+}

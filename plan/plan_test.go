@@ -82,6 +82,23 @@ func sub(key, proc string) Subgraph {
 	return Subgraph{Layers: s, Processor: proc}
 }
 
+func f16(s Subgraph) Subgraph { s.DType = "float16"; return s }
+
+// TestValidatePrecision: a workload's precision: list lets a float model
+// run in int8.
+func TestValidatePrecision(t *testing.T) {
+	w, pl := testWorkload(t), testPlatform()
+	w.Models[0].Precision = []graph.DType{graph.Int8, graph.Float32}
+	p := &Plan{Models: []ModelPlan{{Model: "m", Subgraphs: []Subgraph{sub("0-2", "npu0"), sub("3-4", "cpu0")}}}}
+	if err := p.Validate(w, pl); err != nil {
+		t.Fatalf("rejected with int8 allowed: %v", err)
+	}
+	p.Models[0].Subgraphs[0] = f16(p.Models[0].Subgraphs[0])
+	if err := p.Validate(w, pl); err == nil || !strings.Contains(err.Error(), "data type float16 is not allowed") {
+		t.Fatalf("float16 with precision [int8, float32]: got %v", err)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	w, pl := testWorkload(t), testPlatform()
 	tests := []struct {
@@ -90,7 +107,10 @@ func TestValidate(t *testing.T) {
 		want string // "" for valid
 	}{
 		{"all on cpu", []Subgraph{sub("0-4", "cpu0")}, ""},
-		{"npu with gemm fallback", []Subgraph{sub("0-2", "npu0"), sub("3", "cpu0"), sub("4", "npu0")}, ""},
+		{"npu with gemm fallback", []Subgraph{f16(sub("0-2", "npu0")), sub("3", "cpu0"), f16(sub("4", "npu0"))}, ""},
+		{"int8 for a float model", []Subgraph{{Layers: graph.Range(0, 3), Processor: "npu0", DType: "int8"}, sub("3-4", "cpu0")},
+			`subgraph 0 (layers 0-2): data type int8 is not allowed for model "m" (precision: float32, float16)`},
+		{"processor default not allowed", []Subgraph{sub("0-2", "npu0"), sub("3-4", "cpu0")}, `the subgraph gives no dtype, so it runs in npu0's default`},
 		{"with backend and dtype", []Subgraph{{Layers: graph.Range(0, 5), Processor: "cpu0", Backend: "ort-cpu", DType: "float32"}}, ""},
 		{"unknown processor", []Subgraph{sub("0-4", "gpu9")}, `subgraph 0 (layers 0-4): unknown processor "gpu9" (platform test has cpu0, npu0)`},
 		{"unknown backend", []Subgraph{{Layers: graph.Range(0, 5), Processor: "cpu0", Backend: "cuda"}}, `processor cpu0 has no backend "cuda"`},
@@ -100,7 +120,7 @@ func TestValidate(t *testing.T) {
 		{"layer missing", []Subgraph{sub("0-2", "cpu0"), sub("4", "cpu0")}, "layers 3 are in no subgraph"},
 		{"layer out of range", []Subgraph{sub("0-5", "cpu0")}, "layer 5 out of range (the model has layers 0-4)"},
 		{"not convex", []Subgraph{sub("0,2-4", "cpu0"), sub("1", "cpu0")}, "subgraph 0 (layers 0,2-4): not convex: path 0 -> 1 (outside) -> 2"},
-		{"unsupported operator", []Subgraph{sub("0-4", "npu0")}, "subgraph 0 (layers 0-4): layer 3: hw: npu0 cannot run Gemm node"},
+		{"unsupported operator", []Subgraph{f16(sub("0-4", "npu0"))}, "subgraph 0 (layers 0-4): layer 3: hw: npu0 cannot run Gemm node"},
 		{"order not topological", []Subgraph{sub("4", "cpu0"), sub("0-3", "cpu0")}, "subgraph 1 (layer 2) feeds subgraph 0 (layer 4), which is listed before it"},
 		{"no subgraphs", nil, `model "m": no subgraphs`},
 	}

@@ -58,7 +58,8 @@ func (s Subgraph) Config(pl *hw.Platform) (hw.Config, error) {
 // model of the workload planned once and nothing else; in each model every
 // layer in exactly one subgraph; every subgraph convex, on a known
 // processor with one of its backends and data types, and made of operators
-// the processor supports; subgraphs listed in a topological order. The
+// the processor supports, in a data type the model allows
+// (workload.Model.Allowed); subgraphs listed in a topological order. The
 // error names the model, the subgraph and the cause.
 func (p *Plan) Validate(w *workload.Workload, pl *hw.Platform) error {
 	for _, mp := range p.Models {
@@ -82,14 +83,15 @@ func (p *Plan) Validate(w *workload.Workload, pl *hw.Platform) error {
 		if m.Layers == nil {
 			return fmt.Errorf("plan: model %q: workload model not loaded", m.Name)
 		}
-		if err := validateModel(mps[0], m.Layers, pl); err != nil {
+		if err := validateModel(mps[0], m, pl); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func validateModel(mp *ModelPlan, lg *graph.LayerGraph, pl *hw.Platform) error {
+func validateModel(mp *ModelPlan, m *workload.Model, pl *hw.Platform) error {
+	lg := m.Layers
 	n := len(lg.Layers)
 	owner := make([]int, n)
 	for i := range owner {
@@ -117,6 +119,12 @@ func validateModel(mp *ModelPlan, lg *graph.LayerGraph, pl *hw.Platform) error {
 		}
 		cfg, err := s.Config(pl)
 		if err != nil {
+			return fmt.Errorf("%s: %v", where, err)
+		}
+		if err := m.CheckConfig(pl, cfg); err != nil {
+			if s.DType == "" {
+				err = fmt.Errorf("%w (the subgraph gives no dtype, so it runs in %s's default)", err, s.Processor)
+			}
 			return fmt.Errorf("%s: %v", where, err)
 		}
 		if !lg.IsConvex(s.Layers) {

@@ -93,6 +93,9 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 		}
 		n := len(lg.Layers)
 		for _, cfg := range configs {
+			if !m.Allows(cfg.DType) {
+				continue // the planner never runs it so
+			}
 			for l := 0; l < n; l++ {
 				if err := add(m.Name, lg, graph.LayerSet{l}, cfg, KindLayer); err != nil {
 					return nil, err
@@ -101,6 +104,9 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 		}
 		for _, set := range chunks(rng, n, opt.Chunks) {
 			for _, cfg := range configs {
+				if !m.Allows(cfg.DType) {
+					continue
+				}
 				if err := add(m.Name, lg, set, cfg, KindChunk); err != nil {
 					return nil, err
 				}

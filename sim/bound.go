@@ -189,7 +189,7 @@ func (bf *boundFigures) layer(name string, lg *graph.LayerGraph, l int) (layerFi
 	}
 	set := graph.LayerSet{l}
 	for p := 0; p < nproc; p++ {
-		for _, c := range pl.Configs(p) {
+		for _, c := range bf.w.Model(name).Configs(pl, p) {
 			alone, err := bf.est.Subgraph(lg, set, c)
 			if errors.Is(err, cost.ErrUnsupported) {
 				continue

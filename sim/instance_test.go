@@ -181,6 +181,7 @@ func randomInstance(rng *rand.Rand) *randInstance {
 		}
 		g.Models = append(g.Models, m.Name)
 	}
+	w.AllowInt8()
 	return &randInstance{w: w, pl: pl, est: est}
 }
 

@@ -54,11 +54,16 @@ func (p *parser) parse(data []byte) (*Workload, error) {
 		return nil, p.errAt(nil, "", "empty file")
 	}
 	root := doc.Content[0]
-	fields, err := p.mapping(root, "", "platform", "models", "groups")
+	fields, err := p.mapping(root, "", "platform", "precision", "models", "groups")
 	if err != nil {
 		return nil, err
 	}
 	w := &Workload{}
+	if n := fields["precision"]; n != nil {
+		if w.Precision, err = p.precision(n, "precision"); err != nil {
+			return nil, err
+		}
+	}
 	if n := fields["platform"]; n != nil {
 		if w.Platform, err = p.str(n, "platform"); err != nil {
 			return nil, err
@@ -96,7 +101,7 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 	}
 	for i, item := range items {
 		place := fmt.Sprintf("models[%d]", i)
-		f, err := p.mapping(item, place, "name", "onnx", "zoo", "inputs")
+		f, err := p.mapping(item, place, "name", "onnx", "zoo", "inputs", "precision")
 		if err != nil {
 			return err
 		}
@@ -138,6 +143,12 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 		} else {
 			m.Source = m.ONNX
 		}
+		if n := f["precision"]; n != nil {
+			if m.Precision, err = p.precision(n, place+".precision"); err != nil {
+				return err
+			}
+		}
+		m.defaultPrecision = w.Precision
 		if in := f["inputs"]; in != nil {
 			if m.Zoo != "" {
 				return p.errAt(in, place+".inputs", "inputs apply to onnx models only")
@@ -182,6 +193,37 @@ func (p *parser) shapes(n *yaml.Node, place string) (map[string]graph.Shape, err
 			s[j] = x
 		}
 		out[name] = s
+	}
+	return out, nil
+}
+
+// precision reads a list of processor data types: [int8, float16].
+func (p *parser) precision(n *yaml.Node, place string) ([]graph.DType, error) {
+	items, err := p.seq(n, place)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, p.errAt(n, place, "empty list (give the data types the model may run in, e.g. [float16] or [int8, float16])")
+	}
+	var out []graph.DType
+	for j, it := range items {
+		at := fmt.Sprintf("%s[%d]", place, j)
+		name, err := p.str(it, at)
+		if err != nil {
+			return nil, err
+		}
+		d, err := graph.ParseDType(name)
+		if err != nil || !(d.IsFloat() || d.IsQuantized() || d == graph.Int32) {
+			return nil, p.errAt(it, at, "%q is not a processor data type (float32, float16, bfloat16, int8, int16, int4, float8e4m3fn, ...)", name)
+		}
+		d = d.ComputeType()
+		for _, x := range out {
+			if x == d {
+				return nil, p.errAt(it, at, "%s listed twice", d)
+			}
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -57,6 +58,10 @@ func (o ScenarioOptions) withDefaults() (ScenarioOptions, error) {
 // Builder loads a zoo network and its layer graph (callers cache).
 type Builder func(zooName string) (*graph.Model, *graph.LayerGraph, error)
 
+// ScenarioPrecision is the precision: list of the random scenarios: the
+// float defaults and int8.
+var ScenarioPrecision = []graph.DType{graph.Float32, graph.Float16, graph.Int8}
+
 // Scenario draws one random workload from rng. Model names are the zoo
 // names; groups are named g1, g2, ... with their models in drawing order
 // and no dependencies. Periodic arrivals; deadline = period.
@@ -67,14 +72,16 @@ func Scenario(rng *rand.Rand, opt ScenarioOptions, build Builder) (*Workload, er
 	}
 	n := opt.MinModels + rng.Intn(opt.MaxModels-opt.MinModels+1)
 	perm := rng.Perm(len(opt.Networks))[:n]
-	w := &Workload{}
+	// Puzzle's experiment runs the float zoo networks quantized on the
+	// NPU: the scenarios allow int8, and their workload files say so.
+	w := &Workload{Precision: ScenarioPrecision}
 	for _, i := range perm {
 		name := opt.Networks[i]
 		g, lg, err := build(name)
 		if err != nil {
 			return nil, fmt.Errorf("workload: scenario: %s: %w", name, err)
 		}
-		w.Models = append(w.Models, &Model{Name: name, Zoo: name, Source: "zoo:" + name, Graph: g, Layers: lg})
+		w.Models = append(w.Models, &Model{Name: name, Zoo: name, Source: "zoo:" + name, Graph: g, Layers: lg, defaultPrecision: w.Precision})
 	}
 	for at := 0; at < n; {
 		size := 1 + rng.Intn(opt.MaxGroupSize)
@@ -105,10 +112,17 @@ func (w *Workload) YAML() string {
 	if w.Platform != "" {
 		out += "platform: " + w.Platform + "\n"
 	}
+	if w.Precision != nil {
+		out += "precision: " + PrecisionYAML(w.Precision) + "\n"
+	}
 	out += "models:\n"
 	for _, m := range w.Models {
+		prec := ""
+		if m.Precision != nil {
+			prec = ", precision: " + PrecisionYAML(m.Precision)
+		}
 		if m.Zoo != "" {
-			out += fmt.Sprintf("  - {name: %s, zoo: %s}\n", m.Name, m.Zoo)
+			out += fmt.Sprintf("  - {name: %s, zoo: %s%s}\n", m.Name, m.Zoo, prec)
 			continue
 		}
 		src := m.ONNX
@@ -131,7 +145,7 @@ func (w *Workload) YAML() string {
 			}
 			line += "}"
 		}
-		out += line + "}\n"
+		out += line + prec + "}\n"
 	}
 	out += "groups:\n"
 	for _, g := range w.Groups {
@@ -169,6 +183,15 @@ func (w *Workload) YAML() string {
 			float64(g.Period)/float64(time.Millisecond), float64(g.Deadline)/float64(time.Millisecond), g.Arrival)
 	}
 	return out
+}
+
+// PrecisionYAML writes a precision: list: "[float32, float16, int8]".
+func PrecisionYAML(ds []graph.DType) string {
+	names := make([]string, len(ds))
+	for i, d := range ds {
+		names[i] = d.String()
+	}
+	return "[" + strings.Join(names, ", ") + "]"
 }
 
 func dimsYAML(s graph.Shape) string {

@@ -28,6 +28,13 @@ type Model struct {
 	Zoo string
 	// Inputs fixes the shapes of the model's symbolic inputs (ONNX only).
 	Inputs map[string]graph.Shape
+	// Precision is the workload's precision: list for the model, the
+	// processor data types the planner may run it in; nil means the
+	// defaults (see Allowed).
+	Precision []graph.DType
+
+	// defaultPrecision is the workload's top-level precision: list.
+	defaultPrecision []graph.DType
 
 	line int // where the model is listed, for errors found while loading
 }
@@ -57,7 +64,10 @@ type Workload struct {
 	// ("" when it names none); a relative file path is resolved against the
 	// workload's folder when such a file exists.
 	Platform string
-	Models   []*Model
+	// Precision is the top-level precision: list, the default of every
+	// model that has none of its own; nil means Model.Allowed's defaults.
+	Precision []graph.DType
+	Models    []*Model
 	Groups   []*Group
 	// Path is the file the workload came from ("" when parsed from memory).
 	Path string

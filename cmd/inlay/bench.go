@@ -127,7 +127,8 @@ func writeBench(out io.Writer, rep *bench.Report) error {
 	if rep.Evals > 0 {
 		budget = fmt.Sprintf("%d evaluations", rep.Evals)
 	}
-	fmt.Fprintf(out, "platform %s, %d scenario(s), seed %d, budget %s per search planner\n\n", rep.Platform, len(rep.Scenarios), rep.Seed, budget)
+	fmt.Fprintf(out, "platform %s, %d scenario(s), seed %d, budget %s per search planner\n", rep.Platform, len(rep.Scenarios), rep.Seed, budget)
+	fmt.Fprintf(out, "precision: the random scenarios allow %s (int8 for the float zoo networks, as in Puzzle's experiment; workload files given with --workload keep their own)\n\n", workload.PrecisionYAML(workload.ScenarioPrecision))
 	t := textfmt.Table{Header: append(append([]string{"#", "models"}, rep.Planners...), "bound")}
 	for _, sr := range rep.Scenarios {
 		row := []string{fmt.Sprint(sr.Index), fmt.Sprint(len(sr.Models))}

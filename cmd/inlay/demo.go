@@ -80,6 +80,9 @@ func demoWorkload(platform string, forceZoo bool) (string, bool) {
 	if real {
 		return fmt.Sprintf(`# inlay demo: a camera app with the OCR pipeline, and an always-on voice pipeline.
 platform: %s
+# float models; the demo lets the planner run them in int8 too (as Puzzle's
+# experiment does); without this line they run in float32 or float16 only
+precision: [float32, float16, int8]
 models:
   - {name: face, onnx: %q}
   - {name: det,  onnx: %q, inputs: {x: [1, 3, 640, 640]}}
@@ -103,6 +106,9 @@ groups:
 	}
 	return fmt.Sprintf(`# inlay demo (zoo stand-ins): camera pipeline and a language model.
 platform: %s
+# float models; the demo lets the planner run them in int8 too (as Puzzle's
+# experiment does); without this line they run in float32 or float16 only
+precision: [float32, float16, int8]
 models:
   - {name: face, zoo: mobilenet_v3_large}
   - {name: det,  zoo: yolov5s}
@@ -148,6 +154,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		src = "zoo stand-ins; scripts/fetch.sh fetches the real models"
 	}
 	fmt.Fprintf(out, "inlay demo: %d models in %d groups on %s (%s)\n", len(w.Models), len(w.Groups), pl.Name, src)
+	fmt.Fprintf(out, "precision: %s allowed (workload.yaml's precision: list; int8 for these float models only because the demo allows it)\n", workload.PrecisionYAML(w.Precision))
 	for _, g := range w.Groups {
 		fmt.Fprintf(out, "  %-7s %5.1f Hz, deadline %.1f ms: %s\n", g.Name, g.RateHz(), float64(g.Deadline)/float64(time.Millisecond), strings.Join(g.Models, ", "))
 	}

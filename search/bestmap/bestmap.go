@@ -54,10 +54,10 @@ func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
 	all := graph.Range(0, len(lg.Layers))
 	best, bestCfg := time.Duration(-1), hw.Config{}
 	for proc := range pl.Processors {
-		if !runsAll(pl, proc, lg) {
+		if !runsAll(pl, m, proc) {
 			continue
 		}
-		for _, cfg := range pl.Configs(proc) {
+		for _, cfg := range m.Configs(pl, proc) {
 			d, err := req.Cost.Subgraph(lg, all, cfg)
 			if err != nil {
 				continue // the estimator may reject a data type or backend
@@ -76,7 +76,7 @@ func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
 	var bestSubs []plan.Subgraph
 	var firstErr error
 	for proc := range pl.Processors {
-		key, err := planutil.Fallback(pl, lg, proc, fallback)
+		key, err := planutil.Fallback(pl, m, proc, fallback)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -84,9 +84,12 @@ func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
 			continue
 		}
 		blocks := partition.Maximal(lg, key)
-		cfgs := make([]hw.Config, len(blocks))
-		for i, b := range blocks {
-			cfgs[i] = pl.DefaultConfig(b.Key)
+		cfgs, err := planutil.DefaultConfigs(pl, m, blocks)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		d, err := planutil.Latency(req.Cost, lg, blocks, cfgs)
 		if err != nil {
@@ -105,9 +108,9 @@ func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
 	return bestSubs, nil
 }
 
-func runsAll(pl *hw.Platform, proc int, lg *graph.LayerGraph) bool {
-	for l := range lg.Layers {
-		if planutil.LayerSupport(pl, proc, lg, l) != nil {
+func runsAll(pl *hw.Platform, m *workload.Model, proc int) bool {
+	for l := range m.Layers.Layers {
+		if planutil.LayerRuns(pl, m, proc, l) != nil {
 			return false
 		}
 	}

@@ -50,18 +50,14 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 	for _, pr := range pl.Processors {
 		pb.Lanes = append(pb.Lanes, pr.Concurrency)
 	}
-	cfgs := make([]hw.Config, len(pl.Processors))
-	for proc := range pl.Processors {
-		cfgs[proc] = pl.DefaultConfig(proc)
-	}
-	lc := newLayerCosts(req.Cost, pl, cfgs)
+	lc := newLayerCosts(req.Cost, pl)
 	for t, tk := range tasks {
 		if t%64 == 0 {
 			if err := planutil.Canceled(ctx, p.Name()); err != nil {
 				return nil, err
 			}
 		}
-		row, err := lc.row(w.Models[tk.model].Layers, tk.layer)
+		row, err := lc.row(w.Models[tk.model], tk.layer)
 		if err != nil {
 			return nil, fmt.Errorf("search: heft: model %q: layer %d: %w", w.Models[tk.model].Name, tk.layer, err)
 		}
@@ -125,7 +121,11 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 			return s.Slots[base[mi]+order[a]].Start < s.Slots[base[mi]+order[b]].Start
 		})
 		blocks := partition.Runs(order, key)
-		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Subgraphs: planutil.Subgraphs(pl, blocks)})
+		subs, err := planutil.Subgraphs(pl, m, blocks)
+		if err != nil {
+			return nil, fmt.Errorf("search: heft: %w", err)
+		}
+		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Subgraphs: subs})
 	}
 	byRank := make([]int, len(w.Models))
 	for i := range byRank {
@@ -138,33 +138,36 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 	return out, nil
 }
 
-// layerCosts caches per-layer costs on each processor's configuration,
-// keyed by layer graph (models sharing a graph share the costs).
+// layerCosts caches per-layer costs on each processor's default
+// configuration for the model, keyed by model (models sharing a graph may
+// allow different data types).
 type layerCosts struct {
 	est   cost.Estimator
 	pl    *hw.Platform
-	cfgs  []hw.Config
-	cache map[*graph.LayerGraph][][]float64
+	cache map[*workload.Model][][]float64
 }
 
-func newLayerCosts(est cost.Estimator, pl *hw.Platform, cfgs []hw.Config) *layerCosts {
-	return &layerCosts{est: est, pl: pl, cfgs: cfgs, cache: map[*graph.LayerGraph][][]float64{}}
+func newLayerCosts(est cost.Estimator, pl *hw.Platform) *layerCosts {
+	return &layerCosts{est: est, pl: pl, cache: map[*workload.Model][][]float64{}}
 }
 
 // row is the layer's cost on every processor in nanoseconds, +Inf where it
-// cannot run.
-func (c *layerCosts) row(lg *graph.LayerGraph, layer int) ([]float64, error) {
-	rows := c.cache[lg]
+// cannot run (an operator the processor lacks, or no data type the model
+// allows).
+func (c *layerCosts) row(m *workload.Model, layer int) ([]float64, error) {
+	lg := m.Layers
+	rows := c.cache[m]
 	if rows == nil {
 		rows = make([][]float64, len(lg.Layers))
-		c.cache[lg] = rows
+		c.cache[m] = rows
 	}
 	if rows[layer] != nil {
 		return rows[layer], nil
 	}
-	row := make([]float64, len(c.cfgs))
-	for proc, cfg := range c.cfgs {
-		if planutil.LayerSupport(c.pl, proc, lg, layer) != nil {
+	row := make([]float64, len(c.pl.Processors))
+	for proc := range c.pl.Processors {
+		cfg, err := m.DefaultConfig(c.pl, proc)
+		if err != nil || planutil.LayerSupport(c.pl, proc, lg, layer) != nil {
 			row[proc] = math.Inf(1)
 			continue
 		}

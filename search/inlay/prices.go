@@ -83,7 +83,7 @@ func newPrices(sp *space.Space, rate []float64) (*prices, error) {
 			}
 			for _, p := range m.Feasible[l] {
 				best := math.Inf(1)
-				for _, cfg := range pl.Configs(p) {
+				for _, cfg := range sp.W.Models[m.Index].Configs(pl, p) {
 					var d time.Duration
 					var err error
 					if hasLB {

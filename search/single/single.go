@@ -49,12 +49,16 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator)
 		if err := planutil.Canceled(ctx, p.Name()); err != nil {
 			return nil, err
 		}
-		key, err := planutil.Fallback(pl, m.Layers, proc, fallback)
+		key, err := planutil.Fallback(pl, m, proc, fallback)
 		if err != nil {
 			return nil, fmt.Errorf("search: %s: model %q: %w", p.Name(), m.Name, err)
 		}
 		blocks := partition.Maximal(m.Layers, key)
-		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Priority: prio[m.Name], Subgraphs: planutil.Subgraphs(pl, blocks)})
+		subs, err := planutil.Subgraphs(pl, m, blocks)
+		if err != nil {
+			return nil, fmt.Errorf("search: %s: %w", p.Name(), err)
+		}
+		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Priority: prio[m.Name], Subgraphs: subs})
 	}
 	return out, nil
 }

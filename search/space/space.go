@@ -68,12 +68,12 @@ func New(req *plan.Request) (*Space, error) {
 		for _, l := range wm.Layers.Layers {
 			var ok []int
 			for p := range req.Platform.Processors {
-				if layerSupported(req.Platform, p, wm.Layers, l) {
+				if len(wm.Configs(req.Platform, p)) > 0 && layerSupported(req.Platform, p, wm.Layers, l) {
 					ok = append(ok, p)
 				}
 			}
 			if len(ok) == 0 {
-				return nil, fmt.Errorf("search: model %q layer %d (%s %q): no processor of %s can run it", wm.Name, l.ID, l.Op, l.Name, req.Platform.Name)
+				return nil, fmt.Errorf("search: model %q layer %d (%s %q): no processor of %s can run it in a data type the model allows (%s)", wm.Name, l.ID, l.Op, l.Name, req.Platform.Name, wm.AllowedString())
 			}
 			m.Feasible = append(m.Feasible, ok)
 		}
@@ -117,7 +117,7 @@ func (s *Space) BestConfig(m *Model, set graph.LayerSet, p int) (hw.Config, time
 	}
 	v = costVal{err: cost.ErrUnsupported}
 	first := true
-	for _, c := range s.Platform.Configs(p) {
+	for _, c := range s.W.Models[m.Index].Configs(s.Platform, p) {
 		d, err := s.Cost.Subgraph(m.Layers, set, c)
 		if err != nil {
 			if !errors.Is(err, cost.ErrUnsupported) {

@@ -47,18 +47,29 @@ func LayerSupport(pl *hw.Platform, proc int, lg *graph.LayerGraph, layer int) er
 	return nil
 }
 
+// LayerRuns returns nil when the processor runs every node of the layer
+// in a data type the model allows (workload.Model.Allowed).
+func LayerRuns(pl *hw.Platform, m *workload.Model, proc, layer int) error {
+	if _, err := m.DefaultConfig(pl, proc); err != nil {
+		return err
+	}
+	return LayerSupport(pl, proc, m.Layers, layer)
+}
+
 // Fallback assigns every layer of a model to proc, or to the fallback
-// processor where proc cannot run it, as NPU delegates hand unsupported
-// operators back to the CPU. It fails when neither runs a layer.
-func Fallback(pl *hw.Platform, lg *graph.LayerGraph, proc, fallback int) ([]int, error) {
+// processor where proc cannot run it (an operator it lacks, or no data
+// type the model allows), as NPU delegates hand unsupported operators
+// back to the CPU. It fails when neither runs a layer.
+func Fallback(pl *hw.Platform, m *workload.Model, proc, fallback int) ([]int, error) {
+	lg := m.Layers
 	key := make([]int, len(lg.Layers))
 	for l := range lg.Layers {
 		key[l] = proc
-		if err := LayerSupport(pl, proc, lg, l); err != nil {
+		if err := LayerRuns(pl, m, proc, l); err != nil {
 			if fallback < 0 || fallback == proc {
 				return nil, fmt.Errorf("layer %d (%s): %v", l, lg.Layers[l].Name, err)
 			}
-			if err2 := LayerSupport(pl, fallback, lg, l); err2 != nil {
+			if err2 := LayerRuns(pl, m, fallback, l); err2 != nil {
 				return nil, fmt.Errorf("layer %d (%s): %v; fallback: %v", l, lg.Layers[l].Name, err, err2)
 			}
 			key[l] = fallback
@@ -77,13 +88,28 @@ func FallbackProc(pl *hw.Platform) int {
 }
 
 // Subgraphs turns blocks keyed by processor ID into plan subgraphs at
-// each processor's default configuration.
-func Subgraphs(pl *hw.Platform, blocks []partition.Block) []plan.Subgraph {
+// each processor's default configuration for the model (its first
+// allowed data type).
+func Subgraphs(pl *hw.Platform, m *workload.Model, blocks []partition.Block) ([]plan.Subgraph, error) {
+	cfgs, err := DefaultConfigs(pl, m, blocks)
+	if err != nil {
+		return nil, err
+	}
+	return SubgraphsOn(pl, blocks, cfgs), nil
+}
+
+// DefaultConfigs is each block's processor's default configuration for
+// the model.
+func DefaultConfigs(pl *hw.Platform, m *workload.Model, blocks []partition.Block) ([]hw.Config, error) {
 	cfgs := make([]hw.Config, len(blocks))
 	for i, b := range blocks {
-		cfgs[i] = pl.DefaultConfig(b.Key)
+		c, err := m.DefaultConfig(pl, b.Key)
+		if err != nil {
+			return nil, err
+		}
+		cfgs[i] = c
 	}
-	return SubgraphsOn(pl, blocks, cfgs)
+	return cfgs, nil
 }
 
 // SubgraphsOn turns blocks into plan subgraphs with the given configs.

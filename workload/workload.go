@@ -68,7 +68,7 @@ type Workload struct {
 	// model that has none of its own; nil means Model.Allowed's defaults.
 	Precision []graph.DType
 	Models    []*Model
-	Groups   []*Group
+	Groups    []*Group
 	// Path is the file the workload came from ("" when parsed from memory).
 	Path string
 }

@@ -123,7 +123,7 @@ func TestBadInput(t *testing.T) {
 		}, Options{}, []string{`graph input "seq" has a sequence type`}},
 		{"input without shape", func(t *testing.T) []byte {
 			return newMB(13).input("x", graph.Float32).node("Relu", "r", []string{"x"}, []string{"y"}).output("y", graph.Float32).bytes(t)
-		}, Options{}, []string{`graph input "x" has no declared shape; pass --input x=d0,d1,...`}},
+		}, Options{}, []string{`graph input "x" has no declared shape; set it with --input x=d0,d1,... on the command line, or inputs: {x: [d0, d1, ...]} on the model in a workload`}},
 		{"node without op", func(t *testing.T) []byte {
 			return relu().node("", "blank", []string{"x"}, []string{"z"}).bytes(t)
 		}, Options{}, []string{`node "blank" (#1): node has no op_type`}},

@@ -130,7 +130,7 @@ func TestSymbolicInputs(t *testing.T) {
 	}{
 		{name: "override", inputs: map[string]graph.Shape{"x": {2, 3, 16, 32}}, wantX: graph.Shape{2, 3, 16, 32}, wantH: graph.Shape{2, 1, 4}},
 		{name: "override both", inputs: map[string]graph.Shape{"x": {1, 3, 5, 6}, "h": {2, 7, 4}}, wantX: graph.Shape{1, 3, 5, 6}, wantH: graph.Shape{2, 7, 4}},
-		{name: "missing", wantError: `t.onnx: graph input "x" dimension 2 ("p2o.DynamicDimension.1") has no value; pass --input x=1,3,d2,d3`},
+		{name: "missing", wantError: `t.onnx: graph input "x" dimension 2 ("p2o.DynamicDimension.1") has no value; planning needs it: set it with --input x=1,3,d2,d3 on the command line, or inputs: {x: [1, 3, d2, d3]} on the model in a workload`},
 		{name: "rank", inputs: map[string]graph.Shape{"x": {1, 3, 5}}, wantError: `t.onnx: --input x=1,3,5 gives 3 dimension(s), but the model declares 4 (?x3x?x?)`},
 		{name: "fixed dim", inputs: map[string]graph.Shape{"x": {1, 4, 5, 5}}, wantError: `t.onnx: --input x=1,4,5,5: dimension 1 is fixed to 3 in the model`},
 		{name: "unknown input", inputs: map[string]graph.Shape{"y": {1}, "x": {1, 3, 5, 5}}, wantError: `t.onnx: --input y: the model has no input "y" (inputs: x, h)`},

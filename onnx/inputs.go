@@ -83,7 +83,7 @@ func resolveInputs(m *graph.Model, decl []declared, overrides map[string]graph.S
 			}
 		} else {
 			if !d.hasShape {
-				return fmt.Errorf("graph input %q has no declared shape; pass --input %s=d0,d1,...", d.name, d.name)
+				return fmt.Errorf("graph input %q has no declared shape; set it with --input %s=d0,d1,... on the command line, or inputs: {%s: [d0, d1, ...]} on the model in a workload", d.name, d.name, d.name)
 			}
 			shape = make(graph.Shape, len(d.dims))
 			for i, x := range d.dims {
@@ -99,7 +99,8 @@ func resolveInputs(m *graph.Model, decl []declared, overrides map[string]graph.S
 					if x.param != "" {
 						what = fmt.Sprintf("(%q)", x.param)
 					}
-					return fmt.Errorf("graph input %q dimension %d %s has no value; pass --input %s=%s", d.name, i, what, d.name, suggestion(d, params))
+					sug := suggestion(d, params)
+					return fmt.Errorf("graph input %q dimension %d %s has no value; planning needs it: set it with --input %s=%s on the command line, or inputs: {%s: [%s]} on the model in a workload", d.name, i, what, d.name, sug, d.name, strings.ReplaceAll(sug, ",", ", "))
 				}
 				shape[i] = v
 			}

@@ -117,9 +117,9 @@ func TestRealDefaults(t *testing.T) {
 		{"embedding_model.onnx", ""},
 		{"hey_jarvis_v0.1.onnx", ""},
 		{"face_detection_front_128x128_barracuda.onnx", ""},
-		{"ch_PP-OCRv4_det_infer.onnx", `graph input "x" dimension 2 ("p2o.DynamicDimension.1") has no value; pass --input x=1,3,d2,d3`},
-		{"melspectrogram.onnx", `graph input "input" dimension 1 ("samples") has no value; pass --input input=1,d1`},
-		{"silero_vad_legacy.onnx", `graph input "input" dimension 1 ("sequence") has no value; pass --input input=1,d1`},
+		{"ch_PP-OCRv4_det_infer.onnx", `graph input "x" dimension 2 ("p2o.DynamicDimension.1") has no value; planning needs it: set it with --input x=1,3,d2,d3 on the command line, or inputs: {x: [1, 3, d2, d3]} on the model in a workload`},
+		{"melspectrogram.onnx", `graph input "input" dimension 1 ("samples") has no value; planning needs it: set it with --input input=1,d1 on the command line, or inputs: {input: [1, d1]} on the model in a workload`},
+		{"silero_vad_legacy.onnx", `graph input "input" dimension 1 ("sequence") has no value; planning needs it: set it with --input input=1,d1 on the command line, or inputs: {input: [1, d1]} on the model in a workload`},
 	} {
 		path := assets.Require(t, assets.ModelPath(tt.file))
 		_, err := Load(path, Options{})

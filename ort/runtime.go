@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	onnxruntime "github.com/yalue/onnxruntime_go"
+
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 // Runtime is the loaded ONNX Runtime library with its environment.
@@ -37,6 +39,10 @@ func Open(libPath string) (*Runtime, error) {
 	}
 	if libPath == "" {
 		return nil, fmt.Errorf("ort: open: empty library path")
+	}
+	if err := assets.CheckFetched(libPath); err != nil {
+		// A fresh machine: say what is missing, not what the loader says.
+		return nil, fmt.Errorf("ort: ONNX Runtime library %w", err)
 	}
 	onnxruntime.SetSharedLibraryPath(libPath)
 	if err := onnxruntime.InitializeEnvironment(onnxruntime.WithLogLevelError()); err != nil {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -48,6 +49,8 @@ func Load(path string) (*Workload, error) {
 		var g *graph.Model
 		if m.Zoo != "" {
 			g, err = zoo.Build(m.Zoo)
+		} else if ferr := assets.CheckFetched(m.Source); ferr != nil && errors.Is(ferr, assets.ErrMissing) {
+			err = ferr
 		} else {
 			g, err = onnx.Load(m.Source, onnx.Options{Inputs: m.Inputs})
 		}

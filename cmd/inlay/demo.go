@@ -151,7 +151,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	}
 	src := "real ONNX models"
 	if !real {
-		src = "zoo stand-ins; scripts/fetch.sh fetches the real models"
+		src = "zoo stand-ins; make fetch fetches the real models"
 	}
 	fmt.Fprintf(out, "inlay demo: %d models in %d groups on %s (%s)\n", len(w.Models), len(w.Groups), pl.Name, src)
 	fmt.Fprintf(out, "precision: %s allowed (workload.yaml's precision: list; int8 for these float models only because the demo allows it)\n", workload.PrecisionYAML(w.Precision))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/zoo"
@@ -25,9 +27,22 @@ func newInspectCmd() *cobra.Command {
 		Short: "Show a model's inputs, outputs, operators, work and largest tensors",
 		Long: "MODEL is an ONNX file or the name of a zoo network (see inlay zoo list).\n" +
 			"Symbolic input dimensions of ONNX files default to 1 where they are the\n" +
-			"batch; give the others with --input name=d0,d1,... (repeatable).",
+			"batch; the others stay symbolic (shapes such as 1xNx512, work per symbol\n" +
+			"where it is linear in it) unless --input name=d0,d1,... fixes them\n" +
+			"(repeatable; a name or ? in place of a size keeps that dimension open).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if sym, err := loadSymbolic(args[0], inputs); err != nil {
+				return err
+			} else if sym != nil {
+				s := summarizeSymbolic(sym)
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(s)
+				}
+				return s.writeText(cmd.OutOrStdout())
+			}
 			m, err := loadModel(args[0], inputs)
 			if err != nil {
 				return err
@@ -70,6 +85,20 @@ func parseInputFlags(flags []string) (map[string]graph.Shape, error) {
 	return out, nil
 }
 
+// loadSymbolic loads an ONNX file with dimensions left symbolic, or
+// returns nil when every dimension has a value (a zoo network, or sizes
+// for all).
+func loadSymbolic(arg string, inputFlags []string) (*onnx.Symbolic, error) {
+	if _, err := os.Stat(arg); err != nil {
+		return nil, nil // a zoo name, or loadModel's (one-line) error
+	}
+	raw, _, err := rawInputFlags(inputFlags)
+	if err != nil {
+		return nil, err
+	}
+	return onnx.LoadSymbolic(arg, raw)
+}
+
 // loadModel opens an ONNX file, or builds a zoo network when arg is not a
 // file but names one.
 func loadModel(arg string, inputFlags []string) (*graph.Model, error) {
@@ -86,6 +115,9 @@ func loadModel(arg string, inputFlags []string) (*graph.Model, error) {
 		}
 		return nil, fmt.Errorf("%s: no such file, and not a zoo network (%s)", arg, strings.Join(zoo.Names(), ", "))
 	}
+	if err := assets.CheckFetched(arg); errors.Is(err, assets.ErrMissing) {
+		return nil, err
+	}
 	return onnx.Load(arg, onnx.Options{Inputs: shapes})
 }
 
@@ -93,8 +125,11 @@ func loadModel(arg string, inputFlags []string) (*graph.Model, error) {
 type tensorInfo struct {
 	Name  string  `json:"name"`
 	DType string  `json:"dtype"`
-	Shape []int64 `json:"shape"`
+	Shape []int64 `json:"shape,omitempty"`
 	Bytes int64   `json:"bytes,omitempty"`
+	// Dims and ShapeText are a symbolic shape's dimensions ("N/32") and text.
+	Dims      []string `json:"dims,omitempty"`
+	ShapeText string   `json:"-"`
 }
 
 // opStats is the work of all nodes of one operator type.

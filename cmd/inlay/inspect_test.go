@@ -106,13 +106,43 @@ func TestInspectText(t *testing.T) {
 	}
 }
 
+// TestInspectSymbolic: a model with symbolic dimensions inspects without
+// --input, with shapes and work in terms of its symbols; --input may fix
+// some of them.
+func TestInspectSymbolic(t *testing.T) {
+	det := assets.Require(t, assets.ModelPath("ch_PP-OCRv4_det_infer.onnx"))
+	mel := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"inspect", det}, []string{"symbolic dimensions: M, N", "N = p2o.DynamicDimension.1", "1x3xNxM", "1x1xNxM", "kMAC·M·N"}},
+		{[]string{"inspect", det, "--input", "x=1,3,640,W"}, []string{"symbolic dimensions: W", "1x3x640xW", "MAC·W"}},
+		{[]string{"inspect", mel}, []string{"symbolic dimensions: samples", "1xsamples", "MAC·samples"}},
+	} {
+		out, err := runInlay(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+	out, err := runInlay(t, "inspect", det, "--json")
+	if err != nil || !strings.Contains(out, `"symbols": [`) || !strings.Contains(out, `"macs_expr": "`) {
+		t.Errorf("--json: %v\n%s", err, out)
+	}
+}
+
 func TestInspectErrors(t *testing.T) {
 	det := assets.Require(t, assets.ModelPath("ch_PP-OCRv4_det_infer.onnx"))
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"inspect", det}, det + `: graph input "x" dimension 2 ("p2o.DynamicDimension.1") has no value; pass --input x=1,3,d2,d3`},
+		{[]string{"inspect", det, "--input", "x=1,3,H,1.5"}, det + `: --input x: dimension 3 "1.5" is neither a size nor a symbol name`},
 		{[]string{"inspect", det, "--input", "x=1,3,64"}, det + `: --input x=1,3,64 gives 3 dimension(s), but the model declares 4`},
 		{[]string{"inspect", det, "--input", "x"}, `--input "x": want name=d0,d1,...`},
 		{[]string{"inspect", "no_such_model"}, "no_such_model: no such file, and not a zoo network (mobilenet_v2, "},

@@ -5,8 +5,10 @@ package assets
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,7 +65,22 @@ func ORTLibrary() string {
 }
 
 // ErrMissing says that a fetched file is not in the cache.
-var ErrMissing = errors.New("assets: not fetched; run scripts/fetch.sh (make test does)")
+var ErrMissing = errors.New("not fetched yet; run make fetch (scripts/fetch.sh) to fetch ONNX Runtime and the real models")
+
+// CheckFetched returns nil when path exists; else, for a path in the
+// cache (a fetched model or the ONNX Runtime library), a one-line error
+// wrapping ErrMissing that names the file and the command that fetches
+// it, and for any other path the file system's error.
+func CheckFetched(path string) error {
+	_, err := os.Stat(path)
+	if err == nil {
+		return nil
+	}
+	if rel, rerr := filepath.Rel(Dir(), path); rerr == nil && !strings.HasPrefix(rel, "..") || path == ORTLibrary() {
+		return fmt.Errorf("%s: %w", path, ErrMissing)
+	}
+	return err
+}
 
 // Require returns path, or skips the test when the file is missing — unless
 // INLAY_REQUIRE_ASSETS=1 (set by make test), when a missing file fails it.

@@ -58,6 +58,11 @@ type Estimator struct {
 	mu     sync.Mutex
 	missed map[Key]bool
 	hit    map[Key]bool
+
+	// byClass indexes figures for LayerLowerBound; lbs caches its tables.
+	byClass map[figureClass][]measuredFigure
+	lbMu    sync.Mutex
+	lbs     map[lbKey]*lbTable
 }
 
 var _ cost.Estimator = (*Estimator)(nil)
@@ -126,6 +131,11 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 			e.models[r.Model] = true
 			e.insitu++
 		}
+	}
+	e.byClass = map[figureClass][]measuredFigure{}
+	for k, d := range e.figures {
+		c := figureClass{k.Model, k.Processor, k.Backend, k.DType}
+		e.byClass[c] = append(e.byClass[c], measuredFigure{k, d})
 	}
 	return e
 }

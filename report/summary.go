@@ -23,6 +23,9 @@ type Summary struct {
 	// in BoundWhy; zero when unknown.
 	Bound    float64
 	BoundWhy string
+	// BoundEstimated marks a bound that is not proven for the cost model
+	// (sim.Bound.Proven): it is shown as an estimated bound.
+	BoundEstimated bool
 	// Horizon is the length of the simulated or measured run.
 	Horizon time.Duration
 
@@ -70,7 +73,11 @@ func (s *Summary) header() [][2]string {
 	add("source", s.Source)
 	scale := formatScale(s.Scale)
 	if s.Bound > 0 {
-		scale += " (upper bound " + formatScale(s.Bound)
+		label := "upper bound"
+		if s.BoundEstimated {
+			label = "estimated bound"
+		}
+		scale += " (" + label + " " + formatScale(s.Bound)
 		if s.BoundWhy != "" {
 			scale += ": " + s.BoundWhy
 		}

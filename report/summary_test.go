@@ -81,6 +81,12 @@ func TestTextParts(t *testing.T) {
 			notWant: []string{":"},
 		},
 		{
+			name:    "estimated bound",
+			s:       Summary{Scale: 0.5, Bound: 0.75, BoundEstimated: true},
+			want:    []string{"scale  0.500 (estimated bound 0.750)\n"},
+			notWant: []string{"upper bound"},
+		},
+		{
 			name: "processors only",
 			s:    Summary{Procs: []ProcRow{{Name: "cpu", Kind: "cpu", Utilisation: 0.5, Busy: 5 * time.Millisecond}}},
 			want: []string{"processor  kind  utilisation     busy\ncpu        cpu         50.0%  5.00 ms\n"},

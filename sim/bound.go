@@ -46,18 +46,39 @@ type Bound struct {
 	CriticalPaths []time.Duration
 	// PeakFallback is true when the estimator offers no LayerLowerBound and
 	// the per-layer figures are the layer's arithmetic at the configuration's
-	// peak (valid when no estimate beats peak throughput; see UpperBound).
+	// peak: valid only when no estimate beats peak throughput, which nothing
+	// checks, so the bound is then an estimate (Proven is false and Why
+	// says so).
 	PeakFallback bool
 }
+
+// Proven reports whether the bound is proven for the estimator it was
+// computed under: it is, unless the estimator offers no per-layer lower
+// bound (PeakFallback).
+func (b Bound) Proven() bool { return !b.PeakFallback }
+
+// Label names the figure for users: "upper bound" when proven, else
+// "estimated bound".
+func (b Bound) Label() string {
+	if b.Proven() {
+		return "upper bound"
+	}
+	return "estimated bound"
+}
+
+// peakFallbackNote ends Why when the bound is not proven.
+const peakFallbackNote = "; an estimate, not proven: the cost model offers no per-layer lower bound, so layers are taken at their processors' peak, which its figures may beat"
 
 // UpperBound bounds the max sustainable rate scale of every plan of the
 // workload on the platform under the estimator.
 //
 // Per-layer figures. For each layer l and configuration c (every backend ×
 // dtype of every processor), lb(l, c) is the estimator's LayerLowerBound
-// when it implements LayerLowerBounder, else FLOPs(l) / peak(c.DType) — an
-// estimate can never beat the processor's peak arithmetic, so any
-// subgraph's time is at least the sum of its layers' FLOPs at peak — and is
+// when it implements LayerLowerBounder (cost.Analytic and the measured
+// profile.Estimator do, each with its proof), else FLOPs(l) / peak(c.DType)
+// — which holds only if no estimate beats the processor's peak arithmetic:
+// measured figures and calibrated models can, so the result is then
+// labelled an estimate (Bound.Proven is false) — and is
 // capped by the layer's own time alone, Subgraph(lg, {l}, c). The layer can
 // run on processor p when some configuration of p accepts it alone (a
 // subgraph containing a layer p cannot run is unsupported too). Let
@@ -97,6 +118,14 @@ type Bound struct {
 // the plan's actual subgraph durations is at most this bound; and a plan
 // infeasible by (a) misses every deadline even at a tiny rate.
 func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
+	b, err := upperBound(w, pl, est)
+	if err == nil && b.PeakFallback {
+		b.Why += peakFallbackNote
+	}
+	return b, err
+}
+
+func upperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
 	if w == nil || pl == nil || est == nil {
 		return Bound{}, errors.New("sim: UpperBound needs a workload, a platform and an estimator")
 	}

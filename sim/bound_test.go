@@ -4,8 +4,11 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/inlay-dev/inlay/cost"
 )
 
 // TestBoundProperty: over random instances and random plans, no plan's
@@ -64,6 +67,23 @@ func TestBoundProperty(t *testing.T) {
 		best = math.Max(best, r)
 	}
 	t.Logf("%d plans: %d against infeasible bounds; best simulated/bound ratio %.3f", len(ratios)+zeros, zeros, best)
+}
+
+// peakOnly hides an estimator's lower bounds.
+type peakOnly struct{ cost.Estimator }
+
+// TestBoundLabelsPeakFallback checks that a bound computed without the
+// estimator's lower bounds is not called proven.
+func TestBoundLabelsPeakFallback(t *testing.T) {
+	in := randomInstance(rand.New(rand.NewSource(3)))
+	b, err := UpperBound(in.w, in.pl, in.est)
+	if err != nil || !b.Proven() || b.Label() != "upper bound" || strings.Contains(b.Why, "not proven") {
+		t.Errorf("with lower bounds: %+v, %v", b, err)
+	}
+	f, err := UpperBound(in.w, in.pl, peakOnly{in.est})
+	if err != nil || f.Proven() || f.Label() != "estimated bound" || !strings.Contains(f.Why, "not proven") {
+		t.Errorf("peak fallback: %+v, %v", f, err)
+	}
 }
 
 // TestScheduleInvariants checks simulated schedules of random plans: no

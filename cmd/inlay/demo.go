@@ -218,7 +218,11 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nrate scale: the largest factor on every group's rate at which 99%% of requests meet their deadline (simulated)\n")
-	fmt.Fprintf(out, "upper bound (no plan can beat it): %.3f — %s\n", bound.Scale, bound.Why)
+	if bound.Proven() {
+		fmt.Fprintf(out, "upper bound (no plan can beat it): %.3f — %s\n", bound.Scale, bound.Why)
+	} else {
+		fmt.Fprintf(out, "estimated bound: %.3f — %s\n", bound.Scale, bound.Why)
+	}
 	if best < 0 {
 		return fmt.Errorf("demo: no planner produced a plan")
 	}

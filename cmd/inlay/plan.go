@@ -105,21 +105,22 @@ its makespan, as in the scheduling literature.`,
 
 // planJSON is what --json prints for a workload.
 type planJSON struct {
-	Workload        string          `json:"workload"`
-	Platform        string          `json:"platform"`
-	Planner         string          `json:"planner"`
-	PlanFile        string          `json:"plan_file,omitempty"`
-	SearchSeconds   float64         `json:"search_seconds"`
-	SearchStopped   string          `json:"search_stopped,omitempty"`
-	MaxRateScale    float64         `json:"max_rate_scale"`
-	Feasible        bool            `json:"feasible"`
-	Reason          string          `json:"reason,omitempty"`
-	Limit           string          `json:"limit,omitempty"`
-	UpperBoundScale planFloat       `json:"upper_bound_scale"`
-	UpperBoundWhy   string          `json:"upper_bound_why,omitempty"`
-	Subgraphs       int             `json:"subgraphs"`
-	Groups          []planGroupJSON `json:"groups"`
-	Processors      []planProcJSON  `json:"processors"`
+	Workload         string          `json:"workload"`
+	Platform         string          `json:"platform"`
+	Planner          string          `json:"planner"`
+	PlanFile         string          `json:"plan_file,omitempty"`
+	SearchSeconds    float64         `json:"search_seconds"`
+	SearchStopped    string          `json:"search_stopped,omitempty"`
+	MaxRateScale     float64         `json:"max_rate_scale"`
+	Feasible         bool            `json:"feasible"`
+	Reason           string          `json:"reason,omitempty"`
+	Limit            string          `json:"limit,omitempty"`
+	UpperBoundScale  planFloat       `json:"upper_bound_scale"`
+	UpperBoundWhy    string          `json:"upper_bound_why,omitempty"`
+	UpperBoundProven bool            `json:"upper_bound_proven"`
+	Subgraphs        int             `json:"subgraphs"`
+	Groups           []planGroupJSON `json:"groups"`
+	Processors       []planProcJSON  `json:"processors"`
 }
 
 type planGroupJSON struct {
@@ -233,7 +234,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		j := planJSON{
 			Workload: path, Platform: pl.Name, Planner: planner.Name(), PlanFile: f.out,
 			SearchSeconds: searchTime.Seconds(), SearchStopped: stopped, MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1,
-			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why,
+			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why, UpperBoundProven: bound.Proven(),
 			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
 		}
 		if res != nil {
@@ -250,7 +251,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		return enc.Encode(j)
 	}
 	s := report.Summary{Workload: path, Platform: pl.Name, Planner: planner.Name(), Source: "simulation",
-		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why}
+		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
 	addSimRows(&s, pl, res)
 	if err := report.Text(out, s); err != nil {
 		return err

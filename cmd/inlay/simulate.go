@@ -69,6 +69,7 @@ type simulateJSON struct {
 	Limit           string      `json:"limit,omitempty"`
 	UpperBoundScale *float64    `json:"upper_bound_scale"`
 	BoundWhy        string      `json:"bound_why"`
+	BoundProven     bool        `json:"upper_bound_proven"`
 	HorizonMS       float64     `json:"horizon_ms"`
 	Groups          []groupJSON `json:"groups"`
 	Procs           []procJSON  `json:"processors"`
@@ -173,7 +174,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	}
 	s := report.Summary{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "simulation",
-		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why,
+		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven(),
 	}
 	if math.IsInf(s.Bound, 1) {
 		s.Bound = 0
@@ -204,7 +205,7 @@ func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *pla
 	sus sim.Sustained, res *sim.Result, scaleSet bool) error {
 	j := simulateJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
-		Feasible: res.Meets(), BoundWhy: bound.Why, HorizonMS: msOf(res.Horizon),
+		Feasible: res.Meets(), BoundWhy: bound.Why, BoundProven: bound.Proven(), HorizonMS: msOf(res.Horizon),
 	}
 	if !math.IsInf(bound.Scale, 1) {
 		b := bound.Scale

@@ -9,6 +9,14 @@
 // evaluation budget, workers) and its own fresh evaluator; the plan it
 // returns is re-scored by one common evaluator, so no planner profits from
 // its own evaluator's state.
+//
+// Two judges. The first is the planners' own training signal: the same
+// deterministic simulator, seed and arrivals they optimised against. The
+// second is not: every group's arrivals become Poisson, drawn from
+// PoissonSeed(seed), which no planner is given. A planner that overfits
+// its evaluator (a plan tuned to the periodic critical instant) shows up
+// as a drop from the first figure to the second (Summary's
+// GeomeanPoissonVsPeriodic).
 package bench
 
 import (
@@ -56,18 +64,40 @@ type PlannerResult struct {
 	Scale         float64 `json:"max_rate_scale"`
 	SearchSeconds float64 `json:"search_seconds"`
 	Evals         int     `json:"evals,omitempty"`
-	Error         string  `json:"error,omitempty"`
+	// PoissonScale is the plan's max sustainable scale on Poisson
+	// arrivals from the unseen seed (see the package doc).
+	PoissonScale float64 `json:"poisson_max_rate_scale"`
+	Error        string  `json:"error,omitempty"`
+}
+
+// PoissonSeed is the seed of the Poisson judge's arrivals for a bench
+// seed: one the planners are never given.
+func PoissonSeed(seed int64) int64 { return seed + 1<<20 }
+
+// poissonOf is w with every group's arrivals Poisson.
+func poissonOf(w *workload.Workload) *workload.Workload {
+	c := *w
+	c.Groups = make([]*workload.Group, len(w.Groups))
+	for i, g := range w.Groups {
+		gc := *g
+		gc.Arrival = workload.Poisson
+		c.Groups[i] = &gc
+	}
+	return &c
 }
 
 // ScenarioResult is one scenario.
 type ScenarioResult struct {
-	Index      int             `json:"index"`
-	Models     []string        `json:"models"`
-	Groups     [][]string      `json:"groups"`
-	RatesHz    []float64       `json:"rates_hz"`
-	UpperBound float64         `json:"upper_bound_scale"`
-	Results    []PlannerResult `json:"results"`
-	Workload   string          `json:"-"`
+	Index      int        `json:"index"`
+	Models     []string   `json:"models"`
+	Groups     [][]string `json:"groups"`
+	RatesHz    []float64  `json:"rates_hz"`
+	UpperBound float64    `json:"upper_bound_scale"`
+	// BoundProven is false when the bound is only an estimate for the
+	// cost model (sim.Bound.Proven).
+	BoundProven bool            `json:"upper_bound_proven"`
+	Results     []PlannerResult `json:"results"`
+	Workload    string          `json:"-"`
 }
 
 // Summary aggregates one planner over all scenarios.
@@ -76,6 +106,14 @@ type Summary struct {
 	GeomeanVsBestmap   float64 `json:"geomean_vs_bestmap"`
 	MeanFractionBound  float64 `json:"mean_fraction_of_bound"`
 	MeanSearchSeconds  float64 `json:"mean_search_seconds"`
+	// GeomeanPoissonVsPeriodic is the geometric mean of each plan's
+	// Poisson-judged scale over its periodic one (plans with both
+	// positive; CountedPoisson of them); GeomeanVsBestmapPoisson is the
+	// ratio to Best Mapping under the Poisson judge.
+	GeomeanPoissonVsPeriodic float64 `json:"geomean_poisson_vs_periodic"`
+	CountedPoisson           int     `json:"counted_poisson"`
+	GeomeanVsBestmapPoisson  float64 `json:"geomean_vs_bestmap_poisson"`
+	CountedVsBestmapPoisson  int     `json:"counted_vs_bestmap_poisson"`
 	// Counted says over how many scenarios each ratio was taken (those
 	// whose baseline sustains a positive scale).
 	CountedVsSingleNPU int `json:"counted_vs_single_npu"`
@@ -84,13 +122,15 @@ type Summary struct {
 
 // Report is a bench run's result.
 type Report struct {
-	Platform  string             `json:"platform"`
-	Planners  []string           `json:"planners"`
-	Seed      int64              `json:"seed"`
-	Budget    string             `json:"budget,omitempty"`
-	Evals     int                `json:"evals,omitempty"`
-	Scenarios []ScenarioResult   `json:"scenarios"`
-	Summary   map[string]Summary `json:"summary"`
+	Platform string   `json:"platform"`
+	Planners []string `json:"planners"`
+	Seed     int64    `json:"seed"`
+	// PoissonSeed is the Poisson judge's seed (PoissonSeed(Seed)).
+	PoissonSeed int64              `json:"poisson_seed"`
+	Budget      string             `json:"budget,omitempty"`
+	Evals       int                `json:"evals,omitempty"`
+	Scenarios   []ScenarioResult   `json:"scenarios"`
+	Summary     map[string]Summary `json:"summary"`
 }
 
 // Run benches every planner on every scenario.
@@ -132,7 +172,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			works = append(works, w)
 		}
 	}
-	rep := &Report{Platform: cfg.Platform.Name, Planners: cfg.Planners, Seed: cfg.Seed, Evals: cfg.Evals, Summary: map[string]Summary{}}
+	rep := &Report{Platform: cfg.Platform.Name, Planners: cfg.Planners, Seed: cfg.Seed, PoissonSeed: PoissonSeed(cfg.Seed), Evals: cfg.Evals, Summary: map[string]Summary{}}
 	if cfg.Budget > 0 {
 		rep.Budget = cfg.Budget.String()
 	}
@@ -149,8 +189,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: scenario %d: %w", si, err)
 		}
-		sr.UpperBound = b.Scale
+		sr.UpperBound, sr.BoundProven = b.Scale, b.Proven()
 		judge := sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed})
+		poisson := sim.NewEvaluator(poissonOf(w), cfg.Platform, cfg.Cost, sim.Options{Seed: rep.PoissonSeed})
 		for pi, pl := range planners {
 			if cfg.Progress != nil {
 				cfg.Progress(si, pi, cfg.Planners[pi])
@@ -169,8 +210,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				res.Error = err.Error()
 			} else if s, err := judge.Evaluate(ctx, p); err != nil {
 				res.Error = err.Error()
+			} else if ps, err := poisson.Evaluate(ctx, p); err != nil {
+				res.Error = "poisson judge: " + err.Error()
 			} else {
-				res.Scale = s.Scale
+				res.Scale, res.PoissonScale = s.Scale, ps.Scale
 			}
 			sr.Results = append(sr.Results, res)
 		}
@@ -183,16 +226,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func summarize(rep *Report) map[string]Summary {
 	out := map[string]Summary{}
 	find := func(sr ScenarioResult, name string) (float64, bool) {
-		for _, r := range sr.Results {
-			if r.Planner == name && r.Error == "" {
-				return r.Scale, true
-			}
-		}
-		return 0, false
+		r, ok := resultOf(sr, name)
+		return r.Scale, ok
 	}
 	for _, name := range rep.Planners {
 		var s Summary
-		var logNPU, logBM, frac, secs float64
+		var logNPU, logBM, logPP, logBMP, frac, secs float64
 		var nFrac int
 		for _, sr := range rep.Scenarios {
 			me, ok := find(sr, name)
@@ -216,6 +255,21 @@ func summarize(rep *Report) map[string]Summary {
 				frac += me / sr.UpperBound
 				nFrac++
 			}
+			mine, _ := resultOf(sr, name)
+			if me > 0 && mine.PoissonScale > 0 {
+				logPP += math.Log(mine.PoissonScale / me)
+				s.CountedPoisson++
+			}
+			if base, ok := resultOf(sr, "bestmap"); ok && base.PoissonScale > 0 && mine.PoissonScale > 0 {
+				logBMP += math.Log(mine.PoissonScale / base.PoissonScale)
+				s.CountedVsBestmapPoisson++
+			}
+		}
+		if s.CountedPoisson > 0 {
+			s.GeomeanPoissonVsPeriodic = round3(math.Exp(logPP / float64(s.CountedPoisson)))
+		}
+		if s.CountedVsBestmapPoisson > 0 {
+			s.GeomeanVsBestmapPoisson = round3(math.Exp(logBMP / float64(s.CountedVsBestmapPoisson)))
 		}
 		if s.CountedVsSingleNPU > 0 {
 			s.GeomeanVsSingleNPU = round3(math.Exp(logNPU / float64(s.CountedVsSingleNPU)))
@@ -232,6 +286,17 @@ func summarize(rep *Report) map[string]Summary {
 		out[name] = s
 	}
 	return out
+}
+
+// resultOf is the named planner's result in a scenario, when it has one
+// without error.
+func resultOf(sr ScenarioResult, name string) (PlannerResult, bool) {
+	for _, r := range sr.Results {
+		if r.Planner == name && r.Error == "" {
+			return r, true
+		}
+	}
+	return PlannerResult{}, false
 }
 
 // counting counts the evaluations a planner asks for.

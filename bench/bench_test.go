@@ -32,10 +32,19 @@ func TestRunSmall(t *testing.T) {
 			if r.Error != "" {
 				t.Errorf("scenario %d %s: %s", sr.Index, r.Planner, r.Error)
 			}
-			if r.Scale > sr.UpperBound*(1+1e-9) {
-				t.Errorf("scenario %d %s: scale %.4f beats the bound %.4f", sr.Index, r.Planner, r.Scale, sr.UpperBound)
+			if r.Scale > sr.UpperBound*(1+1e-9) || r.PoissonScale > sr.UpperBound*(1+1e-9) {
+				t.Errorf("scenario %d %s: scale %.4f (Poisson %.4f) beats the bound %.4f", sr.Index, r.Planner, r.Scale, r.PoissonScale, sr.UpperBound)
+			}
+			if r.Scale > 0 && r.PoissonScale <= 0 {
+				t.Errorf("scenario %d %s: no Poisson-judged scale", sr.Index, r.Planner)
 			}
 		}
+		if !sr.BoundProven {
+			t.Errorf("scenario %d: the analytic model's bound is not proven", sr.Index)
+		}
+	}
+	if rep.PoissonSeed == rep.Seed {
+		t.Error("the Poisson judge uses the planners' seed")
 	}
 	for _, name := range planners {
 		if _, ok := rep.Summary[name]; !ok {

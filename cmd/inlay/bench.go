@@ -129,29 +129,30 @@ func writeBench(out io.Writer, rep *bench.Report) error {
 	}
 	fmt.Fprintf(out, "platform %s, %d scenario(s), seed %d, budget %s per search planner\n", rep.Platform, len(rep.Scenarios), rep.Seed, budget)
 	fmt.Fprintf(out, "precision: the random scenarios allow %s (int8 for the float zoo networks, as in Puzzle's experiment; workload files given with --workload keep their own)\n\n", workload.PrecisionYAML(workload.ScenarioPrecision))
-	t := textfmt.Table{Header: append(append([]string{"#", "models"}, rep.Planners...), "bound")}
+	proven := true
 	for _, sr := range rep.Scenarios {
-		row := []string{fmt.Sprint(sr.Index), fmt.Sprint(len(sr.Models))}
-		for _, r := range sr.Results {
-			if r.Error != "" {
-				row = append(row, "error")
-				continue
-			}
-			row = append(row, fmt.Sprintf("%.3f", r.Scale))
-		}
-		row = append(row, fmt.Sprintf("%.3f", sr.UpperBound))
-		t.Add(row...)
+		proven = proven && sr.BoundProven
 	}
-	if _, err := t.WriteTo(out); err != nil {
+	boundNote := "bound: proven upper bound"
+	if !proven {
+		boundNote = "bound: an estimate where the cost model offers no per-layer lower bound (not proven)"
+	}
+	scale := func(r bench.PlannerResult) float64 { return r.Scale }
+	if err := writeScenarioTable(out, rep, scale, true); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nmax sustainable rate scale per scenario (simulated); bound: proven upper bound")
-	fmt.Fprintln(out)
-	s := textfmt.Table{Header: []string{"planner", "vs single:npu", "vs bestmap", "of bound", "search s"}}
+	fmt.Fprintf(out, "\nmax sustainable rate scale per scenario (simulated, the planners' own periodic arrivals and seed); %s\n\n", boundNote)
+	poisson := func(r bench.PlannerResult) float64 { return r.PoissonScale }
+	if err := writeScenarioTable(out, rep, poisson, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nthe same plans judged on Poisson arrivals from seed %d, which no planner saw\n\n", rep.PoissonSeed)
+	s := textfmt.Table{Header: []string{"planner", "vs single:npu", "vs bestmap", "of bound", "poisson/periodic", "vs bestmap (poisson)", "search s"}}
 	for _, name := range rep.Planners {
 		sm := rep.Summary[name]
 		s.Add(name, ratio(sm.GeomeanVsSingleNPU, sm.CountedVsSingleNPU), ratio(sm.GeomeanVsBestmap, sm.CountedVsBestmap),
-			fmt.Sprintf("%.3f", sm.MeanFractionBound), fmt.Sprintf("%.2f", sm.MeanSearchSeconds))
+			fmt.Sprintf("%.3f", sm.MeanFractionBound), ratio(sm.GeomeanPoissonVsPeriodic, sm.CountedPoisson),
+			ratio(sm.GeomeanVsBestmapPoisson, sm.CountedVsBestmapPoisson), fmt.Sprintf("%.2f", sm.MeanSearchSeconds))
 	}
 	if _, err := s.WriteTo(out); err != nil {
 		return err
@@ -165,6 +166,32 @@ func writeBench(out io.Writer, rep *bench.Report) error {
 		}
 	}
 	return nil
+}
+
+// writeScenarioTable prints one figure of every planner per scenario,
+// with the bound when withBound.
+func writeScenarioTable(out io.Writer, rep *bench.Report, fig func(bench.PlannerResult) float64, withBound bool) error {
+	header := append([]string{"#", "models"}, rep.Planners...)
+	if withBound {
+		header = append(header, "bound")
+	}
+	t := textfmt.Table{Header: header}
+	for _, sr := range rep.Scenarios {
+		row := []string{fmt.Sprint(sr.Index), fmt.Sprint(len(sr.Models))}
+		for _, r := range sr.Results {
+			if r.Error != "" {
+				row = append(row, "error")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3f", fig(r)))
+		}
+		if withBound {
+			row = append(row, fmt.Sprintf("%.3f", sr.UpperBound))
+		}
+		t.Add(row...)
+	}
+	_, err := t.WriteTo(out)
+	return err
 }
 
 func ratio(x float64, n int) string {

@@ -117,6 +117,9 @@ type Traits struct {
 	// EveryRound policies are asked again every round (their priorities
 	// move with service received, as Tiresias's do).
 	EveryRound bool
+	// EveryEvent policies are asked again at every arrival and completion,
+	// without the mechanism's least interval between recomputations.
+	EveryEvent bool
 	// Sticky: an entry with X[g] = 1 keeps its GPUs across rounds (FIFO-like
 	// policies run jobs to completion).
 	Sticky bool

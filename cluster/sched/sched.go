@@ -338,7 +338,7 @@ type candidate struct {
 // placing entries.
 func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 	r := &Round{}
-	if (m.traits.EveryRound && len(m.ids) > 0) || m.needUpdate && (m.traits.EventDriven || m.cfg.ResetInterval < 0 || !m.everReset || now-m.lastReset >= m.cfg.ResetInterval) {
+	if (m.traits.EveryRound && len(m.ids) > 0) || m.needUpdate && (m.traits.EventDriven || m.traits.EveryEvent || m.cfg.ResetInterval < 0 || !m.everReset || now-m.lastReset >= m.cfg.ResetInterval) {
 		if err := m.recompute(ctx, now); err != nil {
 			return nil, err
 		}

@@ -48,10 +48,11 @@ type Config struct {
 
 // Span is a stretch of time a job ran.
 type Span struct {
-	Start, End float64
-	GPU        string
-	Servers    []int
-	With       int // the job it shared the GPUs with, -1: none
+	Start   float64 `json:"start_s"`
+	End     float64 `json:"end_s"`
+	GPU     string  `json:"gpu"`
+	Servers []int   `json:"servers"` // node index per GPU
+	With    int     `json:"with"`    // the job it shared the GPUs with, -1: none
 }
 
 // JobResult is what happened to one job.

@@ -37,7 +37,7 @@ servers) and modern-mix (H100, A100, L4 and T4 servers), or a YAML file
 (inlay cluster platforms --yaml NAME shows the schema by example).
 Throughputs: Gavel's measurements (the default) or a file in its format.`,
 	}
-	cmd.AddCommand(newClusterGenerateCmd(), newClusterSimulateCmd(), newClusterPlatformsCmd(), newClusterPoliciesCmd())
+	cmd.AddCommand(newClusterGenerateCmd(), newClusterSimulateCmd(), newClusterBenchCmd(), newClusterPlatformsCmd(), newClusterPoliciesCmd())
 	return cmd
 }
 

@@ -76,7 +76,8 @@ func (p *Gandiva) Allocate(_ context.Context, s *policy.State) (*policy.Allocati
 				free = append(free, s.Jobs[m].ID)
 			}
 		}
-		for tries := 0; len(free) > 1 && tries < len(free); tries++ {
+		// As many random draws as there were jobs to pair (Gavel's bound).
+		for tries, n := 0, len(free); len(free) > 1 && tries < n; tries++ {
 			i := p.rng.IntN(len(free))
 			k := p.rng.IntN(len(free) - 1)
 			if k >= i {

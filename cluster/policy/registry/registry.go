@@ -11,6 +11,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
+	"github.com/inlay-dev/inlay/cluster/policy/inlay"
 )
 
 // Options configure a policy when it is built.
@@ -62,6 +63,12 @@ func Registry() map[string]Factory {
 			func(o Options) (policy.Policy, error) { return &gavel.Throughput{Cfg: o.LP, SpaceSharing: true}, nil }},
 		"gavel-cost": {"Gavel's minimum cost: normalised throughput per dollar (linear-fractional LP)",
 			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP}, nil }},
+		"inlay": {"inlay's policy for average JCT: shortest remaining GPU-time first, types by comparative advantage, paired when sharing pays",
+			func(Options) (policy.Policy, error) { return &inlay.JCT{}, nil }},
+		"inlay-noss": {"inlay without space sharing",
+			func(Options) (policy.Policy, error) { return &inlay.JCT{NoSharing: true}, nil }},
+		"inlay-makespan": {"inlay's policy for makespan: the fluid makespan LP recomputed at every event",
+			func(o Options) (policy.Policy, error) { return &inlay.Makespan{LP: o.LP}, nil }},
 		"gavel-cost-ss": {"gavel-cost with space sharing (linear-fractional LP)",
 			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP, SpaceSharing: true}, nil }},
 	}

@@ -1,0 +1,293 @@
+// Package inlay is inlay's own cluster policy. Gavel's LAS shares every
+// GPU type fairly among all active jobs, which keeps each job's throughput
+// normalised to its share but lets every job linger; inlay aims at Gavel's
+// own objectives instead:
+//
+//   - average JCT (policy "inlay"): shortest remaining work first, with the
+//     work measured in GPU-seconds on the job's fastest type, so that the
+//     jobs that can finish soonest hold the cluster; the chosen jobs are then
+//     matched to GPU types by comparative advantage (a job that gains most
+//     from a V100 over a K80 gets the V100), and the GPUs of the chosen jobs
+//     are shared with waiting jobs when the pair's combined normalised
+//     throughput pays for the slowdown of the chosen job;
+//   - makespan (policy "inlay-makespan"): the fluid minimum-makespan LP
+//     recomputed at every arrival and completion (not at most every 32
+//     minutes), so that the schedule tracks the fluid optimum whose value is
+//     the lower bound (package bound).
+//
+// "inlay" needs no solver: sorting and a greedy matching, O(n log n + n·G)
+// per round plus O(n·K) for the pairing (K candidates per GPU).
+package inlay
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/inlay-dev/inlay/cluster/policy"
+	"github.com/inlay-dev/inlay/cluster/policy/gavel"
+)
+
+// JCT is the average-JCT policy.
+type JCT struct {
+	// Share is the least combined normalised throughput (a/A + b/B on the
+	// type) for two jobs to share GPUs; 0: 1.25.
+	Share float64
+	// Keep is the least fraction of its alone throughput the chosen job
+	// keeps when it shares; 0: 0.6.
+	Keep float64
+	// NoSharing turns space sharing off.
+	NoSharing bool
+}
+
+var _ policy.Policy = (*JCT)(nil)
+
+func (p *JCT) Name() string {
+	if p.NoSharing {
+		return "inlay-noss"
+	}
+	return "inlay"
+}
+
+func (p *JCT) Traits() policy.Traits {
+	return policy.Traits{SpaceSharing: !p.NoSharing, EveryRound: true}
+}
+
+// Allocate picks the jobs to run this round.
+func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, error) {
+	n, G := len(s.Jobs), len(s.C.Count)
+	share, keep := p.Share, p.Keep
+	if share == 0 {
+		share = 1.25
+	}
+	if keep == 0 {
+		keep = 0.6
+	}
+	best := make([]float64, n)
+	work := make([]float64, n)
+	for m := range s.Jobs {
+		j := &s.Jobs[m]
+		for g, c := range s.C.Count {
+			if c >= j.GPUs {
+				best[m] = math.Max(best[m], s.Alone(j, g))
+			}
+		}
+		work[m] = math.Inf(1)
+		if best[m] > 0 {
+			work[m] = j.Remaining / best[m] * float64(j.GPUs) / j.Weight
+		}
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		if work[idx[a]] != work[idx[b]] {
+			return work[idx[a]] < work[idx[b]]
+		}
+		return s.Jobs[idx[a]].ID < s.Jobs[idx[b]].ID
+	})
+	// Choose jobs in that order while GPUs remain (a job that does not fit
+	// is skipped, not waited for: smaller jobs behind it may fill the gap).
+	total := s.C.Total()
+	var chosen []int
+	used := 0
+	for _, m := range idx {
+		if used >= total {
+			break
+		}
+		if best[m] > 0 && used+s.Jobs[m].GPUs <= total {
+			chosen = append(chosen, m)
+			used += s.Jobs[m].GPUs
+		}
+	}
+	at := assignTypes(s, chosen, best)
+	// Work conservation: GPUs the matching left free go to the next jobs
+	// in order that can run there.
+	left := append([]int(nil), s.C.Count...)
+	in := make([]bool, n)
+	for i, m := range chosen {
+		in[m] = true
+		if at[i] >= 0 {
+			left[at[i]] -= s.Jobs[m].GPUs
+		}
+	}
+	for _, m := range idx {
+		if in[m] || best[m] == 0 {
+			continue
+		}
+		j := &s.Jobs[m]
+		pick := -1
+		for g := range left {
+			if left[g] >= j.GPUs && s.Alone(j, g) > 0 && (pick < 0 || s.Alone(j, g) > s.Alone(j, pick)) {
+				pick = g
+			}
+		}
+		if pick >= 0 {
+			left[pick] -= j.GPUs
+			chosen = append(chosen, m)
+			at = append(at, pick)
+			in[m] = true
+		}
+	}
+	x := make([][]float64, n)
+	for m := range x {
+		x[m] = make([]float64, G)
+	}
+	a := &policy.Allocation{}
+	running := map[int]bool{}
+	for i, m := range chosen {
+		if g := at[i]; g >= 0 {
+			x[m][g] = 1
+			running[m] = true
+		}
+	}
+	// Space sharing: each running job (shortest first) may take one waiting
+	// partner of its scale factor on its GPUs.
+	pairs := 0
+	if !p.NoSharing && s.Table.CanShare() {
+		var waiting []int
+		for _, m := range idx {
+			if !running[m] && best[m] > 0 {
+				waiting = append(waiting, m)
+			}
+		}
+		taken := map[int]bool{}
+		for i, m := range chosen {
+			g := at[i]
+			if g < 0 {
+				continue
+			}
+			ja := &s.Jobs[m]
+			bestK, bestGain := -1, share
+			for _, k := range waiting {
+				jb := &s.Jobs[k]
+				if taken[k] || jb.GPUs != ja.GPUs {
+					continue
+				}
+				ta, tb, ok := s.Table.Pair(ja.Row, jb.Row, g)
+				if !ok || ta < keep*s.Alone(ja, g) {
+					continue
+				}
+				if gain := ta/s.Alone(ja, g) + tb/best[k]; gain > bestGain {
+					bestK, bestGain = k, gain
+				}
+			}
+			if bestK >= 0 {
+				taken[bestK] = true
+				x[m][g] = 0
+				xx := make([]float64, G)
+				xx[g] = 1
+				lo, hi := s.Jobs[m].ID, s.Jobs[bestK].ID
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				a.Entries = append(a.Entries, policy.Entry{A: lo, B: hi, X: xx})
+				pairs++
+			}
+		}
+	}
+	for m := range s.Jobs {
+		a.Entries = append(a.Entries, policy.Entry{A: s.Jobs[m].ID, B: -1, X: x[m]})
+	}
+	a.Sort()
+	a.Note = fmt.Sprintf("inlay: %d jobs chosen, %d pairs", len(chosen), pairs)
+	return a, nil
+}
+
+// assignTypes matches the chosen jobs (indices into s.Jobs) to GPU types
+// within the counts: it returns a column per chosen job (-1: none fits).
+// Types are filled from the fastest (by the chosen jobs' mean throughput);
+// each takes, among the jobs left that it can run, those that would lose
+// most by going to the next type instead — the comparative-advantage rule,
+// optimal for two types and jobs of one GPU.
+func assignTypes(s *policy.State, chosen []int, best []float64) []int {
+	G := len(s.C.Count)
+	out := make([]int, len(chosen))
+	for i := range out {
+		out[i] = -1
+	}
+	speed := make([]float64, G)
+	for _, m := range chosen {
+		for g := range speed {
+			speed[g] += s.Alone(&s.Jobs[m], g) / best[m]
+		}
+	}
+	order := make([]int, 0, G)
+	for g, c := range s.C.Count {
+		if c > 0 {
+			order = append(order, g)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return speed[order[a]] > speed[order[b]] })
+	left := append([]int(nil), s.C.Count...)
+	for oi, g := range order {
+		// Normalised rate here and on the best slower type.
+		type cand struct {
+			i         int
+			advantage float64
+		}
+		var cs []cand
+		for i, m := range chosen {
+			if out[i] >= 0 {
+				continue
+			}
+			j := &s.Jobs[m]
+			here := s.Alone(j, g) / best[m]
+			if here <= 0 || s.C.Count[g] < j.GPUs {
+				continue
+			}
+			next := 0.0
+			for _, h := range order[oi+1:] {
+				if s.C.Count[h] >= j.GPUs {
+					next = math.Max(next, s.Alone(j, h)/best[m])
+				}
+			}
+			// Normalised rate lost by holding the next type instead.
+			cs = append(cs, cand{i, here - next})
+		}
+		sort.SliceStable(cs, func(a, b int) bool {
+			if cs[a].advantage != cs[b].advantage {
+				return cs[a].advantage > cs[b].advantage
+			}
+			return cs[a].i < cs[b].i
+		})
+		for _, c := range cs {
+			need := s.Jobs[chosen[c.i]].GPUs
+			if left[g] >= need {
+				left[g] -= need
+				out[c.i] = g
+			}
+		}
+	}
+	return out
+}
+
+// Makespan is the fluid minimum-makespan LP (Gavel's formulation),
+// recomputed at every arrival and completion.
+type Makespan struct {
+	LP           gavel.Config
+	SpaceSharing bool
+}
+
+func (p *Makespan) Name() string {
+	if p.SpaceSharing {
+		return "inlay-makespan-ss"
+	}
+	return "inlay-makespan"
+}
+
+func (p *Makespan) Traits() policy.Traits {
+	return policy.Traits{SpaceSharing: p.SpaceSharing, EveryEvent: true}
+}
+
+func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	inner := &gavel.Makespan{Cfg: p.LP, SpaceSharing: p.SpaceSharing}
+	a, err := inner.Allocate(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	a.Note = p.Name() + ": " + a.Note
+	return a, nil
+}

@@ -118,9 +118,12 @@ type CalibrateOptions struct {
 	// Folds is the number of cross-validation folds the multi-layer
 	// subgraphs are dealt into (0: 2). Each fold is held back from one fit
 	// and scored with it, so every multi-layer subgraph is held back once;
-	// with fewer than two of them, single layers are dealt instead. The
-	// factors kept are fitted to all the samples. 1 skips the
-	// cross-validation.
+	// with fewer than two of them, single layers are dealt instead. Every
+	// sample that shares a layer with a held-back subgraph (its layers
+	// measured alone, an overlapping subgraph) stays out of that fit too
+	// (ClassFit.Excluded counts them), so the held-back error is the
+	// model's on layers it was not fitted to. The factors kept are fitted
+	// to all the samples. 1 skips the cross-validation.
 	Folds int
 	// Seed deals the folds.
 	Seed int64
@@ -141,8 +144,10 @@ type ClassFit struct {
 	// Before and After are the factors before and after the fit.
 	Before, After cost.Efficiency
 	// Fit counts the samples the kept factors are fitted to; Held the
-	// subgraphs scored while held back (over all folds).
-	Fit, Held int
+	// subgraphs scored while held back (over all folds); Excluded the
+	// samples left out of a fold's training because they share a layer
+	// with one of its held-back subgraphs (over all folds).
+	Fit, Held, Excluded int
 	// MAPEBefore and MAPEAfter are the mean absolute percentage errors (as
 	// fractions) on the held-back subgraphs, each predicted by the fit it
 	// was held back from, against the figure fitted to (medians, or
@@ -322,12 +327,18 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 	})
 	// Cross-validation over the multi-layer subgraphs (single layers when
 	// there are fewer than two): each fold is held back from one fit and
-	// scored with it, so every such subgraph is held back once.
+	// scored with it, so every such subgraph is held back once, and every
+	// sample that shares a layer with a held-back one stays out of that
+	// fit's training (heldOut).
+	// A whole model is never held back: it shares a layer with every
+	// other sample of its model, so holding it back would leave none of
+	// them to train on.
 	var singles, multis []int
 	for i, s := range ss {
-		if len(s.Set) == 1 {
+		switch {
+		case len(s.Set) == 1:
 			singles = append(singles, i)
-		} else {
+		case len(s.Set) < len(s.LG.Layers):
 			multis = append(multis, i)
 		}
 	}
@@ -349,14 +360,11 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 					out[pool[idx]] = true
 				}
 			}
-			var train, test []Sample
-			for i, s := range ss {
-				if out[i] {
-					test = append(test, s)
-				} else {
-					train = append(train, s)
-				}
+			train, test := heldOut(ss, out)
+			if len(train) == 0 {
+				continue // nothing shares no layer with this fold: no fit to score it with
 			}
+			cf.Excluded += len(ss) - len(train) - len(test)
 			eff, evals, err := fitEfficiency(pd, before, train, opt)
 			if err != nil {
 				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
@@ -614,4 +622,41 @@ func MAPE(est cost.Estimator, ss []Sample) (float64, int) {
 		return 0, 0
 	}
 	return sum / float64(n), n
+}
+
+// heldOut splits the samples for one fold: test holds the samples whose
+// index is in out, train every other sample that shares no layer (of the
+// same layer graph) with a test sample. A held-back subgraph's layers,
+// measured alone or inside other subgraphs, so never train the fit that
+// predicts it.
+func heldOut(ss []Sample, out map[int]bool) (train, test []Sample) {
+	type layerRef struct {
+		lg    *graph.LayerGraph
+		layer int
+	}
+	held := map[layerRef]bool{}
+	for i, s := range ss {
+		if out[i] {
+			test = append(test, s)
+			for _, l := range s.Set {
+				held[layerRef{s.LG, l}] = true
+			}
+		}
+	}
+	for i, s := range ss {
+		if out[i] {
+			continue
+		}
+		touches := false
+		for _, l := range s.Set {
+			if held[layerRef{s.LG, l}] {
+				touches = true
+				break
+			}
+		}
+		if !touches {
+			train = append(train, s)
+		}
+	}
+	return train, test
 }

@@ -67,8 +67,18 @@ func TestCalibrateRecoversKnownFactors(t *testing.T) {
 	if c.MAPEBefore < 0.2 {
 		t.Errorf("MAPE before %.3f: the synthetic truth is too close to the defaults to test anything", c.MAPEBefore)
 	}
-	if c.MAPEAfter > 0.03 || c.FitMAPEAfter > 0.03 {
-		t.Errorf("MAPE after the fit: held back %.4f, fitted %.4f; want under 3%%", c.MAPEAfter, c.FitMAPEAfter)
+	// Fitted to everything, the true form recovers the samples; held back
+	// (no sample sharing a layer with the subgraph scored trains the fit)
+	// it must still beat the defaults clearly, but some factors are then
+	// not identified from what is left (12 % on these samples).
+	if c.FitMAPEAfter > 0.03 {
+		t.Errorf("MAPE after the fit on its samples %.4f; want under 3%%", c.FitMAPEAfter)
+	}
+	if c.MAPEAfter > 0.2 || c.MAPEAfter > c.MAPEBefore/2 {
+		t.Errorf("held-back MAPE %.4f -> %.4f; want under 20%% and half the defaults'", c.MAPEBefore, c.MAPEAfter)
+	}
+	if c.Excluded == 0 {
+		t.Error("no sample was kept out for sharing a held-back subgraph's layers")
 	}
 	// The identifiable figure: effective conv throughput (the overheads and
 	// the copy rate trade off against each other on these samples).
@@ -169,5 +179,40 @@ func TestColdFit(t *testing.T) {
 	}
 	if fitCold(nil, nil).Samples != 0 {
 		t.Error("a fit from nothing")
+	}
+}
+
+// TestHeldOutSharesNoLayer checks the folds' split: no training sample
+// shares a layer of the same graph with a held-back one, and every other
+// sample trains.
+func TestHeldOutSharesNoLayer(t *testing.T) {
+	a, b := testLayers(t, "mobilenet_v2"), testLayers(t, "resnet50")
+	ss := []Sample{
+		{LG: a, Set: graph.Range(0, 5)},   // 0: held back
+		{LG: a, Set: graph.LayerSet{3}},   // 1: one of its layers alone
+		{LG: a, Set: graph.Range(4, 9)},   // 2: overlaps it
+		{LG: a, Set: graph.Range(5, 9)},   // 3: next to it: trains
+		{LG: a, Set: graph.LayerSet{7}},   // 4: trains
+		{LG: b, Set: graph.Range(0, 5)},   // 5: same layer IDs, another graph: trains
+		{LG: a, Set: graph.Range(20, 30)}, // 6: held back
+		{LG: a, Set: graph.LayerSet{25}},  // 7: one of its layers
+	}
+	train, test := heldOut(ss, map[int]bool{0: true, 6: true})
+	if len(test) != 2 || len(train) != 3 {
+		t.Fatalf("train %d, test %d; want 3, 2", len(train), len(test))
+	}
+	for _, s := range train {
+		for _, h := range test {
+			if s.LG != h.LG {
+				continue
+			}
+			for _, l := range s.Set {
+				for _, m := range h.Set {
+					if l == m {
+						t.Errorf("training sample %s shares layer %d with held-back %s", s.Set.Key(), l, h.Set.Key())
+					}
+				}
+			}
+		}
 	}
 }

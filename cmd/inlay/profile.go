@@ -318,7 +318,7 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 		return err
 	}
 	now := time.Now()
-	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "MAPE BEFORE", "MAPE AFTER",
+	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "KEPT OUT", "MAPE BEFORE", "MAPE AFTER",
 		"VS MEDIANS BEFORE", "VS MEDIANS AFTER", "FIT MAPE AFTER"}}
 	for _, c := range cal.Classes {
 		for _, m := range c.Members {
@@ -327,11 +327,12 @@ func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.
 				return err
 			}
 		}
-		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held),
+		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held), fmt.Sprint(c.Excluded),
 			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
-		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians)\n", device, fitTarget[f.fitOn], f.folds, fitTarget[f.fitOn])
+		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians);\n"+
+		"kept out: samples left out of a fold's fit because they share a layer with one of its held-back subgraphs\n", device, fitTarget[f.fitOn], f.folds, fitTarget[f.fitOn])
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}

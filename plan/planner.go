@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -66,4 +68,81 @@ type Evaluator interface {
 type Planner interface {
 	Name() string
 	Plan(ctx context.Context, req *Request, eval Evaluator) (*Plan, error)
+}
+
+// Proof is what an exact planner proved while planning: a bound on every
+// plan of the request, beside its own incumbent.
+type Proof struct {
+	// Solver names the solver ("cbc").
+	Solver string `json:"solver"`
+	// Status is "optimal" when the incumbent is proven optimal, else how
+	// the solver stopped ("time limit", "interrupted", "infeasible", ...).
+	Status string `json:"status"`
+	// Objective names what was optimised ("max normalised load").
+	Objective string `json:"objective"`
+	// Incumbent is the best objective found; Bound the best proven bound on
+	// it (a lower bound: no plan's objective is smaller); Gap their
+	// relative difference, 0 when proven optimal.
+	Incumbent float64 `json:"incumbent"`
+	Bound     float64 `json:"bound"`
+	Gap       float64 `json:"gap"`
+	// ScaleBound is the bound as a max sustainable rate scale: no plan of
+	// the request sustains more (+Inf when nothing was proven; 0 when no
+	// plan meets the deadlines).
+	ScaleBound float64 `json:"-"`
+	// Note says what else the solver found ("deadlines bind: ...").
+	Note string `json:"note,omitempty"`
+	// Vars, Rows and Integers are the formulation's size.
+	Vars     int `json:"vars"`
+	Rows     int `json:"rows"`
+	Integers int `json:"integers"`
+	// Seconds is the solver's wall-clock time.
+	Seconds float64 `json:"seconds"`
+}
+
+// MarshalJSON writes the proof with non-finite figures as null.
+func (p Proof) MarshalJSON() ([]byte, error) {
+	type plain Proof
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Incumbent  *float64 `json:"incumbent"`
+		Bound      *float64 `json:"bound"`
+		Gap        *float64 `json:"gap"`
+		ScaleBound *float64 `json:"scale_bound"`
+	}{plain(p), finite(p.Incumbent), finite(p.Bound), finite(p.Gap), finite(p.ScaleBound)})
+}
+
+// Prover is a Planner that also proves a bound on every plan of the
+// request. The proof is nil when the planner could not run its solver (it
+// then plans as a heuristic would) and says so in Proof-less errors only
+// when it could not plan at all.
+type Prover interface {
+	Planner
+	PlanProof(ctx context.Context, req *Request, eval Evaluator) (*Plan, *Proof, error)
+}
+
+// PlanWithProof runs a planner, with its proof when it is a Prover (nil
+// otherwise).
+func PlanWithProof(ctx context.Context, p Planner, req *Request, eval Evaluator) (*Plan, *Proof, error) {
+	if pr, ok := p.(Prover); ok {
+		return pr.PlanProof(ctx, req, eval)
+	}
+	pl, err := p.Plan(ctx, req, eval)
+	return pl, nil, err
+}
+
+// ProvenGap is how far a plan's scale is from the tightest proven upper
+// bound, (bound − scale) / bound, never below 0; NaN when bound is not a
+// positive finite number.
+func ProvenGap(scale, bound float64) float64 {
+	if !(bound > 0) || bound > 1e300 {
+		return math.NaN()
+	}
+	return math.Max(0, (bound-scale)/bound)
 }

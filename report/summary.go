@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 )
@@ -26,6 +27,10 @@ type Summary struct {
 	// BoundEstimated marks a bound that is not proven for the cost model
 	// (sim.Bound.Proven): it is shown as an estimated bound.
 	BoundEstimated bool
+	// ExactBound is a second, exact planner's bound (the MILP's best bound
+	// as a scale), shown beside Bound; zero when there is none.
+	ExactBound float64
+	ExactWhy   string
 	// Horizon is the length of the simulated or measured run.
 	Horizon time.Duration
 
@@ -84,6 +89,13 @@ func (s *Summary) header() [][2]string {
 		scale += ")"
 	}
 	add("scale", scale)
+	if s.ExactBound > 0 && s.ExactBound < math.Inf(1) {
+		v := formatScale(s.ExactBound)
+		if s.ExactWhy != "" {
+			v += " (" + s.ExactWhy + ")"
+		}
+		add("milp bound", v)
+	}
 	if s.Horizon > 0 {
 		add("horizon", formatDuration(s.Horizon))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/search/bestmap"
 	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/search/inlay"
+	"github.com/inlay-dev/inlay/search/milp"
 	"github.com/inlay-dev/inlay/search/puzzle"
 	"github.com/inlay-dev/inlay/search/single"
 )
@@ -41,6 +42,12 @@ func Registry() map[string]Factory {
 				return nil, fmt.Errorf("search: planner inlay takes no argument (got %q)", arg)
 			}
 			return inlay.New(inlay.Options{Seeds: []plan.Planner{heft.Planner{}}}), nil
+		},
+		"milp": func(arg string) (plan.Planner, error) {
+			if arg != "" {
+				return nil, fmt.Errorf("search: planner milp takes no argument (got %q)", arg)
+			}
+			return milp.New(milp.Options{Start: inlay.New(inlay.Options{Seeds: []plan.Planner{heft.Planner{}}})}), nil
 		},
 	}
 }

@@ -72,6 +72,9 @@ type Options struct {
 	Command string
 	// Log, when set, receives CBC's output as it runs.
 	Log io.Writer
+	// Args are extra CBC options placed just before -solve (for instance
+	// "-cuts", "off"); the rest of the command line is Solve's.
+	Args []string
 	// Grace is how long an interrupted CBC may take to write its incumbent
 	// before it is killed; 0 means 10 s.
 	Grace time.Duration
@@ -167,6 +170,7 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 		}
 		args = append(args, "-mipstart", startPath)
 	}
+	args = append(args, opt.Args...)
 	args = append(args, "-solve", "-solu", solPath)
 
 	var out bytes.Buffer
@@ -351,7 +355,11 @@ func parseSolution(m *Model, sol, log []byte) (*Result, error) {
 	case res.Status == Infeasible:
 		bound = math.Inf(1)
 	default:
-		if v, ok := lastNumberAfter(log, "Lower bound:"); ok {
+		// "(best possible X)" carries full precision; the summary's "Lower
+		// bound:" line only three decimals.
+		if v, ok := lastNumberAfter(log, "(best possible "); ok {
+			bound = v
+		} else if v, ok := lastNumberAfter(log, "Lower bound:"); ok {
 			bound = v
 		} else if v, ok := lastNumberAfter(log, "Continuous objective value is"); ok {
 			bound = v
@@ -400,7 +408,7 @@ func lastNumberAfter(log []byte, key string) (float64, bool) {
 		}
 		f := strings.Fields(string(tail))
 		if len(f) > 0 {
-			if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+			if v, err := strconv.ParseFloat(strings.TrimRight(f[0], "),"), 64); err == nil {
 				return v, true
 			}
 		}

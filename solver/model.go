@@ -108,7 +108,7 @@ func (m *Model) IsInteger(v Var) bool { return m.integer[v] }
 
 // AddRow adds the constraint lo ≤ Σ coef·x ≤ hi (lo = -Inf or hi = Inf for a
 // one-sided row; lo = hi for an equality). Terms naming the same variable
-// twice are summed by the solver. It panics on a term naming a variable that
+// twice are summed. It panics on a term naming a variable that
 // does not exist (a programming error).
 func (m *Model) AddRow(lo, hi float64, terms ...Term) Row {
 	for _, t := range terms {

@@ -92,7 +92,14 @@ func (m *Model) WriteMPS(w io.Writer) error {
 		}
 		for k := colStart[j]; k < colStart[j+1]; k++ {
 			r := int(colRow[k])
-			if free(r) || colCoef[k] == 0 {
+			// A row naming the column twice: its entries are adjacent (rows
+			// are filled in order); write their sum once.
+			coef := colCoef[k]
+			for k+1 < colStart[j+1] && int(colRow[k+1]) == r {
+				k++
+				coef += colCoef[k]
+			}
+			if free(r) || coef == 0 {
 				continue
 			}
 			b = append(b, "    "...)
@@ -100,7 +107,7 @@ func (m *Model) WriteMPS(w io.Writer) error {
 			b = append(b, ' ')
 			b = appendRowName(b, r)
 			b = append(b, ' ')
-			b = appendNum(b, colCoef[k])
+			b = appendNum(b, coef)
 			b = append(b, '\n')
 			wrote = true
 		}

@@ -59,7 +59,8 @@ func TestSolveKnownOptima(t *testing.T) {
 				w := m.AddVar(-inf, 7, 0) // upper bound only
 				m.AddRow(1, 3, term{x, 1}, term{y, 1})
 				m.AddRow(-1, inf, term{x, 1})
-				m.AddRow(2, 2, term{w, 1}, term{x, 0}) // a zero coefficient is harmless
+				m.AddRow(2, 2, term{w, 1}, term{x, 0})    // a zero coefficient is harmless
+				m.AddRow(-inf, 9, term{w, 1}, term{w, 2}) // so is a variable named twice (3w ≤ 9)
 				_ = z
 				return m
 			},

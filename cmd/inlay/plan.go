@@ -121,6 +121,27 @@ type planJSON struct {
 	Subgraphs        int             `json:"subgraphs"`
 	Groups           []planGroupJSON `json:"groups"`
 	Processors       []planProcJSON  `json:"processors"`
+	// Proof is the exact planner's: its MILP bound beside the fluid one.
+	Proof *planProofJSON `json:"proof,omitempty"`
+}
+
+type planProofJSON struct {
+	*plan.Proof
+	// ProvenGap is (tightest bound − max_rate_scale) / tightest bound.
+	ProvenGap planFloat `json:"proven_gap"`
+}
+
+func (j planProofJSON) MarshalJSON() ([]byte, error) {
+	inner, err := j.Proof.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	gap, err := j.ProvenGap.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	// Append the gap to the proof's object.
+	return append(append(inner[:len(inner)-1], []byte(`,"proven_gap":`)...), append(gap, '}')...), nil
 }
 
 type planGroupJSON struct {
@@ -196,7 +217,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		bar.update(pg)
 	}
 	start := time.Now()
-	p, err := planner.Plan(ctx, req, eval)
+	p, proof, err := plan.PlanWithProof(ctx, planner, req, eval)
 	searchTime := time.Since(start)
 	bar.done()
 	if err != nil {
@@ -237,6 +258,10 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why, UpperBoundProven: bound.Proven(),
 			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
 		}
+		if proof != nil {
+			j.Proof = &planProofJSON{Proof: proof,
+				ProvenGap: planFloat(plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)))}
+		}
 		if res != nil {
 			for _, g := range res.Groups {
 				j.Groups = append(j.Groups, planGroupJSON{Name: g.Name, RateHz: g.OfferedHz, AchievedHz: g.RateHz, DeadlineMs: millis(g.Deadline),
@@ -252,6 +277,9 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	}
 	s := report.Summary{Workload: path, Platform: pl.Name, Planner: planner.Name(), Source: "simulation",
 		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
+	if proof != nil {
+		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
+	}
 	addSimRows(&s, pl, res)
 	if err := report.Text(out, s); err != nil {
 		return err
@@ -270,7 +298,28 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if reason != "" {
 		fmt.Fprintf(out, "%s\n", reason)
 	}
+	if proof != nil {
+		if g := plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)); !math.IsNaN(g) {
+			if bound.Proven() {
+				fmt.Fprintf(out, "within %.3g%% of optimal (proven)\n", 100*g)
+			} else {
+				fmt.Fprintf(out, "within %.3g%% of optimal (estimated: the cost model gives no per-layer lower bounds)\n", 100*g)
+			}
+		}
+		if proof.Note != "" {
+			fmt.Fprintf(out, "milp: %s\n", proof.Note)
+		}
+	}
 	return nil
+}
+
+// proofWhy says what the MILP proved, for the summary's bound line.
+func proofWhy(p *plan.Proof) string {
+	what := fmt.Sprintf("%s %s after %.3gs, %d×%d MILP", p.Solver, p.Status, p.Seconds, p.Rows, p.Vars)
+	if p.Status != "optimal" {
+		what += fmt.Sprintf(", incumbent within %.3g%% of its bound", 100*p.Gap)
+	}
+	return what
 }
 
 // infeasibleReason explains a plan that does not sustain the nominal

@@ -56,6 +56,9 @@ type Config struct {
 	Scenario workload.ScenarioOptions
 	// Progress, when set, is told when a planner starts on a scenario.
 	Progress func(scenario, planner int, name string)
+	// Done, when set, is given each scenario's results as soon as its
+	// last planner has been scored (a table can fill as the run goes).
+	Done func(ScenarioResult)
 }
 
 // PlannerResult is one planner on one scenario.
@@ -218,6 +221,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			sr.Results = append(sr.Results, res)
 		}
 		rep.Scenarios = append(rep.Scenarios, sr)
+		if cfg.Done != nil {
+			cfg.Done(sr)
+		}
 	}
 	rep.Summary = summarize(rep)
 	return rep, nil

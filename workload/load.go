@@ -24,6 +24,13 @@ func Load(path string) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
+	return LoadData(data, path)
+}
+
+// LoadData is Load of a file's contents: path names the file in errors and
+// is the folder relative paths are resolved against, as if the file lived
+// there (it need not exist).
+func LoadData(data []byte, path string) (*Workload, error) {
 	w, err := Parse(data, path)
 	if err != nil {
 		return nil, err

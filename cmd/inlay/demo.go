@@ -12,7 +12,6 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
@@ -65,65 +64,6 @@ the text report and an HTML page.`,
 	return cmd
 }
 
-// demoWorkload returns the demo's workload file text and whether it uses
-// the real models.
-func demoWorkload(platform string, forceZoo bool) (string, bool) {
-	real := !forceZoo
-	paths := map[string]string{}
-	for _, m := range assets.RealModels() {
-		p := assets.ModelPath(m.File)
-		if _, err := os.Stat(p); err != nil {
-			real = false
-		}
-		paths[m.Name] = p
-	}
-	if real {
-		return fmt.Sprintf(`# inlay demo: a camera app with the OCR pipeline, and an always-on voice pipeline.
-platform: %s
-# float models; the demo lets the planner run them in int8 too (as Puzzle's
-# experiment does); without this line they run in float32 or float16 only
-precision: [float32, float16, int8]
-models:
-  - {name: face, onnx: %q}
-  - {name: det,  onnx: %q, inputs: {x: [1, 3, 640, 640]}}
-  - {name: cls,  onnx: %q, inputs: {x: [1, 3, 48, 192]}}
-  - {name: rec,  onnx: %q, inputs: {x: [1, 3, 48, 320]}}
-  - {name: mel,  onnx: %q, inputs: {input: [1, 1280]}}
-  - {name: embed, onnx: %q, inputs: {input_1: [1, 76, 32, 1]}}
-  - {name: wake, onnx: %q}
-  - {name: vad,  onnx: %q, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
-groups:
-  - name: camera
-    models: [face, det, cls, rec]
-    after: {cls: [det], rec: [cls]}
-    rate_hz: 15
-  - name: voice
-    models: [vad, mel, embed, wake]
-    after: {embed: [mel], wake: [embed]}
-    period_ms: 80
-`, platform, paths["blazeface"], paths["ocr_det"], paths["ocr_cls"], paths["ocr_rec"],
-			paths["melspec"], paths["speech_embed"], paths["wakeword"], paths["vad"]), true
-	}
-	return fmt.Sprintf(`# inlay demo (zoo stand-ins): camera pipeline and a language model.
-platform: %s
-# float models; the demo lets the planner run them in int8 too (as Puzzle's
-# experiment does); without this line they run in float32 or float16 only
-precision: [float32, float16, int8]
-models:
-  - {name: face, zoo: mobilenet_v3_large}
-  - {name: det,  zoo: yolov5s}
-  - {name: seg,  zoo: deeplabv3_mobilenet_v3_large}
-  - {name: text, zoo: mobilebert}
-groups:
-  - name: camera
-    models: [face, det, seg]
-    rate_hz: 15
-  - name: voice
-    models: [text]
-    period_ms: 80
-`, platform), false
-}
-
 func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
@@ -131,7 +71,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	text, real := demoWorkload(f.platform, f.zoo)
+	text, real := workload.DemoYAML(f.platform, f.zoo)
 	wpath := filepath.Join(f.out, "workload.yaml")
 	if err := os.WriteFile(wpath, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)

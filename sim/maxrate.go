@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/dispatch"
@@ -206,4 +207,26 @@ func SustainContext(ctx context.Context, prog *Program, opt Options) (Sustained,
 	out.Scale, out.Feasible = lo, true
 	out.Limit = fmt.Sprintf("deadline misses above scale %.4g (%s)", lo, top.Misses)
 	return out, res, nil
+}
+
+// InfeasibleReason explains a plan that does not sustain the nominal
+// rates (s.Scale < 1 or infeasible), with the bound's reason when no plan
+// can (b.Scale < 1).
+func InfeasibleReason(s Sustained, b Bound) string {
+	var parts []string
+	switch {
+	case !s.Feasible && strings.HasPrefix(s.Limit, "infeasible"):
+		parts = append(parts, s.Limit)
+	case !s.Feasible:
+		parts = append(parts, "infeasible: this plan misses deadlines at any rate", s.Limit)
+	default:
+		parts = append(parts, fmt.Sprintf("infeasible at the nominal rates: this plan sustains %.3g× of them", s.Scale))
+		if s.Limit != "" {
+			parts = append(parts, s.Limit)
+		}
+	}
+	if b.Scale < 1 && b.Why != "" {
+		parts = append(parts, fmt.Sprintf("no plan can do better than %.3g×: %s", b.Scale, b.Why))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -245,7 +245,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	}
 	reason := ""
 	if !sust.Feasible || sust.Scale < 1 {
-		reason = infeasibleReason(sust, bound)
+		reason = sim.InfeasibleReason(sust, bound)
 	}
 	nsub := 0
 	for _, mp := range p.Models {
@@ -320,27 +320,6 @@ func proofWhy(p *plan.Proof) string {
 		what += fmt.Sprintf(", incumbent within %.3g%% of its bound", 100*p.Gap)
 	}
 	return what
-}
-
-// infeasibleReason explains a plan that does not sustain the nominal
-// rates, with the bound's reason when no plan can.
-func infeasibleReason(s sim.Sustained, b sim.Bound) string {
-	var parts []string
-	switch {
-	case !s.Feasible && strings.HasPrefix(s.Limit, "infeasible"):
-		parts = append(parts, s.Limit)
-	case !s.Feasible:
-		parts = append(parts, "infeasible: this plan misses deadlines at any rate", s.Limit)
-	default:
-		parts = append(parts, fmt.Sprintf("infeasible at the nominal rates: this plan sustains %.3g× of them", s.Scale))
-		if s.Limit != "" {
-			parts = append(parts, s.Limit)
-		}
-	}
-	if b.Scale < 1 && b.Why != "" {
-		parts = append(parts, fmt.Sprintf("no plan can do better than %.3g×: %s", b.Scale, b.Why))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // drawSchedule writes the Gantt chart and trace the flags ask for.

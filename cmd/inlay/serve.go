@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inlay-dev/inlay/serve"
+)
+
+type serveFlags struct {
+	listen, token, examples string
+	maxBody                 int64
+	maxSearches, workers    int
+	maxBudget               time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--listen 127.0.0.1:8080]",
+		Short: "Serve a local web UI: edit workloads, watch searches, look at and question plans",
+		Long: `serve starts a web UI and its JSON API (described at /api/openapi.yaml) over
+the same code as the CLI: the Workload page validates as you type, Platform
+shows the presets, Plan runs planners with live progress (cancel keeps the
+best plan), Plan view draws the schedule, Compare sets planners side by side,
+What-if re-simulates a plan with changed rates, deadlines or processors, and
+Bench runs Puzzle's experiment.
+
+It listens on loopback. Any other address needs --token: every request must
+then carry "Authorization: Bearer TOKEN" (a browser opens /?token=TOKEN once
+and keeps a cookie), and gets 401 without it. Request bodies, budgets and the
+number of searches at once are capped; a search stops when its page closes.
+Requests read files only in the examples folder and the fetched models
+(cache: paths).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); not loopback only with --token")
+	fl.StringVar(&f.token, "token", "", "bearer token every request must carry (required off loopback)")
+	fl.StringVar(&f.examples, "examples", "examples", "folder of example workloads; workloads from the browser read files only there")
+	fl.Int64Var(&f.maxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes (uploads included)")
+	fl.IntVar(&f.maxSearches, "max-searches", serve.DefaultMaxSearches, "searches (plan, bench) running at once; more get 429")
+	fl.DurationVar(&f.maxBudget, "max-budget", serve.DefaultMaxBudget, "largest wall-clock budget of one search")
+	fl.IntVar(&f.workers, "workers", 0, "evaluations a search runs at once (0: one per core)")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f *serveFlags) error {
+	if err := serve.CheckListen(f.listen, f.token); err != nil {
+		return err
+	}
+	examples := f.examples
+	if st, err := os.Stat(examples); err != nil || !st.IsDir() {
+		if cmd.Flags().Changed("examples") {
+			return fmt.Errorf("serve: --examples %s: not a folder", examples)
+		}
+		examples = ""
+	}
+	srv, err := serve.New(serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
+		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	// Ctrl-C cancels the running searches through their requests' context.
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	url := "http://" + ln.Addr().String() + "/"
+	if f.token != "" {
+		url += "?token=" + f.token
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

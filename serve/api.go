@@ -1,0 +1,283 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/search/driver"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// demoName is the built-in example: inlay demo's workload on the phone.
+const demoName = "demo.yaml"
+
+// Example is one example workload.
+type Example struct {
+	Name string `json:"name"`
+	// About is the file's first comment line.
+	About string `json:"about"`
+	YAML  string `json:"yaml,omitempty"`
+}
+
+// exampleFiles lists the examples: the demo, then the examples folder's
+// YAML workloads by name (files that parse as workloads; platform files
+// and others are left out).
+func (s *Server) exampleFiles() []Example {
+	demo, _ := workload.DemoYAML("phone", false)
+	out := []Example{{Name: demoName, About: about(demo), YAML: demo}}
+	if s.cfg.Examples == "" {
+		return out
+	}
+	ents, err := os.ReadDir(s.cfg.Examples)
+	if err != nil {
+		return out
+	}
+	for _, e := range ents { // os.ReadDir sorts by name
+		name := e.Name()
+		if e.IsDir() || name == demoName || checkName("example", name) != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(s.cfg.Examples, name))
+		if err != nil {
+			continue
+		}
+		if _, err := workload.Parse(data, name); err != nil {
+			continue
+		}
+		out = append(out, Example{Name: name, About: about(string(data)), YAML: string(data)})
+	}
+	return out
+}
+
+func about(text string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if c, ok := strings.CutPrefix(strings.TrimSpace(l), "#"); ok && strings.TrimSpace(c) != "" {
+			return strings.TrimSpace(c)
+		}
+	}
+	return ""
+}
+
+func (s *Server) examples(w http.ResponseWriter, r *http.Request) {
+	ex := s.exampleFiles()
+	for i := range ex {
+		ex[i].YAML = ""
+	}
+	writeJSON(w, http.StatusOK, ex)
+}
+
+func (s *Server) example(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	for _, e := range s.exampleFiles() {
+		if e.Name == name {
+			writeJSON(w, http.StatusOK, e)
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, fmt.Errorf("serve: no example %q (GET /api/examples lists them)", name))
+}
+
+// Validation describes a workload that loads: what the Workload page shows
+// beside the editor.
+type Validation struct {
+	Workload string      `json:"workload"`
+	Platform string      `json:"platform"`
+	Models   []ModelInfo `json:"models"`
+	Groups   []GroupInfo `json:"groups"`
+}
+
+// ModelInfo is a loaded model's size.
+type ModelInfo struct {
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	Nodes  int    `json:"nodes"`
+	Layers int    `json:"layers"`
+	Params int64  `json:"params"`
+	MACs   int64  `json:"macs"`
+}
+
+// GroupInfo is a group as the workload states it.
+type GroupInfo struct {
+	Name       string              `json:"name"`
+	Models     []string            `json:"models"`
+	After      map[string][]string `json:"after,omitempty"`
+	RateHz     float64             `json:"rate_hz"`
+	DeadlineMs float64             `json:"deadline_ms"`
+	Arrival    string              `json:"arrival"`
+}
+
+type validateRequest struct {
+	Workload WorkloadInput `json:"workload"`
+}
+
+func (v *validateRequest) check() error { return v.Workload.check() }
+
+// validate loads a workload as inlay plan would, and answers its models
+// and groups, or the CLI's one-line error (with its line) as a 400.
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
+	var req validateRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	wl, pl, err := s.load(req.Workload)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, validation(wl, pl))
+}
+
+func validation(wl *workload.Workload, pl *hw.Platform) Validation {
+	v := Validation{Workload: wl.Path, Platform: pl.Name, Models: []ModelInfo{}, Groups: []GroupInfo{}}
+	for _, m := range wl.Models {
+		mi := ModelInfo{Name: m.Name, Source: m.Source}
+		if m.Zoo != "" {
+			mi.Source = "zoo:" + m.Zoo
+		} else if m.ONNX != "" {
+			mi.Source = m.ONNX
+		}
+		if m.Graph != nil {
+			mi.Nodes, mi.Params, mi.MACs = len(m.Graph.Nodes), m.Graph.Params(), m.Graph.Totals().MACs
+		}
+		if m.Layers != nil {
+			mi.Layers = len(m.Layers.Layers)
+		}
+		v.Models = append(v.Models, mi)
+	}
+	for _, g := range wl.Groups {
+		v.Groups = append(v.Groups, GroupInfo{Name: g.Name, Models: g.Models, After: g.After, RateHz: g.RateHz(),
+			DeadlineMs: millis(g.Deadline), Arrival: g.Arrival})
+	}
+	return v
+}
+
+// Planners is what GET /api/planners answers.
+type Planners struct {
+	// Registry lists the registry's base names; Suggested the full names
+	// the pages offer (single:<kind> for each kind of the platform).
+	Registry        []string `json:"registry"`
+	Suggested       []string `json:"suggested"`
+	Default         string   `json:"default"`
+	DefaultBudgetMs int64    `json:"default_budget_ms"`
+	MaxBudgetMs     int64    `json:"max_budget_ms"`
+	MaxSearches     int      `json:"max_searches"`
+}
+
+func (s *Server) planners(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Planners{
+		Registry:  search.Names(),
+		Suggested: []string{"single:npu", "single:cpu", "bestmap", "heft", "puzzle", "inlay"},
+		Default:   "inlay", DefaultBudgetMs: driver.DefaultBudget.Milliseconds(), MaxBudgetMs: s.cfg.MaxBudget.Milliseconds(),
+		MaxSearches: s.cfg.MaxSearches,
+	})
+}
+
+// SimulateRequest asks for a plan's figures (inlay simulate), with a
+// what-if change applied when given.
+type SimulateRequest struct {
+	Workload WorkloadInput `json:"workload"`
+	// Plan is a plan file's text, YAML or JSON.
+	Plan   string  `json:"plan"`
+	Seed   *int64  `json:"seed,omitempty"`
+	WhatIf *WhatIf `json:"whatif,omitempty"`
+}
+
+func (q *SimulateRequest) check() error {
+	if err := q.Workload.check(); err != nil {
+		return err
+	}
+	if strings.TrimSpace(q.Plan) == "" {
+		return errors.New("serve: no plan text (plan)")
+	}
+	return q.WhatIf.check()
+}
+
+// parsePlan reads a plan's text, JSON when it starts with '{'.
+func parsePlan(text string) (*plan.Plan, error) {
+	f := plan.YAML
+	if bytes.HasPrefix(bytes.TrimSpace([]byte(text)), []byte("{")) {
+		f = plan.JSON
+	}
+	p, err := plan.Parse([]byte(text), f, "plan."+string(f))
+	if err != nil {
+		return nil, bad(err)
+	}
+	return p, nil
+}
+
+func seedOf(p *int64) int64 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}
+
+// simulate re-simulates a plan, with its what-if changes: no search.
+func (s *Server) simulate(w http.ResponseWriter, r *http.Request) {
+	var req SimulateRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	o, err := s.simulatePlan(r.Context(), &req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+func (s *Server) simulatePlan(ctx context.Context, req *SimulateRequest) (*Outcome, error) {
+	wl, pl, err := s.load(req.Workload)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parsePlan(req.Plan)
+	if err != nil {
+		return nil, err
+	}
+	if err := usesOff(p, req.WhatIf); err != nil {
+		return nil, bad(err)
+	}
+	wl, pl, err = req.WhatIf.apply(wl, pl)
+	if err != nil {
+		return nil, err
+	}
+	est, err := s.cfg.Cost(pl, wl)
+	if err != nil {
+		return nil, err
+	}
+	return evaluate(ctx, wl, pl, est, p, seedOf(req.Seed))
+}
+
+func (s *Server) recentPlan(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	o, ok := s.plans.get(r.PathValue("id"))
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("serve: no recent plan %q (the server keeps the last 32 and forgets them when it stops)", r.PathValue("id")))
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

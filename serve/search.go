@@ -1,0 +1,393 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/bench"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/search/driver"
+	"github.com/inlay-dev/inlay/sim"
+)
+
+// PlanRequest asks for a plan (inlay plan): a planner of the search
+// registry, a budget, and optionally what-if changes to plan for.
+type PlanRequest struct {
+	Workload WorkloadInput `json:"workload"`
+	// Planner is a registry name, "single:npu" or "puzzle:cut=0.01" (""
+	// means inlay, the CLI's default).
+	Planner string `json:"planner,omitempty"`
+	// BudgetMs is the search's wall-clock budget (0: 10 s, or the
+	// server's cap when Evals is set); at most the server's cap.
+	BudgetMs int64   `json:"budget_ms,omitempty"`
+	Evals    int     `json:"evals,omitempty"`
+	Seed     *int64  `json:"seed,omitempty"`
+	Workers  int     `json:"workers,omitempty"`
+	WhatIf   *WhatIf `json:"whatif,omitempty"`
+}
+
+// maxEvals bounds a request's evaluation budget.
+const maxEvals = 1_000_000
+
+func (q *PlanRequest) check() error {
+	if err := q.Workload.check(); err != nil {
+		return err
+	}
+	if q.Planner == "" {
+		q.Planner = "inlay"
+	}
+	if _, err := search.New(q.Planner); err != nil {
+		return err
+	}
+	if q.BudgetMs < 0 || q.Evals < 0 || q.Evals > maxEvals || q.Workers < 0 || q.Workers > 1024 {
+		return fmt.Errorf("serve: budget_ms, evals (≤ %d) and workers (≤ 1024) must not be negative", maxEvals)
+	}
+	return q.WhatIf.check()
+}
+
+// budget is the request's wall-clock budget within the server's cap.
+func (s *Server) budget(ms int64, evals int) (time.Duration, error) {
+	d := time.Duration(ms) * time.Millisecond
+	if ms > math.MaxInt64/int64(time.Millisecond) || d > s.cfg.MaxBudget {
+		return 0, badf("serve: budget_ms %d is over this server's limit of %d ms (inlay serve --max-budget)", ms, s.cfg.MaxBudget.Milliseconds())
+	}
+	switch {
+	case d == 0 && evals == 0:
+		d = min(driver.DefaultBudget, s.cfg.MaxBudget)
+	case d == 0:
+		d = s.cfg.MaxBudget // an evaluation budget still ends by the clock
+	}
+	return d, nil
+}
+
+// acquire takes a search slot, or says why not.
+func (s *Server) acquire(w http.ResponseWriter) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+		writeError(w, http.StatusTooManyRequests, fmt.Errorf("serve: %d search(es) already running, the most this server runs at once (inlay serve --max-searches); try again when one ends", s.cfg.MaxSearches))
+		return false
+	}
+}
+
+func (s *Server) release() { <-s.slots }
+
+// Progress is one live update of a search.
+type Progress struct {
+	ID         string   `json:"id"`
+	Planner    string   `json:"planner"`
+	ElapsedS   float64  `json:"elapsed_s"`
+	BudgetS    float64  `json:"budget_s"`
+	Evals      int      `json:"evals"`
+	BestScale  float64  `json:"best_scale"`
+	BoundScale *float64 `json:"bound_scale"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// plan runs one search and answers its outcome; with Accept:
+// text/event-stream it streams "start", "progress" and then "result" (or
+// "error") events. POST /api/plan/{id}/cancel stops the search and keeps
+// its best plan; the request going away cancels it outright.
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+	var req PlanRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	budget, err := s.budget(req.BudgetMs, req.Evals)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	planner, _ := search.New(req.Planner) // checked by decode
+	wl, pl, err := s.load(req.Workload)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if wl, pl, err = req.WhatIf.apply(wl, pl); err != nil {
+		fail(w, err)
+		return
+	}
+	est, err := s.cfg.Cost(pl, wl)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	bound, err := sim.UpperBound(wl, pl, est)
+	if err != nil {
+		fail(w, bad(err))
+		return
+	}
+	if !s.acquire(w) {
+		return
+	}
+	defer s.release()
+
+	id := newID()
+	searchCtx, stop := context.WithCancel(r.Context())
+	defer stop()
+	s.mu.Lock()
+	s.searches[id] = stop
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.searches, id)
+		s.mu.Unlock()
+	}()
+
+	var st *stream
+	if wantsStream(r) {
+		st = startStream(w)
+	}
+	var boundPtr *float64
+	if !math.IsInf(bound.Scale, 1) {
+		b := bound.Scale
+		boundPtr = &b
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	last := Progress{ID: id, Planner: planner.Name(), BudgetS: budget.Seconds(), BoundScale: boundPtr}
+	var sent time.Time
+	st.send("start", last)
+	workers := req.Workers
+	if workers <= 0 || workers > s.cfg.Workers {
+		workers = s.cfg.Workers
+	}
+	preq := &plan.Request{Workload: wl, Platform: pl, Cost: est, Seed: seedOf(req.Seed), Budget: budget, Evals: req.Evals, Workers: workers,
+		Progress: func(pg plan.Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			last.Evals, last.BestScale, last.Note = pg.Evals, pg.Best.Scale, pg.Note
+			last.ElapsedS = time.Since(start).Seconds()
+			if time.Since(sent) >= 100*time.Millisecond {
+				sent = time.Now()
+				st.send("progress", last)
+			}
+		}}
+	eval := &counting{e: sim.NewEvaluator(wl, pl, est, sim.Options{Seed: preq.Seed})}
+	// The clock bounds every search, whatever the planner does with it.
+	planCtx, cancelPlan := context.WithTimeout(searchCtx, budget+time.Second)
+	p, err := planner.Plan(planCtx, preq, eval)
+	cancelPlan()
+	secs := time.Since(start).Seconds()
+	mu.Lock()
+	last.ElapsedS = secs
+	final := last
+	mu.Unlock()
+	cancelled := searchCtx.Err() != nil && r.Context().Err() == nil
+	if r.Context().Err() != nil {
+		return // the browser went away: nobody to answer
+	}
+	if err == nil && p == nil {
+		err = errors.New("the planner returned no plan")
+	}
+	if err != nil {
+		if cancelled {
+			err = fmt.Errorf("plan: cancelled before %s found a plan", planner.Name())
+		}
+		s.answer(w, st, nil, bad(fmt.Errorf("plan: planner %s: %w", planner.Name(), err)))
+		return
+	}
+	p.StampHashes(wl)
+	o, err := evaluate(r.Context(), wl, pl, est, p, preq.Seed)
+	if err != nil {
+		s.answer(w, st, nil, err)
+		return
+	}
+	o.ID, o.SearchSeconds, o.Evals, o.Cancelled = id, secs, eval.count(), cancelled
+	s.mu.Lock()
+	s.plans.put(id, o)
+	s.mu.Unlock()
+	final.Evals = max(final.Evals, o.Evals)
+	final.BestScale = o.MaxRateScale
+	st.send("progress", final)
+	s.answer(w, st, o, nil)
+}
+
+// answer ends a plan or bench request: the value, or the error, as JSON or
+// as the stream's last event.
+func (s *Server) answer(w http.ResponseWriter, st *stream, v any, err error) {
+	if st == nil {
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+		return
+	}
+	if err != nil {
+		st.send("error", apiError{Error: strings.ReplaceAll(err.Error(), "\n", "; ")})
+		return
+	}
+	st.send("result", v)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	s.mu.Lock()
+	stop, ok := s.searches[id]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("serve: no running search %q (it may have ended)", id))
+		return
+	}
+	stop()
+	writeJSON(w, http.StatusAccepted, map[string]string{"cancelled": id})
+}
+
+// counting counts a planner's evaluations.
+type counting struct {
+	e  plan.Evaluator
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counting) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.e.Evaluate(ctx, p)
+}
+
+func (c *counting) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// BenchRequest asks for Puzzle's experiment (inlay bench).
+type BenchRequest struct {
+	Scenarios int      `json:"scenarios,omitempty"` // default 5, at most 50
+	Planners  []string `json:"planners,omitempty"`  // default bench's
+	BudgetMs  int64    `json:"budget_ms,omitempty"` // per planner and scenario; default 2 s
+	Evals     int      `json:"evals,omitempty"`
+	Seed      *int64   `json:"seed,omitempty"`
+	Platform  string   `json:"platform,omitempty"` // preset or examples file; default phone
+}
+
+func (q *BenchRequest) check() error {
+	if q.Scenarios == 0 {
+		q.Scenarios = 5
+	}
+	if q.Scenarios < 0 || q.Scenarios > 50 {
+		return fmt.Errorf("serve: bench: scenarios %d: want 1 to 50", q.Scenarios)
+	}
+	if len(q.Planners) == 0 {
+		q.Planners = []string{"single:npu", "bestmap", "heft", "puzzle", "inlay"}
+	}
+	if len(q.Planners) > 16 {
+		return errors.New("serve: bench: at most 16 planners")
+	}
+	for _, p := range q.Planners {
+		if _, err := search.New(p); err != nil {
+			return err
+		}
+	}
+	if q.BudgetMs < 0 || q.Evals < 0 || q.Evals > maxEvals {
+		return errors.New("serve: bench: budget_ms and evals must not be negative")
+	}
+	if q.BudgetMs == 0 && q.Evals == 0 {
+		q.BudgetMs = 2000
+	}
+	if q.Platform == "" {
+		q.Platform = "phone"
+	}
+	return nil
+}
+
+// bench runs the experiment; with Accept: text/event-stream it streams
+// "progress" (a planner starts on a scenario), "scenario" (a scenario's
+// row) and then "result" (the report with its summary).
+func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
+	var req BenchRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	budget, err := s.budget(req.BudgetMs, req.Evals)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if total := time.Duration(req.Scenarios*len(req.Planners)) * budget; total > s.cfg.MaxBenchTime {
+		fail(w, badf("serve: bench: %d scenario(s) × %d planner(s) × %v is %v, over this server's limit of %v", req.Scenarios, len(req.Planners), budget, total, s.cfg.MaxBenchTime))
+		return
+	}
+	pl, err := s.platformNamed(req.Platform)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	est, err := s.cfg.Cost(pl, nil)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if !s.acquire(w) {
+		return
+	}
+	defer s.release()
+	var st *stream
+	if wantsStream(r) {
+		st = startStream(w)
+	}
+	cfg := bench.Config{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
+		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers,
+		Progress: func(sc, pi int, name string) {
+			st.send("progress", map[string]any{"scenario": sc, "planner": pi, "name": name, "scenarios": req.Scenarios})
+		},
+		Done: func(sr bench.ScenarioResult) { st.send("scenario", sr) },
+	}
+	rep, err := bench.Run(r.Context(), cfg)
+	if r.Context().Err() != nil {
+		return
+	}
+	s.answer(w, st, rep, err)
+}
+
+// stream writes server-sent events; a nil stream drops them.
+type stream struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func wantsStream(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+func startStream(w http.ResponseWriter) *stream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	st := &stream{w: w, rc: http.NewResponseController(w)}
+	_ = st.rc.Flush()
+	return st
+}
+
+func (st *stream) send(event string, v any) {
+	if st == nil {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(apiError{Error: "serve: " + err.Error()})
+		event = "error"
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fmt.Fprintf(st.w, "event: %s\ndata: %s\n\n", event, data)
+	_ = st.rc.Flush()
+}

@@ -1,0 +1,745 @@
+// inlay serve: the pages. Plain JavaScript, no library; the API is
+// described at /api/openapi.yaml.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const pages = ['workload', 'platform', 'plan', 'view', 'compare', 'whatif', 'bench'];
+
+const state = {
+  wl: { name: 'workload.yaml', yaml: '', platform: '' },
+  valid: null,        // the last validation (models, groups) or null
+  validError: null,   // the last validation error
+  plans: [],          // outcomes made for the current workload, in order
+  current: null,      // the outcome the plan view and what-if show
+  planners: null,     // GET /api/planners
+  presets: [],        // GET /api/platforms
+  running: null,      // {id, abort} of the running search
+};
+
+// ---- helpers ---------------------------------------------------------
+
+function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c]));
+}
+function fmt(x, d = 3) { return x == null || !isFinite(x) ? '–' : Number(x).toFixed(d); }
+function ms(x) {
+  if (x == null || !isFinite(x)) return '–';
+  if (x >= 1000) return (x / 1000).toPrecision(3) + ' s';
+  if (x >= 1 || x === 0) return (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2)) + ' ms';
+  return (x * 1000).toPrecision(3) + ' µs';
+}
+function pct(x) { return (100 * x).toFixed(1) + ' %'; }
+function el(tag, attrs, html) {
+  const e = document.createElement(tag);
+  for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+  if (html != null) e.innerHTML = html;
+  return e;
+}
+function table(id, head, rows, numeric) {
+  const t = typeof id === 'string' ? $(id) : id;
+  let h = '<thead><tr>' + head.map((c, i) => `<th scope="col"${numeric && numeric[i] ? ' class="num"' : ''}>${esc(c)}</th>`).join('') + '</tr></thead><tbody>';
+  for (const r of rows) h += '<tr>' + r.map((c, i) => `<td${numeric && numeric[i] ? ' class="num"' : ''}>${c}</td>`).join('') + '</tr>';
+  t.innerHTML = h + '</tbody>';
+  return t;
+}
+
+class ApiError extends Error {
+  constructor(msg, line, status) { super(msg); this.line = line || 0; this.status = status; }
+}
+
+async function api(method, path, body) {
+  const opt = { method, headers: {} };
+  if (body !== undefined) { opt.headers['Content-Type'] = 'application/json'; opt.body = JSON.stringify(body); }
+  const res = await fetch(path, opt);
+  const data = await res.json().catch(() => ({ error: `${res.status} ${res.statusText}` }));
+  if (!res.ok) throw new ApiError(data.error || res.statusText, data.line, res.status);
+  return data;
+}
+
+// streamPost posts a JSON body and hands each server-sent event to onEvent.
+async function streamPost(path, body, onEvent, signal) {
+  const res = await fetch(path, {
+    method: 'POST', signal,
+    headers: { 'Content-Type': 'application/json', 'Accept': 'text/event-stream' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) {
+    const e = await res.json().catch(() => ({ error: `${res.status} ${res.statusText}` }));
+    throw new ApiError(e.error, e.line, res.status);
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const chunk = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      let ev = 'message', data = '';
+      for (const line of chunk.split('\n')) {
+        if (line.startsWith('event: ')) ev = line.slice(7);
+        else if (line.startsWith('data: ')) data += line.slice(6);
+      }
+      if (data) onEvent(ev, JSON.parse(data));
+    }
+  }
+}
+
+function workloadInput(extra) {
+  const w = { name: state.wl.name, yaml: state.wl.yaml };
+  if (state.wl.platform) w.platform = state.wl.platform;
+  return Object.assign(w, extra || {});
+}
+
+function save() {
+  try { sessionStorage.setItem('inlay.wl', JSON.stringify(state.wl)); } catch (e) { /* private mode */ }
+}
+
+function showCurrent() {
+  let s = `${state.wl.name}`;
+  if (state.valid) s += ` on ${state.valid.platform}`;
+  if (state.current) s += ` · plan: ${state.current.planner}, rate ${fmt(state.current.max_rate_scale)}×`;
+  $('current').textContent = s;
+}
+
+// ---- routing ---------------------------------------------------------
+
+function route() {
+  const [page, arg] = (location.hash.slice(1) || 'workload').split('/');
+  const name = pages.includes(page) ? page : 'workload';
+  for (const p of pages) $('page-' + p).hidden = p !== name;
+  for (const a of document.querySelectorAll('header nav a')) {
+    if (a.getAttribute('href') === '#' + name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  document.title = `inlay · ${document.querySelector('#page-' + name + ' h1').textContent}`;
+  if (name === 'view') {
+    if (arg && (!state.current || state.current.id !== arg)) loadPlan(arg);
+    else drawView();
+  }
+  if (name === 'compare') drawCompare();
+  if (name === 'whatif') buildWhatIf();
+  return name;
+}
+
+async function loadPlan(id) {
+  try {
+    setCurrent(await api('GET', '/api/plans/' + encodeURIComponent(id)), false);
+  } catch (e) {
+    $('view-title').textContent = e.message;
+  }
+}
+
+// ---- Workload page ---------------------------------------------------
+
+let validateTimer = 0, validateSeq = 0;
+
+function drawGutter(errLine) {
+  const n = state.wl.yaml.split('\n').length;
+  let h = '';
+  for (let i = 1; i <= n; i++) h += i === errLine ? `<span class="err" data-line="${i}">▶${i}</span>` : `<span>${i}</span>`;
+  $('gutter').innerHTML = h;
+  $('gutter').scrollTop = $('yaml').scrollTop;
+}
+
+function scheduleValidate() {
+  clearTimeout(validateTimer);
+  validateTimer = setTimeout(validate, 300);
+}
+
+async function validate() {
+  const seq = ++validateSeq;
+  $('verdict').innerHTML = '<span class="hint">checking…</span>';
+  try {
+    const v = await api('POST', '/api/validate', { workload: workloadInput() });
+    if (seq !== validateSeq) return;
+    state.valid = v; state.validError = null;
+    const layers = v.models.reduce((a, m) => a + m.layers, 0);
+    $('verdict').innerHTML = `<span class="ok" id="verdict-ok">valid: ${v.models.length} model(s), ${layers} layers, ${v.groups.length} group(s) on ${esc(v.platform)}</span>`;
+    drawGutter(0);
+    const mt = table(el('table'), ['model', 'source', 'nodes', 'layers', 'params', 'MACs'],
+      v.models.map((m) => [esc(m.name), esc(m.source), m.nodes, m.layers, si(m.params, ''), si(m.macs, 'MAC')]), [0, 0, 1, 1, 1, 1]);
+    mt.insertAdjacentHTML('afterbegin', '<caption>Models</caption>');
+    const gt = table(el('table'), ['group', 'models', 'rate', 'deadline', 'arrival'],
+      v.groups.map((g) => [esc(g.name), esc(g.models.join(', ')), fmt(g.rate_hz, 2) + ' Hz', ms(g.deadline_ms), esc(g.arrival)]), [0, 0, 1, 1, 0]);
+    gt.insertAdjacentHTML('afterbegin', '<caption>Groups</caption>');
+    $('wl-tables').replaceChildren(mt, gt);
+  } catch (e) {
+    if (seq !== validateSeq) return;
+    state.valid = null; state.validError = e;
+    const mine = e.line && e.message.includes(state.wl.name);
+    drawGutter(mine ? e.line : 0);
+    let h = `<p class="err errline" id="verdict-error">${esc(e.message)}</p>`;
+    if (mine) h += `<button type="button" class="link" id="goto-line">Go to line ${e.line}</button>`;
+    $('verdict').innerHTML = h;
+    $('wl-tables').replaceChildren();
+    if (mine) $('goto-line').onclick = () => gotoLine(e.line);
+  }
+  showCurrent();
+}
+
+function gotoLine(n) {
+  const ta = $('yaml');
+  const lines = ta.value.split('\n');
+  let start = 0;
+  for (let i = 0; i < n - 1 && i < lines.length; i++) start += lines[i].length + 1;
+  ta.focus();
+  ta.setSelectionRange(start, start + (lines[n - 1] || '').length);
+  ta.scrollTop = Math.max(0, (n - 5) * 18);
+}
+
+function si(x, unit) {
+  if (!x) return '–';
+  const p = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+  for (const [v, s] of p) if (x >= v) return (x / v).toPrecision(3) + ' ' + s + unit;
+  return x + (unit ? ' ' + unit : '');
+}
+
+function setWorkload(name, yaml, keepPlans) {
+  const same = state.wl.yaml === yaml && state.wl.name === name;
+  state.wl.name = name; state.wl.yaml = yaml;
+  $('wname').value = name;
+  $('yaml').value = yaml;
+  if (!same && !keepPlans) { state.plans = []; }
+  save();
+  drawGutter(0);
+  validate();
+}
+
+async function initWorkload() {
+  const ex = await api('GET', '/api/examples');
+  const sel = $('example');
+  sel.innerHTML = '<option value="">choose…</option>' + ex.map((e) => `<option value="${esc(e.name)}">${esc(e.name)}${e.about ? ' — ' + esc(e.about.slice(0, 60)) : ''}</option>`).join('');
+  sel.onchange = async () => {
+    if (!sel.value) return;
+    const e = await api('GET', '/api/examples/' + encodeURIComponent(sel.value));
+    setWorkload(e.name, e.yaml);
+  };
+  $('upload').onchange = async () => {
+    const f = $('upload').files[0];
+    if (!f) return;
+    if (f.size > 1 << 20) { $('verdict').innerHTML = `<p class="err">${esc(f.name)}: over 1 MiB</p>`; return; }
+    const name = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/.test(f.name) ? f.name : 'upload.yaml';
+    setWorkload(name, await f.text());
+  };
+  $('yaml').addEventListener('input', () => { state.wl.yaml = $('yaml').value; state.plans = []; save(); drawGutter(0); scheduleValidate(); });
+  $('yaml').addEventListener('scroll', () => { $('gutter').scrollTop = $('yaml').scrollTop; });
+  $('wname').addEventListener('change', () => { state.wl.name = $('wname').value.trim() || 'workload.yaml'; save(); validate(); });
+  $('wplatform').addEventListener('change', () => { state.wl.platform = $('wplatform').value; state.plans = []; save(); validate(); });
+  let saved = null;
+  try { saved = JSON.parse(sessionStorage.getItem('inlay.wl') || 'null'); } catch (e) { saved = null; }
+  if (saved && saved.yaml) {
+    state.wl.platform = saved.platform || '';
+    $('wplatform').value = state.wl.platform;
+    setWorkload(saved.name, saved.yaml);
+  } else {
+    const demo = await api('GET', '/api/examples/demo.yaml');
+    sel.value = 'demo.yaml';
+    setWorkload(demo.name, demo.yaml);
+  }
+}
+
+// ---- Platform page ---------------------------------------------------
+
+async function initPlatform() {
+  state.presets = await api('GET', '/api/platforms');
+  const opts = state.presets.map((p) => `<option value="${esc(p.name)}">${esc(p.name)} — ${esc(p.description.slice(0, 50))}</option>`).join('');
+  $('plat-pick').innerHTML = opts;
+  $('bench-platform').innerHTML = state.presets.map((p) => `<option value="${esc(p.name)}">${esc(p.name)}</option>`).join('');
+  $('bench-platform').value = 'phone';
+  $('wplatform').insertAdjacentHTML('beforeend', state.presets.map((p) => `<option value="${esc(p.name)}">${esc(p.name)}</option>`).join(''));
+  $('plat-pick').onchange = () => showPlatform(() => api('GET', '/api/platforms/' + encodeURIComponent($('plat-pick').value)));
+  $('plat-upload').onchange = async () => {
+    const f = $('plat-upload').files[0];
+    if (!f) return;
+    const name = /^[A-Za-z0-9][A-Za-z0-9._-]*\.ya?ml$/.test(f.name) ? f.name : 'platform.yaml';
+    const text = await f.text();
+    showPlatform(() => api('POST', '/api/platforms', { name, yaml: text }));
+  };
+  $('plat-pick').value = 'phone';
+  showPlatform(() => api('GET', '/api/platforms/phone'));
+}
+
+async function showPlatform(get) {
+  $('plat-error').textContent = '';
+  let p;
+  try { p = await get(); } catch (e) { $('plat-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`; $('plat-tables').replaceChildren(); return; }
+  const box = $('plat-tables');
+  box.innerHTML = `<h2>${esc(p.name)}</h2><p class="lead">${esc(p.description)} (source: ${esc(p.source)}; figures are starting points to calibrate)</p>`;
+  const procs = table(el('table'), ['processor', 'kind', 'backends', 'data types (peak)', 'memory bandwidth', 'dispatch', 'per layer', 'on-chip', 'concurrency', 'domain'],
+    p.processors.map((q) => [esc(q.name), esc(q.kind), esc(q.backends.join(', ')), esc(q.dtypes.map((d) => `${d.dtype} ${si(d.peak_gops * 1e9, 'OPS')}`).join(', ')),
+      si(q.mem_bandwidth_gbs * 1e9, 'B/s'), ms(q.dispatch_ms), ms(q.layer_ms), q.on_chip_bytes ? si(q.on_chip_bytes, 'B') : '–', q.concurrency, esc(q.domain)]),
+    [0, 0, 0, 0, 1, 1, 1, 1, 1, 0]);
+  procs.insertAdjacentHTML('afterbegin', '<caption>Processors</caption>');
+  const sup = table(el('table'), ['processor', 'runs only', 'cannot run', 'max rank', 'max dim', 'max conv kernel', 'max pool window', 'static shapes', 'tensor types'],
+    p.processors.map((q) => {
+      const s = q.support;
+      return [esc(q.name), s.ops ? esc(s.ops.join(', ')) : 'any', s.unsupported ? esc(s.unsupported.join(', ')) : '–', s.max_rank || '–', s.max_dim || '–',
+        s.max_conv_kernel || '–', s.max_pool_window || '–', s.static_shapes_only ? 'only' : 'any', s.tensor_dtypes ? esc(s.tensor_dtypes.join(', ')) : 'any'];
+    }));
+  sup.insertAdjacentHTML('afterbegin', '<caption>Operator support</caption>');
+  const dom = table(el('table'), ['domain', 'processors', 'description'], p.domains.map((d) => [esc(d.name), esc(d.processors.join(', ')), esc(d.description || '')]));
+  dom.insertAdjacentHTML('afterbegin', '<caption>Memory domains</caption>');
+  const links = table(el('table'), ['from', 'to', 'bandwidth', 'latency', 'contended'],
+    p.links.map((l) => [esc(l.from), esc(l.to), si(l.bandwidth_gbs * 1e9, 'B/s'), ms(l.latency_ms), l.shared ? 'yes (one transfer at a time)' : 'no']), [0, 0, 1, 1, 0]);
+  links.insertAdjacentHTML('afterbegin', '<caption>Links</caption>');
+  box.append(procs, sup, dom);
+  if (p.links.length) box.append(links); else box.insertAdjacentHTML('beforeend', '<p>Links: none (all processors share memory without copies).</p>');
+}
+
+// ---- Plan page -------------------------------------------------------
+
+function pickedPlanners(fieldset) {
+  return [...$(fieldset).querySelectorAll('input[type=checkbox]:checked')].map((c) => c.value);
+}
+
+function initPlan() {
+  const ps = state.planners.suggested;
+  const checks = (prefix, on) => ps.map((p, i) => `<label><input type="checkbox" id="${prefix}-${i}" value="${esc(p)}"${on.includes(p) ? ' checked' : ''}> ${esc(p)}</label>`).join('');
+  $('planner-picks').insertAdjacentHTML('beforeend', checks('pp', ['bestmap', 'inlay']));
+  $('bench-picks').insertAdjacentHTML('beforeend', checks('bp', ['single:npu', 'bestmap', 'heft', 'puzzle', 'inlay']));
+  $('budget').max = state.planners.max_budget_ms / 1000;
+  $('run').onclick = () => runPlanners(pickedPlanners('planner-picks'));
+  $('cancel').onclick = cancelSearch;
+  $('compare-all').onclick = () => { location.hash = '#plan'; runPlanners(ps); };
+}
+
+async function cancelSearch() {
+  if (!state.running) return;
+  state.cancelAll = true;
+  if (state.running.id) {
+    try { await api('POST', `/api/plan/${state.running.id}/cancel`); } catch (e) { /* it ended meanwhile */ }
+  }
+}
+
+async function runPlanners(names, whatif) {
+  if (state.running) return;
+  $('plan-error').textContent = '';
+  if (!names.length) { $('plan-error').textContent = 'Pick at least one planner.'; return; }
+  const budgetS = Number($('budget').value);
+  if (!(budgetS > 0)) { $('plan-error').textContent = 'The budget must be a positive number of seconds.'; return; }
+  $('runs').replaceChildren();
+  $('run').disabled = true; $('cancel').disabled = false; $('compare-all').disabled = true;
+  state.cancelAll = false;
+  let best = null;
+  for (const name of names) {
+    if (state.cancelAll) break;
+    const box = el('div', { class: 'run' });
+    box.innerHTML = `<h2>${esc(name)}</h2><progress max="1" value="0" aria-label="${esc(name)}: share of the budget used"></progress><p class="prog">starting…</p><p class="res"></p>`;
+    $('runs').append(box);
+    const prog = box.querySelector('.prog'), bar = box.querySelector('progress'), res = box.querySelector('.res');
+    const ctl = new AbortController();
+    state.running = { id: null, abort: ctl };
+    const body = { workload: workloadInput(), planner: name, budget_ms: Math.round(budgetS * 1000), seed: Number($('seed').value) || 1 };
+    if (whatif) body.whatif = whatif;
+    try {
+      await streamPost('/api/plan', body, (ev, d) => {
+        if (ev === 'start') state.running.id = d.id;
+        if (ev === 'start' || ev === 'progress') {
+          bar.value = d.budget_s > 0 ? Math.min(1, d.elapsed_s / d.budget_s) : 0;
+          prog.textContent = `elapsed ${d.elapsed_s.toFixed(1)} s · ${d.evals} evaluations · best ${fmt(d.best_scale)}× · bound ${fmt(d.bound_scale)}×` + (d.note ? ' · ' + d.note : '');
+        }
+        if (ev === 'result') {
+          bar.value = 1;
+          d.whatif = whatif || null;
+          state.plans.push(d);
+          res.innerHTML = `rate scale <strong>${fmt(d.max_rate_scale)}</strong>${d.upper_bound_scale ? ` (${pct(d.max_rate_scale / d.upper_bound_scale)} of the bound)` : ''}, ${d.subgraphs} subgraph(s) in ${d.search_seconds.toFixed(1)} s` +
+            (d.cancelled ? ' — cancelled: the best plan so far' : '') + (d.reason ? `<br><span class="err">${esc(d.reason)}</span>` : '') +
+            ` · <a href="#view/${esc(d.id)}">open the plan</a>`;
+          if (!best || d.max_rate_scale > best.max_rate_scale) best = d;
+        }
+        if (ev === 'error') res.innerHTML = `<span class="err errline">${esc(d.error)}</span>`;
+      }, ctl.signal);
+    } catch (e) {
+      res.innerHTML = `<span class="err errline">${esc(e.message)}</span>`;
+    }
+  }
+  state.running = null;
+  $('run').disabled = false; $('cancel').disabled = true; $('compare-all').disabled = false;
+  if (best) setCurrent(best, true);
+  return best;
+}
+
+function setCurrent(o, announce) {
+  state.current = o;
+  state.whatifFor = null;
+  showCurrent();
+  if (announce) $('runs').insertAdjacentHTML('beforeend', `<p>Best: ${esc(o.planner)} at ${fmt(o.max_rate_scale)}× — <a href="#view/${esc(o.id)}">open it in the plan view</a>.</p>`);
+  if (location.hash.startsWith('#view')) drawView();
+}
+
+// ---- Plan view -------------------------------------------------------
+
+const palette = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
+
+function luminance(hex) {
+  const c = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+  return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+}
+function contrast(a, b) {
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+function inkOn(bg) { return contrast(bg, '#000000') >= contrast(bg, '#ffffff') ? '#000000' : '#ffffff'; }
+
+let view = null; // the drawn chart: spans, their rects, selection
+
+function drawView() {
+  const o = state.current;
+  if (!o) return;
+  $('view-body').hidden = false;
+  $('view-title').textContent = `${o.planner} plan for ${o.workload} on ${o.platform}` + (o.cancelled ? ' (search cancelled: the best plan so far)' : '') +
+    (o.whatif ? ' (planned with what-if changes)' : '');
+  const bound = o.upper_bound_scale;
+  $('bound').innerHTML = `Max sustainable rate scale <strong id="view-scale">${fmt(o.max_rate_scale)}</strong>` +
+    (bound != null ? ` of the proven upper bound <strong>${fmt(bound)}</strong> (${pct(o.max_rate_scale / bound)}): ${esc(o.upper_bound_why)}` : ' (no bound)') +
+    (o.limit ? `<br>Limited by: ${esc(o.limit)}` : '') + (o.reason ? `<br><span class="err">${esc(o.reason)}</span>` : '');
+  drawGantt(o);
+  table('util', ['processor', 'kind', 'utilisation', 'busy'], o.processors.map((p) =>
+    [esc(p.name), esc(p.kind), `<svg width="80" height="10" aria-hidden="true"><rect width="80" height="10" fill="#e5e7eb"></rect><rect width="${(80 * Math.min(1, p.utilisation)).toFixed(1)}" height="10" fill="#0b57d0"></rect></svg> ${pct(p.utilisation)}`, ms(p.busy_ms)]), [0, 0, 1, 1]);
+  const nom = {};
+  for (const g of o.nominal || []) nom[g.name] = g;
+  table('groups', ['group', `rate at ${fmt(o.max_rate_scale)}×`, 'deadline', 'p50', 'p99', 'misses there', 'p99 at nominal', 'misses at nominal'], o.groups.map((g) => {
+    const n = nom[g.name] || {};
+    return [esc(g.name), fmt(g.rate_hz, 2) + ' Hz', ms(g.deadline_ms), ms(g.p50_ms), ms(g.p99_ms), `${g.late + g.dropped} of ${g.requests}`, ms(n.p99_ms), n.requests != null ? `${n.late + n.dropped} of ${n.requests}` : '–'];
+  }), [0, 1, 1, 1, 1, 1, 1, 1]);
+  const dl = $('download');
+  dl.href = URL.createObjectURL(new Blob([o.plan], { type: 'application/yaml' }));
+  dl.download = `plan-${o.planner.replace(/[^A-Za-z0-9]+/g, '-')}.yaml`;
+  document.body.dataset.drawn = performance.now().toFixed(1);
+}
+
+function drawGantt(o) {
+  const g = o.gantt;
+  const models = [...new Set(g.spans.filter((s) => !s.transfer).map((s) => s.model))].sort();
+  const colour = {};
+  models.forEach((m, i) => { colour[m] = palette[i % palette.length]; });
+  // Sub-lanes: a processor that runs k subgraphs at once gets k rows.
+  const rows = [];          // per lane: row ends
+  const place = new Array(g.spans.length);
+  const order = g.spans.map((s, i) => i).sort((a, b) => g.spans[a].start_ms - g.spans[b].start_ms || a - b);
+  for (const i of order) {
+    const s = g.spans[i];
+    const ends = rows[s.lane] || (rows[s.lane] = []);
+    let r = ends.findIndex((e) => e <= s.start_ms + 1e-9);
+    if (r < 0) { r = ends.length; ends.push(0); }
+    ends[r] = s.end_ms;
+    place[i] = r;
+  }
+  const rowH = 24, left = 120, top = 10, axisH = 28;
+  const width = Math.max(700, Math.min(1600, ($('gantt-wrap').clientWidth || 1000) - 4));
+  const plotW = width - left - 20;
+  const laneY = [];
+  let y = top;
+  g.lanes.forEach((_, li) => { laneY[li] = y; y += rowH * Math.max(1, (rows[li] || []).length) + 6; });
+  const height = y + axisH;
+  const xOf = (t) => left + (plotW * t) / g.window_ms;
+  let h = '';
+  const step = tickStep(g.window_ms);
+  for (let t = 0; t <= g.window_ms + 1e-9; t += step) {
+    const x = xOf(t).toFixed(1);
+    h += `<line class="grid" x1="${x}" x2="${x}" y1="${top}" y2="${y}"></line><text class="axis" x="${x}" y="${y + 16}" text-anchor="middle">${+t.toFixed(3)} ms</text>`;
+  }
+  g.lanes.forEach((name, li) => {
+    h += `<text x="${left - 8}" y="${laneY[li] + rowH / 2 + 4}" text-anchor="end">${esc(name)}</text>`;
+  });
+  g.spans.forEach((s, i) => {
+    const x = xOf(s.start_ms), w = Math.max(1, xOf(s.end_ms) - x), yy = laneY[s.lane] + place[i] * rowH + 2;
+    const fill = s.transfer ? '#cbd5e1' : colour[s.model];
+    const cls = (s.transfer ? 'xfer' : 'box') + (s.late ? ' late' : '');
+    h += `<rect class="${cls}" data-i="${i}" x="${x.toFixed(2)}" y="${yy}" width="${w.toFixed(2)}" height="${rowH - 4}" fill="${fill}"></rect>`;
+    if (!s.transfer && w > 8 * (s.model.length + 1)) {
+      h += `<text class="boxlabel" data-bg="${fill}" x="${(x + 4).toFixed(1)}" y="${yy + rowH / 2 + 2}" fill="${inkOn(fill)}" pointer-events="none">${esc(s.model)}</text>`;
+    }
+  });
+  const svg = $('gantt');
+  svg.setAttribute('width', width);
+  svg.setAttribute('height', height);
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  const nBoxes = g.spans.filter((s) => !s.transfer).length;
+  svg.setAttribute('aria-label', `Gantt chart: ${nBoxes} subgraph executions and ${g.spans.length - nBoxes} transfers on ${g.lanes.length} lanes over the first ${fmt(g.window_ms, 1)} ms`);
+  svg.innerHTML = h;
+  $('legend').innerHTML = models.map((m) => `<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${colour[m]}" stroke="#6b7280"></rect></svg> ${esc(m)}</span>`).join('') +
+    '<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="#cbd5e1" stroke="#6b7280"></rect></svg> transfer</span>' +
+    '<span><svg width="12" height="12" aria-hidden="true"><rect x="1" y="1" width="10" height="10" fill="#ffffff" stroke="#b91c1c" stroke-width="2"></rect></svg> late request</span>';
+  const rects = [...svg.querySelectorAll('rect[data-i]')];
+  view = { o, rects, order, sel: -1 };
+  $('detail').replaceChildren();
+}
+
+function tickStep(span) {
+  const raw = span / 8;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+function spanText(s, o) {
+  const lane = o.gantt.lanes[s.lane];
+  if (s.transfer) return `transfer for ${s.model} (layers ${s.layers})\nlink ${lane}\nstart ${ms(s.start_ms)}, duration ${ms(s.end_ms - s.start_ms)}\n${s.group} request ${s.request}${s.late ? ' (late)' : ''}`;
+  return `${s.model} layers ${s.layers}\n${lane}${s.dtype ? ', ' + s.dtype : ''}${s.backend ? ' (' + s.backend + ')' : ''}\nstart ${ms(s.start_ms)}, duration ${ms(s.end_ms - s.start_ms)}\n${s.group} request ${s.request}${s.late ? ' (late)' : ''}`;
+}
+
+function showDetail(i) {
+  const o = view.o, s = o.gantt.spans[i];
+  const lane = o.gantt.lanes[s.lane];
+  const rows = [['model', s.model], ['layers', s.layers], [s.transfer ? 'link' : 'processor', lane]];
+  if (s.dtype) rows.push(['data type', s.dtype]);
+  if (s.backend) rows.push(['backend', s.backend]);
+  rows.push(['start', ms(s.start_ms)], ['duration', ms(s.end_ms - s.start_ms)], ['request', `${s.group} #${s.request}${s.late ? ' (missed its deadline)' : ''}`]);
+  let h = '<dl>' + rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('') + '</dl>';
+  const ex = o.explain && o.explain[s.model] && o.explain[s.model][s.layers];
+  if (ex) h += explainHTML(ex);
+  $('detail').innerHTML = h;
+}
+
+function explainHTML(ex) {
+  return `<h2>Why here</h2><pre class="errline">${esc(JSON.stringify(ex, null, 2))}</pre>`;
+}
+
+function select(k) {
+  if (!view || !view.rects.length) return;
+  if (view.sel >= 0) view.rects[view.sel].classList.remove('sel');
+  view.sel = k;
+  const r = view.rects[k];
+  r.classList.add('sel');
+  showDetail(+r.dataset.i);
+  const wrap = $('gantt-wrap'), x = +r.getAttribute('x');
+  if (x < wrap.scrollLeft || x > wrap.scrollLeft + wrap.clientWidth - 40) wrap.scrollLeft = x - 100;
+}
+
+function initView() {
+  const svg = $('gantt'), tip = $('tip');
+  svg.addEventListener('mousemove', (ev) => {
+    const i = ev.target.dataset ? ev.target.dataset.i : undefined;
+    if (i === undefined || !view) { tip.hidden = true; return; }
+    tip.textContent = spanText(view.o.gantt.spans[+i], view.o);
+    const box = $('gantt-wrap').getBoundingClientRect();
+    tip.style.left = (ev.clientX - box.left + $('gantt-wrap').scrollLeft + 14) + 'px';
+    tip.style.top = (ev.clientY - box.top + 14) + 'px';
+    tip.hidden = false;
+  });
+  svg.addEventListener('mouseleave', () => { tip.hidden = true; });
+  svg.addEventListener('click', (ev) => {
+    const i = ev.target.dataset ? ev.target.dataset.i : undefined;
+    if (i !== undefined) select(view.rects.findIndex((r) => r.dataset.i === i));
+  });
+  svg.addEventListener('keydown', (ev) => {
+    if (!view || !view.rects.length) return;
+    const spans = view.o.gantt.spans;
+    const cur = view.sel >= 0 ? +view.rects[view.sel].dataset.i : -1;
+    const idx = (i) => view.rects.findIndex((r) => +r.dataset.i === i);
+    let next = -1;
+    if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') {
+      const lane = cur >= 0 ? spans[cur].lane : 0;
+      const same = view.order.filter((i) => spans[i].lane === lane);
+      const at = same.indexOf(cur);
+      next = cur < 0 ? same[0] : same[Math.max(0, Math.min(same.length - 1, at + (ev.key === 'ArrowRight' ? 1 : -1)))];
+    } else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
+      const lanes = view.o.gantt.lanes.length;
+      const t = cur >= 0 ? spans[cur].start_ms : 0;
+      let lane = cur >= 0 ? spans[cur].lane : -1;
+      for (let k = 0; k < lanes; k++) {
+        lane = (lane + (ev.key === 'ArrowDown' ? 1 : lanes - 1)) % lanes;
+        const cands = view.order.filter((i) => spans[i].lane === lane);
+        if (cands.length) { next = cands.reduce((a, b) => (Math.abs(spans[b].start_ms - t) < Math.abs(spans[a].start_ms - t) ? b : a)); break; }
+      }
+    } else if (ev.key === 'Escape') {
+      if (view.sel >= 0) view.rects[view.sel].classList.remove('sel');
+      view.sel = -1; $('detail').replaceChildren(); ev.preventDefault(); return;
+    } else if (ev.key === 'Enter' || ev.key === ' ') {
+      if (cur < 0) next = view.order[0]; else { showDetail(cur); ev.preventDefault(); return; }
+    } else return;
+    ev.preventDefault();
+    if (next != null && next >= 0) select(idx(next));
+  });
+}
+
+// ---- Compare ---------------------------------------------------------
+
+function drawCompare() {
+  const rows = state.plans.map((o) => [
+    `<a href="#view/${esc(o.id)}">${esc(o.planner)}</a>${o.whatif ? ' (what-if)' : ''}${o.cancelled ? ' (cancelled)' : ''}`,
+    fmt(o.max_rate_scale), o.upper_bound_scale ? pct(o.max_rate_scale / o.upper_bound_scale) : '–', o.subgraphs, o.search_seconds.toFixed(2) + ' s',
+    o.feasible ? '<span class="ok">yes</span>' : '<span class="err">no</span>']);
+  table('compare', ['planner', 'rate scale', 'of the bound', 'subgraphs', 'search time', 'sustains the nominal rates'], rows, [0, 1, 1, 1, 1, 0]);
+  if (!rows.length) $('compare').insertAdjacentHTML('beforeend', '<tbody><tr><td colspan="6">No plans yet for this workload.</td></tr></tbody>');
+}
+
+// ---- What-if ---------------------------------------------------------
+
+let whatifTimer = 0, whatifSeq = 0;
+
+function buildWhatIf() {
+  const o = state.current;
+  if (!o) return;
+  $('whatif-body').hidden = false;
+  $('whatif-lead').textContent = `Change the ${o.planner} plan's workload or platform: the plan is re-simulated at once, without a new search.`;
+  if (state.whatifFor === o.id) return;
+  state.whatifFor = o.id;
+  const groups = (state.valid && state.valid.groups) || [];
+  $('whatif-groups').innerHTML = '<legend>Groups</legend>' + groups.map((g, i) => `<div class="whatif-row"><span class="name">${esc(g.name)}</span>
+    <div class="field"><label for="wi-rate-${i}">rate (Hz)</label><input id="wi-rate-${i}" data-group="${esc(g.name)}" data-kind="rate" type="number" min="0.01" step="any" value="${+g.rate_hz.toFixed(4)}" data-orig="${+g.rate_hz.toFixed(4)}"></div>
+    <div class="field"><label for="wi-dl-${i}">deadline (ms)</label><input id="wi-dl-${i}" data-group="${esc(g.name)}" data-kind="deadline" type="number" min="0.01" step="any" value="${+g.deadline_ms.toFixed(3)}" data-orig="${+g.deadline_ms.toFixed(3)}"></div></div>`).join('');
+  $('whatif-procs').innerHTML = '<legend>Processors</legend>' + o.processors.map((p, i) => `<div class="whatif-row"><span class="name">${esc(p.name)}</span>
+    <div class="field"><label for="wi-speed-${i}">speed (%)</label><input id="wi-speed-${i}" data-proc="${esc(p.name)}" data-kind="speed" type="number" min="1" max="10000" step="any" value="100" data-orig="100"></div>
+    <div class="field"><label for="wi-on-${i}"><input id="wi-on-${i}" data-proc="${esc(p.name)}" data-kind="on" type="checkbox" checked> available</label></div></div>`).join('');
+  for (const inp of $('whatif-form').querySelectorAll('input')) inp.addEventListener('input', () => {
+    // A deadline that equalled the period follows a new rate (as in the file), until it is edited.
+    if (inp.dataset.kind === 'rate') {
+      const dl = inp.closest('.whatif-row').querySelector('input[data-kind=deadline]');
+      const followed = Math.abs(Number(dl.dataset.orig) - 1000 / Number(inp.dataset.orig)) < 1e-3;
+      if (followed && !dl.dataset.edited && Number(inp.value) > 0) dl.value = +(1000 / Number(inp.value)).toFixed(3);
+    }
+    if (inp.dataset.kind === 'deadline') inp.dataset.edited = '1';
+    clearTimeout(whatifTimer); whatifTimer = setTimeout(whatIf, 250);
+  });
+  $('whatif-result').replaceChildren();
+  whatIf();
+}
+
+function whatIfChanges() {
+  const wi = { groups: [], processors: [] };
+  const groups = {}, procs = {};
+  for (const inp of $('whatif-form').querySelectorAll('input')) {
+    if (inp.dataset.group) {
+      const g = groups[inp.dataset.group] || (groups[inp.dataset.group] = { name: inp.dataset.group });
+      const v = Number(inp.value);
+      if (inp.value !== inp.dataset.orig && v > 0) {
+        if (inp.dataset.kind === 'rate') g.rate_hz = v; else g.deadline_ms = v;
+      }
+    } else if (inp.dataset.proc) {
+      const p = procs[inp.dataset.proc] || (procs[inp.dataset.proc] = { name: inp.dataset.proc });
+      if (inp.dataset.kind === 'speed' && inp.value !== inp.dataset.orig && Number(inp.value) > 0) p.speed = Number(inp.value) / 100;
+      if (inp.dataset.kind === 'on' && !inp.checked) p.off = true;
+    }
+  }
+  for (const k in groups) if (groups[k].rate_hz || groups[k].deadline_ms) wi.groups.push(groups[k]);
+  for (const k in procs) if (procs[k].speed || procs[k].off) wi.processors.push(procs[k]);
+  return wi;
+}
+
+async function whatIf() {
+  const o = state.current, seq = ++whatifSeq;
+  const wi = whatIfChanges();
+  $('whatif-error').textContent = '';
+  const t0 = performance.now();
+  let after;
+  try {
+    after = await api('POST', '/api/simulate', { workload: workloadInput(), plan: o.plan, seed: Number($('seed').value) || 1, whatif: wi });
+  } catch (e) {
+    if (seq !== whatifSeq) return;
+    $('whatif-error').innerHTML = `<p class="errline" id="whatif-message">${esc(e.message)}</p>`;
+    $('whatif-result').replaceChildren();
+    return;
+  }
+  if (seq !== whatifSeq) return;
+  const took = performance.now() - t0;
+  const base = o.whatif ? null : o;
+  const before = base || o;
+  const delta = (a, b, d, unit, higherBetter) => {
+    if (a == null || b == null) return '–';
+    const x = b - a;
+    if (Math.abs(x) < 10 ** -d / 2) return '±0';
+    const good = higherBetter ? x > 0 : x < 0;
+    return `<span class="${good ? 'up' : 'down'}">${x > 0 ? '+' : '−'}${Math.abs(x).toFixed(d)}${unit}</span>`;
+  };
+  const rows = [['max rate scale', fmt(before.max_rate_scale), `<strong id="whatif-scale">${fmt(after.max_rate_scale)}</strong>`, delta(before.max_rate_scale, after.max_rate_scale, 3, '×', true)]];
+  const bn = {}, an = {};
+  for (const g of before.nominal || []) bn[g.name] = g;
+  for (const g of after.nominal || []) an[g.name] = g;
+  after.groups.forEach((g, i) => {
+    const b = before.groups[i] || {};
+    rows.push([`${esc(g.name)}: rate at the max scale`, fmt(b.rate_hz, 2) + ' Hz', `<span id="whatif-rate-${esc(g.name)}">${fmt(g.rate_hz, 2)} Hz</span>`, delta(b.rate_hz, g.rate_hz, 2, ' Hz', true)]);
+    const bb = bn[g.name] || {}, aa = an[g.name] || {};
+    rows.push([`${esc(g.name)}: p99 latency at the nominal rate`, ms(bb.p99_ms), ms(aa.p99_ms), delta(bb.p99_ms, aa.p99_ms, 2, ' ms', false)]);
+    rows.push([`${esc(g.name)}: missed deadlines at the nominal rate`, bb.requests != null ? `${bb.late + bb.dropped} of ${bb.requests}` : '–', aa.requests != null ? `${aa.late + aa.dropped} of ${aa.requests}` : '–', '']);
+  });
+  const t = table(el('table', { id: 'whatif-table' }), ['', 'plan as made', 'with the changes', 'change'], rows, [0, 1, 1, 1]);
+  const note = el('p', { class: 'hint' });
+  note.textContent = `Re-simulated in ${took.toFixed(0)} ms (no search).` + (after.reason ? ' ' + after.reason : '');
+  $('whatif-result').replaceChildren(t, note);
+  document.body.dataset.whatif = String(seq);
+}
+
+function initWhatIf() {
+  $('whatif-reset').onclick = () => {
+    for (const inp of $('whatif-form').querySelectorAll('input')) { if (inp.type === 'checkbox') inp.checked = true; else inp.value = inp.dataset.orig; delete inp.dataset.edited; }
+    whatIf();
+  };
+  $('replan').onclick = async () => {
+    const o = state.current;
+    location.hash = '#plan';
+    const wi = whatIfChanges();
+    await runPlanners([o.planner], wi);
+  };
+}
+
+// ---- Bench -----------------------------------------------------------
+
+function initBench() {
+  let ctl = null;
+  $('bench-run').onclick = async () => {
+    const planners = pickedPlanners('bench-picks');
+    $('bench-error').textContent = '';
+    if (!planners.length) { $('bench-error').textContent = 'Pick at least one planner.'; return; }
+    const head = ['#', 'models', ...planners, 'bound'];
+    const rows = [];
+    table('bench-table', head, rows);
+    $('bench-summary').replaceChildren();
+    ctl = new AbortController();
+    $('bench-run').disabled = true; $('bench-stop').disabled = false;
+    const body = { scenarios: Number($('bench-n').value), planners, budget_ms: Math.round(Number($('bench-budget').value) * 1000),
+      seed: Number($('bench-seed').value) || 1, platform: $('bench-platform').value };
+    try {
+      await streamPost('/api/bench', body, (ev, d) => {
+        if (ev === 'progress') $('bench-status').textContent = `scenario ${d.scenario + 1} of ${d.scenarios}: ${d.name}…`;
+        if (ev === 'scenario') {
+          rows.push([d.index, `<span title="${esc(d.models.join(', '))}">${d.models.length}</span>`, ...d.results.map((r) => (r.error ? `<span class="err" title="${esc(r.error)}">error</span>` : fmt(r.max_rate_scale))), fmt(d.upper_bound_scale)]);
+          table('bench-table', head, rows, head.map(() => true));
+        }
+        if (ev === 'result') {
+          $('bench-status').textContent = `done: ${d.scenarios.length} scenario(s) on ${d.platform}`;
+          const s = table('bench-summary', ['planner', 'vs single:npu', 'vs bestmap', 'of the bound', 'search s'], d.planners.map((p) => {
+            const m = d.summary[p];
+            return [esc(p), m.counted_vs_single_npu ? `${m.geomean_vs_single_npu.toFixed(2)}× (n=${m.counted_vs_single_npu})` : '–',
+              m.counted_vs_bestmap ? `${m.geomean_vs_bestmap.toFixed(2)}× (n=${m.counted_vs_bestmap})` : '–', fmt(m.mean_fraction_of_bound), m.mean_search_seconds.toFixed(2)];
+          }), [0, 1, 1, 1, 1]);
+          s.insertAdjacentHTML('afterbegin', '<caption>Summary: geometric-mean ratios over the scenarios where the baseline sustains a positive rate</caption>');
+        }
+        if (ev === 'error') $('bench-error').innerHTML = `<p class="errline">${esc(d.error)}</p>`;
+      }, ctl.signal);
+    } catch (e) {
+      if (e.name === 'AbortError') $('bench-status').textContent = 'stopped';
+      else $('bench-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`;
+    }
+    $('bench-run').disabled = false; $('bench-stop').disabled = true;
+  };
+  $('bench-stop').onclick = () => { if (ctl) ctl.abort(); };
+}
+
+// ---- start -----------------------------------------------------------
+
+async function start() {
+  window.addEventListener('hashchange', () => {
+    const name = route();
+    const h = document.querySelector(`#page-${name} h1`);
+    if (h) h.focus();
+  });
+  initView();
+  initWhatIf();
+  initBench();
+  state.planners = await api('GET', '/api/planners');
+  initPlan();
+  await initPlatform();
+  await initWorkload();
+  route();
+  document.body.dataset.ready = '1';
+}
+
+start().catch((e) => {
+  document.body.insertAdjacentHTML('afterbegin', `<p role="alert" class="errline">${esc(e.message)}</p>`);
+});

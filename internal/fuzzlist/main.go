@@ -16,6 +16,7 @@ func main() {
 		"./cluster/hw:FuzzClusterParse",
 		"./cluster/job:FuzzTraceParse",
 		"./cluster/throughput:FuzzGavelParse",
+		"./serve:FuzzDecode",
 	} {
 		fmt.Println(t)
 	}

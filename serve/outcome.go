@@ -72,23 +72,31 @@ type ProcOut struct {
 type Gantt struct {
 	WindowMs float64 `json:"window_ms"`
 	// Lanes are the processors, then the links that carried a transfer.
-	Lanes []string  `json:"lanes"`
+	Lanes []string `json:"lanes"`
+	// Work lists what the spans ran, each once: a subgraph, or a transfer
+	// between two subgraphs.
+	Work  []Work    `json:"work"`
 	Spans []SpanOut `json:"spans"`
+}
+
+// Work is a subgraph (or a transfer from one) that spans ran.
+type Work struct {
+	Model    string `json:"model"`
+	Layers   string `json:"layers"` // layer-set key, "0-41"; a transfer's "0-41>42-80"
+	DType    string `json:"dtype,omitempty"`
+	Backend  string `json:"backend,omitempty"`
+	Transfer bool   `json:"transfer,omitempty"`
 }
 
 // SpanOut is one box of the Gantt chart.
 type SpanOut struct {
-	Lane     int     `json:"lane"`
-	Transfer bool    `json:"transfer,omitempty"`
-	Model    string  `json:"model"`
-	Group    string  `json:"group"`
-	Request  int     `json:"request"`
-	Layers   string  `json:"layers"` // layer-set key, "0-41"
-	DType    string  `json:"dtype,omitempty"`
-	Backend  string  `json:"backend,omitempty"`
-	StartMs  float64 `json:"start_ms"`
-	EndMs    float64 `json:"end_ms"`
-	Late     bool    `json:"late,omitempty"`
+	Lane    int     `json:"lane"`
+	Work    int     `json:"work"` // index into Gantt.Work
+	Group   string  `json:"group"`
+	Request int     `json:"request"`
+	StartMs float64 `json:"start_ms"`
+	EndMs   float64 `json:"end_ms"`
+	Late    bool    `json:"late,omitempty"`
 }
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -181,7 +189,7 @@ func ganttWindow(w *workload.Workload, res *sim.Result) time.Duration {
 // subgraph's data type and backend from the plan.
 func gantt(w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) Gantt {
 	window := ganttWindow(w, res)
-	g := Gantt{WindowMs: millis(window), Lanes: res.Lanes, Spans: []SpanOut{}}
+	g := Gantt{WindowMs: millis(window), Lanes: res.Lanes, Work: []Work{}, Spans: []SpanOut{}}
 	lane := map[string]int{}
 	for i, l := range res.Lanes {
 		lane[l] = i
@@ -193,21 +201,31 @@ func gantt(w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result)
 			subs[mp.Model+"["+sg.Layers.Key()+"]"] = where{sg.DType, sg.Backend}
 		}
 	}
+	work := map[string]int{} // span label → index into g.Work
 	nproc := len(pl.Processors)
 	for _, sp := range res.Spans {
 		if sp.Start >= window {
 			continue
 		}
 		li := lane[sp.Processor]
-		so := SpanOut{Lane: li, Transfer: li >= nproc, Model: sp.Model, Group: sp.Group, Request: sp.Request,
-			StartMs: millis(sp.Start), EndMs: millis(sp.End), Late: sp.Late}
-		if _, rest, ok := strings.Cut(sp.Label, "["); ok {
-			so.Layers = strings.TrimSuffix(rest, "]")
+		wi, ok := work[sp.Label]
+		if !ok {
+			wk := Work{Model: sp.Model, Transfer: li >= nproc}
+			if _, rest, ok := strings.Cut(sp.Label, "["); ok {
+				wk.Layers = strings.NewReplacer("]", "", "[", "").Replace(rest)
+			}
+			if wh, ok := subs[sp.Label]; ok {
+				wk.DType, wk.Backend = wh.dtype, wh.backend
+			}
+			wi = len(g.Work)
+			work[sp.Label] = wi
+			g.Work = append(g.Work, wk)
 		}
-		if wh, ok := subs[sp.Label]; ok {
-			so.DType, so.Backend = wh.dtype, wh.backend
-		}
-		g.Spans = append(g.Spans, so)
+		g.Spans = append(g.Spans, SpanOut{Lane: li, Work: wi, Group: sp.Group, Request: sp.Request,
+			StartMs: roundMs(sp.Start), EndMs: roundMs(sp.End), Late: sp.Late})
 	}
 	return g
 }
+
+// roundMs is a time in milliseconds to the nanosecond (shorter JSON).
+func roundMs(d time.Duration) float64 { return math.Round(millis(d)*1e6) / 1e6 }

@@ -44,9 +44,9 @@ func TestScreenshots(t *testing.T) {
 	waitFor(t, ctx, `document.querySelectorAll('#runs .res a').length === 3`)
 	shot("plan")
 	js(t, ctx, `location.hash = '#view/' + state.current.id`, nil)
-	waitFor(t, ctx, `document.querySelectorAll('#gantt rect').length > 0`)
-	js(t, ctx, `(() => { const r = document.querySelectorAll('#gantt rect.box')[3]; r.dispatchEvent(new MouseEvent('click', {bubbles: true}));
-		const b = r.getBoundingClientRect(); r.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: b.x + 2, clientY: b.y + 2})); return true })()`, nil)
+	waitFor(t, ctx, `+document.getElementById('gantt').dataset.boxes > 0`)
+	js(t, ctx, `select(view.boxes.findIndex((b) => !view.o.gantt.spans[b.i].transfer)); true`, nil)
+	js(t, ctx, hoverJS(3), nil)
 	shot("view")
 	js(t, ctx, `location.hash = '#compare'`, nil)
 	shot("compare")

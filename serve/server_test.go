@@ -217,9 +217,9 @@ func TestPlanAndSimulate(t *testing.T) {
 	boxes, scale := expectedBoxes(t, "../examples/phone-zoo.yaml", "heft")
 	n := 0
 	for _, sp := range o.Gantt.Spans {
-		if !sp.Transfer {
+		if wk := o.Gantt.Work[sp.Work]; !wk.Transfer {
 			n++
-			if sp.DType == "" || sp.Layers == "" || sp.EndMs < sp.StartMs {
+			if wk.DType == "" || wk.Layers == "" || sp.EndMs < sp.StartMs {
 				t.Errorf("span without its subgraph's details: %+v", sp)
 			}
 		}

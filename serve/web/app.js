@@ -126,8 +126,10 @@ function route() {
 }
 
 async function loadPlan(id) {
+  if (state.current && state.current.id === id) { drawView(); return; }
   try {
-    setCurrent(await api('GET', '/api/plans/' + encodeURIComponent(id)), false);
+    const o = await api('GET', '/api/plans/' + encodeURIComponent(id));
+    setCurrent(o, false);
   } catch (e) {
     $('view-title').textContent = e.message;
   }
@@ -364,6 +366,8 @@ async function runPlanners(names, whatif) {
 }
 
 function setCurrent(o, announce) {
+  // Each span names its work (subgraph or transfer) by index.
+  for (const s of o.gantt.spans) { const w = o.gantt.work[s.work]; s.model = w.model; s.layers = w.layers; s.dtype = w.dtype; s.backend = w.backend; s.transfer = !!w.transfer; }
   state.current = o;
   state.whatifFor = null;
   showCurrent();
@@ -410,6 +414,8 @@ function drawView() {
   dl.href = URL.createObjectURL(new Blob([o.plan], { type: 'application/yaml' }));
   dl.download = `plan-${o.planner.replace(/[^A-Za-z0-9]+/g, '-')}.yaml`;
   document.body.dataset.drawn = performance.now().toFixed(1);
+  // The next frame has painted the chart.
+  requestAnimationFrame(() => setTimeout(() => { document.body.dataset.painted = performance.now().toFixed(1); }, 0));
 }
 
 function drawGantt(o) {
@@ -418,7 +424,7 @@ function drawGantt(o) {
   const colour = {};
   models.forEach((m, i) => { colour[m] = palette[i % palette.length]; });
   // Sub-lanes: a processor that runs k subgraphs at once gets k rows.
-  const rows = [];          // per lane: row ends
+  const rows = [];
   const place = new Array(g.spans.length);
   const order = g.spans.map((s, i) => i).sort((a, b) => g.spans[a].start_ms - g.spans[b].start_ms || a - b);
   for (const i of order) {
@@ -437,37 +443,84 @@ function drawGantt(o) {
   g.lanes.forEach((_, li) => { laneY[li] = y; y += rowH * Math.max(1, (rows[li] || []).length) + 6; });
   const height = y + axisH;
   const xOf = (t) => left + (plotW * t) / g.window_ms;
-  let h = '';
-  const step = tickStep(g.window_ms);
-  for (let t = 0; t <= g.window_ms + 1e-9; t += step) {
-    const x = xOf(t).toFixed(1);
-    h += `<line class="grid" x1="${x}" x2="${x}" y1="${top}" y2="${y}"></line><text class="axis" x="${x}" y="${y + 16}" text-anchor="middle">${+t.toFixed(3)} ms</text>`;
-  }
-  g.lanes.forEach((name, li) => {
-    h += `<text x="${left - 8}" y="${laneY[li] + rowH / 2 + 4}" text-anchor="end">${esc(name)}</text>`;
+  // Boxes in drawing order, with where they are (for hover, click, keys).
+  const boxes = order.map((i) => {
+    const s = g.spans[i];
+    const x = xOf(s.start_ms);
+    return { i, x, y: laneY[s.lane] + place[i] * rowH + 2, w: Math.max(1, xOf(s.end_ms) - x), h: rowH - 4,
+      fill: s.transfer ? '#cbd5e1' : colour[s.model] };
   });
-  g.spans.forEach((s, i) => {
-    const x = xOf(s.start_ms), w = Math.max(1, xOf(s.end_ms) - x), yy = laneY[s.lane] + place[i] * rowH + 2;
-    const fill = s.transfer ? '#cbd5e1' : colour[s.model];
-    const cls = (s.transfer ? 'xfer' : 'box') + (s.late ? ' late' : '');
-    h += `<rect class="${cls}" data-i="${i}" x="${x.toFixed(2)}" y="${yy}" width="${w.toFixed(2)}" height="${rowH - 4}" fill="${fill}"></rect>`;
-    if (!s.transfer && w > 8 * (s.model.length + 1)) {
-      h += `<text class="boxlabel" data-bg="${fill}" x="${(x + 4).toFixed(1)}" y="${yy + rowH / 2 + 2}" fill="${inkOn(fill)}" pointer-events="none">${esc(s.model)}</text>`;
-    }
-  });
-  const svg = $('gantt');
-  svg.setAttribute('width', width);
-  svg.setAttribute('height', height);
-  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  const byLane = g.lanes.map(() => []);
+  boxes.forEach((b, k) => byLane[g.spans[b.i].lane].push(k));
+  const cv = $('gantt');
+  const dpr = window.devicePixelRatio || 1;
+  cv.width = Math.round(width * dpr); cv.height = Math.round(height * dpr);
+  cv.style.width = width + 'px'; cv.style.height = height + 'px';
   const nBoxes = g.spans.filter((s) => !s.transfer).length;
-  svg.setAttribute('aria-label', `Gantt chart: ${nBoxes} subgraph executions and ${g.spans.length - nBoxes} transfers on ${g.lanes.length} lanes over the first ${fmt(g.window_ms, 1)} ms`);
-  svg.innerHTML = h;
+  cv.setAttribute('aria-label', `Gantt chart: ${nBoxes} subgraph executions and ${g.spans.length - nBoxes} transfers on ${g.lanes.length} lanes over the first ${fmt(g.window_ms, 1)} ms`);
+  cv.dataset.boxes = String(nBoxes);
+  cv.dataset.transfers = String(g.spans.length - nBoxes);
+  view = { o, boxes, byLane, sel: -1, width, height, dpr, left, top, y, laneY, rowH, xOf, step: tickStep(g.window_ms) };
+  paint();
   $('legend').innerHTML = models.map((m) => `<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${colour[m]}" stroke="#6b7280"></rect></svg> ${esc(m)}</span>`).join('') +
     '<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="#cbd5e1" stroke="#6b7280"></rect></svg> transfer</span>' +
     '<span><svg width="12" height="12" aria-hidden="true"><rect x="1" y="1" width="10" height="10" fill="#ffffff" stroke="#b91c1c" stroke-width="2"></rect></svg> late request</span>';
-  const rects = [...svg.querySelectorAll('rect[data-i]')];
-  view = { o, rects, order, sel: -1 };
   $('detail').replaceChildren();
+}
+
+// paint draws the chart: grid and time axis, lane names, boxes (labelled
+// where the model's name fits, in the ink of higher contrast), the
+// selection.
+function paint() {
+  const v = view, g = v.o.gantt, cv = $('gantt'), c = cv.getContext('2d');
+  c.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
+  c.fillStyle = '#ffffff';
+  c.fillRect(0, 0, v.width, v.height);
+  c.font = '12px system-ui, "DejaVu Sans", sans-serif';
+  c.textBaseline = 'middle';
+  c.strokeStyle = '#e5e7eb';
+  c.lineWidth = 1;
+  c.fillStyle = '#4b5563';
+  c.textAlign = 'center';
+  for (let t = 0; t <= g.window_ms + 1e-9; t += v.step) {
+    const x = Math.round(v.xOf(t)) + 0.5;
+    c.beginPath(); c.moveTo(x, v.top); c.lineTo(x, v.y); c.stroke();
+    c.fillText(`${+t.toFixed(3)} ms`, x, v.y + 14);
+  }
+  c.fillStyle = '#1b1f24';
+  c.textAlign = 'right';
+  g.lanes.forEach((name, li) => c.fillText(name, v.left - 8, v.laneY[li] + v.rowH / 2));
+  c.textAlign = 'left';
+  for (const b of v.boxes) {
+    c.fillStyle = b.fill;
+    c.fillRect(b.x, b.y, b.w, b.h);
+  }
+  c.lineWidth = 2;
+  c.strokeStyle = '#b91c1c';
+  for (const b of v.boxes) if (g.spans[b.i].late) c.strokeRect(b.x + 1, b.y + 1, b.w - 2, b.h - 2);
+  for (const b of v.boxes) {
+    const s = g.spans[b.i];
+    if (s.transfer || b.w < 8 * (s.model.length + 1)) continue;
+    c.fillStyle = inkOn(b.fill);
+    c.fillText(s.model, b.x + 4, b.y + b.h / 2 + 1);
+  }
+  if (v.sel >= 0) {
+    const b = v.boxes[v.sel];
+    c.lineWidth = 3; c.strokeStyle = '#1b1f24';
+    c.strokeRect(b.x - 1.5, b.y - 1.5, b.w + 3, b.h + 3);
+  }
+}
+
+// boxAt is the box under a point of the chart, or -1.
+function boxAt(x, y) {
+  const v = view;
+  for (let li = 0; li < v.byLane.length; li++) {
+    for (const k of v.byLane[li]) {
+      const b = v.boxes[k];
+      if (x >= b.x && x <= b.x + b.w && y >= b.y && y <= b.y + b.h) return k;
+    }
+  }
+  return -1;
 }
 
 function tickStep(span) {
@@ -501,60 +554,55 @@ function explainHTML(ex) {
 }
 
 function select(k) {
-  if (!view || !view.rects.length) return;
-  if (view.sel >= 0) view.rects[view.sel].classList.remove('sel');
+  if (!view || !view.boxes.length) return;
   view.sel = k;
-  const r = view.rects[k];
-  r.classList.add('sel');
-  showDetail(+r.dataset.i);
-  const wrap = $('gantt-wrap'), x = +r.getAttribute('x');
-  if (x < wrap.scrollLeft || x > wrap.scrollLeft + wrap.clientWidth - 40) wrap.scrollLeft = x - 100;
+  paint();
+  const b = view.boxes[k];
+  showDetail(b.i);
+  const wrap = $('gantt-wrap');
+  if (b.x < wrap.scrollLeft || b.x > wrap.scrollLeft + wrap.clientWidth - 40) wrap.scrollLeft = b.x - 100;
 }
 
 function initView() {
-  const svg = $('gantt'), tip = $('tip');
-  svg.addEventListener('mousemove', (ev) => {
-    const i = ev.target.dataset ? ev.target.dataset.i : undefined;
-    if (i === undefined || !view) { tip.hidden = true; return; }
-    tip.textContent = spanText(view.o.gantt.spans[+i], view.o);
+  const cv = $('gantt'), tip = $('tip');
+  const at = (ev) => { const r = cv.getBoundingClientRect(); return view ? boxAt(ev.clientX - r.left, ev.clientY - r.top) : -1; };
+  cv.addEventListener('mousemove', (ev) => {
+    const k = at(ev);
+    if (k < 0) { tip.hidden = true; cv.style.cursor = ''; return; }
+    cv.style.cursor = 'pointer';
+    tip.textContent = spanText(view.o.gantt.spans[view.boxes[k].i], view.o);
     const box = $('gantt-wrap').getBoundingClientRect();
     tip.style.left = (ev.clientX - box.left + $('gantt-wrap').scrollLeft + 14) + 'px';
     tip.style.top = (ev.clientY - box.top + 14) + 'px';
     tip.hidden = false;
   });
-  svg.addEventListener('mouseleave', () => { tip.hidden = true; });
-  svg.addEventListener('click', (ev) => {
-    const i = ev.target.dataset ? ev.target.dataset.i : undefined;
-    if (i !== undefined) select(view.rects.findIndex((r) => r.dataset.i === i));
-  });
-  svg.addEventListener('keydown', (ev) => {
-    if (!view || !view.rects.length) return;
-    const spans = view.o.gantt.spans;
-    const cur = view.sel >= 0 ? +view.rects[view.sel].dataset.i : -1;
-    const idx = (i) => view.rects.findIndex((r) => +r.dataset.i === i);
+  cv.addEventListener('mouseleave', () => { tip.hidden = true; });
+  cv.addEventListener('click', (ev) => { const k = at(ev); if (k >= 0) select(k); });
+  cv.addEventListener('keydown', (ev) => {
+    if (!view || !view.boxes.length) return;
+    const v = view, spans = v.o.gantt.spans;
     let next = -1;
     if (ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') {
-      const lane = cur >= 0 ? spans[cur].lane : 0;
-      const same = view.order.filter((i) => spans[i].lane === lane);
-      const at = same.indexOf(cur);
-      next = cur < 0 ? same[0] : same[Math.max(0, Math.min(same.length - 1, at + (ev.key === 'ArrowRight' ? 1 : -1)))];
+      const lane = v.sel >= 0 ? spans[v.boxes[v.sel].i].lane : v.byLane.findIndex((l) => l.length);
+      const same = v.byLane[lane];
+      const at = same.indexOf(v.sel);
+      next = v.sel < 0 ? same[0] : same[Math.max(0, Math.min(same.length - 1, at + (ev.key === 'ArrowRight' ? 1 : -1)))];
     } else if (ev.key === 'ArrowDown' || ev.key === 'ArrowUp') {
-      const lanes = view.o.gantt.lanes.length;
-      const t = cur >= 0 ? spans[cur].start_ms : 0;
-      let lane = cur >= 0 ? spans[cur].lane : -1;
-      for (let k = 0; k < lanes; k++) {
-        lane = (lane + (ev.key === 'ArrowDown' ? 1 : lanes - 1)) % lanes;
-        const cands = view.order.filter((i) => spans[i].lane === lane);
-        if (cands.length) { next = cands.reduce((a, b) => (Math.abs(spans[b].start_ms - t) < Math.abs(spans[a].start_ms - t) ? b : a)); break; }
+      const n = v.byLane.length;
+      const t = v.sel >= 0 ? spans[v.boxes[v.sel].i].start_ms : 0;
+      let lane = v.sel >= 0 ? spans[v.boxes[v.sel].i].lane : -1;
+      for (let k = 0; k < n; k++) {
+        lane = (lane + (ev.key === 'ArrowDown' ? 1 : n - 1)) % n;
+        const cands = v.byLane[lane];
+        if (cands.length) { next = cands.reduce((a, b) => (Math.abs(spans[v.boxes[b].i].start_ms - t) < Math.abs(spans[v.boxes[a].i].start_ms - t) ? b : a)); break; }
       }
     } else if (ev.key === 'Escape') {
-      if (view.sel >= 0) view.rects[view.sel].classList.remove('sel');
-      view.sel = -1; $('detail').replaceChildren(); ev.preventDefault(); return;
+      v.sel = -1; paint(); $('detail').replaceChildren(); ev.preventDefault(); return;
     } else if (ev.key === 'Enter' || ev.key === ' ') {
-      if (cur < 0) next = view.order[0]; else { showDetail(cur); ev.preventDefault(); return; }
+      if (v.sel < 0) next = 0; else { showDetail(v.boxes[v.sel].i); ev.preventDefault(); return; }
     } else return;
     ev.preventDefault();
-    if (next != null && next >= 0) select(idx(next));
+    if (next >= 0) select(next);
   });
 }
 
@@ -724,6 +772,12 @@ function initBench() {
 // ---- start -----------------------------------------------------------
 
 async function start() {
+  // A link to a plan draws it first; the rest of the app starts after.
+  const [page, arg] = location.hash.slice(1).split('/');
+  if (page === 'view' && arg) {
+    for (const p of pages) $('page-' + p).hidden = p !== 'view';
+    await loadPlan(arg);
+  }
   window.addEventListener('hashchange', () => {
     const name = route();
     const h = document.querySelector(`#page-${name} h1`);

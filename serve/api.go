@@ -254,7 +254,7 @@ func (s *Server) simulatePlan(ctx context.Context, req *SimulateRequest) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	est, err := s.cfg.Cost(pl, wl)
+	est, err := s.cost(pl, wl)
 	if err != nil {
 		return nil, err
 	}

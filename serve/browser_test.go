@@ -325,7 +325,7 @@ func TestBrowserWhatIf(t *testing.T) {
 	_, ts := testServer(t, Config{})
 	open(t, ctx, ts.URL+"/")
 	pickExample(t, ctx, "phone-zoo.yaml")
-	planWith(t, ctx, "bestmap", "1")
+	planWith(t, ctx, "heft", "1")
 	js(t, ctx, `location.hash = '#whatif'`, nil)
 	waitFor(t, ctx, `!!document.getElementById('whatif-scale')`)
 	var before string
@@ -343,7 +343,7 @@ func TestBrowserWhatIf(t *testing.T) {
 	}
 	pl, _ := hw.Preset("phone")
 	est := cost.NewAnalytic(pl)
-	p, err := search.New("bestmap")
+	p, err := search.New("heft")
 	if err != nil {
 		t.Fatal(err)
 	}

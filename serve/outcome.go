@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -34,7 +35,11 @@ type Outcome struct {
 	// UpperBoundScale is the proven upper bound (null: none).
 	UpperBoundScale *float64 `json:"upper_bound_scale"`
 	UpperBoundWhy   string   `json:"upper_bound_why,omitempty"`
-	Subgraphs       int      `json:"subgraphs"`
+	// UpperBoundProven is false when the bound is only an estimate (the
+	// estimator gives no per-layer lower bound); UpperBoundLabel names it.
+	UpperBoundProven bool   `json:"upper_bound_proven"`
+	UpperBoundLabel  string `json:"upper_bound_label"`
+	Subgraphs        int    `json:"subgraphs"`
 	// Groups and Processors are the run at MaxRateScale (at the bracket's
 	// low end when infeasible); Nominal the run at the nominal rates.
 	Groups     []GroupOut `json:"groups"`
@@ -132,7 +137,7 @@ func evaluate(ctx context.Context, w *workload.Workload, pl *hw.Platform, est co
 	o := &Outcome{
 		Workload: w.Path, Platform: pl.Name, Planner: p.Planner,
 		MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1, Limit: sust.Limit,
-		UpperBoundWhy: bound.Why, Plan: string(text),
+		UpperBoundWhy: bound.Why, UpperBoundProven: bound.Proven(), UpperBoundLabel: bound.Label(), Plan: string(text),
 		Groups: []GroupOut{}, Processors: []ProcOut{}, Nominal: groupsOut(nominal),
 	}
 	if !math.IsInf(bound.Scale, 1) && !math.IsNaN(bound.Scale) {
@@ -168,21 +173,13 @@ func groupsOut(res *sim.Result) []GroupOut {
 	return out
 }
 
-// ganttWindow is three periods of the slowest group at the run's scale,
-// or the whole run when that is shorter (inlay simulate's default).
+// ganttWindow is the CLI's default window (report.GanttWindow).
 func ganttWindow(w *workload.Workload, res *sim.Result) time.Duration {
-	var longest time.Duration
-	for _, g := range w.Groups {
-		longest = max(longest, g.Period)
+	periods := make([]time.Duration, len(w.Groups))
+	for i, g := range w.Groups {
+		periods[i] = g.Period
 	}
-	var window time.Duration
-	if res.Scale > 0 {
-		window = time.Duration(3 * float64(longest) / res.Scale)
-	}
-	if window <= 0 || window > res.End {
-		window = res.End
-	}
-	return window
+	return report.GanttWindow(periods, res.Scale, res.End)
 }
 
 // gantt lists the spans that start in the window, each with its

@@ -118,7 +118,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	est, err := s.cfg.Cost(pl, wl)
+	est, err := s.cost(pl, wl)
 	if err != nil {
 		fail(w, err)
 		return
@@ -328,7 +328,7 @@ func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	est, err := s.cfg.Cost(pl, nil)
+	est, err := s.cost(pl, nil)
 	if err != nil {
 		fail(w, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -56,9 +58,11 @@ type Config struct {
 	MaxBenchTime time.Duration
 	// Workers is the evaluations a search runs at once (0: one per core).
 	Workers int
-	// Cost builds the cost model for a platform and workload (nil: the
-	// platform's analytic model, as the CLI without a profile store).
-	Cost func(pl *hw.Platform, w *workload.Workload) (cost.Estimator, error)
+	// Profiles is the profile store the cost model answers from
+	// (profile.CostModel, as the CLI's --profiles); "" means the analytic
+	// model. ProfilesNamed: the user named it, so it must exist.
+	Profiles      string
+	ProfilesNamed bool
 }
 
 // Server is the web UI's state: running searches, recent plans and loaded
@@ -93,13 +97,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBody < 0 || cfg.MaxSearches < 0 || cfg.MaxBudget < 0 || cfg.MaxBenchTime < 0 {
 		return nil, errors.New("serve: limits must not be negative")
 	}
-	if cfg.Cost == nil {
-		cfg.Cost = func(pl *hw.Platform, _ *workload.Workload) (cost.Estimator, error) { return cost.NewAnalytic(pl), nil }
+	if cfg.ProfilesNamed {
+		if _, err := os.Stat(cfg.Profiles); err != nil {
+			return nil, fmt.Errorf("serve: --profiles %s: %v", cfg.Profiles, err)
+		}
 	}
 	return &Server{
 		cfg: cfg, slots: make(chan struct{}, cfg.MaxSearches),
 		searches: map[string]func(){}, plans: newRecent[*Outcome](32), loaded: newRecent[*workload.Workload](16),
 	}, nil
+}
+
+// cost is the cost model for a platform and workload: the CLI's
+// (profile.CostModel with the configured store).
+func (s *Server) cost(pl *hw.Platform, w *workload.Workload) (cost.Estimator, error) {
+	est, _, err := profile.CostModel(s.cfg.Profiles, s.cfg.ProfilesNamed, pl, w)
+	return est, err
 }
 
 // CheckListen returns an error when addr is not a loopback address and no

@@ -51,6 +51,7 @@ Requests read files only in the examples folder and the fetched models
 	fl.IntVar(&f.maxSearches, "max-searches", serve.DefaultMaxSearches, "searches (plan, bench) running at once; more get 429")
 	fl.DurationVar(&f.maxBudget, "max-budget", serve.DefaultMaxBudget, "largest wall-clock budget of one search")
 	fl.IntVar(&f.workers, "workers", 0, "evaluations a search runs at once (0: one per core)")
+	addProfilesFlag(cmd)
 	return cmd
 }
 
@@ -65,8 +66,10 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 		}
 		examples = ""
 	}
+	profiles := cmd.Flags().Lookup("profiles")
 	srv, err := serve.New(serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
-		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers})
+		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
+		Profiles: profiles.Value.String(), ProfilesNamed: profiles.Changed})
 	if err != nil {
 		return err
 	}

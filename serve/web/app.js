@@ -399,7 +399,7 @@ function drawView() {
     (o.whatif ? ' (planned with what-if changes)' : '');
   const bound = o.upper_bound_scale;
   $('bound').innerHTML = `Max sustainable rate scale <strong id="view-scale">${fmt(o.max_rate_scale)}</strong>` +
-    (bound != null ? ` of the proven upper bound <strong>${fmt(bound)}</strong> (${pct(o.max_rate_scale / bound)}): ${esc(o.upper_bound_why)}` : ' (no bound)') +
+    (bound != null ? ` of the ${o.upper_bound_proven ? 'proven upper bound' : esc(o.upper_bound_label)} <strong>${fmt(bound)}</strong> (${pct(o.max_rate_scale / bound)}): ${esc(o.upper_bound_why)}` : ' (no bound)') +
     (o.limit ? `<br>Limited by: ${esc(o.limit)}` : '') + (o.reason ? `<br><span class="err">${esc(o.reason)}</span>` : '');
   drawGantt(o);
   table('util', ['processor', 'kind', 'utilisation', 'busy'], o.processors.map((p) =>

@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -54,6 +56,13 @@ type Config struct {
 	Workers   int
 	// Scenario shapes the random scenarios (Networks default: every zoo network).
 	Scenario workload.ScenarioOptions
+	// Repeats runs every planner this many times per scenario (0 or 1:
+	// once), repeat r with planner seed Seed+r; a result's Scale is the
+	// median over the repeats, with their min and max beside it.
+	Repeats int
+	// Versus lists planner pairs {a, b} whose ratio a/b (medians) is
+	// reported by number of models (Report.Versus).
+	Versus [][2]string
 	// Progress, when set, is told when a planner starts on a scenario.
 	Progress func(scenario, planner int, name string)
 	// Done, when set, is given each scenario's results as soon as its
@@ -70,7 +79,18 @@ type PlannerResult struct {
 	// PoissonScale is the plan's max sustainable scale on Poisson
 	// arrivals from the unseen seed (see the package doc).
 	PoissonScale float64 `json:"poisson_max_rate_scale"`
-	Error        string  `json:"error,omitempty"`
+	// Repeats holds each repeat's scale (Config.Repeats > 1); Min and Max
+	// their extremes (Scale is their median).
+	Repeats []float64 `json:"repeat_scales,omitempty"`
+	Min     float64   `json:"min_max_rate_scale,omitempty"`
+	Max     float64   `json:"max_max_rate_scale,omitempty"`
+	// MILPBound is an exact planner's proven bound on every plan's scale
+	// (plan.Proof.ScaleBound; the tightest over repeats), 0 for the others.
+	MILPBound float64 `json:"milp_bound_scale,omitempty"`
+	// MILPGap is the exact planner's own gap between its incumbent and
+	// bound (the median over repeats).
+	MILPGap float64 `json:"milp_gap,omitempty"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // PoissonSeed is the seed of the Poisson judge's arrivals for a bench
@@ -98,9 +118,12 @@ type ScenarioResult struct {
 	UpperBound float64    `json:"upper_bound_scale"`
 	// BoundProven is false when the bound is only an estimate for the
 	// cost model (sim.Bound.Proven).
-	BoundProven bool            `json:"upper_bound_proven"`
-	Results     []PlannerResult `json:"results"`
-	Workload    string          `json:"-"`
+	BoundProven bool `json:"upper_bound_proven"`
+	// BestBound is the tightest proven bound: the least of UpperBound and
+	// every exact planner's MILPBound.
+	BestBound float64         `json:"best_bound_scale"`
+	Results   []PlannerResult `json:"results"`
+	Workload  string          `json:"-"`
 }
 
 // Summary aggregates one planner over all scenarios.
@@ -121,6 +144,33 @@ type Summary struct {
 	// whose baseline sustains a positive scale).
 	CountedVsSingleNPU int `json:"counted_vs_single_npu"`
 	CountedVsBestmap   int `json:"counted_vs_bestmap"`
+	// MeanGapToBest is the mean over scenarios of (BestBound − Scale) /
+	// BestBound: how far the planner is from the tightest proven bound.
+	MeanGapToBest float64 `json:"mean_gap_to_best_bound"`
+	// VsBestmapMin and VsBestmapMax are the least and greatest geomean
+	// ratio to bestmap over the repeats, each repeat's plans against the
+	// median bestmap (Config.Repeats > 1).
+	VsBestmapMin float64 `json:"geomean_vs_bestmap_min,omitempty"`
+	VsBestmapMax float64 `json:"geomean_vs_bestmap_max,omitempty"`
+}
+
+// Versus is the ratio of two planners' scales by number of models.
+type Versus struct {
+	A, B string
+	// Rows: one per model-count bucket ("3", "4-6", "7-9", else the
+	// count), then "all".
+	Rows []VersusRow
+}
+
+// VersusRow is the geometric mean of A's median scale over B's over the
+// scenarios of a bucket (N of them, both positive), with the least and
+// greatest per-repeat geomean (repeat r of A against repeat r of B).
+type VersusRow struct {
+	Models  string  `json:"models"`
+	N       int     `json:"n"`
+	Geomean float64 `json:"geomean"`
+	Min     float64 `json:"min"`
+	Max     float64 `json:"max"`
 }
 
 // Report is a bench run's result.
@@ -132,8 +182,10 @@ type Report struct {
 	PoissonSeed int64              `json:"poisson_seed"`
 	Budget      string             `json:"budget,omitempty"`
 	Evals       int                `json:"evals,omitempty"`
+	Repeats     int                `json:"repeats,omitempty"`
 	Scenarios   []ScenarioResult   `json:"scenarios"`
 	Summary     map[string]Summary `json:"summary"`
+	Versus      []Versus           `json:"versus,omitempty"`
 }
 
 // Run benches every planner on every scenario.
@@ -195,29 +247,60 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		sr.UpperBound, sr.BoundProven = b.Scale, b.Proven()
 		judge := sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed})
 		poisson := sim.NewEvaluator(poissonOf(w), cfg.Platform, cfg.Cost, sim.Options{Seed: rep.PoissonSeed})
+		repeats := max(cfg.Repeats, 1)
+		sr.BestBound = sr.UpperBound
 		for pi, pl := range planners {
 			if cfg.Progress != nil {
 				cfg.Progress(si, pi, cfg.Planners[pi])
 			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+			res := PlannerResult{Planner: cfg.Planners[pi]}
+			var scales, poissons, secs, gaps []float64
+			for r := range repeats {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				req := &plan.Request{Workload: w, Platform: cfg.Platform, Cost: cfg.Cost, Seed: cfg.Seed + int64(r),
+					Budget: cfg.Budget, Evals: cfg.Evals, Workers: cfg.Workers}
+				eval := &counting{e: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed})}
+				start := time.Now()
+				p, proof, err := plan.PlanWithProof(ctx, pl, req, eval)
+				secs = append(secs, time.Since(start).Seconds())
+				res.Evals += eval.n
+				if err != nil {
+					res.Error = err.Error()
+					break
+				}
+				if proof != nil && proof.ScaleBound > 0 && !math.IsInf(proof.ScaleBound, 0) {
+					if res.MILPBound == 0 || proof.ScaleBound < res.MILPBound {
+						res.MILPBound = proof.ScaleBound
+					}
+					gaps = append(gaps, proof.Gap)
+				}
+				if s, err := judge.Evaluate(ctx, p); err != nil {
+					res.Error = err.Error()
+					break
+				} else if ps, err := poisson.Evaluate(ctx, p); err != nil {
+					res.Error = "poisson judge: " + err.Error()
+					break
+				} else {
+					scales, poissons = append(scales, s.Scale), append(poissons, ps.Scale)
+				}
 			}
-			req := &plan.Request{Workload: w, Platform: cfg.Platform, Cost: cfg.Cost, Seed: cfg.Seed,
-				Budget: cfg.Budget, Evals: cfg.Evals, Workers: cfg.Workers}
-			eval := &counting{e: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed})}
-			start := time.Now()
-			p, err := pl.Plan(ctx, req, eval)
-			secs := time.Since(start).Seconds()
-			res := PlannerResult{Planner: cfg.Planners[pi], SearchSeconds: round3(secs), Evals: eval.n}
-			if err != nil {
-				res.Error = err.Error()
-			} else if s, err := judge.Evaluate(ctx, p); err != nil {
-				res.Error = err.Error()
-			} else if ps, err := poisson.Evaluate(ctx, p); err != nil {
-				res.Error = "poisson judge: " + err.Error()
-			} else {
-				res.Scale, res.PoissonScale = s.Scale, ps.Scale
+			res.SearchSeconds = round3(mean(secs))
+			if res.Error == "" {
+				res.Scale, res.PoissonScale = median(scales), median(poissons)
+				if repeats > 1 {
+					res.Repeats = scales
+					res.Min, res.Max = slices.Min(scales), slices.Max(scales)
+				}
+				if len(gaps) > 0 {
+					res.MILPGap = median(gaps)
+				}
+				if res.MILPBound > 0 {
+					sr.BestBound = math.Min(sr.BestBound, res.MILPBound)
+				}
 			}
+			res.Evals /= repeats
 			sr.Results = append(sr.Results, res)
 		}
 		rep.Scenarios = append(rep.Scenarios, sr)
@@ -225,8 +308,125 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			cfg.Done(sr)
 		}
 	}
+	if cfg.Repeats > 1 {
+		rep.Repeats = cfg.Repeats
+	}
 	rep.Summary = summarize(rep)
+	for _, v := range cfg.Versus {
+		rep.Versus = append(rep.Versus, versus(rep, v[0], v[1]))
+	}
 	return rep, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+// bucket names a scenario's model count as the issue's rows do.
+func bucket(n int) string {
+	switch {
+	case n == 3:
+		return "3"
+	case n >= 4 && n <= 6:
+		return "4-6"
+	case n >= 7 && n <= 9:
+		return "7-9"
+	}
+	return fmt.Sprint(n)
+}
+
+// versus computes the ratio of a over b by model-count bucket.
+func versus(rep *Report, a, b string) Versus {
+	v := Versus{A: a, B: b}
+	type acc struct {
+		log   float64
+		n     int
+		perRe map[int]float64
+		perN  map[int]int
+	}
+	accs := map[string]*acc{}
+	var order []string
+	add := func(key string, ra, rb PlannerResult) {
+		ac := accs[key]
+		if ac == nil {
+			ac = &acc{perRe: map[int]float64{}, perN: map[int]int{}}
+			accs[key] = ac
+			order = append(order, key)
+		}
+		ac.log += math.Log(ra.Scale / rb.Scale)
+		ac.n++
+		for r := range min(len(ra.Repeats), len(rb.Repeats)) {
+			if ra.Repeats[r] > 0 && rb.Repeats[r] > 0 {
+				ac.perRe[r] += math.Log(ra.Repeats[r] / rb.Repeats[r])
+				ac.perN[r]++
+			}
+		}
+	}
+	for _, sr := range rep.Scenarios {
+		ra, oka := resultOf(sr, a)
+		rb, okb := resultOf(sr, b)
+		if !oka || !okb || ra.Scale <= 0 || rb.Scale <= 0 {
+			continue
+		}
+		add(bucket(len(sr.Models)), ra, rb)
+	}
+	sort.Strings(order)
+	all := &acc{perRe: map[int]float64{}, perN: map[int]int{}}
+	for _, key := range order {
+		ac := accs[key]
+		row := VersusRow{Models: key, N: ac.n, Geomean: round3(math.Exp(ac.log / float64(ac.n)))}
+		row.Min, row.Max = spread(ac.perRe, ac.perN, row.Geomean)
+		v.Rows = append(v.Rows, row)
+		all.log += ac.log
+		all.n += ac.n
+		for r, l := range ac.perRe {
+			all.perRe[r] += l
+			all.perN[r] += ac.perN[r]
+		}
+	}
+	if all.n > 0 {
+		row := VersusRow{Models: "all", N: all.n, Geomean: round3(math.Exp(all.log / float64(all.n)))}
+		row.Min, row.Max = spread(all.perRe, all.perN, row.Geomean)
+		v.Rows = append(v.Rows, row)
+	}
+	return v
+}
+
+// spread is the least and greatest per-repeat geomean (def when there are
+// no repeats).
+func spread(logs map[int]float64, ns map[int]int, def float64) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for r, l := range logs {
+		if ns[r] == 0 {
+			continue
+		}
+		g := round3(math.Exp(l / float64(ns[r])))
+		lo, hi = math.Min(lo, g), math.Max(hi, g)
+	}
+	if math.IsInf(lo, 1) {
+		return def, def
+	}
+	return lo, hi
 }
 
 func summarize(rep *Report) map[string]Summary {
@@ -237,8 +437,9 @@ func summarize(rep *Report) map[string]Summary {
 	}
 	for _, name := range rep.Planners {
 		var s Summary
-		var logNPU, logBM, logPP, logBMP, frac, secs float64
-		var nFrac int
+		var logNPU, logBM, logPP, logBMP, frac, secs, gap float64
+		var nFrac, nGap int
+		perRe, perN := map[int]float64{}, map[int]int{}
 		for _, sr := range rep.Scenarios {
 			me, ok := find(sr, name)
 			for _, r := range sr.Results {
@@ -256,6 +457,17 @@ func summarize(rep *Report) map[string]Summary {
 			if base, ok := find(sr, "bestmap"); ok && base > 0 && me > 0 {
 				logBM += math.Log(me / base)
 				s.CountedVsBestmap++
+				mine, _ := resultOf(sr, name)
+				for r, x := range mine.Repeats {
+					if x > 0 {
+						perRe[r] += math.Log(x / base)
+						perN[r]++
+					}
+				}
+			}
+			if sr.BestBound > 0 && !math.IsInf(sr.BestBound, 0) {
+				gap += math.Max(0, (sr.BestBound-me)/sr.BestBound)
+				nGap++
 			}
 			if sr.UpperBound > 0 {
 				frac += me / sr.UpperBound
@@ -282,6 +494,12 @@ func summarize(rep *Report) map[string]Summary {
 		}
 		if s.CountedVsBestmap > 0 {
 			s.GeomeanVsBestmap = round3(math.Exp(logBM / float64(s.CountedVsBestmap)))
+			if len(perN) > 0 {
+				s.VsBestmapMin, s.VsBestmapMax = spread(perRe, perN, s.GeomeanVsBestmap)
+			}
+		}
+		if nGap > 0 {
+			s.MeanGapToBest = round3(gap / float64(nGap))
 		}
 		if nFrac > 0 {
 			s.MeanFractionBound = round3(frac / float64(nFrac))

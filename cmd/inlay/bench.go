@@ -26,6 +26,8 @@ type benchFlags struct {
 	platform  string
 	workloads []string
 	json      bool
+	repeats   int
+	versus    []string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -58,6 +60,8 @@ same plans); --budget is wall-clock time per planner and scenario.`,
 	fl.StringVar(&f.platform, "platform", "phone", "platform preset or file")
 	fl.StringArrayVar(&f.workloads, "workload", nil, "bench this workload file instead of random scenarios (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.IntVar(&f.repeats, "repeats", 1, "run every planner this many times per scenario (planner seeds seed, seed+1, ...): min, median and max")
+	fl.StringArrayVar(&f.versus, "versus", nil, "report A/B, the ratio of two planners' median scales by number of models (repeatable; default inlay/puzzle when both run)")
 	addProfilesFlag(cmd)
 	return cmd
 }
@@ -81,8 +85,25 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if f.workers <= 0 {
 		f.workers = defaultWorkers()
 	}
+	if f.repeats < 1 {
+		return fmt.Errorf("bench: --repeats %d: want at least 1", f.repeats)
+	}
 	cfg := bench.Config{Platform: pl, Planners: planners, Scenarios: f.scenarios, Seed: f.seed,
-		Budget: f.budget, Evals: f.evals, Workers: f.workers}
+		Budget: f.budget, Evals: f.evals, Workers: f.workers, Repeats: f.repeats}
+	has := map[string]bool{}
+	for _, p := range planners {
+		has[p] = true
+	}
+	if len(f.versus) == 0 && has["inlay"] && has["puzzle"] {
+		f.versus = []string{"inlay/puzzle"}
+	}
+	for _, v := range f.versus {
+		a, b, ok := strings.Cut(v, "/")
+		if !ok || !has[a] || !has[b] {
+			return fmt.Errorf("bench: --versus %q: want A/B with both planners among --planners", v)
+		}
+		cfg.Versus = append(cfg.Versus, [2]string{a, b})
+	}
 	est, costNote, err := costModel(cmd, pl, nil)
 	if err != nil {
 		return err
@@ -147,17 +168,35 @@ func writeBench(out io.Writer, rep *bench.Report) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nthe same plans judged on Poisson arrivals from seed %d, which no planner saw\n\n", rep.PoissonSeed)
-	s := textfmt.Table{Header: []string{"planner", "vs single:npu", "vs bestmap", "of bound", "poisson/periodic", "vs bestmap (poisson)", "search s"}}
+	s := textfmt.Table{Header: []string{"planner", "vs single:npu", "vs bestmap", "of bound", "gap to best bound", "poisson/periodic", "vs bestmap (poisson)", "search s"}}
 	for _, name := range rep.Planners {
 		sm := rep.Summary[name]
-		s.Add(name, ratio(sm.GeomeanVsSingleNPU, sm.CountedVsSingleNPU), ratio(sm.GeomeanVsBestmap, sm.CountedVsBestmap),
-			fmt.Sprintf("%.3f", sm.MeanFractionBound), ratio(sm.GeomeanPoissonVsPeriodic, sm.CountedPoisson),
+		vsBM := ratio(sm.GeomeanVsBestmap, sm.CountedVsBestmap)
+		if sm.VsBestmapMax > 0 {
+			vsBM += fmt.Sprintf(" [%.3f, %.3f]", sm.VsBestmapMin, sm.VsBestmapMax)
+		}
+		s.Add(name, ratio(sm.GeomeanVsSingleNPU, sm.CountedVsSingleNPU), vsBM,
+			fmt.Sprintf("%.3f", sm.MeanFractionBound), fmt.Sprintf("%.1f%%", 100*sm.MeanGapToBest), ratio(sm.GeomeanPoissonVsPeriodic, sm.CountedPoisson),
 			ratio(sm.GeomeanVsBestmapPoisson, sm.CountedVsBestmapPoisson), fmt.Sprintf("%.2f", sm.MeanSearchSeconds))
 	}
 	if _, err := s.WriteTo(out); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\nratios: geometric mean over scenarios where the baseline sustains a positive rate (n)")
+	fmt.Fprintln(out, "gap to best bound: mean of (best bound − scale) / best bound, the best bound being the least of the fluid bound and the MILP's")
+	if rep.Repeats > 1 {
+		fmt.Fprintf(out, "repeats: %d runs per planner and scenario (planner seeds %d..%d); cells are medians, [min, max] the spread over the repeats\n", rep.Repeats, rep.Seed, rep.Seed+int64(rep.Repeats)-1)
+	}
+	for _, v := range rep.Versus {
+		fmt.Fprintf(out, "\n%s / %s by number of models (geometric mean of median scales; [min, max] over repeats):\n", v.A, v.B)
+		t := textfmt.Table{Header: []string{"models", "n", v.A + "/" + v.B, "min", "max"}}
+		for _, r := range v.Rows {
+			t.Add(r.Models, fmt.Sprint(r.N), fmt.Sprintf("%.3f", r.Geomean), fmt.Sprintf("%.3f", r.Min), fmt.Sprintf("%.3f", r.Max))
+		}
+		if _, err := t.WriteTo(out); err != nil {
+			return err
+		}
+	}
 	for _, sr := range rep.Scenarios {
 		for _, r := range sr.Results {
 			if r.Error != "" {
@@ -173,7 +212,7 @@ func writeBench(out io.Writer, rep *bench.Report) error {
 func writeScenarioTable(out io.Writer, rep *bench.Report, fig func(bench.PlannerResult) float64, withBound bool) error {
 	header := append([]string{"#", "models"}, rep.Planners...)
 	if withBound {
-		header = append(header, "bound")
+		header = append(header, "bound", "best bound")
 	}
 	t := textfmt.Table{Header: header}
 	for _, sr := range rep.Scenarios {
@@ -183,10 +222,17 @@ func writeScenarioTable(out io.Writer, rep *bench.Report, fig func(bench.Planner
 				row = append(row, "error")
 				continue
 			}
-			row = append(row, fmt.Sprintf("%.3f", fig(r)))
+			cell := fmt.Sprintf("%.3f", fig(r))
+			if withBound && len(r.Repeats) > 1 {
+				cell += fmt.Sprintf(" [%.3f, %.3f]", r.Min, r.Max)
+			}
+			if withBound && r.MILPBound > 0 {
+				cell += fmt.Sprintf(" (bound %.3f, gap %.1f%%)", r.MILPBound, 100*r.MILPGap)
+			}
+			row = append(row, cell)
 		}
 		if withBound {
-			row = append(row, fmt.Sprintf("%.3f", sr.UpperBound))
+			row = append(row, fmt.Sprintf("%.3f", sr.UpperBound), fmt.Sprintf("%.3f", sr.BestBound))
 		}
 		t.Add(row...)
 	}

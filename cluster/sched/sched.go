@@ -99,12 +99,15 @@ type Mechanism struct {
 	traits policy.Traits
 	table  *throughput.Table
 	c      *policy.Cluster
-	order  []int      // GPU columns, fastest first
-	srv    [][]server // per column
-	jobs   map[int]*policy.Job
-	ids    []int // active job IDs, sorted
-	alloc  *policy.Allocation
-	allocX map[entryKey][]float64
+	order  []int         // GPU columns, fastest first
+	srv    [][]server    // per column
+	srvIdx []map[int]int // per column: node → index into srv
+	// placedLast holds per column the jobs placed there last round.
+	placedLast [][]int
+	jobs       map[int]*policy.Job
+	ids        []int // active job IDs, sorted
+	alloc      *policy.Allocation
+	allocX     map[entryKey][]float64
 	// Time received per entry and column since the last reset, and per
 	// column in all; deficits carried across resets.
 	jobTime    map[entryKey][]float64
@@ -138,8 +141,14 @@ func New(cfg Config, pol policy.Policy, c *hw.Platform, t *throughput.Table) (*M
 		ran: map[int]bool{}, rng: rand.New(rand.NewPCG(cfg.Seed, 0x73687566)),
 	}
 	m.srv = make([][]server, len(pc.GPUs))
+	m.srvIdx = make([]map[int]int, len(pc.GPUs))
+	m.placedLast = make([][]int, len(pc.GPUs))
+	for g := range m.srvIdx {
+		m.srvIdx[g] = map[int]int{}
+	}
 	for i, n := range c.Nodes {
 		g := t.GPUIndex(n.GPU)
+		m.srvIdx[g][i] = len(m.srv[g])
 		m.srv[g] = append(m.srv[g], server{node: i, gpus: n.GPUs})
 	}
 	// Fastest first: by tensor peak, then name.
@@ -279,14 +288,9 @@ func (m *Mechanism) recompute(ctx context.Context, now float64) error {
 			jt[g] = m.cfg.Round / 2
 		}
 	}
-	for g := range m.workerTime {
-		m.workerTime[g] = 0
-	}
 	// Gavel sums the reset time of every entry into the worker total.
-	for _, k := range m.sortedKeys() {
-		for g := range m.workerTime {
-			m.workerTime[g] += m.jobTime[k][g]
-		}
+	for g := range m.workerTime {
+		m.workerTime[g] = float64(len(m.jobTime)) * m.cfg.Round / 2
 	}
 	m.lastReset, m.everReset = now, true
 	var a *policy.Allocation
@@ -313,15 +317,6 @@ func (m *Mechanism) recompute(ctx context.Context, now float64) error {
 	}
 	m.needUpdate = false
 	return nil
-}
-
-func (m *Mechanism) sortedKeys() []entryKey {
-	ks := make([]entryKey, 0, len(m.jobTime))
-	for k := range m.jobTime {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }
 
 type candidate struct {
@@ -364,6 +359,11 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 			if !ok {
 				continue
 			}
+			if m.traits.EveryRound && x[g] == 0 {
+				// A policy asked every round decides each round whole:
+				// its zero entries are no fillers.
+				continue
+			}
 			per = append(per, m.candidate(k, e.A, e.B, g, x[g]))
 		}
 		for _, id := range m.ids {
@@ -381,7 +381,7 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 				}
 			}
 		}
-		sort.SliceStable(per, func(i, j int) bool {
+		sort.Slice(per, func(i, j int) bool {
 			x, y := per[i], per[j]
 			if x.priority != y.priority {
 				return x.priority > y.priority
@@ -466,10 +466,9 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 	sort.SliceStable(chosen, func(i, j int) bool { return m.jobs[chosen[i].a].GPUs > m.jobs[chosen[j].a].GPUs })
 	srv := m.srv[g]
 	free := make([]int, len(srv))
-	nodeIdx := map[int]int{}
+	nodeIdx := m.srvIdx[g]
 	for i, s := range srv {
 		free[i] = s.gpus
-		nodeIdx[s.node] = i
 	}
 	out := make([]Placed, 0, len(chosen))
 	assigned := make([][]int, len(chosen))
@@ -570,20 +569,24 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 		}
 		out = append(out, p)
 	}
-	// Jobs not placed this round lose their servers.
-	placed := map[int]bool{}
+	// Jobs placed here last round and not this round lose their servers.
+	placed := make(map[int]bool, 2*len(out))
+	var now []int
 	for _, p := range out {
 		placed[p.A] = true
+		now = append(now, p.A)
 		if p.B >= 0 {
 			placed[p.B] = true
+			now = append(now, p.B)
 		}
 	}
-	for _, id := range m.ids {
-		if !placed[id] && m.lastGPU[id] == g {
+	for _, id := range m.placedLast[g] {
+		if last, ok := m.lastGPU[id]; !placed[id] && ok && last == g {
 			delete(m.lastGPU, id)
 			delete(m.lastServers, id)
 		}
 	}
+	m.placedLast[g] = now
 	return out
 }
 

@@ -29,6 +29,9 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 )
 
+// maxPartners bounds the waiting jobs considered as partners.
+const maxPartners = 64
+
 // JCT is the average-JCT policy.
 type JCT struct {
 	// Share is the least combined normalised throughput (a/A + b/B on the
@@ -82,7 +85,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool {
+	sort.Slice(idx, func(a, b int) bool {
 		if work[idx[a]] != work[idx[b]] {
 			return work[idx[a]] < work[idx[b]]
 		}
@@ -136,7 +139,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 		x[m] = make([]float64, G)
 	}
 	a := &policy.Allocation{}
-	running := map[int]bool{}
+	running := make([]bool, n)
 	for i, m := range chosen {
 		if g := at[i]; g >= 0 {
 			x[m][g] = 1
@@ -148,12 +151,17 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 	pairs := 0
 	if !p.NoSharing && s.Table.CanShare() {
 		var waiting []int
+		// The first partners in order are the ones worth starting; a
+		// bounded list keeps the pairing O(n·K).
 		for _, m := range idx {
 			if !running[m] && best[m] > 0 {
 				waiting = append(waiting, m)
+				if len(waiting) == maxPartners {
+					break
+				}
 			}
 		}
-		taken := map[int]bool{}
+		taken := make([]bool, n)
 		for i, m := range chosen {
 			g := at[i]
 			if g < 0 {
@@ -188,8 +196,15 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 			}
 		}
 	}
+	// Only the jobs that run: the mechanism asks this policy every round,
+	// so a job left out simply waits.
 	for m := range s.Jobs {
-		a.Entries = append(a.Entries, policy.Entry{A: s.Jobs[m].ID, B: -1, X: x[m]})
+		for _, v := range x[m] {
+			if v > 0 {
+				a.Entries = append(a.Entries, policy.Entry{A: s.Jobs[m].ID, B: -1, X: x[m]})
+				break
+			}
+		}
 	}
 	a.Sort()
 	a.Note = fmt.Sprintf("inlay: %d jobs chosen, %d pairs", len(chosen), pairs)

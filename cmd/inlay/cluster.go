@@ -197,7 +197,7 @@ avg_jct_hours, p50/p90/p99_jct_hours, makespan_hours, utilization (GPU type
 	fl.Float64Var(&f.reset, "reset", 1920, "least seconds between allocation recomputations (-1: every event)")
 	fl.BoolVar(&f.event, "event-driven", false, "run placements until the next event instead of in rounds")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the policies' and the mechanism's draws")
-	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
+	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format, or \"estimate\" for inlay's cost model on the cluster's GPUs (default: Gavel's measurements)")
 	fl.StringVar(&f.perJob, "per-job", "", "write every job's result and timeline as JSONL")
 	return cmd
 }
@@ -205,15 +205,20 @@ avg_jct_hours, p50/p90/p99_jct_hours, makespan_hours, utilization (GPU type
 func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	t, err := loadThroughputs(f.tp)
-	if err != nil {
-		return err
-	}
 	c, err := chw.Resolve(f.cluster)
 	if err != nil {
 		return err
 	}
 	jobs, err := job.Load(trace)
+	if err != nil {
+		return err
+	}
+	var t *throughput.Table
+	if f.tp == "estimate" {
+		t, err = estimateTable(c, jobs)
+	} else {
+		t, err = loadThroughputs(f.tp)
+	}
 	if err != nil {
 		return err
 	}
@@ -281,6 +286,32 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 		fmt.Fprintln(cmd.ErrOrStderr(), "inlay: warning: the trace ran out of arrivals before the window's jobs finished; generate more jobs (inlay cluster generate --jobs)")
 	}
 	return nil
+}
+
+// estimateTable builds a throughput table for the trace's job types from
+// inlay's cost model on the cluster's GPU types.
+func estimateTable(c *chw.Platform, jobs []job.Job) (*throughput.Table, error) {
+	fam, err := throughput.Families()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[throughput.Key]bool{}
+	var keys []throughput.Key
+	for _, j := range jobs {
+		for _, k := range []throughput.Key{{JobType: j.Type, Scale: j.GPUs}} {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		for _, st := range j.Stages {
+			if k := (throughput.Key{JobType: st.Type, Scale: st.GPUs}); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return throughput.Estimate(c, keys, fam, throughput.DefaultModel)
 }
 
 func printSimResult(w io.Writer, r *sim.Result, wall time.Duration) {

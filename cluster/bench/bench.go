@@ -125,7 +125,7 @@ type Report struct {
 	Rows      []Row      `json:"rows"`
 	Bounds    []Bound    `json:"bounds,omitempty"`
 	JCTBounds []JCTBound `json:"jct_bounds,omitempty"`
-	Runs    []Run   `json:"runs"`
+	Runs      []Run      `json:"runs"`
 }
 
 type task struct {

@@ -83,7 +83,7 @@ func TestMonotonic(t *testing.T) {
 		prev = 0
 		for _, hw := range []int64{7, 14, 28, 56, 112} {
 			lg := chain(4, 1e6, 32, hw, hw)
-			d, _ := a.Subgraph(lg, graph.Range(0, 4), c)
+			d := mustSubgraph(t, a, lg, graph.Range(0, 4), c)
 			if d < prev {
 				t.Errorf("%s: %dx%d activations take %v, less than %v for smaller", proc, hw, hw, d, prev)
 			}
@@ -93,7 +93,7 @@ func TestMonotonic(t *testing.T) {
 		lg := chain(6, 5e6, 32, 28, 28)
 		prev = 0
 		for k := 1; k <= 6; k++ {
-			d, _ := a.Subgraph(lg, graph.Range(0, k), c)
+			d := mustSubgraph(t, a, lg, graph.Range(0, k), c)
 			if d <= prev {
 				t.Errorf("%s: %d layers take %v, not more than %v for %d", proc, k, d, prev, k-1)
 			}
@@ -107,8 +107,8 @@ func TestSaturatingEfficiency(t *testing.T) {
 	p := preset(t, "phone")
 	a := NewAnalytic(p)
 	c := cfg(t, p, "npu")
-	small, _ := a.Subgraph(chain(1, 1e6, 8, 4, 4), graph.Range(0, 1), c)
-	big, _ := a.Subgraph(chain(1, 1e9, 8, 4, 4), graph.Range(0, 1), c)
+	small := mustSubgraph(t, a, chain(1, 1e6, 8, 4, 4), graph.Range(0, 1), c)
+	big := mustSubgraph(t, a, chain(1, 1e9, 8, 4, 4), graph.Range(0, 1), c)
 	over := p.Processors[c.Proc].DispatchOverhead + p.Processors[c.Proc].LayerOverhead
 	perMACSmall := float64(small-over) / 1e6
 	perMACBig := float64(big-over) / 1e9
@@ -126,9 +126,9 @@ func TestNonAdditive(t *testing.T) {
 	for _, proc := range []string{"cpu-prime", "gpu", "npu"} {
 		c := cfg(t, p, proc)
 		pr := p.Processors[c.Proc]
-		A, _ := a.Subgraph(lg, graph.NewLayerSet(0), c)
-		B, _ := a.Subgraph(lg, graph.NewLayerSet(1), c)
-		AB, _ := a.Subgraph(lg, graph.NewLayerSet(0, 1), c)
+		A := mustSubgraph(t, a, lg, graph.NewLayerSet(0), c)
+		B := mustSubgraph(t, a, lg, graph.NewLayerSet(1), c)
+		AB := mustSubgraph(t, a, lg, graph.NewLayerSet(0, 1), c)
 		t.Logf("%s: time(A)=%v time(B)=%v time(A∪B)=%v", proc, A, B, AB)
 		if !(AB < A+B) {
 			t.Errorf("%s: time(A∪B)=%v not < time(A)+time(B)=%v", proc, AB, A+B)
@@ -153,16 +153,16 @@ func TestPrecision(t *testing.T) {
 	memBound := chain(1, 1, 64, 112, 112)
 	computeBound := chain(1, 5e8, 8, 4, 4)
 	for _, lg := range []*graph.LayerGraph{memBound, computeBound} {
-		d32, _ := a.Subgraph(lg, graph.Range(0, 1), f32)
-		d16, _ := a.Subgraph(lg, graph.Range(0, 1), f16)
-		d8, _ := a.Subgraph(lg, graph.Range(0, 1), i8)
+		d32 := mustSubgraph(t, a, lg, graph.Range(0, 1), f32)
+		d16 := mustSubgraph(t, a, lg, graph.Range(0, 1), f16)
+		d8 := mustSubgraph(t, a, lg, graph.Range(0, 1), i8)
 		if !(d8 < d16 && d16 < d32) {
 			t.Errorf("float32 %v, float16 %v, int8 %v: want strictly faster at lower precision", d32, d16, d8)
 		}
 	}
 	over := p.Processors[cpu].DispatchOverhead + p.Processors[cpu].LayerOverhead
-	d32, _ := a.Subgraph(memBound, graph.Range(0, 1), f32)
-	d8, _ := a.Subgraph(memBound, graph.Range(0, 1), i8)
+	d32 := mustSubgraph(t, a, memBound, graph.Range(0, 1), f32)
+	d8 := mustSubgraph(t, a, memBound, graph.Range(0, 1), i8)
 	if r := float64(d32-over) / float64(d8-over); r < 3.9 || r > 4.1 {
 		t.Errorf("memory-bound float32/int8 = %.2f, want 4 (bytes/4)", r)
 	}
@@ -230,7 +230,7 @@ func TestConcurrentUse(t *testing.T) {
 	p := preset(t, "jetson-orin")
 	a := NewAnalytic(p)
 	lg := chain(8, 1e7, 32, 28, 28)
-	want, _ := a.Subgraph(chain(8, 1e7, 32, 28, 28), graph.Range(0, 8), p.DefaultConfig(1))
+	want := mustSubgraph(t, a, chain(8, 1e7, 32, 28, 28), graph.Range(0, 8), p.DefaultConfig(1))
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for g := 0; g < 8; g++ {
@@ -315,8 +315,8 @@ func TestEfficiency(t *testing.T) {
 		t.Fatal(err)
 	}
 	lg := chain(2, 1e8, 8, 4, 4)
-	d0, _ := NewAnalytic(p).Subgraph(lg, graph.Range(0, 2), p.DefaultConfig(0))
-	d1, _ := cal.Subgraph(lg, graph.Range(0, 2), p.DefaultConfig(0))
+	d0 := mustSubgraph(t, NewAnalytic(p), lg, graph.Range(0, 2), p.DefaultConfig(0))
+	d1 := mustSubgraph(t, cal, lg, graph.Range(0, 2), p.DefaultConfig(0))
 	if !(d1 < d0) {
 		t.Errorf("calibrated conv efficiency 1: %v, default %v; want faster", d1, d0)
 	}
@@ -366,7 +366,7 @@ func TestExplain(t *testing.T) {
 			}
 			sum += max(lt.Compute, lt.Memory) + lt.Overhead
 		}
-		whole, _ := a.Subgraph(lg, set, c)
+		whole := mustSubgraph(t, a, lg, set, c)
 		if diff := sum - whole; diff < -time.Duration(len(set)) || diff > time.Duration(len(set)) {
 			t.Errorf("%s: parts sum to %v, Subgraph says %v", proc, sum, whole)
 		}
@@ -376,4 +376,14 @@ func TestExplain(t *testing.T) {
 	if _, _, err := a.Explain(bad, graph.Range(0, 2), cfg(t, p, "npu")); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("Explain of an unsupported set: %v", err)
 	}
+}
+
+// mustSubgraph is est's time for the set, failing the test on an error.
+func mustSubgraph(t *testing.T, est Estimator, lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) time.Duration {
+	t.Helper()
+	d, err := est.Subgraph(lg, set, on)
+	if err != nil {
+		t.Fatalf("Subgraph(%s on %v): %v", set.Key(), on, err)
+	}
+	return d
 }

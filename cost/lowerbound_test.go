@@ -48,7 +48,7 @@ func TestLayerLowerBound(t *testing.T) {
 							if err != nil {
 								t.Fatalf("%s %s layer %d on %v: %v", preset, name, l, c, err)
 							}
-							alone, _ := a.Subgraph(lg, graph.LayerSet{l}, c)
+							alone := mustSubgraph(t, a, lg, graph.LayerSet{l}, c)
 							if lb > alone {
 								t.Fatalf("%s %s layer %d on %v: bound %v above its time alone %v", preset, name, l, c, lb, alone)
 							}

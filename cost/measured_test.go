@@ -28,9 +28,9 @@ func TestMeasuredOverride(t *testing.T) {
 	lg.Model.Hash = "abc123"
 	npu := cfg(t, p, "npu")
 	gpu := cfg(t, p, "gpu")
-	baseAll, _ := base.Subgraph(lg, graph.Range(0, 4), npu)
-	baseL2, _ := base.Subgraph(lg, graph.NewLayerSet(2), npu)
-	baseGPU, _ := base.Subgraph(lg, graph.Range(0, 4), gpu)
+	baseAll := mustSubgraph(t, base, lg, graph.Range(0, 4), npu)
+	baseL2 := mustSubgraph(t, base, lg, graph.NewLayerSet(2), npu)
+	baseGPU := mustSubgraph(t, base, lg, graph.Range(0, 4), gpu)
 
 	json := `{"entries": [
   {"model": "abc123", "layers": "0-3", "processor": "npu", "backend": "qnn-htp", "dtype": "int8", "ms": 1.5},

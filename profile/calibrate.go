@@ -116,7 +116,9 @@ func Samples(st *Store, device string, pl *hw.Platform, w *workload.Workload) ([
 // CalibrateOptions tune Calibrate.
 type CalibrateOptions struct {
 	// Folds is the number of cross-validation folds the multi-layer
-	// subgraphs are dealt into (0: 2). Each fold is held back from one fit
+	// subgraphs are dealt into (0: 5; each fold keeps out every sample
+	// that shares a layer with its held-back subgraphs, so with fewer
+	// folds little is left to fit). Each fold is held back from one fit
 	// and scored with it, so every multi-layer subgraph is held back once;
 	// with fewer than two of them, single layers are dealt instead. Every
 	// sample that shares a layer with a held-back subgraph (its layers
@@ -204,7 +206,7 @@ func Calibrate(pl *hw.Platform, start []cost.Efficiency, samples []Sample, opt C
 		return nil, fmt.Errorf("profile: calibrate: %d efficiency sets for %d processors", len(start), len(pl.Processors))
 	}
 	if opt.Folds <= 0 {
-		opt.Folds = 2
+		opt.Folds = 5
 	}
 	if opt.MaxEvals <= 0 {
 		opt.MaxEvals = 10000

@@ -82,6 +82,11 @@ func checkShapes(t *testing.T, sources []source) {
 			if len(bad) > 0 {
 				t.Errorf("%d of %d node outputs differ from ONNX Runtime:\n  %s", len(bad), checked, strings.Join(firstN(bad, maxListed), "\n  "))
 			}
+			// Every layer has a compute node whose output ONNX Runtime
+			// can expose: fewer checked means the check checked little.
+			if n := len(p.layers.Layers); checked < max(n, 1) {
+				t.Errorf("only %d node outputs checked for %d layers", checked, n)
+			}
 		})
 	}
 	t.Logf("total: %d node outputs checked (%d folded values), %d mismatches", totalChecked, totalFolded, totalBad)

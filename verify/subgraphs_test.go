@@ -61,6 +61,11 @@ func checkSubgraphs(t *testing.T, sources []source) {
 			if len(sets) < setsPerModel {
 				t.Logf("%s: only %d distinct runnable convex layer sets were found (it has %d layers)", src.name, len(sets), len(lg.Layers))
 			}
+			// Each layer alone and the whole model are convex: at least that
+			// many distinct sets exist, up to setsPerModel.
+			if want := min(setsPerModel, len(lg.Layers)+1); len(sets) < want {
+				t.Errorf("only %d subgraphs checked, want at least %d", len(sets), want)
+			}
 			if len(bad) > 0 {
 				t.Errorf("%d of %d subgraphs do not reproduce the full model:\n  %s", len(bad), len(sets), strings.Join(firstN(bad, maxListed), "\n  "))
 			}

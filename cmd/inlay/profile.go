@@ -80,7 +80,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
-	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit")
+	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
 	addProfilesFlag(cmd)
 	return cmd
@@ -125,7 +125,7 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
-	fl.IntVar(&f.folds, "folds", 2, "cross-validation folds: each multi-layer subgraph is held back from one fit")
+	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
 	addProfilesFlag(cmd)
 	return cmd

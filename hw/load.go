@@ -337,7 +337,8 @@ func yamlError(file string, root *yaml.Node, err error) error {
 	} else if p := pathAt(root, line); p != nil {
 		what = pathString(p) + ": " + what
 	}
-	return fmt.Errorf("hw: %s:%d: %s", file, line, what)
+	// A key may hold a line break ({"a\nb": 1}): the message stays one line.
+	return fmt.Errorf("hw: %s:%d: %s", file, line, strings.ReplaceAll(what, "\n", "\\n"))
 }
 
 func firstLine(s string) string {

@@ -7,7 +7,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test fetch build vet fuzz bench cross
+.PHONY: test fetch build vet fuzz fuzz-long bench cross
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -30,6 +30,12 @@ test: fetch vet
 
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+# fuzz-long (not part of test): every parser until it has seen FUZZ_EXECS
+# inputs (default 1,000,000), one fuzz worker at a time, stalled runs
+# restarted; prints the executions per parser.
+fuzz-long:
+	GO=$(GO) bash scripts/fuzz-long.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

@@ -35,6 +35,7 @@ func Registry() map[string]Factory {
 			if err != nil {
 				return nil, err
 			}
+			opt.Seeds = []plan.Planner{bestmap.Planner{}, heft.Planner{}}
 			return puzzle.New(opt), nil
 		},
 		"inlay": func(arg string) (plan.Planner, error) {

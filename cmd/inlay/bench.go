@@ -52,7 +52,7 @@ same plans); --budget is wall-clock time per planner and scenario.`,
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.scenarios, "scenarios", 20, "number of random scenarios")
-	fl.StringVar(&f.planners, "planners", "single:npu,bestmap,heft,puzzle,inlay", "comma-separated planners")
+	fl.StringVar(&f.planners, "planners", "single:npu,bestmap,heft,puzzle,inlay", "comma-separated planners (semicolon-separated when one has options with commas, e.g. \"bestmap;puzzle:pop=24,cut=0.01\")")
 	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget per search planner and scenario (default 5s unless --evals is given)")
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget per search planner and scenario (0: none)")
 	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once (0: all cores)")
@@ -74,7 +74,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		return err
 	}
 	var planners []string
-	for _, p := range strings.Split(f.planners, ",") {
+	sep := ","
+	if strings.Contains(f.planners, ";") {
+		sep = ";" // planners with options of their own: "bestmap;puzzle:pop=24,cut=0.01"
+	}
+	for _, p := range strings.Split(f.planners, sep) {
 		if p = strings.TrimSpace(p); p != "" {
 			planners = append(planners, p)
 		}

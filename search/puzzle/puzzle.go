@@ -15,10 +15,25 @@
 // the partition and mapping chromosomes and UPMX (uniform partially mapped
 // crossover) of the priority chromosome; each gene then mutates with the
 // mutation rate (a bit flips, a preference is redrawn, two priorities swap).
-// A local search merges adjacent subgraphs placed on the same processor
-// (partition.Maximal). Fitness is the maximum sustainable rate scale from
-// the simulator. The next population is the best Population of parents and
-// children (elitist). The initial population is random.
+// A pair crosses over with probability Crossover (else the children are
+// copies of the parents).
+// The local search step merges adjacent subgraphs placed on the same
+// processor (partition.Maximal) and writes the result back into the genome:
+// the partition chromosome then cuts exactly the edges between the merged
+// subgraphs and every layer prefers its subgraph's processor, so children
+// inherit what the local search found. Fitness is the maximum sustainable
+// rate scale from the simulator. The next population is the best
+// Population of parents and children (elitist).
+//
+// The initial population: the paper draws it at random; here it is seeded,
+// as inlay's is, with the plans of the Seeds planners (the registry passes
+// Best Mapping and HEFT, the heuristic plans inlay gets), each encoded as a
+// genome (a cut wherever two adjacent layers are on different processors),
+// and the rest drawn at random.
+//
+// The defaults (population 16, mutation 0.02, cut probability 0.01,
+// crossover 0.9) come from the sweep in docs/puzzle-tuning.md, run on
+// tuning scenarios disjoint from the bench's.
 //
 // Subgraphs must be convex and orderable; a component that is not is cut
 // into runs along a topological order (see package partition), which the
@@ -47,13 +62,17 @@ type Options struct {
 	Generations int
 	// Mutation is the per-gene mutation probability (default 0.02).
 	Mutation float64
-	// CutProb is the probability that an initial partition bit is a cut (default 0.1).
+	// CutProb is the probability that an initial partition bit is a cut (default 0.01).
 	CutProb float64
+	// Crossover is the probability that a pair crosses over (default 0.9).
+	Crossover float64
+	// Seeds are planners whose plans seed the first population.
+	Seeds []plan.Planner
 }
 
 func (o Options) withDefaults() Options {
 	if o.Population <= 1 {
-		o.Population = 24
+		o.Population = 16
 	}
 	if o.Population%2 == 1 {
 		o.Population++
@@ -62,12 +81,15 @@ func (o Options) withDefaults() Options {
 		o.Mutation = 0.02
 	}
 	if o.CutProb <= 0 {
-		o.CutProb = 0.1
+		o.CutProb = 0.01
+	}
+	if o.Crossover <= 0 {
+		o.Crossover = 0.9
 	}
 	return o
 }
 
-// ParseOptions reads options written as "pop=32,gen=50,mut=0.02,cut=0.1"
+// ParseOptions reads options written as "pop=32,gen=50,mut=0.02,cut=0.1,cx=0.9"
 // (the argument of "puzzle:..."); "" gives the defaults.
 func ParseOptions(arg string) (Options, error) {
 	var o Options
@@ -77,7 +99,7 @@ func ParseOptions(arg string) (Options, error) {
 	for _, kv := range strings.Split(arg, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return o, fmt.Errorf("puzzle: option %q is not key=value (keys: pop, gen, mut, cut)", kv)
+			return o, fmt.Errorf("puzzle: option %q is not key=value (keys: pop, gen, mut, cut, cx)", kv)
 		}
 		var err error
 		switch k {
@@ -89,13 +111,15 @@ func ParseOptions(arg string) (Options, error) {
 			o.Mutation, err = strconv.ParseFloat(v, 64)
 		case "cut":
 			o.CutProb, err = strconv.ParseFloat(v, 64)
+		case "cx":
+			o.Crossover, err = strconv.ParseFloat(v, 64)
 		default:
-			return o, fmt.Errorf("puzzle: unknown option %q (keys: pop, gen, mut, cut)", k)
+			return o, fmt.Errorf("puzzle: unknown option %q (keys: pop, gen, mut, cut, cx)", k)
 		}
 		if err != nil {
 			return o, fmt.Errorf("puzzle: option %s: bad value %q", k, v)
 		}
-		if o.Population < 0 || o.Generations < 0 || o.Mutation < 0 || o.Mutation > 1 || o.CutProb < 0 || o.CutProb > 1 {
+		if o.Population < 0 || o.Generations < 0 || o.Mutation < 0 || o.Mutation > 1 || o.CutProb < 0 || o.CutProb > 1 || o.Crossover < 0 || o.Crossover > 1 {
 			return o, fmt.Errorf("puzzle: option %s=%s out of range", k, v)
 		}
 	}
@@ -149,9 +173,21 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		g.edges = append(g.edges, es)
 	}
 	d := driver.New(req, eval)
-	pop := make([]*genome, p.opt.Population)
-	for i := range pop {
-		pop[i] = g.random()
+	var pop []*genome
+	for _, sd := range p.opt.Seeds {
+		if len(pop) == p.opt.Population {
+			break
+		}
+		sp2, err := sd.Plan(ctx, req, eval)
+		if err != nil {
+			continue // a seed that cannot plan this request is skipped
+		}
+		if a, err := sp.FromPlan(sp2); err == nil {
+			pop = append(pop, g.encode(a))
+		}
+	}
+	for len(pop) < p.opt.Population {
+		pop = append(pop, g.random())
 	}
 	if err := g.score(ctx, d, pop); err != nil {
 		return nil, err
@@ -164,7 +200,10 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		order := g.rng.Perm(len(pop))
 		var kids []*genome
 		for i := 0; i+1 < len(order); i += 2 {
-			a, b := g.crossover(pop[order[i]], pop[order[i+1]])
+			a, b := pop[order[i]].clone(), pop[order[i+1]].clone()
+			if g.rng.Float64() < g.opt.Crossover {
+				a, b = g.crossover(pop[order[i]], pop[order[i+1]])
+			}
 			g.mutate(a)
 			g.mutate(b)
 			kids = append(kids, a, b)
@@ -265,8 +304,12 @@ func (g *ga) decode(x *genome) *space.Assignment {
 func (g *ga) score(ctx context.Context, d *driver.Driver, xs []*genome) error {
 	plans := make([]*plan.Plan, len(xs))
 	for i, x := range xs {
-		p, err := g.sp.Plan("puzzle", g.decode(x))
+		a := g.decode(x)
+		p, err := g.sp.Plan("puzzle", a)
 		if err != nil {
+			return err
+		}
+		if err := g.writeBack(x, a); err != nil {
 			return err
 		}
 		plans[i] = p
@@ -360,4 +403,55 @@ func (g *ga) mutate(x *genome) {
 			x.prio[i], x.prio[j] = x.prio[j], x.prio[i]
 		}
 	}
+}
+
+func (x *genome) clone() *genome {
+	c := &genome{cut: make([][]bool, len(x.cut)), pref: make([][]int, len(x.pref)), prio: append([]int(nil), x.prio...)}
+	for i := range x.cut {
+		c.cut[i] = append([]bool(nil), x.cut[i]...)
+		c.pref[i] = append([]int(nil), x.pref[i]...)
+	}
+	return c
+}
+
+// encode turns an assignment into a genome: every layer prefers its
+// processor, an edge is cut where its layers' processors differ, the
+// priority chromosome follows the assignment's ranks.
+func (g *ga) encode(a *space.Assignment) *genome {
+	n := len(g.sp.Models)
+	x := &genome{cut: make([][]bool, n), pref: make([][]int, n), prio: make([]int, n)}
+	for m, rank := range a.Priority {
+		x.prio[rank] = m
+	}
+	for i := range g.sp.Models {
+		x.pref[i] = append([]int(nil), a.Proc[i]...)
+		x.cut[i] = make([]bool, len(g.edges[i]))
+		for e, k := range g.edges[i] {
+			x.cut[i][e] = a.Proc[i][k.from] != a.Proc[i][k.to]
+		}
+	}
+	return x
+}
+
+// writeBack is the local search's write-back: the subgraphs the plan
+// builder merged (space.Blocks, partition.Maximal) become the genome's
+// partition, and each layer's preference its subgraph's processor.
+func (g *ga) writeBack(x *genome, a *space.Assignment) error {
+	for i, m := range g.sp.Models {
+		blocks, err := g.sp.Blocks(m, a.Proc[i])
+		if err != nil {
+			return err
+		}
+		owner := make([]int, len(m.Feasible))
+		for b, bl := range blocks {
+			for _, l := range bl.Layers {
+				owner[l] = b
+				x.pref[i][l] = bl.Proc
+			}
+		}
+		for e, k := range g.edges[i] {
+			x.cut[i][e] = owner[k.from] != owner[k.to]
+		}
+	}
+	return nil
 }

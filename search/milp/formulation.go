@@ -19,7 +19,7 @@ import (
 //
 // Costs are lower bounds, so that the optimum bounds every plan:
 //   - a layer l on processor p costs lb(l, p), the least over p's
-//     configurations of the estimator's LayerLowerBound capped by the
+//     configurations in a precision the model allows of the estimator's LayerLowerBound capped by the
 //     layer's time alone (sim.LayerLowerBounder's contract; FLOPs at peak
 //     without one);
 //   - every subgraph pays its processor's DispatchLowerBound per request,
@@ -141,7 +141,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 				if !sm.CanRun(l, p) {
 					continue
 				}
-				d, err := layerBound(lg, l, pl, p, est, lbr)
+				d, err := layerBound(lg, l, w.Models[sm.Index].Configs(pl, p), pl, p, est, lbr)
 				if errors.Is(err, cost.ErrUnsupported) {
 					continue
 				}
@@ -241,12 +241,13 @@ func negate(ts []solver.Term) []solver.Term {
 	return out
 }
 
-// layerBound is lb(l, p): the least over p's configurations of the layer's
-// lower bound, capped by its time alone.
-func layerBound(lg *graph.LayerGraph, l int, pl *hw.Platform, p int, est cost.Estimator, lbr sim.LayerLowerBounder) (time.Duration, error) {
+// layerBound is lb(l, p): the least over p's configurations that the model
+// allows (its precisions: workload.Model.Configs) of the layer's lower
+// bound, capped by its time alone.
+func layerBound(lg *graph.LayerGraph, l int, configs []hw.Config, pl *hw.Platform, p int, est cost.Estimator, lbr sim.LayerLowerBounder) (time.Duration, error) {
 	best := time.Duration(-1)
 	set := graph.LayerSet{l}
-	for _, c := range pl.Configs(p) {
+	for _, c := range configs {
 		alone, err := est.Subgraph(lg, set, c)
 		if errors.Is(err, cost.ErrUnsupported) {
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strconv"
 )
 
 // HTML writes one self-contained page: the summary's header and tables and,
@@ -36,6 +37,9 @@ func HTML(w io.Writer, s Summary, svg []byte) error {
 	if len(s.Procs) > 0 {
 		data.Tables = append(data.Tables, htmlTableOf("Processors", s.procTable()))
 	}
+	for _, t := range s.Tables {
+		data.Tables = append(data.Tables, htmlTableOf(t.Caption, extraTable(t)))
+	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, data); err != nil {
 		return fmt.Errorf("report: html: %w", err)
@@ -62,6 +66,29 @@ type htmlTable struct {
 type htmlCell struct {
 	Text  string
 	Right bool
+}
+
+// extraTable converts a caller's table, right-aligning numeric columns.
+func extraTable(x Table) *table {
+	t := &table{right: make([]bool, len(x.Header))}
+	for c := range x.Header {
+		numeric := len(x.Rows) > 0
+		for _, r := range x.Rows {
+			if c < len(r) && r[c] != "-" && r[c] != "" {
+				if _, err := strconv.ParseFloat(r[c], 64); err != nil {
+					numeric = false
+				}
+			}
+		}
+		t.right[c] = numeric
+	}
+	t.add(x.Header...)
+	for _, r := range x.Rows {
+		row := make([]string, len(x.Header))
+		copy(row, r)
+		t.add(row...)
+	}
+	return t
 }
 
 func htmlTableOf(caption string, t *table) htmlTable {

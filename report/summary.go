@@ -36,6 +36,17 @@ type Summary struct {
 
 	Groups []GroupRow
 	Procs  []ProcRow
+	// Tables are extra tables (inlay plan --explain's), shown by HTML after
+	// the processors.
+	Tables []Table
+}
+
+// Table is an extra table of text cells; columns whose cells are all
+// numbers (or "-") are right-aligned.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
 }
 
 // GroupRow is one group's figures.

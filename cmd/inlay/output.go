@@ -21,6 +21,12 @@ type output struct {
 var (
 	planFormat  = func(p string) error { _, err := plan.FormatOf(p); return err }
 	ganttFormat = func(p string) error { _, err := report.GanttFormatOf(p); return err }
+	htmlFormat  = func(p string) error {
+		if e := strings.ToLower(filepath.Ext(p)); e != ".html" && e != ".htm" {
+			return fmt.Errorf("%s: want an .html file", p)
+		}
+		return nil
+	}
 	traceFormat = func(p string) error {
 		if strings.ToLower(filepath.Ext(p)) != ".json" {
 			return fmt.Errorf("%s: want a .json file (Chrome trace events)", p)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/search"
@@ -38,6 +41,8 @@ type planFlags struct {
 	workers  int
 	json     bool
 	gantt    string
+	explain  bool
+	html     string
 	trace    string
 	dag      string
 	cmd      *cobra.Command // for costModel (--profiles)
@@ -96,6 +101,8 @@ its makespan, as in the scheduling literature.`,
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")
 	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one per core)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the text summary")
+	fl.BoolVar(&f.explain, "explain", false, "for every subgraph, the scores of each processor considered (time, transfer, finish, load, max load) and the filters that excluded others (operator support, precision); also in --json and --html")
+	fl.StringVar(&f.html, "html", "", "write an HTML report (summary, Gantt chart, and with --explain the explanation) to this .html file")
 	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")
 	fl.StringVar(&f.trace, "trace", "", "write the simulated schedule as a Chrome trace (.json; opens in Perfetto)")
 	fl.StringVar(&f.dag, "dag", "", "schedule a plain task graph file instead of a workload")
@@ -123,6 +130,8 @@ type planJSON struct {
 	Processors       []planProcJSON  `json:"processors"`
 	// Proof is the exact planner's: its MILP bound beside the fluid one.
 	Proof *planProofJSON `json:"proof,omitempty"`
+	// Explain is --explain's: every subgraph's candidates and scores.
+	Explain *explain.Explanation `json:"explain,omitempty"`
 }
 
 type planProofJSON struct {
@@ -173,7 +182,7 @@ func (f planFloat) MarshalJSON() ([]byte, error) {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
-	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
+	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
 		return err
 	}
 	w, err := workload.Load(path)
@@ -251,6 +260,17 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	for _, mp := range p.Models {
 		nsub += len(mp.Subgraphs)
 	}
+	var why *explain.Explanation
+	if f.explain {
+		if why, err = explain.Explain(w, pl, est, p); err != nil {
+			return err
+		}
+	}
+	if f.html != "" {
+		if err := writeHTMLReport(f.html, path, pl, planner.Name(), sust, bound, proof, res, w, why); err != nil {
+			return err
+		}
+	}
 	if f.json {
 		j := planJSON{
 			Workload: path, Platform: pl.Name, Planner: planner.Name(), PlanFile: f.out,
@@ -258,6 +278,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why, UpperBoundProven: bound.Proven(),
 			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
 		}
+		j.Explain = why
 		if proof != nil {
 			j.Proof = &planProofJSON{Proof: proof,
 				ProvenGap: planFloat(plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)))}
@@ -310,7 +331,44 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 			fmt.Fprintf(out, "milp: %s\n", proof.Note)
 		}
 	}
+	if why != nil {
+		fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
+		for _, t := range why.Tables() {
+			fmt.Fprintf(out, "\n%s\n", t.Caption)
+			tt := textfmt.Table{Header: t.Header}
+			for _, r := range t.Rows {
+				tt.Add(r...)
+			}
+			if _, err := tt.WriteTo(out); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// writeHTMLReport writes plan --html's page: the summary, the Gantt chart
+// of the simulated schedule, and the explanation when there is one.
+func writeHTMLReport(path, workloadPath string, pl *hw.Platform, planner string, sust sim.Sustained, bound sim.Bound, proof *plan.Proof, res *sim.Result, w *workload.Workload, why *explain.Explanation) error {
+	s := report.Summary{Workload: workloadPath, Platform: pl.Name, Planner: planner, Source: "simulation",
+		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
+	if proof != nil {
+		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
+	}
+	addSimRows(&s, pl, res)
+	if why != nil {
+		for _, t := range why.Tables() {
+			s.Tables = append(s.Tables, report.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows})
+		}
+	}
+	var svg bytes.Buffer
+	if res != nil && res.Spans != nil {
+		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(workloadPath), pl.Name, planner, res.Scale)
+		if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, defaultWindow(w, res)}); err != nil {
+			return err
+		}
+	}
+	return writeFile(path, func(fw io.Writer) error { return report.HTML(fw, s, svg.Bytes()) })
 }
 
 // proofWhy says what the MILP proved, for the summary's bound line.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/inlay-dev/inlay/solver/solvertest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,4 +237,63 @@ func planWriteDir(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestPlanExplainAndProof(t *testing.T) {
+	solvertest.RequireCBC(t)
+	dir := t.TempDir()
+	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	html := filepath.Join(dir, "report.html")
+	out, err := planRunCLI(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain", "--json", "--html", html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		MaxRateScale float64 `json:"max_rate_scale"`
+		Proof        *struct {
+			Status     string   `json:"status"`
+			ScaleBound *float64 `json:"scale_bound"`
+			ProvenGap  *float64 `json:"proven_gap"`
+		} `json:"proof"`
+		Explain *struct {
+			Models []struct {
+				Subgraphs []struct {
+					Candidates []struct {
+						Processor string                  `json:"processor"`
+						Chosen    bool                    `json:"chosen"`
+						Scores    []struct{ Name string } `json:"scores"`
+					} `json:"candidates"`
+				} `json:"subgraphs"`
+			} `json:"models"`
+		} `json:"explain"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Proof == nil || j.Proof.ScaleBound == nil || *j.Proof.ScaleBound < j.MaxRateScale*(1-1e-9) {
+		t.Fatalf("proof %+v: want a bound at least the plan's scale %g", j.Proof, j.MaxRateScale)
+	}
+	if j.Explain == nil || len(j.Explain.Models) != 2 || len(j.Explain.Models[0].Subgraphs) == 0 {
+		t.Fatalf("explain %+v", j.Explain)
+	}
+	chosen := 0
+	for _, c := range j.Explain.Models[0].Subgraphs[0].Candidates {
+		if c.Chosen {
+			chosen++
+			if len(c.Scores) != 5 {
+				t.Errorf("chosen candidate %s has scores %+v", c.Processor, c.Scores)
+			}
+		}
+	}
+	if chosen != 1 {
+		t.Errorf("%d chosen candidates", chosen)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(page), "max load") || !strings.Contains(string(page), "<svg") || !strings.Contains(string(page), "milp bound") {
+		t.Errorf("HTML report lacks the explanation, chart or MILP bound (%v)", err)
+	}
+	text, err := planRunCLI(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain")
+	if err != nil || !strings.Contains(text, "of optimal (proven)") || !strings.Contains(text, "milp bound") || !strings.Contains(text, "excluded by") {
+		t.Errorf("text output lacks the proof or the explanation (%v):\n%s", err, text)
+	}
 }

@@ -1,0 +1,297 @@
+// Package explain says why each subgraph of a plan is where it is, in the
+// manner of Nomad's explainable scores: for every processor of the
+// platform, a chain of filters (operator support, precision) that may
+// exclude it, then a chain of scorers that each append a named score
+// (time, transfer, finish, load, max load) computed as if the subgraph ran
+// there and the rest of the plan stayed as it is. The planner's choice is
+// marked; the scores are the figures a planner weighs (balance planners
+// minimise the max load, list schedulers the finish).
+//
+// Memory capacity is not a filter: no platform gives one.
+//
+// Explanation has a JSON form (its field tags) for inlay plan --json and
+// the web UI, and Tables for the text and HTML reports.
+package explain
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// Explanation explains every subgraph of a plan.
+type Explanation struct {
+	Planner string  `json:"planner"`
+	Models  []Model `json:"models"`
+}
+
+// Model is one model's subgraphs.
+type Model struct {
+	Model string `json:"model"`
+	// RateHz is the model's request rate at scale 1 (over its groups).
+	RateHz    float64    `json:"rate_hz"`
+	Subgraphs []Subgraph `json:"subgraphs"`
+}
+
+// Subgraph is one subgraph and every processor considered for it.
+type Subgraph struct {
+	Layers    string      `json:"layers"`
+	Processor string      `json:"processor"`
+	Backend   string      `json:"backend,omitempty"`
+	DType     string      `json:"dtype,omitempty"`
+	Options   []Candidate `json:"candidates"`
+}
+
+// Candidate is one processor for a subgraph: excluded by a filter, or
+// scored.
+type Candidate struct {
+	Processor string `json:"processor"`
+	Chosen    bool   `json:"chosen,omitempty"`
+	// Config is the fastest allowed configuration there ("" when excluded).
+	Config string `json:"config,omitempty"`
+	// Filter names the filter that excluded the processor, with Why.
+	Filter string  `json:"filter,omitempty"`
+	Why    string  `json:"why,omitempty"`
+	Scores []Score `json:"scores,omitempty"`
+}
+
+// Score is one named figure, appended by one scorer.
+type Score struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Score returns the named score's value (NaN when absent).
+func (c Candidate) Score(name string) float64 {
+	for _, s := range c.Scores {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return math.NaN()
+}
+
+// Filter and scorer names, in chain order.
+const (
+	FilterSupport   = "operator support"
+	FilterPrecision = "precision"
+	ScoreTime       = "time"
+	ScoreTransfer   = "transfer"
+	ScoreFinish     = "finish"
+	ScoreLoad       = "load"
+	ScoreMaxLoad    = "max load"
+)
+
+// Explain explains plan p of workload w on platform pl under estimator
+// est. Times are in milliseconds; loads are busy-seconds per second over
+// the processor's concurrency at scale 1 (their maximum's inverse is the
+// plan's load limit), shared links left out. Finish is the subgraph's end
+// in one isolated request of its model (its predecessors as planned,
+// transfers paid, no contention, the model starting at 0). It returns an
+// error when the plan does not fit the workload or platform.
+func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.Plan) (*Explanation, error) {
+	type placed struct {
+		proc int
+		dur  time.Duration
+		cfg  hw.Config
+	}
+	rate := map[string]float64{}
+	for _, g := range w.Groups {
+		for _, m := range g.Models {
+			rate[m] += g.RateHz()
+		}
+	}
+	caps := make([]float64, len(pl.Processors))
+	for i, pr := range pl.Processors {
+		caps[i] = float64(max(pr.Concurrency, 1))
+	}
+	load := make([]float64, len(pl.Processors))
+	places := make([][]placed, len(p.Models))
+	for mi, mp := range p.Models {
+		wm := w.Model(mp.Model)
+		if wm == nil || wm.Layers == nil {
+			return nil, fmt.Errorf("explain: model %q is not in the loaded workload", mp.Model)
+		}
+		for si, sg := range mp.Subgraphs {
+			cfg, err := sg.Config(pl)
+			if err != nil {
+				return nil, fmt.Errorf("explain: model %q subgraph %d: %w", mp.Model, si, err)
+			}
+			d, err := est.Subgraph(wm.Layers, sg.Layers, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("explain: model %q subgraph %d: %w", mp.Model, si, err)
+			}
+			places[mi] = append(places[mi], placed{cfg.Proc, d, cfg})
+			load[cfg.Proc] += rate[mp.Model] * d.Seconds() / caps[cfg.Proc]
+		}
+	}
+	ex := &Explanation{Planner: p.Planner}
+	for mi, mp := range p.Models {
+		wm := w.Model(mp.Model)
+		lg := wm.Layers
+		owner := make([]int, len(lg.Layers))
+		for si, sg := range mp.Subgraphs {
+			for _, l := range sg.Layers {
+				owner[l] = si
+			}
+		}
+		// Boundary bytes between subgraph pairs, each tensor once per pair.
+		type pair struct{ from, to int }
+		bytes := map[pair]int64{}
+		seen := map[pair]map[string]bool{}
+		for _, e := range lg.Edges {
+			if e.From < 0 || e.To < 0 || owner[e.From] == owner[e.To] {
+				continue
+			}
+			k := pair{owner[e.From], owner[e.To]}
+			if seen[k] == nil {
+				seen[k] = map[string]bool{}
+			}
+			if !seen[k][e.Tensor] {
+				seen[k][e.Tensor] = true
+				bytes[k] += e.Bytes
+			}
+		}
+		// Isolated finish times as planned (subgraphs are listed in a
+		// topological order).
+		finish := make([]time.Duration, len(mp.Subgraphs))
+		for si := range mp.Subgraphs {
+			var start time.Duration
+			for k, b := range bytes {
+				if k.to == si {
+					start = max(start, finish[k.from]+est.Transfer(b, places[mi][k.from].proc, places[mi][si].proc))
+				}
+			}
+			finish[si] = start + places[mi][si].dur
+		}
+		me := Model{Model: mp.Model, RateHz: rate[mp.Model]}
+		for si, sg := range mp.Subgraphs {
+			here := places[mi][si]
+			out := Subgraph{Layers: sg.Layers.Key(), Processor: sg.Processor, Backend: here.cfg.Backend, DType: here.cfg.DType.String()}
+			for q, pr := range pl.Processors {
+				c := Candidate{Processor: pr.Name, Chosen: q == here.proc}
+				if layer, why := unsupported(pl, q, lg, sg.Layers); why != "" {
+					c.Filter, c.Why = FilterSupport, fmt.Sprintf("layer %d (%s): %s", layer, lg.Layers[layer].Op, why)
+					out.Options = append(out.Options, c)
+					continue
+				}
+				configs := wm.Configs(pl, q)
+				if len(configs) == 0 {
+					c.Filter, c.Why = FilterPrecision, fmt.Sprintf("the model allows %s; %s offers none of them", wm.AllowedString(), pr.Name)
+					out.Options = append(out.Options, c)
+					continue
+				}
+				best, bestDur, found := hw.Config{}, time.Duration(0), false
+				var lastErr error
+				for _, cfg := range configs {
+					d, err := est.Subgraph(lg, sg.Layers, cfg)
+					if err != nil {
+						lastErr = err
+						continue
+					}
+					if !found || d < bestDur {
+						best, bestDur, found = cfg, d, true
+					}
+				}
+				if !found {
+					c.Filter = FilterSupport
+					if errors.Is(lastErr, cost.ErrUnsupported) {
+						c.Why = lastErr.Error()
+					} else {
+						c.Why = fmt.Sprint("cost model: ", lastErr)
+					}
+					out.Options = append(out.Options, c)
+					continue
+				}
+				c.Config = best.Backend + "/" + best.DType.String()
+				add := func(name string, v float64, unit string) {
+					c.Scores = append(c.Scores, Score{Name: name, Value: v, Unit: unit})
+				}
+				add(ScoreTime, ms(bestDur), "ms")
+				var transfer, start time.Duration
+				for k, b := range bytes {
+					switch {
+					case k.to == si:
+						t := est.Transfer(b, places[mi][k.from].proc, q)
+						transfer += t
+						start = max(start, finish[k.from]+t)
+					case k.from == si:
+						transfer += est.Transfer(b, q, places[mi][k.to].proc)
+					}
+				}
+				add(ScoreTransfer, ms(transfer), "ms")
+				add(ScoreFinish, ms(start+bestDur), "ms")
+				moved := append([]float64(nil), load...)
+				moved[here.proc] -= rate[mp.Model] * here.dur.Seconds() / caps[here.proc]
+				moved[q] += rate[mp.Model] * bestDur.Seconds() / caps[q]
+				add(ScoreLoad, moved[q], "")
+				worst := 0.0
+				for _, l := range moved {
+					worst = math.Max(worst, l)
+				}
+				add(ScoreMaxLoad, worst, "")
+				out.Options = append(out.Options, c)
+			}
+			me.Subgraphs = append(me.Subgraphs, out)
+		}
+		ex.Models = append(ex.Models, me)
+	}
+	return ex, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// unsupported returns the first layer of set the processor cannot run and
+// why, or "" when it runs them all.
+func unsupported(pl *hw.Platform, q int, lg *graph.LayerGraph, set graph.LayerSet) (int, string) {
+	for _, l := range set {
+		for _, id := range lg.Layers[l].Nodes {
+			if err := pl.Supports(q, lg.Model, lg.Model.Nodes[id]); err != nil {
+				return l, err.Error()
+			}
+		}
+	}
+	return -1, ""
+}
+
+// Table is one subgraph's candidates as text cells: processor, the scores
+// in chain order, and the filter that excluded it; the chosen row marked.
+type Table struct {
+	Caption string
+	Header  []string
+	Rows    [][]string
+}
+
+// Tables lays the explanation out, one table per subgraph.
+func (e *Explanation) Tables() []Table {
+	var out []Table
+	for _, m := range e.Models {
+		for _, s := range m.Subgraphs {
+			t := Table{Caption: fmt.Sprintf("%s [%s] on %s (%s, %s)", m.Model, s.Layers, s.Processor, s.Backend, s.DType),
+				Header: []string{"", "processor", "config", ScoreTime + " ms", ScoreTransfer + " ms", ScoreFinish + " ms", ScoreLoad, ScoreMaxLoad, "excluded by"}}
+			for _, c := range s.Options {
+				mark := ""
+				if c.Chosen {
+					mark = "*"
+				}
+				if c.Filter != "" {
+					t.Rows = append(t.Rows, []string{mark, c.Processor, "-", "-", "-", "-", "-", "-", c.Filter + ": " + c.Why})
+					continue
+				}
+				t.Rows = append(t.Rows, []string{mark, c.Processor, c.Config,
+					fmt.Sprintf("%.3f", c.Score(ScoreTime)), fmt.Sprintf("%.3f", c.Score(ScoreTransfer)), fmt.Sprintf("%.3f", c.Score(ScoreFinish)),
+					fmt.Sprintf("%.4f", c.Score(ScoreLoad)), fmt.Sprintf("%.4f", c.Score(ScoreMaxLoad)), ""})
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package explain_test
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/explain"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// chain is in → L0 → … → out, one Conv per layer.
+func chain(name string, n int) *graph.Model {
+	m := &graph.Model{Name: name, Tensors: map[string]*graph.Tensor{}}
+	add := func(tn string, kind graph.TensorKind) {
+		m.Tensors[tn] = &graph.Tensor{Name: tn, DType: graph.Float32, Shape: graph.Shape{1, 64, 32, 32}, Kind: kind}
+	}
+	add("in", graph.Input)
+	prev := "in"
+	for i := range n {
+		out := name + "_t" + string(rune('0'+i))
+		add(out, graph.Activation)
+		m.Nodes = append(m.Nodes, &graph.Node{Name: out, Op: "Conv", Inputs: []string{prev}, Outputs: []string{out}, Work: graph.Work{MACs: 1e7, FLOPs: 2e7}})
+		prev = out
+	}
+	m.Inputs, m.Outputs = []string{"in"}, []string{prev}
+	if err := m.Link(); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func TestExplain(t *testing.T) {
+	pl := &hw.Platform{Name: "three", Domains: []hw.Domain{{Name: "d"}}}
+	for _, p := range []struct {
+		name, kind string
+		dt         graph.DType
+		unsupp     []string
+	}{{"cpu", "cpu", graph.Float32, nil}, {"npu", "npu", graph.Float32, []string{"Conv"}}, {"gpu", "gpu", graph.Float16, nil}} {
+		pl.Processors = append(pl.Processors, &hw.Processor{Name: p.name, Kind: p.kind, Backends: []string{"b"},
+			DTypes: []hw.DTypeSpec{{DType: p.dt, PeakGOPS: 100}}, Concurrency: 1, Domain: "d", MemBandwidthGBs: 10,
+			DispatchOverhead: 50 * time.Microsecond, Support: hw.Support{Unsupported: p.unsupp}})
+	}
+	g := chain("m", 3)
+	lg, err := graph.BuildLayers(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workload.Workload{Models: []*workload.Model{{Name: "m", Graph: g, Layers: lg, Zoo: "m", Precision: []graph.DType{graph.Float32}}},
+		Groups: []*workload.Group{{Name: "g", Models: []string{"m"}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}}
+	est := cost.NewAnalytic(pl)
+	p := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
+		{Layers: graph.NewLayerSet(0, 1), Processor: "cpu", Backend: "b", DType: "float32"},
+		{Layers: graph.NewLayerSet(2), Processor: "cpu", Backend: "b", DType: "float32"},
+	}}}}
+	ex, err := explain.Explain(w, pl, est, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Models) != 1 || len(ex.Models[0].Subgraphs) != 2 {
+		t.Fatalf("explanation shape %+v", ex)
+	}
+	s := ex.Models[0].Subgraphs[0]
+	byName := map[string]explain.Candidate{}
+	for _, c := range s.Options {
+		byName[c.Processor] = c
+	}
+	if c := byName["npu"]; c.Filter != explain.FilterSupport || !strings.Contains(c.Why, "Conv") {
+		t.Errorf("npu: filter %q (%s), want operator support naming Conv", c.Filter, c.Why)
+	}
+	if c := byName["gpu"]; c.Filter != explain.FilterPrecision || !strings.Contains(c.Why, "float32") {
+		t.Errorf("gpu: filter %q (%s), want precision", c.Filter, c.Why)
+	}
+	cpu := byName["cpu"]
+	if !cpu.Chosen || cpu.Filter != "" {
+		t.Fatalf("cpu: %+v, want the chosen, unfiltered candidate", cpu)
+	}
+	var names []string
+	for _, sc := range cpu.Scores {
+		names = append(names, sc.Name)
+	}
+	if got := strings.Join(names, ","); got != "time,transfer,finish,load,max load" {
+		t.Errorf("score chain %s", got)
+	}
+	cfg, _ := p.Models[0].Subgraphs[0].Config(pl)
+	want, _ := est.Subgraph(lg, graph.NewLayerSet(0, 1), cfg)
+	if got := cpu.Score(explain.ScoreTime); math.Abs(got-float64(want)/1e6) > 1e-9 {
+		t.Errorf("time %g ms, estimator %v", got, want)
+	}
+	// The chosen candidate's max load is the plan's: its inverse is the
+	// simulator's load limit.
+	prog, err := sim.Compile(w, pl, est, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, _ := sim.LoadLimit(prog.Program)
+	if got := 1 / cpu.Score(explain.ScoreMaxLoad); math.Abs(got-limit) > 1e-6*limit {
+		t.Errorf("1/max load %g, load limit %g", got, limit)
+	}
+	// The second subgraph finishes after the first.
+	second := ex.Models[0].Subgraphs[1].Options[0]
+	if second.Score(explain.ScoreFinish) <= cpu.Score(explain.ScoreFinish) {
+		t.Errorf("finish of the second subgraph %g not after the first's %g", second.Score(explain.ScoreFinish), cpu.Score(explain.ScoreFinish))
+	}
+	b, err := json.Marshal(ex)
+	if err != nil || !strings.Contains(string(b), `"name":"max load"`) || !strings.Contains(string(b), `"filter":"precision"`) {
+		t.Errorf("JSON %s (%v)", b, err)
+	}
+	if tabs := ex.Tables(); len(tabs) != 2 || len(tabs[0].Rows) != 3 || tabs[0].Rows[0][0] != "*" {
+		t.Errorf("tables %+v", tabs)
+	}
+}

@@ -236,6 +236,22 @@ func (m *Mechanism) Active() int { return len(m.ids) }
 // Allocation returns the allocation in force (nil before the first).
 func (m *Mechanism) Allocation() *policy.Allocation { return m.alloc }
 
+// Restore tells the mechanism that active job id ran last round on column
+// g and the given servers (node indices), as a scheduler that rebuilds the
+// mechanism (after a restart, or when the cluster's nodes change) reads it
+// from the cluster. The next Plan keeps the job there when the allocation
+// allows, and counts a move as a preemption.
+func (m *Mechanism) Restore(id, g int, servers []int) {
+	j := m.jobs[id]
+	if j == nil || g < 0 || g >= len(m.c.GPUs) {
+		return
+	}
+	j.Last = g
+	m.lastGPU[id] = g
+	m.lastServers[id] = append([]int(nil), servers...)
+	m.ran[id] = true
+}
+
 // Done reports what a placement of the round achieved: it ran for ran
 // seconds and job A (and B) made the given steps.
 func (m *Mechanism) Done(p Placed, ran float64, steps [2]float64) {

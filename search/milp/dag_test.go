@@ -35,6 +35,11 @@ func TestScheduleDAGTopcuoglu(t *testing.T) {
 	if s.Makespan > start.Makespan {
 		t.Errorf("makespan %g, worse than the inlay planner's %g", s.Makespan, start.Makespan)
 	}
+	// Topcuoglu et al.'s graph: HEFT 80, the optimum 73 (search/inlay's
+	// TestScheduleDAGTopcuoglu reaches it by local search).
+	if math.Abs(s.Makespan-73) > 1e-6 {
+		t.Errorf("makespan %g, want the optimum 73", s.Makespan)
+	}
 	if math.Abs(s.Makespan-proof.Bound) > 1e-6 {
 		t.Errorf("makespan %g, proven bound %g: an optimal schedule attains its bound", s.Makespan, proof.Bound)
 	}

@@ -151,4 +151,34 @@ func TestRunRecord(t *testing.T) {
 	if err != nil || !strings.Contains(out, fmt.Sprintf("%d in-situ measurement(s)", subgraphs)) {
 		t.Errorf("simulate with the recorded store: %v\n%s", err, out)
 	}
+
+	// The README's claim: after --record, the simulator's p50 is within
+	// 15 % of a run's (measured over 20 s runs on a quiet machine). Here,
+	// in a 2 s run on a machine the test suite shares, a loose check: the
+	// prediction within a factor of 3 of the measured p50, per group (on
+	// the 2-core development machine under a load of 30, ratios from 0.9
+	// to 2.9 were seen; a prediction that ignored the record would be
+	// off far more).
+	out, err = execInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--json", "--ort-lib", lib, "--profiles", store)
+	if err != nil {
+		t.Fatalf("run with the recorded store: %v\n%s", err, out)
+	}
+	var rj struct {
+		Lag    float64 `json:"predicted_arrival_lag_ms"`
+		Groups []struct {
+			Name           string  `json:"name"`
+			P50MS          float64 `json:"p50_ms"`
+			PredictedP50MS float64 `json:"predicted_p50_ms"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rj); err != nil || len(rj.Groups) == 0 {
+		t.Fatalf("run --json: %v\n%s", err, out)
+	}
+	for _, g := range rj.Groups {
+		r := g.PredictedP50MS / g.P50MS
+		t.Logf("group %s: measured p50 %.3g ms, predicted %.3g ms with a recorded arrival lag of %.3g ms (ratio %.3f)", g.Name, g.P50MS, g.PredictedP50MS, rj.Lag, r)
+		if !(r > 1.0/3 && r < 3) {
+			t.Errorf("group %s: predicted p50 %.3g ms against %.3g ms measured after --record: off by more than 3x", g.Name, g.PredictedP50MS, g.P50MS)
+		}
+	}
 }

@@ -29,6 +29,17 @@ type GenConfig struct {
 	Reference string // reference GPU type; default "v100" (or the table's last)
 	// MultiPriority gives 20% of the jobs weight 5, as Gavel's option does.
 	MultiPriority bool
+	// Resources draws per-GPU CPU and memory demands (for multi-resource
+	// packing): 2-12 cores and 8-64 GiB, uniform.
+	Resources bool
+	// Elastic gives every distributed job an elastic range from 1 GPU to
+	// twice its scale factor (at most 8), with the table's scale factors as
+	// its speedup profile.
+	Elastic bool
+	// DAGStages > 1 makes every job a chain of that many stages of the same
+	// type, each with an equal share of the steps, the last two in parallel
+	// after the one before them (so the DAG is not just a chain).
+	DAGStages int
 }
 
 // Generate draws a trace. The same configuration gives the same jobs.
@@ -107,6 +118,30 @@ func Generate(cfg GenConfig, t *throughput.Table) ([]Job, error) {
 		}
 		if jobs[i].Steps < 1 {
 			jobs[i].Steps = 1
+		}
+		if cfg.Resources {
+			jobs[i].CPUs = float64(2 + jobRNG.IntN(11))
+			jobs[i].MemoryGiB = float64(8 + jobRNG.IntN(57))
+		}
+		if cfg.Elastic && len(t.Scales(jt)) > 1 {
+			hi := min(8, 2*scale)
+			jobs[i].Elastic = &Elastic{Min: 1, Max: hi, Online: true}
+		}
+		if k := cfg.DAGStages; k > 1 {
+			j := &jobs[i]
+			per := math.Max(1, math.Round(j.Steps/float64(k)))
+			for s := 0; s < k; s++ {
+				st := Stage{Name: fmt.Sprintf("s%d", s), Type: j.Type, GPUs: j.GPUs, Steps: per}
+				switch {
+				case s == 0:
+				case s == k-1 && k > 2:
+					st.After = []string{fmt.Sprintf("s%d", s-2)}
+				default:
+					st.After = []string{fmt.Sprintf("s%d", s-1)}
+				}
+				j.Stages = append(j.Stages, st)
+			}
+			j.Steps = per
 		}
 	}
 	return jobs, nil

@@ -39,6 +39,15 @@ type Job struct {
 	CPUs, MemoryGiB float64
 	// Elastic is the job's GPU range, if it has one.
 	Elastic *job.Elastic
+	// Job is the trace job the task belongs to (its ID for plain jobs; for
+	// a DAG job's stages, the job's). Downstream is the most best-type
+	// seconds of work on any path of stages after this one (0 for plain
+	// jobs): the critical-path length a DAG policy ranks by.
+	Job        int
+	Downstream float64
+	// LastGPUs is the number of GPUs it ran on in the previous round (0:
+	// it did not run).
+	LastGPUs int
 }
 
 // Cluster is what a policy knows of the cluster: per column of the table,
@@ -80,6 +89,9 @@ func (s *State) Alone(j *Job, g int) float64 { return s.Table.Alone(j.Row, g) }
 type Entry struct {
 	A, B int
 	X    []float64
+	// GPUs, when positive, runs the entry on that many GPUs instead of the
+	// jobs' own scale factor (moldable and elastic jobs).
+	GPUs int
 }
 
 // Pair reports whether the entry is two jobs sharing GPUs.
@@ -133,4 +145,47 @@ type Policy interface {
 	Name() string
 	Traits() Traits
 	Allocate(ctx context.Context, s *State) (*Allocation, error)
+}
+
+// ScaledRate is job j's rate on n GPUs of column g, where rate gives a
+// row's rate on a column (alone, or spread): j's own row when n is its
+// scale factor, else the table's row for its type at n GPUs, else its
+// one-GPU rate times its speedup profile at n, else linear interpolation
+// between the table's rows for the nearest scale factors below and above n
+// (above the largest, that row's rate: no extrapolation).
+func ScaledRate(t *throughput.Table, j *Job, g, n int, rate func(throughput.ID, int) float64) float64 {
+	if n == j.GPUs || n <= 0 {
+		return rate(j.Row, g)
+	}
+	k := t.Key(j.Row)
+	if id, ok := t.Lookup(throughput.Key{JobType: k.JobType, Scale: n}); ok {
+		return rate(id, g)
+	}
+	if e := j.Elastic; e != nil && len(e.Speedup) >= n {
+		if one, ok := t.Lookup(throughput.Key{JobType: k.JobType, Scale: 1}); ok {
+			return rate(one, g) * e.Speedup[n-1]
+		}
+	}
+	lo, hi := 0, 0
+	for _, sc := range t.Scales(k.JobType) {
+		if sc < n {
+			lo = sc
+		} else if sc > n && hi == 0 {
+			hi = sc
+		}
+	}
+	at := func(sc int) float64 {
+		id, _ := t.Lookup(throughput.Key{JobType: k.JobType, Scale: sc})
+		return rate(id, g)
+	}
+	switch {
+	case lo > 0 && hi > 0:
+		a, b := at(lo), at(hi)
+		return a + (b-a)*float64(n-lo)/float64(hi-lo)
+	case lo > 0:
+		return at(lo)
+	case hi > 0:
+		return at(hi) * float64(n) / float64(hi)
+	}
+	return 0
 }

@@ -108,6 +108,7 @@ type Mechanism struct {
 	ids        []int // active job IDs, sorted
 	alloc      *policy.Allocation
 	allocX     map[entryKey][]float64
+	allocN     map[entryKey]int // entries with their own GPU count
 	// Time received per entry and column since the last reset, and per
 	// column in all; deficits carried across resets.
 	jobTime    map[entryKey][]float64
@@ -269,8 +270,9 @@ func (m *Mechanism) Done(p Placed, ran float64, steps [2]float64) {
 			continue
 		}
 		j.Remaining -= steps[i]
-		j.Attained += ran * float64(j.GPUs)
+		j.Attained += ran * float64(len(p.Servers))
 		j.Last = p.GPU
+		j.LastGPUs = len(p.Servers)
 	}
 }
 
@@ -321,12 +323,16 @@ func (m *Mechanism) recompute(ctx context.Context, now float64) error {
 	}
 	m.alloc = a
 	m.allocX = make(map[entryKey][]float64, len(a.Entries))
+	m.allocN = map[entryKey]int{}
 	for _, e := range a.Entries {
 		if m.jobs[e.A] == nil || (e.B >= 0 && m.jobs[e.B] == nil) {
 			continue
 		}
 		k := key(e.A, e.B)
 		m.allocX[k] = e.X
+		if e.GPUs > 0 {
+			m.allocN[k] = e.GPUs
+		}
 		if _, ok := m.jobTime[k]; !ok {
 			m.jobTime[k] = make([]float64, len(m.c.GPUs))
 		}
@@ -338,6 +344,7 @@ func (m *Mechanism) recompute(ctx context.Context, now float64) error {
 type candidate struct {
 	k        entryKey
 	a, b, g  int
+	gpus     int
 	priority float64
 	deficit  float64
 	x        float64
@@ -380,11 +387,16 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 				// its zero entries are no fillers.
 				continue
 			}
-			per = append(per, m.candidate(k, e.A, e.B, g, x[g]))
+			c := m.candidate(k, e.A, e.B, g, x[g])
+			c.gpus = m.jobs[e.A].GPUs
+			if n, ok := m.allocN[k]; ok {
+				c.gpus = n
+			}
+			per = append(per, c)
 		}
 		for _, id := range m.ids {
 			if _, ok := m.allocX[key(id, -1)]; !ok {
-				c := candidate{k: key(id, -1), a: id, b: -1, g: g, x: -1}
+				c := candidate{k: key(id, -1), a: id, b: -1, g: g, x: -1, gpus: m.jobs[id].GPUs}
 				per = append(per, c)
 			}
 		}
@@ -420,7 +432,7 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 			continue
 		}
 		ja := m.jobs[c.a]
-		if m.table.Alone(ja.Row, c.g) <= 0 {
+		if m.rateN(ja, c.g, c.gpus, false) <= 0 {
 			continue
 		}
 		if c.b >= 0 {
@@ -435,10 +447,10 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 		if m.traits.EventDriven && c.x < 0.5 {
 			continue
 		}
-		if ja.GPUs > left[c.g] {
+		if c.gpus > left[c.g] {
 			continue
 		}
-		left[c.g] -= ja.GPUs
+		left[c.g] -= c.gpus
 		taken[c.a] = true
 		if c.b >= 0 {
 			taken[c.b] = true
@@ -479,7 +491,7 @@ func (m *Mechanism) candidate(k entryKey, a, b, g int, x float64) candidate {
 // consolidated (best fit, then the servers with most free GPUs) or spread
 // (one GPU per server, most free first).
 func (m *Mechanism) place(g int, chosen []candidate) []Placed {
-	sort.SliceStable(chosen, func(i, j int) bool { return m.jobs[chosen[i].a].GPUs > m.jobs[chosen[j].a].GPUs })
+	sort.SliceStable(chosen, func(i, j int) bool { return chosen[i].gpus > chosen[j].gpus })
 	srv := m.srv[g]
 	free := make([]int, len(srv))
 	nodeIdx := m.srvIdx[g]
@@ -491,7 +503,7 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 	// Keep last round's servers where possible.
 	for i, c := range chosen {
 		prev := m.lastServers[c.a]
-		if m.lastGPU[c.a] != g || prev == nil || len(prev) != m.jobs[c.a].GPUs {
+		if m.lastGPU[c.a] != g || prev == nil || len(prev) != c.gpus {
 			continue
 		}
 		need := map[int]int{}
@@ -515,7 +527,7 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 		if assigned[i] != nil {
 			continue
 		}
-		n := m.jobs[c.a].GPUs
+		n := c.gpus
 		var got []int
 		if m.cfg.Placement == Consolidated {
 			best := -1
@@ -560,7 +572,7 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 		}
 		ja := m.jobs[c.a]
 		if c.b < 0 {
-			p.Rate[0] = m.rate(ja.Row, g, p.Spread)
+			p.Rate[0] = m.rateN(ja, g, c.gpus, p.Spread)
 		} else {
 			jb := m.jobs[c.b]
 			ta, tb, _ := m.table.Pair(ja.Row, jb.Row, g)
@@ -604,6 +616,11 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 	}
 	m.placedLast[g] = now
 	return out
+}
+
+// rateN is job j's rate on n GPUs of column g (policy.ScaledRate).
+func (m *Mechanism) rateN(j *policy.Job, g, n int, spread bool) float64 {
+	return policy.ScaledRate(m.table, j, g, n, func(id throughput.ID, g int) float64 { return m.rate(id, g, spread) })
 }
 
 func (m *Mechanism) rate(row throughput.ID, g int, spread bool) float64 {

@@ -100,16 +100,28 @@ type Result struct {
 	GPUCount map[string]int `json:"gpu_count"`
 }
 
+// runJob is one task: a job, or one stage of a DAG job. Tasks 0..n-1 are
+// the trace's jobs (a DAG job's first stage); later ones the other stages.
 type runJob struct {
-	j       *job.Job
+	j       *job.Job // the trace job the task belongs to
+	parent  int      // its index
+	typ     string
+	gpus    int
+	steps   float64
 	row     throughput.ID
+	succ    []int // tasks released when this one ends
+	deps    int   // unfinished predecessors
+	down    float64
+	root    bool  // a DAG root stage other than the first
+	roots   []int // on a job's first task: its other root stages
 	started bool
 	start   float64
 	finish  float64
 	// activeAt is the integral of the active-job count at arrival.
-	activeAt float64
-	nAvg     float64
-	spans    []Span
+	activeAt    float64
+	activeStart float64 // when it was added
+	nAvg        float64
+	spans       []Span
 }
 
 // Run simulates jobs (in arrival order, IDs 0..n-1) on cluster c with the
@@ -139,16 +151,22 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		return nil, fmt.Errorf("cluster/sim: window %d:%d outside the trace's jobs 0:%d", first, last, len(jobs)-1)
 	}
 	event := cfg.EventDriven || p.Traits().EventDriven
-	rj := make([]runJob, len(jobs))
-	for i := range jobs {
-		if jobs[i].ID != i {
-			return nil, fmt.Errorf("cluster/sim: job %d has ID %d (IDs must be positions)", i, jobs[i].ID)
-		}
-		row, err := t.Resolve(jobs[i].Type, jobs[i].GPUs)
-		if err != nil {
-			return nil, fmt.Errorf("cluster/sim: job %d: %w", i, err)
-		}
-		rj[i] = runJob{j: &jobs[i], row: row, finish: -1}
+	rj, err := tasks(jobs, t, pc)
+	if err != nil {
+		return nil, err
+	}
+	left := make([]int, len(jobs)) // unfinished tasks per job
+	for i := range rj {
+		left[rj[i].parent]++
+	}
+	var ready []int // tasks released by completions
+	add := func(id int, at float64, activeIntegral, lastEvent float64) {
+		x := &rj[id]
+		x.activeAt = activeIntegral + float64(mech.Active())*(at-lastEvent)
+		x.activeStart = at
+		j := x.j
+		mech.Add(policy.Job{ID: id, Row: x.row, GPUs: x.gpus, Weight: j.PriorityWeight(), Arrival: at,
+			Steps: x.steps, Remaining: x.steps, CPUs: j.CPUs, MemoryGiB: j.MemoryGiB, Elastic: j.Elastic, Job: x.parent, Downstream: x.down})
 	}
 	res := &Result{Policy: p.Name(), Cluster: c.Name, Window: [2]int{first, last}, Utilization: map[string]float64{}, GPUCount: map[string]int{}}
 	busy := make([]float64, len(pc.GPUs))
@@ -164,12 +182,16 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 			return nil, err
 		}
 		for next < len(jobs) && jobs[next].Arrival <= now {
-			j := &jobs[next]
-			rj[next].activeAt = activeIntegral + float64(mech.Active())*(now-lastEvent)
-			mech.Add(policy.Job{ID: j.ID, Row: rj[next].row, GPUs: j.GPUs, Weight: j.PriorityWeight(), Arrival: j.Arrival,
-				Steps: j.Steps, Remaining: j.Steps, CPUs: j.CPUs, MemoryGiB: j.MemoryGiB, Elastic: j.Elastic})
+			add(next, jobs[next].Arrival, activeIntegral, lastEvent)
+			for _, id := range rj[next].roots {
+				add(id, jobs[next].Arrival, activeIntegral, lastEvent)
+			}
 			next++
 		}
+		for _, id := range ready {
+			add(id, rj[id].start, activeIntegral, lastEvent)
+		}
+		ready = ready[:0]
 		if cfg.StopAtWindow && windowLeft == 0 {
 			break
 		}
@@ -289,7 +311,7 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 					}
 					x.spans = appendSpan(x.spans, Span{Start: now, End: o.finish[k], GPU: pc.GPUs[pl.GPU], Servers: pl.Servers, With: with})
 				}
-				if mech.Job(id).Remaining <= 1e-9*x.j.Steps {
+				if mech.Job(id).Remaining <= 1e-9*x.steps {
 					x.finish = o.finish[k]
 					finished = append(finished, id)
 				}
@@ -300,13 +322,21 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 			x := &rj[id]
 			// Mean active jobs over the job's life, up to this round.
 			integral := activeIntegral + float64(mech.Active())*(x.finish-now) - x.activeAt
-			if life := x.finish - x.j.Arrival; life > 0 {
+			if life := x.finish - x.activeStart; life > 0 {
 				x.nAvg = integral / life
 			}
 			mech.Remove(id)
-			done++
-			if id >= first && id <= last {
-				windowLeft--
+			for _, sid := range x.succ {
+				if rj[sid].deps--; rj[sid].deps == 0 {
+					rj[sid].start = x.finish // release time, until it starts
+					ready = append(ready, sid)
+				}
+			}
+			if left[x.parent]--; left[x.parent] == 0 {
+				done++
+				if x.parent >= first && x.parent <= last {
+					windowLeft--
+				}
 			}
 		}
 		if cfg.Progress != nil {
@@ -317,8 +347,81 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 	// The window's last jobs should finish while arrivals still come, as
 	// in Gavel's simulator, which generates jobs until they do.
 	res.Exhausted = cfg.StopAtWindow && next >= len(jobs)
-	finishMetrics(res, rj, first, last, pc, t, busy, startTime, now, cfg.Timeline)
+	finishMetrics(res, rj, len(jobs), first, last, pc, t, busy, startTime, now, cfg.Timeline)
 	return res, nil
+}
+
+// tasks expands the trace into tasks: job i is task i (its first stage
+// for a DAG job); the other stages follow from n on, with their
+// predecessors counted and each task's downstream critical path (the most
+// best-type seconds of work after it) computed.
+func tasks(jobs []job.Job, t *throughput.Table, pc *policy.Cluster) ([]runJob, error) {
+	rj := make([]runJob, len(jobs))
+	resolve := func(i int, typ string, gpus int, steps float64) (runJob, error) {
+		row, err := t.Resolve(typ, gpus)
+		if err != nil {
+			return runJob{}, fmt.Errorf("cluster/sim: job %d: %w", i, err)
+		}
+		return runJob{j: &jobs[i], parent: i, typ: typ, gpus: gpus, steps: steps, row: row, finish: -1}, nil
+	}
+	best := func(x *runJob) float64 {
+		b := 0.0
+		for g, c := range pc.Count {
+			if c >= x.gpus {
+				b = math.Max(b, t.Alone(x.row, g))
+			}
+		}
+		if b == 0 {
+			return 0
+		}
+		return x.steps / b
+	}
+	for i := range jobs {
+		if jobs[i].ID != i {
+			return nil, fmt.Errorf("cluster/sim: job %d has ID %d (IDs must be positions)", i, jobs[i].ID)
+		}
+		j := &jobs[i]
+		if len(j.Stages) == 0 {
+			x, err := resolve(i, j.Type, j.GPUs, j.Steps)
+			if err != nil {
+				return nil, err
+			}
+			rj[i] = x
+			continue
+		}
+		ids := map[string]int{}
+		for k, st := range j.Stages {
+			x, err := resolve(i, st.Type, st.GPUs, st.Steps)
+			if err != nil {
+				return nil, err
+			}
+			id := i
+			if k == 0 {
+				rj[i] = x
+			} else {
+				id = len(rj)
+				x.root = len(st.After) == 0
+				rj = append(rj, x)
+				if x.root {
+					rj[i].roots = append(rj[i].roots, id)
+				}
+			}
+			ids[st.Name] = id
+			for _, a := range st.After {
+				p := ids[a]
+				rj[p].succ = append(rj[p].succ, id)
+				rj[id].deps++
+			}
+		}
+	}
+	// Downstream critical path: stages are listed in dependency order, so
+	// a reverse pass over each DAG's tasks sees successors first.
+	for i := len(rj) - 1; i >= 0; i-- {
+		for _, sid := range rj[i].succ {
+			rj[i].down = math.Max(rj[i].down, best(&rj[sid])+rj[sid].down)
+		}
+	}
+	return rj, nil
 }
 
 // appendSpan merges a span into the previous one when it continues it.
@@ -345,32 +448,51 @@ func sameInts(a, b []int) bool {
 	return true
 }
 
-func finishMetrics(res *Result, rj []runJob, first, last int, pc *policy.Cluster, t *throughput.Table, busy []float64, start, end float64, timeline bool) {
+func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Cluster, t *throughput.Table, busy []float64, start, end float64, timeline bool) {
 	var jcts, ftfs []float64
 	lastFinish := start
 	total := 0
-	for g, n := range pc.Count {
-		if n > 0 {
-			res.GPUCount[pc.GPUs[g]] = n
-			total += n
+	for g, c := range pc.Count {
+		if c > 0 {
+			res.GPUCount[pc.GPUs[g]] = c
+			total += c
 		}
 	}
-	for i := range rj {
+	extra := map[int][]int{}
+	for id := n; id < len(rj); id++ {
+		extra[rj[id].parent] = append(extra[rj[id].parent], id)
+	}
+	for i := 0; i < n; i++ {
 		x := &rj[i]
-		jr := JobResult{ID: i, Type: x.j.Type, GPUs: x.j.GPUs, Arrival: x.j.Arrival, Start: x.start, Finish: x.finish, JCT: -1}
-		if !x.started {
-			jr.Start = -1
+		jr := JobResult{ID: i, Type: x.j.Type, GPUs: x.j.GPUs, Arrival: x.j.Arrival, Start: -1, Finish: -1, JCT: -1}
+		finish, done, iso := x.finish, x.finish >= 0, isoTime(x, pc, t, total)
+		if x.started {
+			jr.Start = x.start
 		}
-		if x.finish >= 0 {
-			jr.JCT = x.finish - x.j.Arrival
-			lastFinish = math.Max(lastFinish, x.finish)
-			jr.FTF = ftf(x, pc, t, total)
+		spans := x.spans
+		for _, id := range extra[i] {
+			y := &rj[id]
+			done = done && y.finish >= 0
+			finish = math.Max(finish, y.finish)
+			iso += isoTime(y, pc, t, total)
+			if y.started && (jr.Start < 0 || y.start < jr.Start) {
+				jr.Start = y.start
+			}
+			spans = append(spans, y.spans...)
+		}
+		if done {
+			jr.Finish = finish
+			jr.JCT = finish - x.j.Arrival
+			lastFinish = math.Max(lastFinish, finish)
+			if iso > 0 {
+				jr.FTF = jr.JCT / iso
+			}
 		}
 		if timeline {
-			jr.Spans = x.spans
+			jr.Spans = spans
 		}
 		if i >= first && i <= last {
-			if x.finish >= 0 {
+			if done {
 				jcts = append(jcts, jr.JCT)
 				ftfs = append(ftfs, jr.FTF)
 			} else {
@@ -391,22 +513,24 @@ func finishMetrics(res *Result, rj []runJob, first, last int, pc *policy.Cluster
 	}
 	res.Makespan = (lastFinish - start) / 3600
 	span := math.Max(end, lastFinish) - start
-	for g, n := range pc.Count {
-		if n > 0 && span > 0 {
-			res.Utilization[pc.GPUs[g]] = busy[g] / (float64(n) * span)
+	for g, c := range pc.Count {
+		if c > 0 && span > 0 {
+			res.Utilization[pc.GPUs[g]] = busy[g] / (float64(c) * span)
 		}
 	}
 }
 
-// ftf is ρ = JCT / (time alone on a 1/n share): on a share of N/n GPUs
-// spread over the types in proportion to their counts, a job of s GPUs runs
-// min(1, N/(n·s)) of the time at the count-weighted mean throughput.
-func ftf(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) float64 {
+// isoTime is the time a task would take alone on a 1/n share of the
+// cluster (the denominator of finish-time fairness ρ): on a share of N/n
+// GPUs spread over the types in proportion to their counts, a task of s
+// GPUs runs min(1, N/(n·s)) of the time at the count-weighted mean
+// throughput; n is the mean number of active tasks over its life.
+func isoTime(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) float64 {
 	if total == 0 || x.finish < 0 {
 		return 0
 	}
 	n := math.Max(x.nAvg, 1)
-	share := math.Min(1, float64(total)/(n*float64(x.j.GPUs)))
+	share := math.Min(1, float64(total)/(n*float64(x.gpus)))
 	rate := 0.0
 	for g, c := range pc.Count {
 		rate += float64(c) / float64(total) * t.Alone(x.row, g)
@@ -414,7 +538,7 @@ func ftf(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) float64 
 	if rate <= 0 {
 		return 0
 	}
-	return (x.finish - x.j.Arrival) / (x.j.Steps / (share * rate))
+	return x.steps / (share * rate)
 }
 
 func mean(v []float64) float64 {

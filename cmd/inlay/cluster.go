@@ -70,6 +70,9 @@ type clusterGenFlags struct {
 	window    string
 	tailHours float64
 	tp        string
+	resources bool
+	elastic   bool
+	dag       int
 }
 
 func newClusterGenerateCmd() *cobra.Command {
@@ -99,6 +102,9 @@ of arrivals at the rate. The same seed gives the same jobs.`,
 	fl.StringVar(&f.window, "window", "4000:4999", "measurement window the trace must cover when --jobs is 0")
 	fl.Float64Var(&f.tailHours, "tail-hours", 500, "hours of arrivals after the window's last job when --jobs is 0")
 	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
+	fl.BoolVar(&f.resources, "resources", false, "draw CPU and memory demands per GPU (for tetris)")
+	fl.BoolVar(&f.elastic, "elastic", false, "give distributed jobs an elastic GPU range (for elastic)")
+	fl.IntVar(&f.dag, "dag", 0, "make every job a DAG of this many stages (for dag)")
 	return cmd
 }
 
@@ -121,7 +127,7 @@ func runClusterGenerate(cmd *cobra.Command, f *clusterGenFlags) error {
 		}
 		n = w[1] + 1 + int(math.Ceil(f.rate*f.tailHours))
 	}
-	jobs, err := job.Generate(job.GenConfig{Jobs: n, Rate: f.rate, Seed: f.seed, MultiGPU: f.multi, Static: f.static}, t)
+	jobs, err := job.Generate(job.GenConfig{Jobs: n, Rate: f.rate, Seed: f.seed, MultiGPU: f.multi, Static: f.static, Resources: f.resources, Elastic: f.elastic, DAGStages: f.dag}, t)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,11 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
+	"github.com/inlay-dev/inlay/cluster/policy/dag"
+	"github.com/inlay-dev/inlay/cluster/policy/elastic"
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 	"github.com/inlay-dev/inlay/cluster/policy/inlay"
+	"github.com/inlay-dev/inlay/cluster/policy/packing"
 )
 
 // Options configure a policy when it is built.
@@ -69,6 +72,12 @@ func Registry() map[string]Factory {
 			func(Options) (policy.Policy, error) { return &inlay.JCT{NoSharing: true}, nil }},
 		"inlay-makespan": {"inlay's policy for makespan: the fluid makespan LP recomputed at every event",
 			func(o Options) (policy.Policy, error) { return &inlay.Makespan{LP: o.LP}, nil }},
+		"tetris": {"multi-resource packing (Tetris/DeepRM): GPUs, CPU cores and memory per GPU type, by alignment and speed",
+			func(Options) (policy.Policy, error) { return &packing.Tetris{}, nil }},
+		"dag": {"DAG jobs: stages by upward rank (critical path), each on the GPU type where it finishes first (HEFT-like)",
+			func(Options) (policy.Policy, error) { return dag.Policy{}, nil }},
+		"elastic": {"moldable and elastic jobs: GPU counts by dynamic programming over speedup profiles",
+			func(Options) (policy.Policy, error) { return elastic.New(), nil }},
 		"gavel-cost-ss": {"gavel-cost with space sharing (linear-fractional LP)",
 			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP, SpaceSharing: true}, nil }},
 	}

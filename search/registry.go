@@ -45,10 +45,12 @@ func Registry() map[string]Factory {
 			return inlay.New(inlay.Options{Seeds: []plan.Planner{heft.Planner{}}}), nil
 		},
 		"milp": func(arg string) (plan.Planner, error) {
-			if arg != "" {
-				return nil, fmt.Errorf("search: planner milp takes no argument (got %q)", arg)
+			opt, err := milp.ParseOptions(arg)
+			if err != nil {
+				return nil, err
 			}
-			return milp.New(milp.Options{Start: inlay.New(inlay.Options{Seeds: []plan.Planner{heft.Planner{}}})}), nil
+			opt.Start = inlay.New(inlay.Options{Seeds: []plan.Planner{heft.Planner{}}})
+			return milp.New(opt), nil
 		},
 	}
 }

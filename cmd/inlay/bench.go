@@ -28,6 +28,8 @@ type benchFlags struct {
 	json      bool
 	repeats   int
 	versus    []string
+	minModels int
+	maxModels int
 }
 
 func newBenchCmd() *cobra.Command {
@@ -60,6 +62,8 @@ same plans); --budget is wall-clock time per planner and scenario.`,
 	fl.StringVar(&f.platform, "platform", "phone", "platform preset or file")
 	fl.StringArrayVar(&f.workloads, "workload", nil, "bench this workload file instead of random scenarios (repeatable)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.IntVar(&f.minModels, "min-models", 0, "least number of models in a random scenario (0: 3)")
+	fl.IntVar(&f.maxModels, "max-models", 0, "most models in a random scenario (0: all nine networks)")
 	fl.IntVar(&f.repeats, "repeats", 1, "run every planner this many times per scenario (planner seeds seed, seed+1, ...): min, median and max")
 	fl.StringArrayVar(&f.versus, "versus", nil, "report A/B, the ratio of two planners' median scales by number of models (repeatable; default inlay/puzzle when both run)")
 	addProfilesFlag(cmd)
@@ -93,7 +97,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 		return fmt.Errorf("bench: --repeats %d: want at least 1", f.repeats)
 	}
 	cfg := bench.Config{Platform: pl, Planners: planners, Scenarios: f.scenarios, Seed: f.seed,
-		Budget: f.budget, Evals: f.evals, Workers: f.workers, Repeats: f.repeats}
+		Budget: f.budget, Evals: f.evals, Workers: f.workers, Repeats: f.repeats,
+		Scenario: workload.ScenarioOptions{MinModels: f.minModels, MaxModels: f.maxModels}}
+	if f.minModels < 0 || f.maxModels < 0 || f.maxModels > 0 && f.minModels > f.maxModels {
+		return fmt.Errorf("bench: --min-models %d, --max-models %d: want 0 ≤ min ≤ max", f.minModels, f.maxModels)
+	}
 	has := map[string]bool{}
 	for _, p := range planners {
 		has[p] = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/plan"
@@ -21,6 +22,27 @@ type Options struct {
 	StartShare float64
 	// NoDeadlines leaves the critical-path rows out.
 	NoDeadlines bool
+	// Budget, when set, replaces the request's budget (so that a bench can
+	// give the MILP longer than the heuristics: "milp:budget=120s").
+	Budget time.Duration
+}
+
+// ParseOptions reads the argument of "milp:...": "budget=DURATION" or "".
+func ParseOptions(arg string) (Options, error) {
+	var o Options
+	if strings.TrimSpace(arg) == "" {
+		return o, nil
+	}
+	k, v, ok := strings.Cut(strings.TrimSpace(arg), "=")
+	if !ok || k != "budget" {
+		return o, fmt.Errorf("milp: option %q: the only option is budget=DURATION", arg)
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return o, fmt.Errorf("milp: option budget=%s: want a positive duration such as 120s", v)
+	}
+	o.Budget = d
+	return o, nil
 }
 
 // Planner is the "milp" planner: the MILP of Formulation, solved by CBC
@@ -61,6 +83,9 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	}
 	began := time.Now()
 	budget := req.Budget
+	if p.opt.Budget > 0 {
+		budget = p.opt.Budget
+	}
 	if budget <= 0 {
 		budget = driver.DefaultBudget
 	}
@@ -73,7 +98,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	if p.opt.Start != nil {
 		sub := *req
 		sub.Budget = time.Duration(float64(budget) * p.opt.StartShare)
-		if sub.Evals > 0 {
+		if sub.Evals > 0 && p.opt.Budget == 0 {
 			sub.Budget = 0
 		}
 		startPlan, err = p.opt.Start.Plan(ctx, &sub, eval)

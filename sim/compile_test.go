@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/workload"
@@ -19,23 +20,7 @@ import (
 // chainModel is in → L0 → L1 → ... → out, each tensor 1 MB (float32 ×
 // 250000), each node a Conv (one layer each).
 func chainModel(name string, n int) *graph.Model {
-	m := &graph.Model{Name: name, Tensors: map[string]*graph.Tensor{}}
-	add := func(tn string, kind graph.TensorKind) {
-		m.Tensors[tn] = &graph.Tensor{Name: tn, DType: graph.Float32, Shape: graph.Shape{1, 250000}, Kind: kind}
-	}
-	add("in", graph.Input)
-	prev := "in"
-	for i := 0; i < n; i++ {
-		out := name + "_t" + string(rune('0'+i))
-		add(out, graph.Activation)
-		m.Nodes = append(m.Nodes, &graph.Node{Name: out, Op: "Conv", Inputs: []string{prev}, Outputs: []string{out}, Work: graph.Work{MACs: 1, FLOPs: 2}})
-		prev = out
-	}
-	m.Inputs, m.Outputs = []string{"in"}, []string{prev}
-	if err := m.Link(); err != nil {
-		panic(err)
-	}
-	return m
+	return graphtest.Chain(name, n, graph.Shape{1, 250000}, graph.Work{MACs: 1, FLOPs: 2})
 }
 
 // handSetup: P0 in domain d0, P1 in d1, a 1 GB/s link with 0.5 ms latency

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/milp"
@@ -57,23 +58,7 @@ func (a *additive) DispatchLowerBound(int) time.Duration { return a.dispatch }
 
 // chain is in → L0 → … → out, one Conv per layer.
 func chain(name string, n int) *graph.Model {
-	m := &graph.Model{Name: name, Tensors: map[string]*graph.Tensor{}}
-	add := func(tn string, kind graph.TensorKind) {
-		m.Tensors[tn] = &graph.Tensor{Name: tn, DType: graph.Float32, Shape: graph.Shape{1, 1000}, Kind: kind}
-	}
-	add("in", graph.Input)
-	prev := "in"
-	for i := range n {
-		out := name + "_t" + string(rune('0'+i))
-		add(out, graph.Activation)
-		m.Nodes = append(m.Nodes, &graph.Node{Name: out, Op: "Conv", Inputs: []string{prev}, Outputs: []string{out}, Work: graph.Work{MACs: 1, FLOPs: 2}})
-		prev = out
-	}
-	m.Inputs, m.Outputs = []string{"in"}, []string{prev}
-	if err := m.Link(); err != nil {
-		panic(err)
-	}
-	return m
+	return graphtest.Chain(name, n, graph.Shape{1, 1000}, graph.Work{MACs: 1, FLOPs: 2})
 }
 
 // handInstance: processors P0 and P1 in one memory domain, a dispatch

@@ -1,0 +1,86 @@
+package milp_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/milp"
+	"github.com/inlay-dev/inlay/search/space"
+	"github.com/inlay-dev/inlay/solver"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+// BenchmarkReach measures what the MILP proves within a time limit
+// (REACH_LIMIT, default 60s) on CBC with two threads, cold (no start), for
+// growing workloads: the first k networks of REACH_NETS (default
+// mobilenet_v2, resnet50, mobilenet_v3_large, efficientnet_b0,
+// yolov5s) in one group at 10 Hz on REACH_PLATFORM (default phone). It
+// prints one line per size: layers × processors × models, status, gap,
+// time. Run: go test -run '^$' -bench Reach -benchtime 1x ./search/milp/
+func BenchmarkReach(b *testing.B) {
+	limit := 60 * time.Second
+	if v := os.Getenv("REACH_LIMIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		limit = d
+	}
+	nets := []string{"mobilenet_v2", "resnet50", "mobilenet_v3_large", "efficientnet_b0", "yolov5s"}
+	if v := os.Getenv("REACH_NETS"); v != "" {
+		nets = strings.Split(v, ",")
+	}
+	platName := "phone"
+	if v := os.Getenv("REACH_PLATFORM"); v != "" {
+		platName = v
+	}
+	pl, err := hw.Resolve(platName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := cost.NewAnalytic(pl)
+	for b.Loop() {
+		for k := 1; k <= len(nets); k++ {
+			w := &workload.Workload{Platform: platName}
+			layers := 0
+			for _, name := range nets[:k] {
+				g, err := zoo.Build(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lg, err := graph.BuildLayers(g)
+				if err != nil {
+					b.Fatal(err)
+				}
+				layers += len(lg.Layers)
+				w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Zoo: name})
+			}
+			names := append([]string(nil), nets[:k]...)
+			w.Groups = []*workload.Group{{Name: "g", Models: names, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}
+			w.AllowInt8()
+			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: []string{"-cuts", "off"}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Printf("reach: %4d layers × %d processors × %d models: %-10s gap %6.2f%%  %6.1fs  (%d rows, %d vars, %d binaries)\n",
+				layers, len(pl.Processors), k, res.Status, 100*res.Gap, res.Wall.Seconds(), f.Model.NumRows(), f.Model.NumVars(), f.Model.NumIntegers())
+		}
+	}
+}

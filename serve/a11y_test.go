@@ -82,13 +82,16 @@ func auditPages(tb testing.TB, ctx context.Context, url string) (float64, map[st
 	planWith(tb, ctx, "heft", "1")
 	out := map[string]audit{}
 	min := 99.0
-	for _, page := range []string{"workload", "platform", "plan", "view", "compare", "whatif", "bench"} {
+	for _, page := range []string{"workload", "platform", "plan", "view", "compare", "whatif", "bench", "cluster"} {
 		js(tb, ctx, fmt.Sprintf(`location.hash = '#%s'`, page), nil)
 		switch page {
 		case "view":
 			waitFor(tb, ctx, `+document.getElementById('gantt').dataset.boxes > 0`)
 		case "whatif":
 			waitFor(tb, ctx, `!!document.getElementById('whatif-scale')`)
+		case "cluster":
+			js(tb, ctx, `document.getElementById('cl-jobs').value = '30'; document.getElementById('cl-policy').value = 'fifo'; document.getElementById('cl-run').click(); true`, nil)
+			waitFor(tb, ctx, `+document.getElementById('cl-timeline').dataset.jobs > 0`)
 		case "platform":
 			waitFor(tb, ctx, `document.querySelectorAll('#plat-tables table').length > 0`)
 		}

@@ -61,5 +61,9 @@ func TestScreenshots(t *testing.T) {
 	run(t, ctx, chromedp.Click("#bench-run", chromedp.ByID))
 	waitFor(t, ctx, `document.querySelectorAll('#bench-summary tr').length > 1`)
 	shot("bench")
+	js(t, ctx, `location.hash = '#cluster'`, nil)
+	run(t, ctx, chromedp.Click("#cl-run", chromedp.ByID))
+	waitFor(t, ctx, `+document.getElementById('cl-timeline').dataset.jobs > 0`)
+	shot("cluster")
 	fmt.Println("screenshots written to", *screenshots)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -110,6 +111,10 @@ func TestBadRequests(t *testing.T) {
 		{"platform file error", "POST", "/api/platforms", `{"yaml": "name: [x"}`, 400, "hw: ../examples/platform.yaml"},
 		{"cancel unknown", "POST", "/api/plan/abc/cancel", "", 404, "no running search"},
 		{"recent unknown", "GET", "/api/plans/abc", "", 404, "no recent plan"},
+		{"cluster policy", "POST", "/api/cluster/simulate", `{"policy": "nope"}`, 400, "unknown policy"},
+		{"cluster preset", "POST", "/api/cluster/simulate", `{"cluster": "/etc/x.yaml"}`, 400, "not a cluster preset"},
+		{"cluster trace", "POST", "/api/cluster/simulate", `{"trace": "{bad", "trace_name": "t.jsonl"}`, 400, "cluster/job: t.jsonl:1:"},
+		{"cluster jobs", "POST", "/api/cluster/simulate", `{"generate": {"jobs": 100000, "rate_per_hour": 1}}`, 400, "want 1 to 2000"},
 		{"wrong method", "GET", "/api/validate", "", 404, "no API endpoint GET /api/validate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -385,5 +390,29 @@ func TestBenchStream(t *testing.T) {
 	}
 	if rows != 2 || results != 1 {
 		t.Errorf("%d rows and %d results, want 2 and 1", rows, results)
+	}
+}
+
+func TestClusterSimulate(t *testing.T) {
+	s, _ := New(Config{Examples: "../examples"})
+	st, body := do(t, s.Handler(), "POST", "/api/cluster/simulate", `{"policy": "fifo", "generate": {"jobs": 40, "rate_per_hour": 8}}`)
+	if st != 200 {
+		t.Fatalf("%d %s", st, body)
+	}
+	var o struct {
+		Jobs     int       `json:"jobs"`
+		AvgJCT   float64   `json:"avg_jct_hours"`
+		JCTHours []float64 `json:"jct_hours"`
+		Timeline []JobLine `json:"timeline"`
+	}
+	if err := json.Unmarshal([]byte(body), &o); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, j := range o.JCTHours {
+		sum += j
+	}
+	if o.Jobs != 40 || len(o.JCTHours) != 40 || len(o.Timeline) != 40 || math.Abs(sum/40-o.AvgJCT) > 1e-9*o.AvgJCT {
+		t.Errorf("%d jobs, %d JCTs (mean %v, avg_jct %v), %d timelines", o.Jobs, len(o.JCTHours), sum/40, o.AvgJCT, len(o.Timeline))
 	}
 }

@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['workload', 'platform', 'plan', 'view', 'compare', 'whatif', 'bench'];
+const pages = ['workload', 'platform', 'plan', 'view', 'compare', 'whatif', 'bench', 'cluster'];
 
 const state = {
   wl: { name: 'workload.yaml', yaml: '', platform: '' },
@@ -571,10 +571,12 @@ function initView() {
     if (k < 0) { tip.hidden = true; cv.style.cursor = ''; return; }
     cv.style.cursor = 'pointer';
     tip.textContent = spanText(view.o.gantt.spans[view.boxes[k].i], view.o);
-    const box = $('gantt-wrap').getBoundingClientRect();
-    tip.style.left = (ev.clientX - box.left + $('gantt-wrap').scrollLeft + 14) + 'px';
-    tip.style.top = (ev.clientY - box.top + 14) + 'px';
+    // Beside the pointer, kept inside the chart's width.
+    const box = $('chart').getBoundingClientRect();
     tip.hidden = false;
+    const x = Math.min(ev.clientX - box.left + 14, box.width - tip.offsetWidth - 4);
+    tip.style.left = Math.max(0, x) + 'px';
+    tip.style.top = (ev.clientY - box.top + 16) + 'px';
   });
   cv.addEventListener('mouseleave', () => { tip.hidden = true; });
   cv.addEventListener('click', (ev) => { const k = at(ev); if (k >= 0) select(k); });
@@ -769,6 +771,95 @@ function initBench() {
   $('bench-stop').onclick = () => { if (ctl) ctl.abort(); };
 }
 
+// ---- Cluster ---------------------------------------------------------
+
+async function initCluster() {
+  const info = await api('GET', '/api/cluster');
+  $('cl-cluster').innerHTML = info.clusters.map((c) => `<option value="${esc(c.name)}">${esc(c.name)} — ${esc(c.about)}</option>`).join('');
+  $('cl-policy').innerHTML = info.policies.map((p) => `<option value="${esc(p.name)}">${esc(p.name)}</option>`).join('');
+  $('cl-policy').value = 'gavel';
+  let ctl = null, trace = null;
+  $('cl-trace').onchange = async () => {
+    const f = $('cl-trace').files[0];
+    trace = f ? { name: /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(f.name) ? f.name : 'trace.jsonl', text: await f.text() } : null;
+  };
+  $('cl-run').onclick = async () => {
+    $('cl-error').textContent = '';
+    const body = { cluster: $('cl-cluster').value, policy: $('cl-policy').value, seed: Number($('cl-seed').value) || 0 };
+    if (trace) { body.trace = trace.text; body.trace_name = trace.name; } else body.generate = { jobs: Number($('cl-jobs').value), rate_per_hour: Number($('cl-rate').value), seed: Number($('cl-seed').value) || 0 };
+    ctl = new AbortController();
+    $('cl-run').disabled = true; $('cl-stop').disabled = false;
+    $('cl-status').textContent = 'simulating…';
+    const t0 = performance.now();
+    try {
+      await streamPost('/api/cluster/simulate', body, (ev, d) => {
+        if (ev === 'progress') $('cl-status').textContent = `simulating: ${d.done} of ${d.total} jobs done`;
+        if (ev === 'result') { $('cl-status').textContent = `done in ${((performance.now() - t0) / 1000).toFixed(1)} s`; drawCluster(d); }
+        if (ev === 'error') $('cl-error').innerHTML = `<p class="errline">${esc(d.error)}</p>`;
+      }, ctl.signal);
+    } catch (e) {
+      if (e.name === 'AbortError') $('cl-status').textContent = 'stopped';
+      else $('cl-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`;
+    }
+    $('cl-run').disabled = false; $('cl-stop').disabled = true;
+  };
+  $('cl-stop').onclick = () => { if (ctl) ctl.abort(); };
+}
+
+function drawCluster(r) {
+  $('cl-result').hidden = false;
+  const rows = [['policy', esc(r.policy)], ['cluster', esc(r.cluster)], ['jobs measured', `${r.jobs} (IDs ${r.window[0]}–${r.window[1]})${r.unfinished ? `, ${r.unfinished} unfinished` : ''}`],
+    ['average JCT', fmt(r.avg_jct_hours, 2) + ' h'], ['p50 / p90 / p99 JCT', `${fmt(r.p50_jct_hours, 2)} / ${fmt(r.p90_jct_hours, 2)} / ${fmt(r.p99_jct_hours, 2)} h`],
+    ['makespan', fmt(r.makespan_hours, 2) + ' h'], ['finish-time fairness ρ', `avg ${fmt(r.avg_ftf, 2)}, max ${fmt(r.max_ftf, 2)}`],
+    ['rounds, allocations, preemptions', `${r.rounds}, ${r.recomputes}, ${r.preemptions}`]];
+  for (const g of Object.keys(r.utilization || {}).sort()) rows.push(['utilisation ' + esc(g), pct(r.utilization[g])]);
+  table('cl-metrics', ['metric', 'value'], rows, [0, 1]);
+  // JCT CDF: an SVG step line.
+  const j = r.jct_hours, W = 420, H = 260, L = 50, B = 36, T = 10, R = 14;
+  const maxX = j.length ? j[j.length - 1] : 1;
+  const x = (v) => L + ((W - L - R) * v) / (maxX || 1), y = (p) => H - B - (H - B - T) * p;
+  let path = `M${x(0)},${y(0)}`;
+  j.forEach((v, i) => { path += ` L${x(v).toFixed(1)},${y(i / j.length).toFixed(1)} L${x(v).toFixed(1)},${y((i + 1) / j.length).toFixed(1)}`; });
+  let h = `<line x1="${L}" y1="${y(0)}" x2="${W - R}" y2="${y(0)}" stroke="#4b5563"></line><line x1="${L}" y1="${y(0)}" x2="${L}" y2="${T}" stroke="#4b5563"></line>`;
+  for (const p of [0, 0.25, 0.5, 0.75, 1]) h += `<text x="${L - 6}" y="${y(p) + 4}" text-anchor="end" fill="#1b1f24" font-size="12">${p}</text>`;
+  const step = tickStep(maxX);
+  for (let v = 0; v <= maxX + 1e-9; v += step) h += `<text x="${x(v)}" y="${H - B + 16}" text-anchor="middle" fill="#1b1f24" font-size="12">${+v.toFixed(2)}</text>`;
+  h += `<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle" fill="#1b1f24" font-size="12">JCT (hours)</text>`;
+  h += `<path d="${path}" fill="none" stroke="#0b57d0" stroke-width="2"></path>`;
+  $('cl-cdf').innerHTML = h;
+  $('cl-cdf').setAttribute('aria-label', `JCT CDF of ${j.length} jobs: median ${fmt(r.p50_jct_hours, 2)} h, p99 ${fmt(r.p99_jct_hours, 2)} h`);
+  // Timeline: a canvas, one row per job.
+  const jobs = r.timeline, types = Object.keys(r.gpu_count || {}).sort();
+  const colour = {};
+  types.forEach((t, i) => { colour[t] = palette[i % palette.length]; });
+  const rowH = 6, left = 60, top = 8, width = Math.max(700, Math.min(1400, ($('cl-wrap').clientWidth || 1000) - 4));
+  let end = 0;
+  for (const jl of jobs) end = Math.max(end, jl.finish_h, ...jl.spans.map((s) => s.end_h));
+  const height = top + rowH * jobs.length + 30;
+  const cv = $('cl-timeline'), dpr = window.devicePixelRatio || 1;
+  cv.width = Math.round(width * dpr); cv.height = Math.round(height * dpr);
+  cv.style.width = width + 'px'; cv.style.height = height + 'px';
+  const c = cv.getContext('2d');
+  c.setTransform(dpr, 0, 0, dpr, 0, 0);
+  c.fillStyle = '#ffffff'; c.fillRect(0, 0, width, height);
+  const X = (t) => left + ((width - left - 16) * t) / (end || 1);
+  c.font = '12px system-ui, "DejaVu Sans", sans-serif'; c.textBaseline = 'middle';
+  const tstep = tickStep(end || 1);
+  c.textAlign = 'center'; c.fillStyle = '#4b5563'; c.strokeStyle = '#e5e7eb';
+  for (let t = 0; t <= end + 1e-9; t += tstep) { const xx = Math.round(X(t)) + 0.5; c.beginPath(); c.moveTo(xx, top); c.lineTo(xx, height - 24); c.stroke(); c.fillText(`${+t.toFixed(2)} h`, xx, height - 12); }
+  jobs.forEach((jl, k) => {
+    const yy = top + k * rowH;
+    c.fillStyle = '#9ca3af';
+    c.fillRect(X(jl.arrival_h), yy + rowH / 2 - 0.5, X(jl.finish_h >= 0 ? jl.finish_h : end) - X(jl.arrival_h), 1);
+    for (const sp of jl.spans) { c.fillStyle = colour[sp.gpu] || '#6b7280'; c.fillRect(X(sp.start_h), yy + 1, Math.max(1, X(sp.end_h) - X(sp.start_h)), rowH - 2); }
+  });
+  c.fillStyle = '#1b1f24'; c.textAlign = 'right';
+  if (jobs.length) { c.fillText(`job ${jobs[0].id}`, left - 6, top + 4); c.fillText(`job ${jobs[jobs.length - 1].id}`, left - 6, top + rowH * jobs.length - 2); }
+  cv.setAttribute('aria-label', `timeline of ${jobs.length} jobs over ${fmt(end, 1)} hours`);
+  cv.dataset.jobs = String(jobs.length);
+  $('cl-legend').innerHTML = types.map((t) => `<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${colour[t]}" stroke="#6b7280"></rect></svg> ${esc(t)}</span>`).join(' ');
+}
+
 // ---- start -----------------------------------------------------------
 
 async function start() {
@@ -789,6 +880,7 @@ async function start() {
   state.planners = await api('GET', '/api/planners');
   initPlan();
   await initPlatform();
+  await initCluster();
   await initWorkload();
   route();
   document.body.dataset.ready = '1';

@@ -127,11 +127,7 @@ func TestBrowserAccessibility(t *testing.T) {
 const focusedJS = `(() => { const e = document.activeElement; return e ? (e.id || e.getAttribute('href') || e.tagName) : ''; })()`
 
 func TestBrowserKeyboard(t *testing.T) {
-	ctx := browser(t)
-	_, ts := testServer(t, Config{})
-	open(t, ctx, ts.URL+"/")
-	pickExample(t, ctx, "phone-zoo.yaml")
-	id := planWith(t, ctx, "bestmap", "1")
+	ctx, ts, id := planned(t, "heft")
 	var seen []string
 	tabTo := func(target string, limit int) bool {
 		seen = nil

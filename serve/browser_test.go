@@ -197,6 +197,17 @@ func planWith(tb testing.TB, ctx context.Context, planner string, budget string)
 	return id
 }
 
+// planned opens the app on phone-zoo.yaml and plans it with a planner
+// from the Plan page: the tab, the server and the plan's ID.
+func planned(t *testing.T, planner string) (context.Context, *httptest.Server, string) {
+	t.Helper()
+	ctx := browser(t)
+	_, ts := testServer(t, Config{})
+	open(t, ctx, ts.URL+"/")
+	pickExample(t, ctx, "phone-zoo.yaml")
+	return ctx, ts, planWith(t, ctx, planner, "1")
+}
+
 func TestBrowserDemoLoads(t *testing.T) {
 	ctx := browser(t)
 	_, ts := testServer(t, Config{})
@@ -293,11 +304,7 @@ func expectedBoxes(t *testing.T, path, planner string) (boxes int, scale float64
 }
 
 func TestBrowserPlanGantt(t *testing.T) {
-	ctx := browser(t)
-	_, ts := testServer(t, Config{})
-	open(t, ctx, ts.URL+"/")
-	pickExample(t, ctx, "phone-zoo.yaml")
-	id := planWith(t, ctx, "heft", "1")
+	ctx, _, id := planned(t, "heft")
 	js(t, ctx, fmt.Sprintf(`location.hash = '#view/%s'`, id), nil)
 	waitFor(t, ctx, `!document.getElementById('view-body').hidden && +document.getElementById('gantt').dataset.boxes > 0`)
 	want, scale := expectedBoxes(t, "../examples/phone-zoo.yaml", "heft")
@@ -321,11 +328,7 @@ func TestBrowserPlanGantt(t *testing.T) {
 }
 
 func TestBrowserWhatIf(t *testing.T) {
-	ctx := browser(t)
-	_, ts := testServer(t, Config{})
-	open(t, ctx, ts.URL+"/")
-	pickExample(t, ctx, "phone-zoo.yaml")
-	planWith(t, ctx, "heft", "1")
+	ctx, _, _ := planned(t, "heft")
 	js(t, ctx, `location.hash = '#whatif'`, nil)
 	waitFor(t, ctx, `!!document.getElementById('whatif-scale')`)
 	var before string

@@ -185,11 +185,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
 		return err
 	}
-	w, err := workload.Load(path)
-	if err != nil {
-		return err
-	}
-	pl, err := hw.Choose(f.platform, w.Platform)
+	w, pl, _, err := loadOn(path, f.platform, "")
 	if err != nil {
 		return err
 	}

@@ -99,11 +99,7 @@ bench and run, and prints the mean absolute percentage error of the model on
 subgraphs held back from the fit, before and after. It measures nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := workload.Load(args[0])
-			if err != nil {
-				return err
-			}
-			pl, err := hw.Choose(f.platform, w.Platform)
+			w, pl, _, err := loadOn(args[0], f.platform, "")
 			if err != nil {
 				return err
 			}

@@ -154,15 +154,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, err := workload.Load(workloadPath)
-	if err != nil {
-		return err
-	}
-	pl, err := hw.Choose(f.platform, w.Platform)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Load(f.plan)
+	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}

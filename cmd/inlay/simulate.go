@@ -106,15 +106,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, err := workload.Load(workloadPath)
-	if err != nil {
-		return err
-	}
-	pl, err := hw.Choose(f.platform, w.Platform)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Load(f.plan)
+	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}

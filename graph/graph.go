@@ -318,3 +318,34 @@ func (m *Model) Params() int64 {
 	}
 	return p
 }
+
+// TrainableParams counts what Params counts less what is not learned: the
+// running mean and variance of every BatchNormalization (inputs 3 and 4),
+// initializers of integer or boolean type (shapes, indices, axes) and
+// scalars (clip bounds, epsilons). That is close to PyTorch's
+// model.parameters() and published counts (ResNet-50: 25,557,032, where
+// Params says 25,610,152); float constant tensors the file cannot tell from
+// weights (YOLO's grids) still count.
+func (m *Model) TrainableParams() int64 {
+	buffers := map[string]bool{}
+	for _, n := range m.Nodes {
+		if n.Op == "BatchNormalization" {
+			for _, i := range []int{3, 4} {
+				if i < len(n.Inputs) {
+					buffers[n.Inputs[i]] = true
+				}
+			}
+		}
+	}
+	var p int64
+	for _, name := range m.SortedTensorNames() {
+		t := m.Tensors[name]
+		if t.Kind != Initializer || buffers[name] || !t.DType.IsFloat() {
+			continue
+		}
+		if n, ok := t.Shape.Elements(); ok && n > 1 {
+			p += n
+		}
+	}
+	return p
+}

@@ -284,3 +284,25 @@ func TestEveryLayerReadsAnActivation(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphTrainableParams checks graph.Model.TrainableParams, which sees
+// only the file, against the zoo's own count, which knows its buffers: the
+// same for every network but YOLOv5s, whose float grids look like weights.
+func TestGraphTrainableParams(t *testing.T) {
+	for _, name := range Names() {
+		m, err := Build(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := m.TrainableParams(), TrainableParams(m)
+		if name == "yolov5s" {
+			if got <= want {
+				t.Errorf("yolov5s: %d, want more than %d (its grids count)", got, want)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: graph counts %d trainable parameters, the zoo %d", name, got, want)
+		}
+	}
+}

@@ -143,22 +143,26 @@ type opStats struct {
 
 // summary is what inspect prints; its JSON form is the --json output.
 type summary struct {
-	Name        string         `json:"name"`
-	Hash        string         `json:"hash"`
-	Producer    string         `json:"producer,omitempty"`
-	IRVersion   int64          `json:"ir_version"`
-	Opset       int64          `json:"opset"`
-	Inputs      []tensorInfo   `json:"inputs"`
-	Outputs     []tensorInfo   `json:"outputs"`
-	Nodes       int            `json:"nodes"`
-	Layers      int            `json:"layers"`
-	Params      int64          `json:"params"`
-	MACs        int64          `json:"macs"`
-	FLOPs       int64          `json:"flops"`
-	WeightBytes int64          `json:"weight_bytes"`
-	Ops         map[string]int `json:"ops"`
-	OpStats     []opStats      `json:"op_stats"`
-	Largest     []tensorInfo   `json:"largest_tensors"`
+	Name      string       `json:"name"`
+	Hash      string       `json:"hash"`
+	Producer  string       `json:"producer,omitempty"`
+	IRVersion int64        `json:"ir_version"`
+	Opset     int64        `json:"opset"`
+	Inputs    []tensorInfo `json:"inputs"`
+	Outputs   []tensorInfo `json:"outputs"`
+	Nodes     int          `json:"nodes"`
+	Layers    int          `json:"layers"`
+	Params    int64        `json:"params"`
+	// TrainableParams leaves out batch-norm statistics, integer constants
+	// and scalars (graph.Model.TrainableParams); Params counts every
+	// initializer element.
+	TrainableParams int64          `json:"trainable_params"`
+	MACs            int64          `json:"macs"`
+	FLOPs           int64          `json:"flops"`
+	WeightBytes     int64          `json:"weight_bytes"`
+	Ops             map[string]int `json:"ops"`
+	OpStats         []opStats      `json:"op_stats"`
+	Largest         []tensorInfo   `json:"largest_tensors"`
 }
 
 func info(t *graph.Tensor) tensorInfo {
@@ -177,7 +181,7 @@ func summarize(m *graph.Model) (*summary, error) {
 	w := m.Totals()
 	s := &summary{
 		Name: m.Name, Hash: m.Hash, Producer: m.Producer, IRVersion: m.IRVersion, Opset: m.Opset(),
-		Nodes: len(m.Nodes), Layers: len(lg.Layers), Params: m.Params(), MACs: w.MACs, FLOPs: w.FLOPs,
+		Nodes: len(m.Nodes), Layers: len(lg.Layers), Params: m.Params(), TrainableParams: m.TrainableParams(), MACs: w.MACs, FLOPs: w.FLOPs,
 		Ops: map[string]int{}, Inputs: []tensorInfo{}, Outputs: []tensorInfo{},
 	}
 	for _, name := range m.Inputs {
@@ -275,10 +279,13 @@ func (s *summary) writeText(w io.Writer) error {
 	totals.Add("nodes", strconv.Itoa(s.Nodes))
 	totals.Add("layers", strconv.Itoa(s.Layers))
 	totals.Add("params", textfmt.Count(s.Params))
+	totals.Add("trainable", textfmt.Count(s.TrainableParams))
 	totals.Add("MACs", textfmt.SI(float64(s.MACs), "MAC"))
 	totals.Add("FLOPs", textfmt.SI(float64(s.FLOPs), "FLOP"))
 	totals.Add("weights", textfmt.Bytes(s.WeightBytes))
 	b.WriteString(totals.String())
+	fmt.Fprintf(&b, "params: every initializer element, %s (batch-norm statistics included); trainable: %s (without batch-norm statistics, integer constants and scalars)\n",
+		digits(s.Params), digits(s.TrainableParams))
 	b.WriteString("\n")
 
 	big := textfmt.Table{Header: []string{"LARGEST TENSORS", "DTYPE", "SHAPE", "BYTES"}, Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Left, textfmt.Right}}
@@ -288,4 +295,22 @@ func (s *summary) writeText(w io.Writer) error {
 	b.WriteString(big.String())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// digits writes n with thousands separators: 25,557,032.
+func digits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

@@ -155,3 +155,30 @@ func TestInspectErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectParamsLabelled checks that inspect shows both parameter
+// counts, labelled: ResNet-50's initializers hold 25,610,152 elements
+// (batch-norm statistics included), its trainable parameters are the
+// published 25,557,032.
+func TestInspectParamsLabelled(t *testing.T) {
+	out, err := runInlay(t, "inspect", "resnet50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"params: every initializer element, 25,610,152 (batch-norm statistics included)", "trainable: 25,557,032"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runInlay(t, "inspect", "resnet50", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Params    int64 `json:"params"`
+		Trainable int64 `json:"trainable_params"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Params != 25_610_152 || j.Trainable != 25_557_032 {
+		t.Errorf("--json params %d, trainable %d, %v", j.Params, j.Trainable, err)
+	}
+}

@@ -69,8 +69,9 @@ func TestScheduleDAGTopcuoglu(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSchedule(t, pb, s)
-	// 73 is the optimum: search/milp's TestScheduleDAGTopcuoglu proves it
-	// (CBC on the disjunctive MILP, gap 0, makespan 73), so anything else
+	// 73 is the optimum, proven twice: by exhaustive search
+	// (search/heft's TestTopcuogluOptimumExhaustive) and by a MILP
+	// (search/milp's TestScheduleDAGTopcuoglu: CBC, gap 0). Anything else
 	// here is a bug, below 73 an invalid schedule. HEFT gets 80.
 	if s.Makespan != 73 {
 		t.Fatalf("makespan %v, want the optimum 73 (HEFT: 80)", s.Makespan)

@@ -9,13 +9,19 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/inspect"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/zoo"
 )
 
 // demoName is the built-in example: inlay demo's workload on the phone.
@@ -100,10 +106,13 @@ type Validation struct {
 type ModelInfo struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
-	Nodes  int    `json:"nodes"`
-	Layers int    `json:"layers"`
-	Params int64  `json:"params"`
-	MACs   int64  `json:"macs"`
+	// Ref and Inputs are what POST /api/inspect takes for the model.
+	Ref    string             `json:"ref"`
+	Inputs map[string][]int64 `json:"inputs,omitempty"`
+	Nodes  int                `json:"nodes"`
+	Layers int                `json:"layers"`
+	Params int64              `json:"params"`
+	MACs   int64              `json:"macs"`
 }
 
 // GroupInfo is a group as the workload states it.
@@ -141,11 +150,17 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
 func validation(wl *workload.Workload, pl *hw.Platform) Validation {
 	v := Validation{Workload: wl.Path, Platform: pl.Name, Models: []ModelInfo{}, Groups: []GroupInfo{}}
 	for _, m := range wl.Models {
-		mi := ModelInfo{Name: m.Name, Source: m.Source}
+		mi := ModelInfo{Name: m.Name, Source: m.Source, Ref: m.Zoo}
 		if m.Zoo != "" {
 			mi.Source = "zoo:" + m.Zoo
 		} else if m.ONNX != "" {
-			mi.Source = m.ONNX
+			mi.Source, mi.Ref = m.ONNX, m.ONNX
+		}
+		for in, sh := range m.Inputs {
+			if mi.Inputs == nil {
+				mi.Inputs = map[string][]int64{}
+			}
+			mi.Inputs[in] = []int64(sh)
 		}
 		if m.Graph != nil {
 			mi.Nodes, mi.Params, mi.MACs = len(m.Graph.Nodes), m.Graph.Params(), m.Graph.Totals().MACs
@@ -280,4 +295,100 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// InspectRequest asks for inlay inspect: a zoo network's name, a cache:
+// file of the fetched models, or an ONNX file of the examples folder,
+// with shapes for symbolic inputs (--input).
+type InspectRequest struct {
+	Model  string             `json:"model"`
+	Inputs map[string][]int64 `json:"inputs,omitempty"`
+}
+
+func (q *InspectRequest) check() error {
+	if q.Model == "" {
+		return errors.New("serve: inspect: no model (a zoo name, cache:FILE.onnx or an ONNX file of the examples folder)")
+	}
+	return nil
+}
+
+// inspect answers inlay inspect --json of a model: the symbolic summary
+// when dimensions stay open, the plain one otherwise.
+func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
+	var req InspectRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return
+	}
+	if _, err := zoo.Lookup(req.Model); err == nil {
+		if len(req.Inputs) > 0 {
+			fail(w, badf("%s: inputs apply to ONNX files; zoo networks have fixed input shapes", req.Model))
+			return
+		}
+		m, err := zoo.Build(req.Model)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		sum, err := inspect.Summarize(m)
+		if err != nil {
+			fail(w, fmt.Errorf("%s: %w", req.Model, err))
+			return
+		}
+		writeJSON(w, http.StatusOK, sum)
+		return
+	}
+	path := ""
+	if rest, ok := strings.CutPrefix(req.Model, workload.CachePrefix); ok {
+		if rest == "" || strings.ContainsAny(rest, `/\`) {
+			fail(w, badf("serve: inspect: %q: a cache: path names a file of the fetched models' folder, without folders", req.Model))
+			return
+		}
+		path = assets.ModelPath(rest)
+	} else if !strings.HasSuffix(req.Model, ".onnx") {
+		fail(w, badf("%s: not a zoo network (%s) nor an .onnx file", req.Model, strings.Join(zoo.Names(), ", ")))
+		return
+	} else {
+		if err := s.inside("request", "model", req.Model); err != nil {
+			fail(w, badf("serve: inspect: %q is outside the examples folder; the server reads only files in it and cache: models", req.Model))
+			return
+		}
+		path = s.path(req.Model)
+	}
+	if err := assets.CheckFetched(path); err != nil {
+		fail(w, bad(err))
+		return
+	}
+	raw := map[string][]string{}
+	shapes := map[string]graph.Shape{}
+	for name, dims := range req.Inputs {
+		for _, d := range dims {
+			if d < 0 {
+				fail(w, badf("serve: inspect: inputs %s: negative dimension %d", name, d))
+				return
+			}
+			raw[name] = append(raw[name], strconv.FormatInt(d, 10))
+		}
+		shapes[name] = graph.Shape(dims)
+	}
+	sym, err := onnx.LoadSymbolic(path, raw)
+	if err != nil {
+		fail(w, bad(err))
+		return
+	}
+	if sym != nil {
+		writeJSON(w, http.StatusOK, inspect.SummarizeSymbolic(sym))
+		return
+	}
+	m, err := onnx.Load(path, onnx.Options{Inputs: shapes})
+	if err != nil {
+		fail(w, bad(err))
+		return
+	}
+	sum, err := inspect.Summarize(m)
+	if err != nil {
+		fail(w, bad(fmt.Errorf("%s: %w", req.Model, err)))
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
 }

@@ -233,6 +233,14 @@ func TestBrowserDemoLoads(t *testing.T) {
 	if rows != len(w.Models) {
 		t.Errorf("models table has %d rows, want %d", rows, len(w.Models))
 	}
+	// Selecting a model inspects it (inlay inspect's summary).
+	run(t, ctx, chromedp.Click(`#wl-tables button[data-inspect="0"]`, chromedp.ByQuery))
+	waitFor(t, ctx, `document.querySelectorAll('#wl-inspect table').length === 2 || !!document.querySelector('#wl-inspect .err')`)
+	var caption string
+	js(t, ctx, `document.querySelector('#wl-inspect caption, #wl-inspect .err').textContent`, &caption)
+	if want := fmt.Sprintf("%s: ", w.Models[0].Name); !strings.HasPrefix(caption, want) || !strings.Contains(caption, fmt.Sprintf("%d layers", len(w.Models[0].Layers.Layers))) {
+		t.Errorf("inspect shows %q, want %q… with %d layers", caption, want, len(w.Models[0].Layers.Layers))
+	}
 }
 
 func TestBrowserMalformedWorkload(t *testing.T) {

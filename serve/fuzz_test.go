@@ -21,7 +21,7 @@ func FuzzDecode(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		targets := []any{&PlanRequest{}, &SimulateRequest{}, &validateRequest{}, &BenchRequest{}, &platformRequest{}}
+		targets := []any{&PlanRequest{}, &SimulateRequest{}, &validateRequest{}, &BenchRequest{}, &platformRequest{}, &InspectRequest{}, &ClusterRequest{}}
 		for _, v := range targets {
 			err := decodeBytes(data, v)
 			if err == nil {

@@ -25,7 +25,7 @@ import (
 )
 
 //go:embed web openapi.yaml
-var assets embed.FS
+var webFiles embed.FS
 
 // Defaults of Config.
 const (
@@ -142,7 +142,7 @@ func isLoopback(host string) bool {
 // behind the token check, the body cap and panic recovery.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	web, _ := fs.Sub(assets, "web")
+	web, _ := fs.Sub(webFiles, "web")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(web)))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:")
@@ -150,7 +150,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("GET /api/openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
-		http.ServeFileFS(w, r, assets, "openapi.yaml")
+		http.ServeFileFS(w, r, webFiles, "openapi.yaml")
 	})
 	mux.HandleFunc("GET /api/examples", s.examples)
 	mux.HandleFunc("GET /api/examples/{name}", s.example)
@@ -159,6 +159,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/platforms", s.platforms)
 	mux.HandleFunc("GET /api/platforms/{name}", s.platform)
 	mux.HandleFunc("POST /api/platforms", s.platformFile)
+	mux.HandleFunc("POST /api/inspect", s.inspect)
 	mux.HandleFunc("POST /api/plan", s.plan)
 	mux.HandleFunc("POST /api/plan/{id}/cancel", s.cancel)
 	mux.HandleFunc("GET /api/plans/{id}", s.recentPlan)

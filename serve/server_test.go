@@ -115,6 +115,11 @@ func TestBadRequests(t *testing.T) {
 		{"cluster preset", "POST", "/api/cluster/simulate", `{"cluster": "/etc/x.yaml"}`, 400, "not a cluster preset"},
 		{"cluster trace", "POST", "/api/cluster/simulate", `{"trace": "{bad", "trace_name": "t.jsonl"}`, 400, "cluster/job: t.jsonl:1:"},
 		{"cluster jobs", "POST", "/api/cluster/simulate", `{"generate": {"jobs": 100000, "rate_per_hour": 1}}`, 400, "want 1 to 2000"},
+		{"inspect nothing", "POST", "/api/inspect", `{}`, 400, "no model"},
+		{"inspect outside", "POST", "/api/inspect", `{"model": "/etc/x.onnx"}`, 400, "outside the examples folder"},
+		{"inspect above", "POST", "/api/inspect", `{"model": "../../x.onnx"}`, 400, "outside the examples folder"},
+		{"inspect unknown", "POST", "/api/inspect", `{"model": "nope"}`, 400, "not a zoo network"},
+		{"inspect zoo inputs", "POST", "/api/inspect", `{"model": "resnet50", "inputs": {"x": [1]}}`, 400, "fixed input shapes"},
 		{"wrong method", "GET", "/api/validate", "", 404, "no API endpoint GET /api/validate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -414,5 +419,18 @@ func TestClusterSimulate(t *testing.T) {
 	}
 	if o.Jobs != 40 || len(o.JCTHours) != 40 || len(o.Timeline) != 40 || math.Abs(sum/40-o.AvgJCT) > 1e-9*o.AvgJCT {
 		t.Errorf("%d jobs, %d JCTs (mean %v, avg_jct %v), %d timelines", o.Jobs, len(o.JCTHours), sum/40, o.AvgJCT, len(o.Timeline))
+	}
+}
+
+func TestInspect(t *testing.T) {
+	s, _ := New(Config{Examples: "../examples"})
+	st, body := do(t, s.Handler(), "POST", "/api/inspect", `{"model": "mobilenet_v2"}`)
+	var sum struct {
+		Name   string `json:"name"`
+		Layers int    `json:"layers"`
+		MACs   int64  `json:"macs"`
+	}
+	if err := json.Unmarshal([]byte(body), &sum); err != nil || st != 200 || sum.Layers == 0 || sum.MACs == 0 {
+		t.Errorf("%d %s", st, body)
 	}
 }

@@ -163,12 +163,13 @@ async function validate() {
     $('verdict').innerHTML = `<span class="ok" id="verdict-ok">valid: ${v.models.length} model(s), ${layers} layers, ${v.groups.length} group(s) on ${esc(v.platform)}</span>`;
     drawGutter(0);
     const mt = table(el('table'), ['model', 'source', 'nodes', 'layers', 'params', 'MACs'],
-      v.models.map((m) => [esc(m.name), esc(m.source), m.nodes, m.layers, si(m.params, ''), si(m.macs, 'MAC')]), [0, 0, 1, 1, 1, 1]);
-    mt.insertAdjacentHTML('afterbegin', '<caption>Models</caption>');
+      v.models.map((m, i) => [`<button type="button" class="link" data-inspect="${i}" aria-label="inspect ${esc(m.name)}">${esc(m.name)}</button>`, esc(m.source), m.nodes, m.layers, si(m.params, ''), si(m.macs, 'MAC')]), [0, 0, 1, 1, 1, 1]);
+    mt.insertAdjacentHTML('afterbegin', '<caption>Models (select one to inspect it)</caption>');
+    for (const b of mt.querySelectorAll('button[data-inspect]')) b.onclick = () => inspectModel(v.models[+b.dataset.inspect]);
     const gt = table(el('table'), ['group', 'models', 'rate', 'deadline', 'arrival'],
       v.groups.map((g) => [esc(g.name), esc(g.models.join(', ')), fmt(g.rate_hz, 2) + ' Hz', ms(g.deadline_ms), esc(g.arrival)]), [0, 0, 1, 1, 0]);
     gt.insertAdjacentHTML('afterbegin', '<caption>Groups</caption>');
-    $('wl-tables').replaceChildren(mt, gt);
+    $('wl-tables').replaceChildren(mt, gt, el('div', { id: 'wl-inspect', 'aria-live': 'polite' }));
   } catch (e) {
     if (seq !== validateSeq) return;
     state.valid = null; state.validError = e;
@@ -181,6 +182,20 @@ async function validate() {
     if (mine) $('goto-line').onclick = () => gotoLine(e.line);
   }
   showCurrent();
+}
+
+// inspectModel shows inlay inspect's summary of one of the workload's models.
+async function inspectModel(m) {
+  const box = $('wl-inspect');
+  box.innerHTML = `<p class="hint">inspecting ${esc(m.name)}…</p>`;
+  let r;
+  try { r = await api('POST', '/api/inspect', { model: m.ref, inputs: m.inputs }); } catch (e) { box.innerHTML = `<p class="err errline">${esc(e.message)}</p>`; return; }
+  const shape = (t) => t.shape ? t.shape.join('×') : (t.dims || []).join('×');
+  const ends = table(el('table'), ['', 'name', 'type', 'shape'], [...r.inputs.map((t) => ['input', esc(t.name), esc(t.dtype), esc(shape(t))]), ...r.outputs.map((t) => ['output', esc(t.name), esc(t.dtype), esc(shape(t))])]);
+  ends.insertAdjacentHTML('afterbegin', `<caption>${esc(m.name)}: ${esc(r.name)} (IR ${r.ir_version}, opset ${r.opset}; ${r.nodes} nodes, ${r.layers} layers, ${si(r.params, '')} params, ${si(r.macs, 'MAC')}, ${si(r.flops, 'FLOP')}${r.macs_expr ? ', MACs ' + esc(r.macs_expr) : ''})</caption>`);
+  const ops = table(el('table'), ['operator', 'count', 'MACs', 'FLOPs', 'params'], r.op_stats.map((o) => [esc(o.op), o.count, si(o.macs, 'MAC'), si(o.flops, 'FLOP'), si(o.params, '')]), [0, 1, 1, 1, 1]);
+  ops.insertAdjacentHTML('afterbegin', '<caption>Operators</caption>');
+  box.replaceChildren(ends, ops);
 }
 
 function gotoLine(n) {

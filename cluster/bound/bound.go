@@ -32,15 +32,8 @@ import (
 func Longest(s *policy.State) float64 {
 	lb := 0.0
 	for m := range s.Jobs {
-		j := &s.Jobs[m]
-		best := 0.0
-		for g, c := range s.C.Count {
-			if c >= j.GPUs {
-				best = math.Max(best, s.Alone(j, g))
-			}
-		}
-		if best > 0 {
-			lb = math.Max(lb, j.Remaining/best)
+		if best := s.Best(&s.Jobs[m]); best > 0 {
+			lb = math.Max(lb, s.Jobs[m].Remaining/best)
 		}
 	}
 	return lb

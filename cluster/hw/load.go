@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -114,20 +114,12 @@ func Parse(file string, data []byte) (*Platform, error) {
 	return p, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
-
 func decodeError(file string, err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
+	line, msg := yamlerr.Split(err)
+	if line == "" {
+		return fmt.Errorf("cluster/hw: %s: %s", file, msg)
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg, _, _ = strings.Cut(msg, "\n")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("cluster/hw: %s:%s: %s", file, m[1], strings.TrimSpace(m[2]))
-	}
-	return fmt.Errorf("cluster/hw: %s: %s", file, strings.TrimSpace(msg))
+	return fmt.Errorf("cluster/hw: %s:%s: %s", file, line, msg)
 }
 
 // joinPath writes a field path as "nodes[2].gpu".

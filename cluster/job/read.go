@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"github.com/inlay-dev/inlay/internal/errline"
 	"go.yaml.in/yaml/v3"
 )
@@ -201,17 +202,11 @@ func decodeStrict(n *yaml.Node, v any) error {
 }
 
 func yamlErr(file string, err error) error {
-	msg := err.Error()
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
+	line, msg := yamlerr.Split(err)
+	if line == "" {
+		return fmt.Errorf("cluster/job: %s: %s", file, msg)
 	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg, _, _ = strings.Cut(msg, "\n")
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("cluster/job: %s:%s: %s", file, m[1], strings.TrimSpace(m[2]))
-	}
-	return fmt.Errorf("cluster/job: %s: %s", file, strings.TrimSpace(msg))
+	return fmt.Errorf("cluster/job: %s:%s: %s", file, line, msg)
 }
 
 // parseGavel reads Gavel's trace lines (scheduler/utils.py parse_trace):

@@ -83,6 +83,30 @@ type State struct {
 // Alone is job j's throughput on column g when it runs alone.
 func (s *State) Alone(j *Job, g int) float64 { return s.Table.Alone(j.Row, g) }
 
+// Fastest returns the column where job j runs fastest alone among those
+// with at least its GPUs left (-1: none).
+func (s *State) Fastest(j *Job, left []int) int {
+	pick := -1
+	for g := range left {
+		if left[g] >= j.GPUs && s.Alone(j, g) > 0 && (pick < 0 || s.Alone(j, g) > s.Alone(j, pick)) {
+			pick = g
+		}
+	}
+	return pick
+}
+
+// Best is job j's fastest alone throughput over the types that hold at
+// least its GPUs (0: it runs nowhere).
+func (s *State) Best(j *Job) float64 {
+	b := 0.0
+	for g, c := range s.C.Count {
+		if c >= j.GPUs && s.Alone(j, g) > b {
+			b = s.Alone(j, g)
+		}
+	}
+	return b
+}
+
 // Entry is one line of an allocation: job A alone (B = -1), or jobs A and
 // B sharing GPUs, and per column the fraction of time it should hold that
 // type (0 ≤ X[g] ≤ 1, Σ over the entries that hold a job ≤ 1).

@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
@@ -588,7 +589,7 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 			if id < 0 {
 				continue
 			}
-			if m.ran[id] && (m.lastGPU[id] != g || !sameServers(m.lastServers[id], p.Servers)) {
+			if m.ran[id] && (m.lastGPU[id] != g || !slices.Equal(m.lastServers[id], p.Servers)) {
 				p.Moved[k] = true
 			}
 			m.lastGPU[id] = g
@@ -628,16 +629,4 @@ func (m *Mechanism) rate(row throughput.ID, g int, spread bool) float64 {
 		return m.table.Spread(row, g)
 	}
 	return m.table.Alone(row, g)
-}
-
-func sameServers(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

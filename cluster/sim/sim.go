@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
@@ -428,24 +429,12 @@ func tasks(jobs []job.Job, t *throughput.Table, pc *policy.Cluster) ([]runJob, e
 func appendSpan(s []Span, sp Span) []Span {
 	if n := len(s); n > 0 {
 		p := &s[n-1]
-		if math.Abs(p.End-sp.Start) < 1e-6 && p.GPU == sp.GPU && p.With == sp.With && sameInts(p.Servers, sp.Servers) {
+		if math.Abs(p.End-sp.Start) < 1e-6 && p.GPU == sp.GPU && p.With == sp.With && slices.Equal(p.Servers, sp.Servers) {
 			p.End = sp.End
 			return s
 		}
 	}
 	return append(s, sp)
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Cluster, t *throughput.Table, busy []float64, start, end float64, timeline bool) {

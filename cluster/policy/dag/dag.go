@@ -13,7 +13,6 @@ package dag
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/policy"
@@ -30,13 +29,7 @@ func (Policy) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 	rank := make([]float64, n)
 	for m := range s.Jobs {
 		j := &s.Jobs[m]
-		best := 0.0
-		for g, c := range s.C.Count {
-			if c >= j.GPUs {
-				best = math.Max(best, s.Alone(j, g))
-			}
-		}
-		if best > 0 {
+		if best := s.Best(j); best > 0 {
 			rank[m] = j.Remaining/best + j.Downstream
 		} else {
 			rank[m] = -1
@@ -61,13 +54,7 @@ func (Policy) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 		if rank[m] < 0 {
 			continue
 		}
-		pick := -1
-		for g := range left {
-			if left[g] >= j.GPUs && s.Alone(j, g) > 0 && (pick < 0 || s.Alone(j, g) > s.Alone(j, pick)) {
-				pick = g
-			}
-		}
-		if pick >= 0 {
+		if pick := s.Fastest(j, left); pick >= 0 {
 			left[pick] -= j.GPUs
 			x[m][pick] = 1
 			placed++

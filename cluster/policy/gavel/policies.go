@@ -217,6 +217,23 @@ func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation
 	return bestAlloc, nil
 }
 
+// addNormalisedThroughput adds Σ_m scale_m·throughput_m/best_m to mdl's
+// objective (mdl has b's variables first, in order).
+func (b *lp) addNormalisedThroughput(mdl *solver.Model) {
+	for m := range b.s.Jobs {
+		best := 0.0
+		for g := range b.s.C.Count {
+			best = math.Max(best, b.tp[m][g])
+		}
+		if best == 0 {
+			continue
+		}
+		for _, tm := range b.throughputTerms(m, float64(b.s.Jobs[m].GPUs)/best) {
+			mdl.SetObj(tm.Var, mdl.Obj(tm.Var)+tm.Coef)
+		}
+	}
+}
+
 // Throughput maximises the total normalised throughput: Σ_m scale_m ·
 // throughput_m(X) / best_m, best_m the job's fastest alone throughput (so
 // that steps of unlike models compare as GPU-equivalents).
@@ -236,18 +253,7 @@ func (p *Throughput) Traits() policy.Traits { return policy.Traits{SpaceSharing:
 
 func (p *Throughput) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
 	b := newLP(s, solver.Maximize, false, p.SpaceSharing, p.Cfg.PairsPerJob)
-	for m := range s.Jobs {
-		best := 0.0
-		for g := range s.C.Count {
-			best = math.Max(best, b.tp[m][g])
-		}
-		if best == 0 {
-			continue
-		}
-		for _, tm := range b.throughputTerms(m, float64(s.Jobs[m].GPUs)/best) {
-			b.model.SetObj(tm.Var, b.model.Obj(tm.Var)+tm.Coef)
-		}
-	}
+	b.addNormalisedThroughput(b.model)
 	a, _, err := b.run(ctx, &p.Cfg, p.Name())
 	return a, err
 }
@@ -320,18 +326,7 @@ func (p *Cost) Allocate(ctx context.Context, s *policy.State) (*policy.Allocatio
 		return &policy.Allocation{Note: p.Name() + ": nothing can run"}, nil
 	}
 	mdl.AddRow(1, 1, costTerms...)
-	for m := range s.Jobs {
-		best := 0.0
-		for g := range s.C.Count {
-			best = math.Max(best, b.tp[m][g])
-		}
-		if best == 0 {
-			continue
-		}
-		for _, tm := range b.throughputTerms(m, float64(s.Jobs[m].GPUs)/best) {
-			mdl.SetObj(tm.Var, mdl.Obj(tm.Var)+tm.Coef)
-		}
-	}
+	b.addNormalisedThroughput(mdl)
 	res, err := p.Cfg.solve()(ctx, mdl, p.Cfg.options())
 	if err != nil {
 		return nil, err

@@ -71,11 +71,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 	work := make([]float64, n)
 	for m := range s.Jobs {
 		j := &s.Jobs[m]
-		for g, c := range s.C.Count {
-			if c >= j.GPUs {
-				best[m] = math.Max(best[m], s.Alone(j, g))
-			}
-		}
+		best[m] = s.Best(j)
 		work[m] = math.Inf(1)
 		if best[m] > 0 {
 			work[m] = j.Remaining / best[m] * float64(j.GPUs) / j.Weight
@@ -121,13 +117,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 			continue
 		}
 		j := &s.Jobs[m]
-		pick := -1
-		for g := range left {
-			if left[g] >= j.GPUs && s.Alone(j, g) > 0 && (pick < 0 || s.Alone(j, g) > s.Alone(j, pick)) {
-				pick = g
-			}
-		}
-		if pick >= 0 {
+		if pick := s.Fastest(j, left); pick >= 0 {
 			left[pick] -= j.GPUs
 			chosen = append(chosen, m)
 			at = append(at, pick)

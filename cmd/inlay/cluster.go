@@ -100,7 +100,7 @@ of arrivals at the rate. The same seed gives the same jobs.`,
 	fl.BoolVar(&f.static, "static", false, "every job arrives at time 0 (the makespan experiment)")
 	fl.StringVarP(&f.out, "output", "o", "-", "output file (- : standard output)")
 	fl.StringVar(&f.window, "window", "4000:4999", "measurement window the trace must cover when --jobs is 0")
-	fl.Float64Var(&f.tailHours, "tail-hours", 500, "hours of arrivals after the window's last job when --jobs is 0")
+	fl.Float64Var(&f.tailHours, "tail-hours", 1000, "hours of arrivals after the window's last job when --jobs is 0")
 	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
 	fl.BoolVar(&f.resources, "resources", false, "draw CPU and memory demands per GPU (for tetris)")
 	fl.BoolVar(&f.elastic, "elastic", false, "give distributed jobs an elastic GPU range (for elastic)")
@@ -316,6 +316,21 @@ func estimateTable(c *chw.Platform, jobs []job.Job) (*throughput.Table, error) {
 				keys = append(keys, k)
 			}
 		}
+	}
+	// Job types given as ONNX files: "onnx:PATH (batch size B)".
+	for _, k := range keys {
+		model, _, ok := throughput.ParseJobType(k.JobType)
+		if !ok || !strings.HasPrefix(model, "onnx:") {
+			continue
+		}
+		if _, done := fam[model]; done {
+			continue
+		}
+		m, err := loadModel(strings.TrimPrefix(model, "onnx:"), nil)
+		if err != nil {
+			return nil, fmt.Errorf("job type %q: %w", k.JobType, err)
+		}
+		fam[model] = throughput.FromGraph(model, m)
 	}
 	return throughput.Estimate(c, keys, fam, throughput.DefaultModel)
 }

@@ -73,3 +73,32 @@ func TestClusterBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterEstimateAndPolicies(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "m.jsonl")
+	jobs := `{"type": "ResNet-50 (batch size 64)", "gpus": 8, "steps": 20000, "arrival_s": 0}
+{"type": "zoo:mobilenet_v2 (batch size 64)", "gpus": 1, "steps": 50000, "arrival_s": 60}
+{"type": "LM (batch size 20)", "gpus": 2, "steps": 90000, "arrival_s": 130}
+`
+	if err := os.WriteFile(trace, []byte(jobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"inlay", "dag", "elastic", "tetris", "fifo"} {
+		out, err := runInlay(t, "cluster", "simulate", trace, "--cluster", "modern-mix", "--throughputs", "estimate", "--policy", p, "--json")
+		if err != nil {
+			t.Fatalf("%s: %v: %s", p, err, out)
+		}
+		var r struct {
+			Jobs        int                `json:"jobs"`
+			Utilization map[string]float64 `json:"utilization"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Jobs != 3 || len(r.Utilization) != 4 {
+			t.Errorf("%s: %v %+v", p, err, r)
+		}
+	}
+	_, err := runInlay(t, "cluster", "simulate", trace, "--cluster", "modern-mix", "--throughputs", "estimate", "--policy", "gavel-ss")
+	if err != nil {
+		t.Errorf("gavel-ss on an estimated table (no pairs): %v", err)
+	}
+}

@@ -333,6 +333,14 @@ func TestBrowserPlanGantt(t *testing.T) {
 	if !strings.Contains(tip, "layers") || !strings.Contains(tip, "start") || !strings.Contains(tip, "duration") {
 		t.Errorf("hover shows %q, want the model, layers, processor, data type, start and duration", tip)
 	}
+	// Clicking it shows why it is there: the --explain scores.
+	var detail string
+	js(t, ctx, `(() => { const b = view.boxes.filter((b) => !view.o.gantt.spans[b.i].transfer)[0]; const r = document.getElementById('gantt').getBoundingClientRect();
+		document.getElementById('gantt').dispatchEvent(new MouseEvent('click', {bubbles: true, clientX: r.left + b.x + b.w / 2, clientY: r.top + b.y + b.h / 2}));
+		return document.getElementById('detail').innerText; })()`, &detail)
+	if !strings.Contains(detail, "plan --explain") || !strings.Contains(detail, "(chosen)") {
+		t.Errorf("click shows %q, want the subgraph's --explain scores", detail)
+	}
 }
 
 func TestBrowserWhatIf(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
@@ -48,6 +49,9 @@ type Outcome struct {
 	Gantt      Gantt      `json:"gantt"`
 	// Plan is the plan file (YAML), for simulate, what-if and download.
 	Plan string `json:"plan"`
+	// Explain says why each subgraph is where it is (plan --explain;
+	// plans only, not what-if re-simulations).
+	Explain *explain.Explanation `json:"explain,omitempty"`
 }
 
 // GroupOut is one group's figures in one run.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/bench"
+	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/driver"
@@ -205,6 +206,10 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o.ID, o.SearchSeconds, o.Evals, o.Cancelled = id, secs, eval.count(), cancelled
+	if o.Explain, err = explain.Explain(wl, pl, est, p); err != nil {
+		s.answer(w, st, nil, err)
+		return
+	}
 	s.mu.Lock()
 	s.plans.put(id, o)
 	s.mu.Unlock()

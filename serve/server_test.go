@@ -237,6 +237,9 @@ func TestPlanAndSimulate(t *testing.T) {
 	if o.MaxRateScale != scale || n != boxes || o.UpperBoundScale == nil || *o.UpperBoundScale < scale {
 		t.Errorf("plan: scale %v (simulator %v), %d boxes (%d), bound %v", o.MaxRateScale, scale, n, boxes, o.UpperBoundScale)
 	}
+	if o.Explain == nil || len(o.Explain.Models) != 4 {
+		t.Errorf("the plan comes without its explanation")
+	}
 	if st, again := do(t, h, "GET", "/api/plans/"+o.ID, ""); st != 200 || !strings.Contains(again, o.ID) {
 		t.Errorf("recent plan: %d", st)
 	}

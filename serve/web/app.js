@@ -559,13 +559,28 @@ function showDetail(i) {
   if (s.backend) rows.push(['backend', s.backend]);
   rows.push(['start', ms(s.start_ms)], ['duration', ms(s.end_ms - s.start_ms)], ['request', `${s.group} #${s.request}${s.late ? ' (missed its deadline)' : ''}`]);
   let h = '<dl>' + rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('') + '</dl>';
-  const ex = o.explain && o.explain[s.model] && o.explain[s.model][s.layers];
+  const ex = !s.transfer && explained(o, s.model, s.layers);
   if (ex) h += explainHTML(ex);
   $('detail').innerHTML = h;
 }
 
+// explained is the plan's explanation of one subgraph (plan --explain).
+function explained(o, model, layers) {
+  if (!o.explain) return null;
+  const m = o.explain.models.find((x) => x.model === model);
+  return m ? m.subgraphs.find((x) => x.layers === layers) : null;
+}
+
+// explainHTML shows every processor considered for a subgraph: the filter
+// that excluded it, or the named scores it got; the chosen one first.
 function explainHTML(ex) {
-  return `<h2>Why here</h2><pre class="errline">${esc(JSON.stringify(ex, null, 2))}</pre>`;
+  const names = [];
+  for (const c of ex.candidates) for (const sc of c.scores || []) if (!names.includes(sc.name)) names.push(sc.name);
+  const val = (c, n) => { const sc = (c.scores || []).find((x) => x.name === n); return sc ? `${+sc.value.toPrecision(4)} ${esc(sc.unit)}` : ''; };
+  const rows = [...ex.candidates].sort((a, b) => (b.chosen ? 1 : 0) - (a.chosen ? 1 : 0)).map((c) =>
+    [esc(c.processor) + (c.chosen ? ' <strong>(chosen)</strong>' : ''), c.filter ? `excluded by ${esc(c.filter)}: ${esc(c.why)}` : esc(c.config || ''), ...names.map((n) => val(c, n))]);
+  const t = table(el('table'), ['processor', 'configuration or filter', ...names], rows, [0, 0, ...names.map(() => 1)]);
+  return `<h2>Why ${esc(ex.processor)} (plan --explain)</h2>` + t.outerHTML;
 }
 
 function select(k) {

@@ -54,7 +54,7 @@ type Config struct {
 	Budget    time.Duration
 	Evals     int
 	Workers   int
-	// Scenario shapes the random scenarios (Networks default: every zoo network).
+	// Scenario shapes the random scenarios (Networks default: zoo.BenchNetworks).
 	Scenario workload.ScenarioOptions
 	// Repeats runs every planner this many times per scenario (0 or 1:
 	// once), repeat r with planner seed Seed+r; a result's Scale is the
@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		opt := cfg.Scenario
 		if len(opt.Networks) == 0 {
-			opt.Networks = zoo.Names()
+			opt.Networks = zoo.BenchNetworks()
 		}
 		build := zooCache()
 		rng := rand.New(rand.NewSource(cfg.Seed))

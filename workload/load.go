@@ -47,7 +47,7 @@ func LoadData(data []byte, path string) (*Workload, error) {
 		if m.ONNX != "" {
 			m.Source = resolveModel(path, m.ONNX)
 		}
-		key := m.Source + "\x00" + shapesKey(m.Inputs)
+		key := m.Source + "\x00" + shapesKey(m.Inputs) + "\x00" + m.ZooInput.String()
 		if l, ok := cache[key]; ok {
 			m.Graph, m.Layers = l.g, l.lg
 			continue
@@ -55,7 +55,7 @@ func LoadData(data []byte, path string) (*Workload, error) {
 		where := fmt.Sprintf("workload: %s:%d: models[%d] (%s)", path, m.line, i, m.Name)
 		var g *graph.Model
 		if m.Zoo != "" {
-			g, err = zoo.Build(m.Zoo)
+			g, err = zoo.BuildWith(m.Zoo, m.ZooInput)
 		} else if ferr := assets.CheckFetched(m.Source); ferr != nil && errors.Is(ferr, assets.ErrMissing) {
 			err = ferr
 		} else {

@@ -101,7 +101,7 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 	}
 	for i, item := range items {
 		place := fmt.Sprintf("models[%d]", i)
-		f, err := p.mapping(item, place, "name", "onnx", "zoo", "inputs", "precision")
+		f, err := p.mapping(item, place, "name", "onnx", "zoo", "inputs", "input", "precision")
 		if err != nil {
 			return err
 		}
@@ -149,9 +149,21 @@ func (p *parser) models(w *Workload, n *yaml.Node) error {
 			}
 		}
 		m.defaultPrecision = w.Precision
+		if in := f["input"]; in != nil {
+			if m.Zoo == "" {
+				return p.errAt(in, place+".input", "input applies to zoo networks; onnx models take inputs: {name: [d0, d1, ...]}")
+			}
+			if m.ZooInput, err = p.dims(in, place+".input"); err != nil {
+				return err
+			}
+			spec, _ := zoo.Lookup(m.Zoo)
+			if err := spec.CheckInput(m.ZooInput); err != nil {
+				return p.errAt(in, place+".input", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
+			}
+		}
 		if in := f["inputs"]; in != nil {
 			if m.Zoo != "" {
-				return p.errAt(in, place+".inputs", "inputs apply to onnx models only")
+				return p.errAt(in, place+".inputs", "inputs apply to onnx models only (a zoo network takes input: [1, 3, H, W])")
 			}
 			if m.Inputs, err = p.shapes(in, place+".inputs"); err != nil {
 				return err
@@ -177,24 +189,33 @@ func (p *parser) shapes(n *yaml.Node, place string) (map[string]graph.Shape, err
 		if _, dup := out[name]; dup {
 			return nil, p.errAt(k, place, "input %q given twice", name)
 		}
-		dims, err := p.seq(v, place+"."+name)
+		s, err := p.dims(v, place+"."+name)
 		if err != nil {
 			return nil, err
-		}
-		s := make(graph.Shape, len(dims))
-		for j, d := range dims {
-			x, err := p.int(d, fmt.Sprintf("%s.%s[%d]", place, name, j))
-			if err != nil {
-				return nil, err
-			}
-			if x < 0 {
-				return nil, p.errAt(d, fmt.Sprintf("%s.%s[%d]", place, name, j), "negative dimension %d", x)
-			}
-			s[j] = x
 		}
 		out[name] = s
 	}
 	return out, nil
+}
+
+// dims reads a shape: a list of non-negative integers.
+func (p *parser) dims(v *yaml.Node, place string) (graph.Shape, error) {
+	dims, err := p.seq(v, place)
+	if err != nil {
+		return nil, err
+	}
+	s := make(graph.Shape, len(dims))
+	for j, d := range dims {
+		x, err := p.int(d, fmt.Sprintf("%s[%d]", place, j))
+		if err != nil {
+			return nil, err
+		}
+		if x < 0 {
+			return nil, p.errAt(d, fmt.Sprintf("%s[%d]", place, j), "negative dimension %d", x)
+		}
+		s[j] = x
+	}
+	return s, nil
 }
 
 // precision reads a list of processor data types: [int8, float16].

@@ -72,3 +72,28 @@ func TestPrecisionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestZooInput: a zoo network takes an input size in a workload.
+func TestZooInput(t *testing.T) {
+	src := "models:\n  - {name: cls, zoo: inception_v3, input: [1, 3, 224, 224]}\ngroups:\n  - {name: g, models: [cls], rate_hz: 10}\n"
+	w, err := Parse([]byte(src), "w.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Model("cls").ZooInput; !got.Equal(graph.Shape{1, 3, 224, 224}) {
+		t.Errorf("input %v", got)
+	}
+	if !strings.Contains(w.YAML(), "input: [1, 3, 224, 224]") {
+		t.Errorf("YAML lacks the input:\n%s", w.YAML())
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"{name: cls, zoo: deit_tiny, input: [1, 3, 256, 256]}", "deit_tiny takes only input 1x3x224x224"},
+		{"{name: cls, zoo: resnet50, input: [1, 3, 224]}", "takes input [N, 3, H, W]"},
+		{"{name: cls, onnx: m.onnx, input: [1, 3, 224, 224]}", "input applies to zoo networks"},
+	} {
+		_, err := Parse([]byte("models:\n  - "+tc.line+"\ngroups:\n  - {name: g, models: [cls], rate_hz: 10}\n"), "w.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.line, err, tc.want)
+		}
+	}
+}

@@ -122,6 +122,9 @@ func (w *Workload) YAML() string {
 			prec = ", precision: " + PrecisionYAML(m.Precision)
 		}
 		if m.Zoo != "" {
+			if m.ZooInput != nil {
+				prec = ", input: " + dimsYAML(m.ZooInput) + prec
+			}
 			out += fmt.Sprintf("  - {name: %s, zoo: %s%s}\n", m.Name, m.Zoo, prec)
 			continue
 		}

@@ -28,6 +28,8 @@ type Model struct {
 	Zoo string
 	// Inputs fixes the shapes of the model's symbolic inputs (ONNX only).
 	Inputs map[string]graph.Shape
+	// ZooInput is a zoo network's input shape (nil: its default).
+	ZooInput graph.Shape
 	// Precision is the workload's precision: list for the model, the
 	// processor data types the planner may run it in; nil means the
 	// defaults (see Allowed).

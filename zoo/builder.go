@@ -3,7 +3,9 @@ package zoo
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
+	"math/rand"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -217,6 +219,11 @@ type conv struct {
 	// keeps the size at stride 1.
 	PadH, PadW int64
 	Bias       bool
+	// HeInit gives the weights He-initialised values (normal, std
+	// √(2/fanIn), seeded by the weight's name) and a zero bias, for
+	// networks without BatchNormalization to rescale the exported random
+	// weights (SqueezeNet).
+	HeInit bool
 }
 
 // Conv is a square k×k convolution without bias and with "same" padding.
@@ -268,7 +275,29 @@ func (t T) ConvWith(c conv) T {
 	}
 	y := n.emit(name, "Conv", inputs, attrs, t.DType, shape)
 	y.fanIn = t.Shape[1] / c.Group * c.KH * c.KW
+	if c.HeInit {
+		n.heFill(w, y.fanIn)
+		if c.Bias {
+			n.fill(name+".bias", 0)
+		}
+	}
 	return y
+}
+
+// heFill sets a float32 parameter to normal values of std √(2/fanIn),
+// from a source seeded by its name (deterministic).
+func (n *net) heFill(name string, fanIn int64) {
+	t := n.m.Tensors[name]
+	e, _ := t.Shape.Elements()
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	rng := rand.New(rand.NewSource(int64(h.Sum64() >> 1)))
+	std := math.Sqrt(2 / float64(fanIn))
+	raw := make([]byte, 4*e)
+	for i := int64(0); i < e; i++ {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(float32(rng.NormFloat64()*std)))
+	}
+	t.Data.Raw = raw
 }
 
 // BN is inference-mode BatchNormalization over channel axis 1 with learned
@@ -437,6 +466,16 @@ func (t T) MaxPool(k, stride, pad int64) T {
 	shape := graph.Shape{t.Shape[0], t.Shape[1], poolSize(t.Shape[2], k, stride, pad), poolSize(t.Shape[3], k, stride, pad)}
 	return t.n.node("MaxPool", []string{t.Name}, graph.Attrs{
 		intsAttr("kernel_shape", k, k), intsAttr("pads", pad, pad, pad, pad), intsAttr("strides", stride, stride),
+	}, t.DType, shape)
+}
+
+// MaxPoolCeil is an unpadded square max pooling with ceil_mode (PyTorch's
+// MaxPool2d(ceil_mode=True), as SqueezeNet uses).
+func (t T) MaxPoolCeil(k, stride int64) T {
+	size := func(in int64) int64 { return (in-k+stride-1)/stride + 1 }
+	shape := graph.Shape{t.Shape[0], t.Shape[1], size(t.Shape[2]), size(t.Shape[3])}
+	return t.n.node("MaxPool", []string{t.Name}, graph.Attrs{
+		intAttr("ceil_mode", 1), intsAttr("kernel_shape", k, k), intsAttr("pads", 0, 0, 0, 0), intsAttr("strides", stride, stride),
 	}, t.DType, shape)
 }
 

@@ -1,6 +1,8 @@
 package zoo
 
 import (
+	"math"
+
 	"github.com/inlay-dev/inlay/graph"
 )
 
@@ -18,6 +20,20 @@ func makeDivisible(v int64) int64 {
 	return r
 }
 
+// makeDivisibleF is torchvision's _make_divisible(v, 8) for a fractional
+// v: rounded to the nearest multiple of 8, never more than 10% down.
+func makeDivisibleF(v float64) int64 {
+	const d = 8
+	r := int64(v+d/2) / d * d
+	if r < d {
+		r = d
+	}
+	if float64(r) < 0.9*v {
+		r += d
+	}
+	return r
+}
+
 // classifier is global average pooling, flatten and a fully connected layer.
 func classifier(x T, classes int64) T {
 	x.n.scope("classifier")
@@ -25,9 +41,9 @@ func classifier(x T, classes int64) T {
 }
 
 // mobileNetV2 follows torchvision's mobilenet_v2 (width 1.0).
-func mobileNetV2() *graph.Model {
+func mobileNetV2(in graph.Shape) *graph.Model {
 	n := newNet("mobilenet_v2")
-	x := n.input("input", graph.Float32, 1, 3, 224, 224)
+	x := n.input("input", graph.Float32, in...)
 	n.scope("features.0")
 	x = x.Conv(32, 3, 2).BN().Relu6()
 	settings := [][4]int64{ // expansion t, channels c, repeats n, stride s
@@ -107,9 +123,15 @@ func squeezeExcite(x T, squeeze int64, act, gate string) T {
 // stride 16 and dilates instead (the segmentation backbone). It returns the
 // final features and the output of features.4 (stride 8, 40 channels).
 func mobileNetV3Features(n *net, x T, dilated bool) (out, c2 T) {
+	return mobileNetV3Trunk(n, x, mobileNetV3LargeBlocks, 960, dilated)
+}
+
+// mobileNetV3Trunk is MobileNetV3's features: stem, the blocks, and the
+// last 1×1 conv to last channels.
+func mobileNetV3Trunk(n *net, x T, blocks []bneck, last int64, dilated bool) (out, c2 T) {
 	n.scope("features.0")
 	x = x.Conv(16, 3, 2).BNEps(1e-3).HardSwish()
-	for i, b := range mobileNetV3LargeBlocks {
+	for i, b := range blocks {
 		n.scope("features.%d", i+1)
 		in := x
 		stride, dilation := b.stride, int64(1)
@@ -131,15 +153,15 @@ func mobileNetV3Features(n *net, x T, dilated bool) (out, c2 T) {
 			c2 = x
 		}
 	}
-	n.scope("features.16")
-	x = x.Conv(960, 1, 1).BNEps(1e-3).HardSwish()
+	n.scope("features.%d", len(blocks)+1)
+	x = x.Conv(last, 1, 1).BNEps(1e-3).HardSwish()
 	return x, c2
 }
 
 // mobileNetV3Large follows torchvision's mobilenet_v3_large (width 1.0).
-func mobileNetV3Large() *graph.Model {
+func mobileNetV3Large(in graph.Shape) *graph.Model {
 	n := newNet("mobilenet_v3_large")
-	x := n.input("input", graph.Float32, 1, 3, 224, 224)
+	x := n.input("input", graph.Float32, in...)
 	x, _ = mobileNetV3Features(n, x, false)
 	n.scope("classifier")
 	x = x.GAP().Flatten().Gemm(1280).HardSwish().Gemm(1000)
@@ -148,16 +170,32 @@ func mobileNetV3Large() *graph.Model {
 }
 
 // efficientNetB0 follows torchvision's efficientnet_b0.
-func efficientNetB0() *graph.Model {
-	n := newNet("efficientnet_b0")
-	x := n.input("input", graph.Float32, 1, 3, 224, 224)
+func efficientNetB0(in graph.Shape) *graph.Model {
+	return efficientNet("efficientnet_b0", in, 1.0, 1.0)
+}
+
+// efficientNetB4 follows torchvision's efficientnet_b4 (width 1.4, depth
+// 1.8; 380×380).
+func efficientNetB4(in graph.Shape) *graph.Model {
+	return efficientNet("efficientnet_b4", in, 1.4, 1.8)
+}
+
+// efficientNet is torchvision's EfficientNet-B* with width and depth
+// multipliers on B0's stages (_MBConvConfig.adjust_channels and
+// adjust_depth).
+func efficientNet(name string, in graph.Shape, width, depth float64) *graph.Model {
+	ch := func(c int64) int64 { return makeDivisibleF(float64(c) * width) }
+	n := newNet(name)
+	x := n.input("input", graph.Float32, in...)
 	n.scope("features.0")
-	x = x.Conv(32, 3, 2).BNEps(1e-3).SiLU()
+	x = x.Conv(ch(32), 3, 2).BNEps(1e-3).SiLU()
 	stages := [][5]int64{ // expansion, kernel, stride, out, repeats
 		{1, 3, 1, 16, 1}, {6, 3, 2, 24, 2}, {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
 		{6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1},
 	}
 	for si, s := range stages {
+		s[3] = ch(s[3])
+		s[4] = int64(math.Ceil(float64(s[4]) * depth))
 		for i := int64(0); i < s[4]; i++ {
 			n.scope("features.%d.%d", si+1, i)
 			stride := int64(1)
@@ -182,18 +220,28 @@ func efficientNetB0() *graph.Model {
 		}
 	}
 	n.scope("features.8")
-	x = x.Conv(1280, 1, 1).BNEps(1e-3).SiLU()
+	x = x.Conv(4*ch(320), 1, 1).BNEps(1e-3).SiLU()
 	n.output(classifier(x, 1000))
 	return n.m
 }
 
 // resNet50 follows torchvision's resnet50 (v1.5: stride on the 3×3 conv).
-func resNet50() *graph.Model {
-	n := newNet("resnet50")
-	x := n.input("input", graph.Float32, 1, 3, 224, 224)
+func resNet50(in graph.Shape) *graph.Model { return resNet("resnet50", in, []int{3, 4, 6, 3}, true) }
+
+// resNet101 follows torchvision's resnet101.
+func resNet101(in graph.Shape) *graph.Model { return resNet("resnet101", in, []int{3, 4, 23, 3}, true) }
+
+// resNet18 follows torchvision's resnet18 (basic blocks).
+func resNet18(in graph.Shape) *graph.Model { return resNet("resnet18", in, []int{2, 2, 2, 2}, false) }
+
+// resNet is torchvision's ResNet: bottleneck blocks (expansion 4, stride
+// on the 3×3 conv) or basic blocks (two 3×3 convs).
+func resNet(name string, in graph.Shape, stages []int, bottleneck bool) *graph.Model {
+	n := newNet(name)
+	x := n.input("input", graph.Float32, in...)
 	n.scope("stem")
 	x = x.Conv(64, 7, 2).BN().Relu().MaxPool(3, 2, 1)
-	for li, blocks := range []int{3, 4, 6, 3} {
+	for li, blocks := range stages {
 		width := int64(64) << li
 		for bi := 0; bi < blocks; bi++ {
 			n.scope("layer%d.%d", li+1, bi)
@@ -202,11 +250,18 @@ func resNet50() *graph.Model {
 				stride = 2
 			}
 			in := x
-			y := x.Conv(width, 1, 1).BN().Relu().
-				Conv(width, 3, stride).BN().Relu().
-				Conv(4*width, 1, 1).BN()
-			if bi == 0 {
-				in = in.Conv(4*width, 1, stride).BN()
+			var y T
+			out := width
+			if bottleneck {
+				out = 4 * width
+				y = x.Conv(width, 1, 1).BN().Relu().
+					Conv(width, 3, stride).BN().Relu().
+					Conv(out, 1, 1).BN()
+			} else {
+				y = x.Conv(width, 3, stride).BN().Relu().Conv(width, 3, 1).BN()
+			}
+			if stride != 1 || in.Shape[1] != out {
+				in = in.Conv(out, 1, stride).BN()
 			}
 			x = in.Add(y).Relu()
 		}
@@ -222,9 +277,9 @@ func basic(x T, out, kh, kw, stride, ph, pw int64) T {
 
 // inceptionV3 follows torchvision's inception_v3 in inference form: the
 // auxiliary classifier, which runs only in training, is not built.
-func inceptionV3() *graph.Model {
+func inceptionV3(in graph.Shape) *graph.Model {
 	n := newNet("inception_v3")
-	x := n.input("input", graph.Float32, 1, 3, 299, 299)
+	x := n.input("input", graph.Float32, in...)
 	n.scope("stem")
 	x = basic(x, 32, 3, 3, 2, 0, 0)
 	x = basic(x, 32, 3, 3, 1, 0, 0)
@@ -301,10 +356,10 @@ func inceptionV3() *graph.Model {
 // DeepLab head, and the FCN auxiliary head on features.4 (stride 8), which
 // torchvision runs in eval mode too; both outputs upsampled bilinearly to
 // the input size.
-func deepLabV3MobileNetV3() *graph.Model {
+func deepLabV3MobileNetV3(in graph.Shape) *graph.Model {
 	const classes = 21
 	n := newNet("deeplabv3_mobilenet_v3_large")
-	img := n.input("input", graph.Float32, 1, 3, 520, 520)
+	img := n.input("input", graph.Float32, in...)
 	h, w := img.Shape[2], img.Shape[3]
 	feat, c2 := mobileNetV3Features(n, img, true)
 	n.scope("classifier.0")

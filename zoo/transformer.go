@@ -23,16 +23,20 @@ func attention(q, k, v T, heads int64) T {
 // embedding to width 192, class token, learned position embedding, 12
 // pre-norm blocks with 3 heads and MLP ratio 4 (exact GELU), final
 // LayerNorm and a linear head on the class token.
-func deitTiny() *graph.Model {
+func deitTiny(graph.Shape) *graph.Model { return vit("deit_tiny", 192, 12, 3) }
+
+// vitB16 follows torchvision's vit_b_16: the same layout at width 768,
+// 12 blocks of 12 heads.
+func vitB16(graph.Shape) *graph.Model { return vit("vit_b_16", 768, 12, 12) }
+
+// vit is a ViT/16 at 224×224 (LayerNorm eps 1e-6, MLP ratio 4).
+func vit(name string, width int64, depth int, heads int64) *graph.Model {
 	const (
-		width  = 192
-		depth  = 12
-		heads  = 3
 		eps    = 1e-6
 		patchs = 14 * 14
 		seq    = patchs + 1
 	)
-	n := newNet("deit_tiny")
+	n := newNet(name)
 	x := n.input("input", graph.Float32, 1, 3, 224, 224)
 	n.scope("patch_embed")
 	x = x.ConvWith(conv{Out: width, KH: 16, KW: 16, Stride: 16, Bias: true}).
@@ -78,7 +82,7 @@ func noNorm(x T) T {
 // width 128 widened by a trigram concatenation and a linear layer to 512.
 // Input: token ids [1, 128]; output: the last hidden state [1, 128, 512]
 // (no pooler: the configuration's classifier_activation is false).
-func mobileBERT() *graph.Model {
+func mobileBERT(graph.Shape) *graph.Model {
 	const (
 		seq    = 128
 		vocab  = 30522

@@ -1,6 +1,10 @@
 package zoo
 
-import "github.com/inlay-dev/inlay/graph"
+import (
+	"math"
+
+	"github.com/inlay-dev/inlay/graph"
+)
 
 // yoloConv is ultralytics' Conv: conv without bias, BN (eps 0.001), SiLU.
 func yoloConv(x T, out, k, stride int64) T {
@@ -38,51 +42,61 @@ func sppf(x T, out int64) T {
 // SPPF) at 640×640 with 80 classes: depth multiple 0.33, width multiple
 // 0.5. The Detect head includes the decoding that ultralytics exports:
 // sigmoid, grid offsets and anchor scaling, giving boxes [1, 25200, 85].
-func yoloV5s() *graph.Model {
+func yoloV5s(in graph.Shape) *graph.Model { return yoloV5("yolov5s", in, 0.33, 0.50) }
+
+// yoloV5m is ultralytics' yolov5m.yaml: depth multiple 0.67, width 0.75.
+func yoloV5m(in graph.Shape) *graph.Model { return yoloV5("yolov5m", in, 0.67, 0.75) }
+
+// yoloV5 builds yolov5*.yaml with depth and width multiples (parse_model:
+// repeats max(round(n·depth), 1), channels ceil(c·width/8)·8).
+func yoloV5(name string, in graph.Shape, depth, width float64) *graph.Model {
 	const classes = 80
-	n := newNet("yolov5s")
-	x := n.input("images", graph.Float32, 1, 3, 640, 640)
+	ch := func(c int64) int64 { return int64(math.Ceil(float64(c)*width/8)) * 8 }
+	rep := func(r int) int { return max(int(math.Round(float64(r)*depth)), 1) }
+	n := newNet(name)
+	x := n.input("images", graph.Float32, in...)
+	x0 := x
 	n.scope("model.0")
-	x = x.ConvWith(conv{Out: 32, KH: 6, KW: 6, Stride: 2, PadH: 2, PadW: 2}).BNEps(1e-3).SiLU()
+	x = x.ConvWith(conv{Out: ch(64), KH: 6, KW: 6, Stride: 2, PadH: 2, PadW: 2}).BNEps(1e-3).SiLU()
 	n.scope("model.1")
-	x = yoloConv(x, 64, 3, 2)
+	x = yoloConv(x, ch(128), 3, 2)
 	n.scope("model.2")
-	x = c3(x, 64, 1, true)
+	x = c3(x, ch(128), rep(3), true)
 	n.scope("model.3")
-	x = yoloConv(x, 128, 3, 2)
+	x = yoloConv(x, ch(256), 3, 2)
 	n.scope("model.4")
-	p3 := c3(x, 128, 2, true)
+	p3 := c3(x, ch(256), rep(6), true)
 	n.scope("model.5")
-	x = yoloConv(p3, 256, 3, 2)
+	x = yoloConv(p3, ch(512), 3, 2)
 	n.scope("model.6")
-	p4 := c3(x, 256, 3, true)
+	p4 := c3(x, ch(512), rep(9), true)
 	n.scope("model.7")
-	x = yoloConv(p4, 512, 3, 2)
+	x = yoloConv(p4, ch(1024), 3, 2)
 	n.scope("model.8")
-	x = c3(x, 512, 1, true)
+	x = c3(x, ch(1024), rep(3), true)
 	n.scope("model.9")
-	x = sppf(x, 512)
+	x = sppf(x, ch(1024))
 
 	n.scope("model.10")
-	h10 := yoloConv(x, 256, 1, 1)
+	h10 := yoloConv(x, ch(512), 1, 1)
 	n.scope("model.11")
 	x = h10.Resize(h10.Shape[2]*2, h10.Shape[3]*2, "nearest").Concat(1, p4)
 	n.scope("model.13")
-	x = c3(x, 256, 1, false)
+	x = c3(x, ch(512), rep(3), false)
 	n.scope("model.14")
-	h14 := yoloConv(x, 128, 1, 1)
+	h14 := yoloConv(x, ch(256), 1, 1)
 	n.scope("model.15")
 	x = h14.Resize(h14.Shape[2]*2, h14.Shape[3]*2, "nearest").Concat(1, p3)
 	n.scope("model.17")
-	out3 := c3(x, 128, 1, false)
+	out3 := c3(x, ch(256), rep(3), false)
 	n.scope("model.18")
-	x = yoloConv(out3, 128, 3, 2).Concat(1, h14)
+	x = yoloConv(out3, ch(256), 3, 2).Concat(1, h14)
 	n.scope("model.20")
-	out4 := c3(x, 256, 1, false)
+	out4 := c3(x, ch(512), rep(3), false)
 	n.scope("model.21")
-	x = yoloConv(out4, 256, 3, 2).Concat(1, h10)
+	x = yoloConv(out4, ch(512), 3, 2).Concat(1, h10)
 	n.scope("model.23")
-	out5 := c3(x, 512, 1, false)
+	out5 := c3(x, ch(1024), rep(3), false)
 
 	anchors := [3][6]float32{
 		{10, 13, 16, 30, 33, 23},
@@ -92,7 +106,7 @@ func yoloV5s() *graph.Model {
 	var levels []T
 	for i, f := range []T{out3, out4, out5} {
 		n.scope("model.24.m.%d", i)
-		levels = append(levels, detectLevel(f, classes, 640/f.Shape[2], anchors[i]))
+		levels = append(levels, detectLevel(f, classes, x0.Shape[2]/f.Shape[2], anchors[i]))
 	}
 	n.scope("model.24")
 	n.output(levels[0].Concat(1, levels[1:]...))

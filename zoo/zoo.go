@@ -17,26 +17,41 @@ import (
 // Spec describes one zoo network.
 type Spec struct {
 	Name string
-	// Input is the shape of the network's (first) input.
+	// Input is the shape of the network's (first) input: the size its
+	// published figures are measured at, and the default.
 	Input graph.Shape
 	// Description says what the network is and which published variant the
 	// build follows.
 	Description string
-	build       func() *graph.Model
+	// Fixed marks a network that takes only Input (learned position
+	// embeddings, a fixed sequence); others take any NCHW size their
+	// strides divide (BuildWith).
+	Fixed bool
+	build func(in graph.Shape) *graph.Model
 }
 
 // specs lists the networks in their fixed order.
 func specs() []Spec {
 	return []Spec{
-		{"mobilenet_v2", graph.Shape{1, 3, 224, 224}, "MobileNetV2 1.0 (Sandler et al. 2018; torchvision layout)", mobileNetV2},
-		{"mobilenet_v3_large", graph.Shape{1, 3, 224, 224}, "MobileNetV3-Large 1.0 (Howard et al. 2019; torchvision layout)", func() *graph.Model { return mobileNetV3Large() }},
-		{"efficientnet_b0", graph.Shape{1, 3, 224, 224}, "EfficientNet-B0 (Tan & Le 2019; torchvision layout)", efficientNetB0},
-		{"resnet50", graph.Shape{1, 3, 224, 224}, "ResNet-50 v1.5 (He et al. 2016; torchvision layout)", resNet50},
-		{"inception_v3", graph.Shape{1, 3, 299, 299}, "Inception-v3 (Szegedy et al. 2016; torchvision, inference graph without the auxiliary head)", inceptionV3},
-		{"deeplabv3_mobilenet_v3_large", graph.Shape{1, 3, 520, 520}, "DeepLabV3 with dilated MobileNetV3-Large backbone, 21 classes, with FCN aux head (torchvision)", deepLabV3MobileNetV3},
-		{"yolov5s", graph.Shape{1, 3, 640, 640}, "YOLOv5s v6+ (ultralytics, SPPF), 80 classes, with exported box decoding", yoloV5s},
-		{"deit_tiny", graph.Shape{1, 3, 224, 224}, "DeiT-Tiny / ViT-Ti/16 (Touvron et al. 2021; timm deit_tiny_patch16_224)", deitTiny},
-		{"mobilebert", graph.Shape{1, 128}, "MobileBERT encoder, sequence 128, token ids in (Sun et al. 2020; HF google/mobilebert-uncased)", mobileBERT},
+		{"mobilenet_v2", graph.Shape{1, 3, 224, 224}, "MobileNetV2 1.0 (Sandler et al. 2018; torchvision layout)", false, mobileNetV2},
+		{"mobilenet_v3_large", graph.Shape{1, 3, 224, 224}, "MobileNetV3-Large 1.0 (Howard et al. 2019; torchvision layout)", false, mobileNetV3Large},
+		{"efficientnet_b0", graph.Shape{1, 3, 224, 224}, "EfficientNet-B0 (Tan & Le 2019; torchvision layout)", false, efficientNetB0},
+		{"resnet50", graph.Shape{1, 3, 224, 224}, "ResNet-50 v1.5 (He et al. 2016; torchvision layout)", false, resNet50},
+		{"inception_v3", graph.Shape{1, 3, 299, 299}, "Inception-v3 (Szegedy et al. 2016; torchvision, inference graph without the auxiliary head)", false, inceptionV3},
+		{"deeplabv3_mobilenet_v3_large", graph.Shape{1, 3, 520, 520}, "DeepLabV3 with dilated MobileNetV3-Large backbone, 21 classes, with FCN aux head (torchvision)", false, deepLabV3MobileNetV3},
+		{"yolov5s", graph.Shape{1, 3, 640, 640}, "YOLOv5s v6+ (ultralytics, SPPF), 80 classes, with exported box decoding", false, yoloV5s},
+		{"resnet18", graph.Shape{1, 3, 224, 224}, "ResNet-18 (He et al. 2016; torchvision layout)", false, resNet18},
+		{"resnet101", graph.Shape{1, 3, 224, 224}, "ResNet-101 v1.5 (torchvision layout)", false, resNet101},
+		{"densenet121", graph.Shape{1, 3, 224, 224}, "DenseNet-121 (Huang et al. 2017; torchvision layout)", false, denseNet121},
+		{"squeezenet1_1", graph.Shape{1, 3, 224, 224}, "SqueezeNet 1.1 (Iandola et al. 2016; torchvision layout)", false, squeezeNet11},
+		{"shufflenet_v2_x1_0", graph.Shape{1, 3, 224, 224}, "ShuffleNetV2 1.0x (Ma et al. 2018; torchvision layout)", false, shuffleNetV2},
+		{"mobilenet_v3_small", graph.Shape{1, 3, 224, 224}, "MobileNetV3-Small 1.0 (Howard et al. 2019; torchvision layout)", false, mobileNetV3Small},
+		{"efficientnet_b4", graph.Shape{1, 3, 380, 380}, "EfficientNet-B4 (Tan & Le 2019; torchvision layout, 380x380)", false, efficientNetB4},
+		{"yolov5m", graph.Shape{1, 3, 640, 640}, "YOLOv5m v6+ (ultralytics, SPPF), 80 classes, with exported box decoding", false, yoloV5m},
+		{"yolov8n", graph.Shape{1, 3, 640, 640}, "YOLOv8n (ultralytics), 80 classes, anchor-free head with exported DFL decoding", false, yoloV8n},
+		{"vit_b_16", graph.Shape{1, 3, 224, 224}, "ViT-B/16 (Dosovitskiy et al. 2021; torchvision vit_b_16)", true, vitB16},
+		{"deit_tiny", graph.Shape{1, 3, 224, 224}, "DeiT-Tiny / ViT-Ti/16 (Touvron et al. 2021; timm deit_tiny_patch16_224)", true, deitTiny},
+		{"mobilebert", graph.Shape{1, 128}, "MobileBERT encoder, sequence 128, token ids in (Sun et al. 2020; HF google/mobilebert-uncased)", true, mobileBERT},
 	}
 }
 
@@ -49,6 +64,11 @@ func Names() []string {
 	}
 	return names
 }
+
+// BenchNetworks are the nine networks the bench's random scenarios draw
+// from (the zoo's first nine), kept fixed so that bench figures stay
+// comparable as the zoo grows.
+func BenchNetworks() []string { return Names()[:9] }
 
 // Specs returns the descriptions of the zoo networks, in the order of Names.
 func Specs() []Spec { return specs() }
@@ -64,21 +84,54 @@ func Lookup(name string) (Spec, error) {
 	return Spec{}, fmt.Errorf("zoo: unknown network %q (valid: %s)", name, strings.Join(Names(), ", "))
 }
 
-// Build returns the named network with shapes, folded constants and work
-// inferred (infer.Run), and Model.Hash set to the content hash of the built
-// graph (see Hash).
-func Build(name string) (*graph.Model, error) {
+// Build returns the named network at its default input size (BuildWith).
+func Build(name string) (*graph.Model, error) { return BuildWith(name, nil) }
+
+// BuildWith returns the named network for an input shape (nil: the
+// network's Input) with shapes, folded constants and work inferred
+// (infer.Run), and Model.Hash set to the content hash of the built graph
+// (see Hash; the input shape is part of it). A Fixed network takes only
+// its Input; others take an NCHW shape of the same rank and channels whose
+// spatial sizes its strides divide, else the error says why.
+func BuildWith(name string, in graph.Shape) (m *graph.Model, err error) {
 	s, err := Lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	m := s.build()
+	if in == nil {
+		in = s.Input
+	}
+	if err := s.CheckInput(in); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil { // a builder's shape check
+			m, err = nil, fmt.Errorf("zoo: %s does not take input %s: %v", name, in, r)
+		}
+	}()
+	m = s.build(in.Clone())
 	m.Name = s.Name
 	if err := infer.Run(m, infer.Options{}); err != nil {
-		return nil, fmt.Errorf("zoo: %s: %w", name, err)
+		return nil, fmt.Errorf("zoo: %s at input %s: %w", name, in, err)
 	}
 	m.Hash = Hash(m)
 	return m, nil
+}
+
+// CheckInput rejects an input shape the network cannot take.
+func (s Spec) CheckInput(in graph.Shape) error {
+	if s.Fixed && !in.Equal(s.Input) {
+		return fmt.Errorf("zoo: %s takes only input %s", s.Name, s.Input)
+	}
+	if len(in) != len(s.Input) || in[0] < 1 || len(in) > 1 && in[1] != s.Input[1] {
+		return fmt.Errorf("zoo: %s takes input [N, %d, H, W] (default %s), not %s", s.Name, s.Input[1], s.Input, in)
+	}
+	for _, d := range in[2:] {
+		if d < 32 || d > 4096 {
+			return fmt.Errorf("zoo: %s: input size %d is outside 32-4096", s.Name, d)
+		}
+	}
+	return nil
 }
 
 // Hash is the hex sha256 of a canonical description of a model: its name,

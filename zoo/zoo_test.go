@@ -63,6 +63,23 @@ var publishedFigures = []published{
 	// YOLOv5s: 16.5 GFLOPs is rounded to 3 digits (16.45–16.55); we count
 	// 0.4 % fewer MACs than its middle, a difference not itemised here.
 	{"yolov5s", 7_235_389, 16.5e9 / 2, false, 0.005, 0, "ultralytics/yolov5 README: 7.2M params, 16.5 GFLOPs (=2·MACs) at 640"},
+	{"resnet18", 11_689_512, 1.814e9, false, 0.0003, 0, "torchvision ResNet18_Weights.IMAGENET1K_V1: 11,689,512 params, 1.814 GMACs"},
+	{"resnet101", 44_549_160, 7.801e9, false, 0.0001, 0, "torchvision ResNet101_Weights.IMAGENET1K_V1: 44,549,160 params, 7.801 GMACs"},
+	{"densenet121", 7_978_856, 2.834e9, false, 0.0002, 0, "torchvision DenseNet121_Weights.IMAGENET1K_V1: 7,978,856 params, 2.834 GMACs"},
+	{"squeezenet1_1", 1_235_496, 0.349e9, false, 0.0015, 0, "torchvision SqueezeNet1_1_Weights.IMAGENET1K_V1: 1,235,496 params, 0.349 GMACs"},
+	// torchvision's "_ops" 0.14 has two digits; the paper's 146 MFLOPs
+	// (multiply-adds) is the finer figure, and we count 0.75 % fewer MACs
+	// than it (144.9 M, as ptflops and fvcore report for torchvision's model).
+	{"shufflenet_v2_x1_0", 2_278_604, 146e6, false, 0.01, 0, "torchvision ShuffleNet_V2_X1_0_Weights.IMAGENET1K_V1: 2,278,604 params; Ma et al. 2018 Table 5: 146 MFLOPs (=MACs)"},
+	{"mobilenet_v3_small", 2_542_856, 0.057e9, false, 0.009, 0, "torchvision MobileNet_V3_Small_Weights.IMAGENET1K_V1: 2,542,856 params, 0.057 GMACs (Howard et al.: 56 M MAdds)"},
+	{"efficientnet_b4", 19_341_616, 4.394e9, false, 0.00012, 0, "torchvision EfficientNet_B4_Weights.IMAGENET1K_V1: 19,341,616 params, 4.394 GMACs at 380"},
+	// The README's 21.2M counts the BN-fused model; we count the unfused one
+	// (18,384 BN parameters more), as for yolov5s; both round to 21.2M. Its
+	// 49.0 GFLOPs is 0.24 % above our 2·MACs, a difference not itemised.
+	{"yolov5m", 21_200_000, 49.0e9 / 2, false, 0.003, 0.0025, "ultralytics/yolov5 README: YOLOv5m 21.2M params, 49.0 GFLOPs (=2·MACs) at 640"},
+	// 8.7 GFLOPs has two digits (8.65–8.75).
+	{"yolov8n", 3_157_200, 8.7e9 / 2, false, 0.006, 0, "ultralytics README: YOLOv8n 3.2M params, 8.7 GFLOPs (=2·MACs) at 640; model.info() of yolov8n.yaml: 3,157,200 parameters"},
+	{"vit_b_16", 86_567_656, 17.564e9, false, 0.00003, 0, "torchvision ViT_B_16_Weights.IMAGENET1K_V1: 86,567,656 params, 17.564 GMACs"},
 	// The paper's 1.3 is rounded to two digits (1.25–1.35), hence 4%.
 	{"deit_tiny", 5_717_416, 1.3e9, false, 0.04, 0, "DeiT paper Table 1: 1.3 GFLOPs (=MACs); timm deit_tiny_patch16_224: 5,717,416 params, 1.26 GMACs"},
 	// MobileBERT: 24.38M counted: embeddings of width 128 (3.91M words),
@@ -75,7 +92,9 @@ var publishedFigures = []published{
 
 func TestNamesAndLookup(t *testing.T) {
 	want := []string{"mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "resnet50", "inception_v3",
-		"deeplabv3_mobilenet_v3_large", "yolov5s", "deit_tiny", "mobilebert"}
+		"deeplabv3_mobilenet_v3_large", "yolov5s", "resnet18", "resnet101", "densenet121", "squeezenet1_1",
+		"shufflenet_v2_x1_0", "mobilenet_v3_small", "efficientnet_b4", "yolov5m", "yolov8n", "vit_b_16",
+		"deit_tiny", "mobilebert"}
 	got := Names()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -138,7 +157,7 @@ func TestPublishedFigures(t *testing.T) {
 // (which size every weight) with those shape inference computes.
 func TestBuilderShapesMatchInference(t *testing.T) {
 	for _, s := range Specs() {
-		raw := s.build()
+		raw := s.build(s.Input.Clone())
 		tracked := map[string]graph.Shape{}
 		for name, tn := range raw.Tensors {
 			tracked[name] = tn.Shape.Clone()
@@ -279,7 +298,7 @@ func TestEveryLayerReadsAnActivation(t *testing.T) {
 				t.Errorf("%s: layer %d (%s %q) reads no activation", name, l.ID, l.Op, l.Name)
 			}
 		}
-		if len(lg.Layers) < 50 {
+		if len(lg.Layers) < 20 {
 			t.Errorf("%s: only %d layers", name, len(lg.Layers))
 		}
 	}

@@ -104,11 +104,20 @@ func loadModel(arg string, inputFlags []string) (*graph.Model, error) {
 		return nil, err
 	}
 	if _, statErr := os.Stat(arg); statErr != nil && !strings.HasSuffix(arg, ".onnx") {
-		if _, lookErr := zoo.Lookup(arg); lookErr == nil {
-			if len(shapes) > 0 {
-				return nil, fmt.Errorf("%s: --input applies to ONNX files; zoo networks have fixed input shapes", arg)
+		if spec, lookErr := zoo.Lookup(arg); lookErr == nil {
+			var in graph.Shape
+			switch {
+			case len(shapes) > 1:
+				return nil, fmt.Errorf("%s: a zoo network has one input; give one --input", arg)
+			case len(shapes) == 1:
+				for _, s := range shapes {
+					in = s
+				}
+				if err := spec.CheckInput(in); err != nil {
+					return nil, fmt.Errorf("%s: --input: %s", arg, strings.TrimPrefix(err.Error(), "zoo: "))
+				}
 			}
-			return zoo.Build(arg)
+			return zoo.BuildWith(arg, in)
 		}
 		return nil, fmt.Errorf("%s: no such file, and not a zoo network (%s)", arg, strings.Join(zoo.Names(), ", "))
 	}

@@ -147,7 +147,8 @@ func TestInspectErrors(t *testing.T) {
 		{[]string{"inspect", det, "--input", "x"}, `--input "x": want name=d0,d1,...`},
 		{[]string{"inspect", "no_such_model"}, "no_such_model: no such file, and not a zoo network (mobilenet_v2, "},
 		{[]string{"inspect", "missing.onnx"}, "missing.onnx: no such file or directory"},
-		{[]string{"inspect", "resnet50", "--input", "x=1,3,64,64"}, "resnet50: --input applies to ONNX files"},
+		{[]string{"inspect", "deit_tiny", "--input", "input=1,3,64,64"}, "deit_tiny: --input: deit_tiny takes only input 1x3x224x224"},
+		{[]string{"inspect", "resnet50", "--input", "input=1,3,64"}, "resnet50: --input: resnet50 takes input [N, 3, H, W]"},
 	} {
 		_, err := runInlay(t, tt.args...)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {

@@ -18,8 +18,9 @@ func newZooCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "zoo",
 		Short: "List and export the built-in reference networks",
-		Long: "The zoo holds nine reference networks built layer by layer in Go with their\n" +
-			"published architectures (no download). Weights are random when exported.",
+		Long: "The zoo holds reference networks built layer by layer in Go with their\n" +
+			"published architectures (no download). Weights are random when exported.\n" +
+			"Workloads (input: [1, 3, H, W]) and inspect (--input) take other input sizes.",
 	}
 	cmd.AddCommand(newZooListCmd(), newZooExportCmd())
 	return cmd

@@ -44,6 +44,11 @@ func (e *UnsupportedError) Unwrap() []error { return []error{ErrUnsupported, e.E
 type Analytic struct {
 	p   *hw.Platform
 	eff []Efficiency
+	// fitted holds the factors of data types whose platform entry carries
+	// fitted figures (hw.DTypeSpec.Fit), by processor and type; they take
+	// the place of eff for those configurations unless the estimator was
+	// calibrated (NewCalibrated).
+	fitted map[fitKey]Efficiency
 
 	mu      sync.Mutex
 	tables  map[tableKey]*tableEntry
@@ -51,6 +56,11 @@ type Analytic struct {
 }
 
 var _ Estimator = (*Analytic)(nil)
+
+type fitKey struct {
+	proc  int
+	dtype graph.DType
+}
 
 type tableKey struct {
 	lg  *graph.LayerGraph
@@ -80,7 +90,66 @@ func NewAnalytic(p *hw.Platform) *Analytic {
 	for i, pr := range p.Processors {
 		eff[i] = DefaultEfficiency(pr.Kind)
 	}
-	return newAnalytic(p, eff)
+	a := newAnalytic(p, eff)
+	for i, pr := range p.Processors {
+		for _, ds := range pr.DTypes {
+			if ds.Fit != nil {
+				a.fitted[fitKey{i, ds.DType}] = FittedEfficiency(pr, ds)
+			}
+		}
+	}
+	return a
+}
+
+// FittedEfficiency is the factors a data type's fitted figures stand
+// for: the fitted class fractions and saturation size, the sustained
+// throughput and bandwidth as scales of the nominal ones (Memory 1), the
+// fitted overheads; no cache or boundary term. ds.Fit must be set and
+// valid (hw.Platform.Validate).
+func FittedEfficiency(pr *hw.Processor, ds hw.DTypeSpec) Efficiency {
+	f := ds.Fit
+	e := Efficiency{Compute: map[OpClass]float64{}, Memory: 1, HalfFLOPs: f.HalfFLOPs, OnChipBytes: f.OnChipBytes,
+		DispatchOverhead: max(f.DispatchOverhead, 1), LayerOverhead: max(f.LayerOverhead, 1),
+		PeakScale: f.SustainedGOPS / ds.PeakGOPS, BandwidthScale: f.MemBandwidthGBs / pr.MemBandwidthGBs}
+	for k, v := range f.Compute {
+		e.Compute[OpClass(k)] = v
+	}
+	return e
+}
+
+// DTypeFitOf is the inverse of FittedEfficiency: the figures to write into
+// a platform file for factors fitted to a data type (cache and boundary
+// terms, not fitted for whole-model figures, are dropped).
+func DTypeFitOf(pr *hw.Processor, ds hw.DTypeSpec, e Efficiency, fittedTo string) *hw.DTypeFit {
+	f := &hw.DTypeFit{SustainedGOPS: ds.PeakGOPS * nonZero(e.PeakScale),
+		MemBandwidthGBs:  pr.MemBandwidthGBs * nonZero(e.BandwidthScale) * e.Memory,
+		DispatchOverhead: e.DispatchOverhead, LayerOverhead: e.LayerOverhead, HalfFLOPs: e.HalfFLOPs,
+		OnChipBytes: e.OnChipBytes / 1024 * 1024, Compute: map[string]float64{}, FittedTo: fittedTo}
+	if f.DispatchOverhead <= 0 {
+		f.DispatchOverhead = pr.DispatchOverhead
+	}
+	if f.LayerOverhead <= 0 {
+		f.LayerOverhead = pr.LayerOverhead
+	}
+	for _, c := range OpClasses {
+		f.Compute[string(c)] = e.Of(c)
+	}
+	return f
+}
+
+func nonZero(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return 1
+}
+
+// effFor is the factors of a configuration's processor and data type.
+func (a *Analytic) effFor(proc int, d graph.DType) Efficiency {
+	if e, ok := a.fitted[fitKey{proc, d}]; ok {
+		return e
+	}
+	return a.eff[proc]
 }
 
 // NewCalibrated returns the analytic estimator with fitted efficiency
@@ -99,8 +168,29 @@ func NewCalibrated(p *hw.Platform, eff []Efficiency) (*Analytic, error) {
 	return newAnalytic(p, cp), nil
 }
 
+// NewPartlyCalibrated is NewAnalytic with fitted factors for the
+// processors in byProc (by ID), which replace every data type's factors
+// of those processors, fitted figures of the platform included; the other
+// processors keep NewAnalytic's.
+func NewPartlyCalibrated(p *hw.Platform, byProc map[int]Efficiency) (*Analytic, error) {
+	a := NewAnalytic(p)
+	for proc, e := range byProc {
+		if proc < 0 || proc >= len(p.Processors) {
+			return nil, fmt.Errorf("cost: no processor #%d", proc)
+		}
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("cost: processor %q: %w", p.Processors[proc].Name, err)
+		}
+		a.eff[proc] = e.Clone()
+		for _, ds := range p.Processors[proc].DTypes {
+			delete(a.fitted, fitKey{proc, ds.DType})
+		}
+	}
+	return a, nil
+}
+
 func newAnalytic(p *hw.Platform, eff []Efficiency) *Analytic {
-	return &Analytic{p: p, eff: eff, tables: map[tableKey]*tableEntry{}, support: map[supportKey]*supportEntry{}}
+	return &Analytic{p: p, eff: eff, fitted: map[fitKey]Efficiency{}, tables: map[tableKey]*tableEntry{}, support: map[supportKey]*supportEntry{}}
 }
 
 // Platform returns the platform the estimator was built for.
@@ -159,7 +249,7 @@ func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Confi
 	}
 	out := make([]LayerTime, 0, len(set))
 	a.sum(lg, set, on, &out)
-	dispatch, _ := a.overheads(on.Proc)
+	dispatch, _ := a.overheads(on)
 	return out, time.Duration(dispatch), nil
 }
 
@@ -167,9 +257,8 @@ func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Confi
 // to explain when it is not nil.
 func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, explain *[]LayerTime) float64 {
 	t := a.table(lg, on)
-	pr := a.p.Processors[on.Proc]
-	onChip := float64(pr.OnChipBytes)
-	ns, layerOverhead := a.overheads(on.Proc)
+	onChip := t.onChip
+	ns, layerOverhead := a.overheads(on)
 	for _, id := range set {
 		l := &t.layers[id]
 		bytes := l.weights
@@ -210,10 +299,10 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 	return ns
 }
 
-// overheads returns a processor's dispatch and layer overheads in ns: its
-// efficiency factors' when set, else the processor's.
-func (a *Analytic) overheads(proc int) (dispatch, layer float64) {
-	pr, e := a.p.Processors[proc], a.eff[proc]
+// overheads returns a configuration's dispatch and layer overheads in ns:
+// its efficiency factors' when set, else the processor's.
+func (a *Analytic) overheads(on hw.Config) (dispatch, layer float64) {
+	pr, e := a.p.Processors[on.Proc], a.effFor(on.Proc, on.DType)
 	dispatch, layer = float64(pr.DispatchOverhead), float64(pr.LayerOverhead)
 	if e.DispatchOverhead > 0 {
 		dispatch = float64(e.DispatchOverhead)
@@ -273,6 +362,9 @@ type layerTable struct {
 	// nsPerBoundaryByte is paid per byte entering or leaving a subgraph
 	// (Efficiency.BoundaryGBs); 0 when not modelled.
 	nsPerBoundaryByte float64
+	// onChip is the size of a tensor that stays on chip between layers
+	// (Efficiency.OnChipBytes, else the processor's).
+	onChip float64
 }
 
 // nsFor is the time to move one tensor (or a layer's weights) of n bytes.
@@ -320,7 +412,7 @@ func (a *Analytic) table(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	m := lg.Model
 	pr := a.p.Processors[cfg.Proc]
-	eff := a.eff[cfg.Proc]
+	eff := a.effFor(cfg.Proc, cfg.DType)
 	peak, _ := pr.Peak(cfg.DType)
 	bandwidth := pr.MemBandwidthGBs
 	if eff.PeakScale > 0 {
@@ -336,6 +428,10 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	}
 	if eff.BoundaryGBs > 0 {
 		t.nsPerBoundaryByte = 1 / eff.BoundaryGBs
+	}
+	t.onChip = float64(pr.OnChipBytes)
+	if eff.OnChipBytes > 0 {
+		t.onChip = float64(eff.OnChipBytes)
 	}
 	if eff.CacheBytes > 0 && eff.CacheBandwidthScale > 0 {
 		t.cacheBytes = float64(eff.CacheBytes)
@@ -370,10 +466,7 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	}
 	floatNsPerFLOP := nsPerFLOP
 	if intCfg && quantModel {
-		if fp := floatPeak(pr); fp > 0 {
-			if eff.PeakScale > 0 {
-				fp *= eff.PeakScale
-			}
+		if fp := a.floatPeak(cfg.Proc); fp > 0 {
 			floatNsPerFLOP = 1 / fp
 		}
 	}
@@ -427,13 +520,16 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	return t
 }
 
-// floatPeak is the processor's fastest float peak in GOPS (0: none).
-func floatPeak(pr *hw.Processor) float64 {
+// floatPeak is the processor's fastest float peak in GOPS, scaled by its
+// factors (0: none).
+func (a *Analytic) floatPeak(proc int) float64 {
 	best := 0.0
-	for _, ds := range pr.DTypes {
-		if ds.DType.IsFloat() && ds.PeakGOPS > best {
-			best = ds.PeakGOPS
+	for _, ds := range a.p.Processors[proc].DTypes {
+		if !ds.DType.IsFloat() {
+			continue
 		}
+		p := ds.PeakGOPS * nonZero(a.effFor(proc, ds.DType).PeakScale)
+		best = math.Max(best, p)
 	}
 	return best
 }

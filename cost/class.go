@@ -114,6 +114,12 @@ type Efficiency struct {
 	// tensors in and out of a session) at this rate in GB/s, on top of the
 	// roofline; 0 means such copies are free.
 	BoundaryGBs float64 `json:"boundary_gbs,omitempty"`
+	// OnChipBytes, when positive, replaces the processor's on-chip memory
+	// (hw.Processor.OnChipBytes) as the size of a tensor that stays on chip
+	// between two layers of a subgraph: the share of a scratchpad a tensor
+	// gets beside its producer's and consumer's working sets, which a
+	// calibration can fit. 0 keeps the processor's.
+	OnChipBytes int64 `json:"on_chip_bytes,omitempty"`
 }
 
 // Of returns the compute fraction for a class.

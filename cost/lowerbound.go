@@ -30,8 +30,7 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 		return 0, err
 	}
 	t := a.table(lg, on)
-	pr := a.p.Processors[on.Proc]
-	onChip := float64(pr.OnChipBytes)
+	onChip := t.onChip
 	l := &t.layers[layer]
 	mem := t.nsFor(l.weights)
 	boundary := 0.0  // graph inputs and outputs cross every subgraph's boundary
@@ -55,7 +54,7 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 	}
 	ns := math.Max(l.compute, mem) + boundary
 	if !(l.fusable && internal && len(l.ins) > 0) {
-		_, layerOverhead := a.overheads(on.Proc)
+		_, layerOverhead := a.overheads(on)
 		ns += layerOverhead
 	}
 	// Rounded down: the sum of the bounds is an integer no larger than the
@@ -73,6 +72,14 @@ func (a *Analytic) DispatchLowerBound(proc int) time.Duration {
 	if proc < 0 || proc >= len(a.p.Processors) {
 		return 0
 	}
-	dispatch, _ := a.overheads(proc)
-	return time.Duration(math.Floor(dispatch))
+	// The least over the processor's data types (each may have its own).
+	least := math.Inf(1)
+	for _, ds := range a.p.Processors[proc].DTypes {
+		dispatch, _ := a.overheads(hw.Config{Proc: proc, DType: ds.DType})
+		least = math.Min(least, dispatch)
+	}
+	if math.IsInf(least, 1) {
+		return 0
+	}
+	return time.Duration(math.Floor(least))
 }

@@ -93,7 +93,10 @@ func TestZooLatencies(t *testing.T) {
 		{"phone cpu-prime float32 mobilenet_v2 (ms)", ms("phone/cpu-prime", "mobilenet_v2"), 10, 25},
 		{"phone cpu-prime resnet50/mobilenet_v2", ms("phone/cpu-prime", "resnet50") / ms("phone/cpu-prime", "mobilenet_v2"), 4, 10},
 		{"phone gpu resnet50/mobilenet_v2", ms("phone/gpu", "resnet50") / ms("phone/gpu", "mobilenet_v2"), 3, 10},
-		{"phone npu resnet50/mobilenet_v2", ms("phone/npu", "resnet50") / ms("phone/npu", "mobilenet_v2"), 3, 10},
+		// Qualcomm AI Hub's Galaxy S23 NPU figures (the preset's fit): float16
+		// resnet50 2.19–2.27 ms against mobilenet_v2 0.72–0.87 ms, a ratio of
+		// 2.5–3.2; the NPU's fixed costs weigh on the small network.
+		{"phone npu resnet50/mobilenet_v2", ms("phone/npu", "resnet50") / ms("phone/npu", "mobilenet_v2"), 2, 10},
 	}
 	for _, c := range checks {
 		t.Logf("%-45s %.2f (target %g–%g)", c.what, c.got, c.lo, c.hi)

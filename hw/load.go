@@ -73,8 +73,21 @@ type rawLink struct {
 }
 
 type rawDType struct {
-	DType    string  `yaml:"dtype"`
-	PeakGOPS float64 `yaml:"peak_gops"`
+	DType    string       `yaml:"dtype"`
+	PeakGOPS float64      `yaml:"peak_gops"`
+	Fit      *rawDTypeFit `yaml:"fit,omitempty"`
+}
+
+// rawDTypeFit is DTypeFit as written in a platform file.
+type rawDTypeFit struct {
+	SustainedGOPS    float64            `yaml:"sustained_gops"`
+	MemBandwidthGBs  float64            `yaml:"mem_bandwidth_gbs"`
+	DispatchOverhead string             `yaml:"dispatch_overhead"`
+	LayerOverhead    string             `yaml:"layer_overhead"`
+	HalfFLOPs        float64            `yaml:"half_flops,omitempty"`
+	OnChipKiB        int64              `yaml:"on_chip_kib,omitempty"`
+	Compute          map[string]float64 `yaml:"compute,flow"`
+	FittedTo         string             `yaml:"fitted_to,omitempty"`
 }
 
 type rawSupport struct {
@@ -209,7 +222,23 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		if err != nil {
 			return nil, ferr(err.Error(), "dtypes", i, "dtype")
 		}
-		pr.DTypes = append(pr.DTypes, DTypeSpec{DType: dt, PeakGOPS: d.PeakGOPS})
+		spec := DTypeSpec{DType: dt, PeakGOPS: d.PeakGOPS}
+		if f := d.Fit; f != nil {
+			fit := &DTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs, HalfFLOPs: f.HalfFLOPs,
+				OnChipBytes: f.OnChipKiB * 1024, Compute: map[string]float64{}, FittedTo: f.FittedTo}
+			var fe *fieldError
+			if fit.DispatchOverhead, fe = parseDuration(f.DispatchOverhead, "dtypes", i, "fit", "dispatch_overhead"); fe != nil {
+				return nil, fe
+			}
+			if fit.LayerOverhead, fe = parseDuration(f.LayerOverhead, "dtypes", i, "fit", "layer_overhead"); fe != nil {
+				return nil, fe
+			}
+			for k, v := range f.Compute {
+				fit.Compute[k] = v
+			}
+			spec.Fit = fit
+		}
+		pr.DTypes = append(pr.DTypes, spec)
 	}
 	s := r.Support
 	pr.Support = Support{
@@ -361,7 +390,13 @@ func Encode(w io.Writer, p *Platform) error {
 			OnChipKiB: pr.OnChipBytes / 1024, Concurrency: &c, Domain: pr.Domain, Cores: pr.Cores,
 		}
 		for _, d := range pr.DTypes {
-			rp.DTypes = append(rp.DTypes, rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS})
+			rd := rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}
+			if f := d.Fit; f != nil {
+				rd.Fit = &rawDTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs,
+					DispatchOverhead: durString(f.DispatchOverhead), LayerOverhead: durString(f.LayerOverhead),
+					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, Compute: f.Compute, FittedTo: f.FittedTo}
+			}
+			rp.DTypes = append(rp.DTypes, rd)
 		}
 		s := pr.Support
 		rp.Support = rawSupport{

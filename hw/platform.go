@@ -54,7 +54,38 @@ type DTypeSpec struct {
 	// spec sheets state it. A processor with Concurrency k runs k subgraphs
 	// at this peak each.
 	PeakGOPS float64
+	// Fit, when set, holds the cost model's figures for this data type
+	// fitted to measurements (inlay calibrate --published): they replace
+	// the processor's estimates for configurations in this type.
+	Fit *DTypeFit
 }
+
+// DTypeFit is a data type's fitted cost-model figures (see package cost).
+type DTypeFit struct {
+	// SustainedGOPS is the throughput a large layer reaches (10⁹ ops/s),
+	// before the per-class fractions.
+	SustainedGOPS float64
+	// MemBandwidthGBs is the sustained memory bandwidth.
+	MemBandwidthGBs float64
+	// DispatchOverhead and LayerOverhead are paid per subgraph and per
+	// (unfused) layer.
+	DispatchOverhead, LayerOverhead time.Duration
+	// HalfFLOPs is the layer size at which a layer reaches half its class's
+	// fraction (0: every layer reaches all of it).
+	HalfFLOPs float64
+	// OnChipBytes is the size of a tensor that stays on chip between two
+	// layers (0: the processor's on_chip_kib).
+	OnChipBytes int64
+	// Compute is the fraction of SustainedGOPS each operator class reaches,
+	// in (0, 1], by class name (FitClasses); "other" is required.
+	Compute map[string]float64
+	// FittedTo says which figures the fit used.
+	FittedTo string
+}
+
+// FitClasses are the operator class names DTypeFit.Compute takes (package
+// cost's OpClasses; a test there keeps the two lists equal).
+var FitClasses = []string{"conv", "depthwise", "conv1d", "matmul", "elementwise", "pool", "norm", "reduce", "recurrent", "data-movement", "control", "other"}
 
 // Processor is one unit that runs subgraphs: a CPU cluster or core, a GPU,
 // an NPU, a DSP or a DLA.

@@ -2,6 +2,9 @@ package hw
 
 import (
 	"fmt"
+	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -151,6 +154,10 @@ func (pr *Processor) validate(domains map[string]bool) *fieldError {
 		if !(d.PeakGOPS > 0) {
 			return ferr("must be > 0", "dtypes", i, "peak_gops")
 		}
+		if fe := validateFit(d.Fit); fe != nil {
+			fe.path = append([]any{"dtypes", i, "fit"}, fe.path...)
+			return fe
+		}
 	}
 	if !(pr.MemBandwidthGBs > 0) {
 		return ferr("must be > 0", "mem_bandwidth_gbs")
@@ -217,4 +224,46 @@ func IsComputeDType(d graph.DType) bool {
 		return false
 	}
 	return d.Size() > 0
+}
+
+// validateFit checks a data type's fitted figures (nil: none).
+func validateFit(f *DTypeFit) *fieldError {
+	if f == nil {
+		return nil
+	}
+	if !(f.SustainedGOPS > 0) || math.IsInf(f.SustainedGOPS, 0) {
+		return ferr("must be > 0", "sustained_gops")
+	}
+	if !(f.MemBandwidthGBs > 0) || math.IsInf(f.MemBandwidthGBs, 0) {
+		return ferr("must be > 0", "mem_bandwidth_gbs")
+	}
+	if f.DispatchOverhead < 0 {
+		return ferr("must be ≥ 0", "dispatch_overhead")
+	}
+	if f.LayerOverhead < 0 {
+		return ferr("must be ≥ 0", "layer_overhead")
+	}
+	if !(f.HalfFLOPs >= 0) || math.IsInf(f.HalfFLOPs, 0) {
+		return ferr("must be ≥ 0", "half_flops")
+	}
+	if f.OnChipBytes < 0 {
+		return ferr("must be ≥ 0", "on_chip_kib")
+	}
+	if _, ok := f.Compute["other"]; !ok {
+		return ferr(`needs class "other" (the fallback)`, "compute")
+	}
+	names := make([]string, 0, len(f.Compute))
+	for k := range f.Compute {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !slices.Contains(FitClasses, k) {
+			return ferr(fmt.Sprintf("unknown class %q (classes: %s)", k, strings.Join(FitClasses, ", ")), "compute", k)
+		}
+		if v := f.Compute[k]; !(v > 0 && v <= 1) {
+			return ferr(fmt.Sprintf("%g is not in (0, 1]", v), "compute", k)
+		}
+	}
+	return nil
 }

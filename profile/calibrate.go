@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -136,6 +138,27 @@ type CalibrateOptions struct {
 	// interference only ever adds time, so the minimum is the steadier
 	// figure of what the subgraph itself costs.
 	UseMin bool
+	// Params names the factors to fit (nil: all of them): the names of
+	// sharedParams, "compute.CLASS", or "compute.*" for every class the
+	// samples exercise. The others keep their starting values.
+	Params []string
+}
+
+// selectParams keeps the parameters opt.Params names (all when nil).
+func selectParams(params []param, names []string) []param {
+	if names == nil {
+		return params
+	}
+	var out []param
+	for _, p := range params {
+		for _, n := range names {
+			if n == p.name || n == "compute.*" && strings.HasPrefix(p.name, "compute.") {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // ClassFit is the calibration of one processor class (see Twins).
@@ -423,7 +446,23 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 // Calibrate) and returns them with the number of objective evaluations.
 func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt CalibrateOptions) (cost.Efficiency, int, error) {
 	weights, logMeas := sampleWeights(fit, opt.UseMin)
-	eff, params := startingPoint(before, pd.pl.Processors[pd.rep], fit)
+	eff, all := startingPoint(before, pd.pl.Processors[pd.rep], fit)
+	if opt.Params != nil {
+		all = append(all, optionalParams...)
+		if eff.OnChipBytes <= 0 {
+			eff.OnChipBytes = max(pd.pl.Processors[pd.rep].OnChipBytes, 64<<10)
+		}
+	}
+	params := selectParams(all, opt.Params)
+	if opt.Params != nil {
+		// Factors not fitted keep their starting values, not the search's
+		// defaults (a cache or boundary term nobody asked for stays off).
+		for _, p := range sharedParams {
+			if !slices.ContainsFunc(params, func(q param) bool { return q.name == p.name }) {
+				p.set(&eff, p.get(&before))
+			}
+		}
+	}
 	evals := 0
 	objective := func(e cost.Efficiency) (float64, error) {
 		evals++
@@ -546,6 +585,14 @@ var sharedParams = []param{
 	{name: "layer_overhead", lo: 10, hi: 1e7,
 		get: func(e *cost.Efficiency) float64 { return float64(e.LayerOverhead) },
 		set: func(e *cost.Efficiency, v float64) { e.LayerOverhead = time.Duration(v) }},
+}
+
+// optionalParams are fitted only when CalibrateOptions.Params names them.
+var optionalParams = []param{
+	// The share of on-chip memory a tensor between two layers gets.
+	{name: "on_chip_bytes", lo: 16 << 10, hi: 1 << 30,
+		get: func(e *cost.Efficiency) float64 { return float64(e.OnChipBytes) },
+		set: func(e *cost.Efficiency, v float64) { e.OnChipBytes = int64(v) }},
 }
 
 // coordinateSearch minimises objective from eff: each parameter in turn

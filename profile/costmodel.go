@@ -116,16 +116,14 @@ func CalibratedModel(st *Store, device string, pl *hw.Platform) (a *cost.Analyti
 	if err != nil {
 		return nil, false, err
 	}
-	def := cost.NewAnalytic(pl)
-	effs := make([]cost.Efficiency, len(pl.Processors))
+	byProc := map[int]cost.Efficiency{}
 	for i, pr := range pl.Processors {
-		effs[i] = def.Efficiency(i)
 		if c, ok := cals[pr.Name]; ok && c.Efficiency.Validate() == nil {
-			effs[i] = c.Efficiency
+			byProc[i] = c.Efficiency
 			calibrated = true
 		}
 	}
-	a, err = cost.NewCalibrated(pl, effs)
+	a, err = cost.NewPartlyCalibrated(pl, byProc)
 	return a, calibrated, err
 }
 

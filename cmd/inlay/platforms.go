@@ -89,6 +89,20 @@ func platformsShow(w io.Writer, nameOrPath string, asYAML bool) error {
 	if _, err := t.WriteTo(w); err != nil {
 		return err
 	}
+	var fits []string
+	for _, pr := range p.Processors {
+		for _, d := range pr.DTypes {
+			if f := d.Fit; f != nil {
+				fits = append(fits, fmt.Sprintf("  %s %s: sustained %s, bandwidth %s, dispatch %s, per layer %s, conv %.3g, depthwise %.3g, elementwise %.3g (fitted to %s)",
+					pr.Name, d.DType, textfmt.SI(f.SustainedGOPS*1e9, "OPS"), textfmt.SI(f.MemBandwidthGBs*1e9, "B/s"), dur(f.DispatchOverhead), dur(f.LayerOverhead),
+					f.Compute["conv"], f.Compute["depthwise"], f.Compute["elementwise"], f.FittedTo))
+			}
+		}
+	}
+	if len(fits) > 0 {
+		fmt.Fprintln(w, "\nfitted figures (replace the estimates above for these data types):")
+		fmt.Fprintln(w, strings.Join(fits, "\n"))
+	}
 	fmt.Fprintln(w, "\noperator support:")
 	for _, pr := range p.Processors {
 		fmt.Fprintf(w, "  %s: %s\n", pr.Name, supportLine(pr))

@@ -88,17 +88,37 @@ first, the calibrated model for the rest.`,
 
 func newCalibrateCmd() *cobra.Command {
 	var f profileFlags
+	var pf publishedFlags
 	cmd := &cobra.Command{
-		Use:   "calibrate WORKLOAD",
-		Short: "Fit the analytic model to the profile store's measurements and report its error",
+		Use:   "calibrate WORKLOAD | calibrate --published FILE",
+		Short: "Fit the analytic model to the profile store's measurements (or to published latencies) and report its error",
 		Long: `calibrate fits each processor's efficiency factors in the analytic model (compute
 efficiency per operator class, memory efficiency, saturation size, dispatch
 and layer overheads) to the measurements inlay profile stored for the
 workload's models on the platform's device, stores them for plan, simulate,
 bench and run, and prints the mean absolute percentage error of the model on
-subgraphs held back from the fit, before and after. It measures nothing.`,
-		Args: cobra.ExactArgs(1),
+subgraphs held back from the fit, before and after. It measures nothing.
+
+With --published FILE it fits instead one processor's parameters to a CSV of
+published whole-model latencies (shared/measurements/README.md gives the
+columns): per data type the sustained throughput and memory bandwidth, the
+efficiency per operator class, the saturation size, and the per-layer and
+dispatch overheads, with the same fitting code. It prints the
+leave-one-model-out error per model and per precision, reports rows whose
+runtime fell back to the CPU apart (they are not fitted), and writes the
+platform with the fitted figures (-o).`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if pf.file != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("calibrate: give a workload or --published, not both")
+				}
+				pf.platform = f.platform
+				return runCalibratePublished(cmd.OutOrStdout(), &pf)
+			}
+			if len(args) != 1 {
+				return fmt.Errorf("calibrate: give a workload (or --published FILE)")
+			}
 			w, pl, _, err := loadOn(args[0], f.platform, "")
 			if err != nil {
 				return err
@@ -123,6 +143,9 @@ subgraphs held back from the fit, before and after. It measures nothing.`,
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
+	fl.StringVar(&pf.file, "published", "", "fit to this CSV of published whole-model latencies instead of the profile store")
+	fl.StringVarP(&pf.output, "output", "o", "", "with --published: the calibrated platform file to write (default PLATFORM-calibrated.yaml)")
+	fl.IntVar(&pf.evals, "evals", 1500, "with --published: objective evaluations per fit")
 	addProfilesFlag(cmd)
 	return cmd
 }

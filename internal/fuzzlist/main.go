@@ -17,6 +17,7 @@ func main() {
 		"./cluster/job:FuzzTraceParse",
 		"./cluster/throughput:FuzzGavelParse",
 		"./serve:FuzzDecode",
+		"./profile:FuzzParsePublished",
 	} {
 		fmt.Println(t)
 	}

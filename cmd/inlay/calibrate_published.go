@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/profile"
+)
+
+// publishedFlags are inlay calibrate --published's.
+type publishedFlags struct {
+	file, output, platform string
+	evals                  int
+}
+
+func runCalibratePublished(out io.Writer, f *publishedFlags) error {
+	data, err := os.ReadFile(f.file)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	rows, err := profile.ParsePublished(data, f.file)
+	if err != nil {
+		return err
+	}
+	name := f.platform
+	if name == "" {
+		name = "phone"
+	}
+	pl, err := hw.Resolve(name)
+	if err != nil {
+		return err
+	}
+	bar := newBar(1, "fitting")
+	res, err := profile.FitPublished(pl, rows, profile.PublishedOptions{MaxEvals: f.evals, Source: filepath.Base(f.file),
+		Progress: func(done, total int) {
+			if bar != nil {
+				bar.ChangeMax(total)
+				_ = bar.Set(done)
+			}
+		}})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	output := f.output
+	if output == "" {
+		output = pl.Name + "-calibrated.yaml"
+	}
+	if err := writePublishedReport(out, f.file, pl, rows, res); err != nil {
+		return err
+	}
+	fh, err := os.Create(output)
+	if err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	fmt.Fprintf(fh, "# %s with %s's figures fitted to %s by inlay calibrate --published\n", pl.Name, res.Processor, filepath.Base(f.file))
+	fmt.Fprintf(fh, "# (fit: sustained_gops, mem_bandwidth_gbs, overheads, half_flops and the per-class compute fractions;\n# every other figure is the preset's estimate, see its sources)\n")
+	if err := hw.Encode(fh, res.Platform); err != nil {
+		fh.Close()
+		return err
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
+	}
+	fmt.Fprintf(out, "\nwrote %s (use it with --platform %s)\n", output, output)
+	return nil
+}
+
+func ms3(d time.Duration) string { return fmt.Sprintf("%.3f", msOf(d)) }
+
+func writePublishedReport(out io.Writer, file string, pl *hw.Platform, rows []profile.Published, res *profile.PublishedFit) error {
+	fitted := 0
+	for _, pf := range res.Fits {
+		fitted += len(pf.Rows)
+	}
+	fmt.Fprintf(out, "fitted %s of %s to %s: %d rows, %d fitted, %d with CPU fallback reported apart\n",
+		res.Processor, pl.Name, file, len(rows), fitted, len(res.Fallback))
+	for _, pf := range res.Fits {
+		f := pf.Fit
+		fmt.Fprintf(out, "\n%s: sustained %s, bandwidth %.1f GB/s, dispatch %s, layer %s, half_flops %s\n", pf.DType,
+			textfmt.SI(f.SustainedGOPS*1e9, "OPS"), f.MemBandwidthGBs, dur(f.DispatchOverhead), dur(f.LayerOverhead), textfmt.SI(f.HalfFLOPs, "FLOP"))
+		var cls []string
+		for _, c := range cost.OpClasses {
+			cls = append(cls, fmt.Sprintf("%s %.3g", c, f.Compute[string(c)]))
+		}
+		fmt.Fprintf(out, "  compute fraction per class: %s\n\n", strings.Join(cls, ", "))
+		t := textfmt.Table{Header: []string{"MODEL", "RUNTIMES", "MEASURED MS (MEDIAN)", "RANGE", "HELD-OUT PREDICTION", "ERROR"}}
+		for _, m := range pf.Models {
+			t.Add(m.Model, fmt.Sprint(m.Runtimes), ms3(m.Measured), ms3(m.Min)+"-"+ms3(m.Max), ms3(m.Held), fmt.Sprintf("%.1f %%", 100*m.Error))
+		}
+		if _, err := t.WriteTo(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "leave one model out, %s: median %.1f %%, worst %.1f %% (each model predicted by the fit to the others, against its runtimes' median); in-sample median %.1f %%\n",
+			pf.DType, 100*pf.Median, 100*pf.Worst, 100*pf.FitMedian)
+	}
+	if len(res.Fallback) > 0 {
+		fmt.Fprintf(out, "\nrows with layers on the CPU (not fitted; the model predicts the NPU alone):\n")
+		t := textfmt.Table{Header: []string{"MODEL", "PRECISION", "RUNTIME", "CPU LAYERS", "MEASURED MS", "NPU-ONLY PREDICTION"}}
+		for _, r := range res.Fallback {
+			t.Add(r.Row.Model, r.Row.Precision.String(), r.Row.Runtime, fmt.Sprintf("%d of %d", r.Row.LayersCPU, r.Row.LayersTotal), ms3(r.Row.Latency), ms3(r.Fitted))
+		}
+		if _, err := t.WriteTo(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,585 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+// Published is one whole-model latency of a published measurement file
+// (shared/measurements/README.md describes the columns).
+type Published struct {
+	// Line is the row's line in the file.
+	Line int
+	// Model is a zoo network's name; Input the shape measured.
+	Model string
+	Input graph.Shape
+	// Precision is the processor data type the model ran in.
+	Precision graph.DType
+	// Processor is the processor's name or kind on the platform; Runtime
+	// the software stack that ran it.
+	Processor, Runtime string
+	Latency            time.Duration
+	// Layers* count the runtime's layers on each unit; LayersCPU > 0 means
+	// some fell back to the CPU.
+	LayersTotal, LayersNPU, LayersGPU, LayersCPU int
+	PeakMemoryMB                                 float64
+}
+
+// publishedColumns are the file's columns; the first six are required.
+var publishedColumns = []string{"model", "input", "precision", "processor", "runtime", "latency_ms",
+	"layers_total", "layers_npu", "layers_gpu", "layers_cpu", "peak_memory_mb"}
+
+// ParsePublished reads a published-latency CSV: a header naming columns
+// of publishedColumns (model, input, precision, processor, runtime and
+// latency_ms required; any order), then one row per measurement. Every
+// error is one line naming the file, the line and the column.
+func ParsePublished(data []byte, file string) ([]Published, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = false
+	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(publishedColumns, ","))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if !containsStr(publishedColumns, h) {
+			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(publishedColumns, ","))
+		}
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("profile: %s:1: column %q twice", file, h)
+		}
+		col[h] = i
+	}
+	for _, c := range publishedColumns[:6] {
+		if _, ok := col[c]; !ok {
+			return nil, fmt.Errorf("profile: %s:1: no column %q", file, c)
+		}
+	}
+	var out []Published
+	for {
+		line, _ := r.FieldPos(0)
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
+		}
+		line, _ = r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("profile: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
+		}
+		at := func(c string) string {
+			if i, ok := col[c]; ok {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		bad := func(c, format string, args ...any) error {
+			return fmt.Errorf("profile: %s:%d: %s: %s", file, line, c, fmt.Sprintf(format, args...))
+		}
+		p := Published{Line: line, Model: at("model"), Processor: at("processor"), Runtime: at("runtime")}
+		for _, c := range []string{"model", "processor", "runtime"} {
+			if at(c) == "" {
+				return nil, bad(c, "empty")
+			}
+		}
+		if _, err := zoo.Lookup(p.Model); err != nil {
+			return nil, bad("model", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
+		}
+		if p.Input, err = graph.ParseShape(at("input")); err != nil || len(p.Input) == 0 {
+			return nil, bad("input", "%q is not a shape like 1x3x224x224", at("input"))
+		}
+		if p.Precision, err = graph.ParseDType(at("precision")); err != nil {
+			return nil, bad("precision", "%q is not a data type (float16, int8, ...)", at("precision"))
+		}
+		ms, err := strconv.ParseFloat(at("latency_ms"), 64)
+		if err != nil || !(ms > 0) || ms > 1e7 {
+			return nil, bad("latency_ms", "%q is not a positive number of milliseconds", at("latency_ms"))
+		}
+		p.Latency = time.Duration(math.Round(ms * 1e6))
+		for _, c := range []struct {
+			name string
+			dst  *int
+		}{{"layers_total", &p.LayersTotal}, {"layers_npu", &p.LayersNPU}, {"layers_gpu", &p.LayersGPU}, {"layers_cpu", &p.LayersCPU}} {
+			if v := at(c.name); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return nil, bad(c.name, "%q is not a count", v)
+				}
+				*c.dst = n
+			}
+		}
+		if v := at("peak_memory_mb"); v != "" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || x < 0 || math.IsInf(x, 0) {
+				return nil, bad("peak_memory_mb", "%q is not a size in MB", v)
+			}
+			p.PeakMemoryMB = x
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("profile: %s: no rows", file)
+	}
+	return out, nil
+}
+
+func csvErr(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("line %d: %v", pe.Line, pe.Err)
+	}
+	return err.Error()
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PublishedParams are the factors a whole-model fit adjusts: per data
+// type the sustained throughput and memory bandwidth, the efficiency of
+// each operator class the models exercise, the saturation size, and the
+// per-layer and dispatch overheads. The cache and boundary terms of a
+// profile calibration stay off (whole-model figures cannot separate them).
+var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.elementwise", "compute.norm", "compute.pool",
+	"peak_scale", "bandwidth_scale", "half_flops", "dispatch_overhead", "layer_overhead", "on_chip_bytes"}
+
+// PublishedParamsOther are the factors fitted for the other data types,
+// starting from the first one's fit: throughput, bandwidth and overheads
+// per type, the per-class fractions and saturation size shared (a few
+// rows per type do not pin down more).
+var PublishedParamsOther = []string{"peak_scale", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
+
+// PublishedOptions tune FitPublished.
+type PublishedOptions struct {
+	// MaxEvals bounds the objective evaluations of each fit (0: 3000).
+	MaxEvals int
+	// Source names the file in the fitted figures' fitted_to.
+	Source string
+	// Params overrides PublishedParams (nil: PublishedParams).
+	Params []string
+	// Progress, when set, is called after each fit with the fits done and
+	// their total (one per precision and one per model left out).
+	Progress func(done, total int)
+}
+
+// RowPrediction is one row with the fit's predictions.
+type RowPrediction struct {
+	Row Published
+	// Fitted is the prediction of the fit to every row of its precision;
+	// Held the prediction of the fit that left the row's model out (0 for
+	// rows not fitted, the CPU-fallback ones).
+	Fitted, Held time.Duration
+}
+
+// ModelError is one model's leave-one-model-out error in one precision.
+type ModelError struct {
+	Model string
+	// Measured is the median over the model's runtimes, Min and Max their
+	// spread; Runtimes counts them.
+	Measured, Min, Max time.Duration
+	Runtimes           int
+	// Held is the prediction of the fit to the other models, Error its
+	// relative error against Measured.
+	Held  time.Duration
+	Error float64
+}
+
+// PrecisionFit is the fit of one data type.
+type PrecisionFit struct {
+	DType graph.DType
+	// Efficiency is fitted to every row of the precision; Fit holds it as
+	// a platform file writes it.
+	Efficiency cost.Efficiency
+	Fit        *hw.DTypeFit
+	Rows       []RowPrediction
+	// Models are the leave-one-model-out errors, in model order; Median
+	// and Worst summarise them.
+	Models        []ModelError
+	Median, Worst float64
+	// FitMedian is the in-sample median error of the models (the fit to
+	// all rows against each model's median).
+	FitMedian float64
+}
+
+// PublishedFit is FitPublished's result.
+type PublishedFit struct {
+	// Platform is a copy of the platform with the fitted figures on the
+	// processor's data types (hw.DTypeSpec.Fit).
+	Platform  *hw.Platform
+	Processor string
+	Fits      []PrecisionFit
+	// Fallback are the rows with layers on the CPU, not fitted: each with
+	// the prediction of its precision's fit for the NPU alone.
+	Fallback []RowPrediction
+}
+
+// FitPublished fits one processor's analytic parameters to published
+// whole-model latencies, separately per data type, with Calibrate (the
+// fitting code of inlay profile's calibration, on PublishedParams): every
+// row is a sample of the whole model on the processor the row names, in
+// its precision; rows of a model's runtimes are separate samples, so the
+// fit follows their spread. Rows with CPU layers are left out of the fit
+// and reported apart. Each model is also left out once and predicted by
+// the fit to the others (leave-one-model-out). The processor's starting
+// point is its nominal figures (peak_gops, mem_bandwidth_gbs, overheads)
+// and cost.DefaultEfficiency, whatever fitted figures the platform holds.
+func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*PublishedFit, error) {
+	if len(rows) == 0 {
+		return nil, errors.New("profile: no published rows")
+	}
+	if opt.MaxEvals <= 0 {
+		opt.MaxEvals = 3000
+	}
+	base := unfitted(pl)
+	proc, err := base.Find(rows[0].Processor)
+	if err != nil {
+		return nil, fmt.Errorf("profile: line %d: %w", rows[0].Line, err)
+	}
+	pr := base.Processors[proc]
+	type built struct{ lg *graph.LayerGraph }
+	models := map[string]built{}
+	var samples, fallback []Sample
+	var sampleRows, fallbackRows []Published
+	for _, r := range rows {
+		p, err := base.Find(r.Processor)
+		if err != nil || p != proc {
+			return nil, fmt.Errorf("profile: line %d: processor %q: every row must name the same processor (%s)", r.Line, r.Processor, pr.Name)
+		}
+		cfg := hw.Config{Proc: proc, Backend: base.DefaultConfig(proc).Backend, DType: r.Precision}
+		if err := base.CheckConfig(cfg); err != nil {
+			return nil, fmt.Errorf("profile: line %d: %w", r.Line, err)
+		}
+		key := r.Model + "@" + r.Input.String()
+		b, ok := models[key]
+		if !ok {
+			m, err := zoo.BuildWith(r.Model, r.Input)
+			if err != nil {
+				return nil, fmt.Errorf("profile: line %d: %w", r.Line, err)
+			}
+			lg, err := graph.BuildLayers(m)
+			if err != nil {
+				return nil, fmt.Errorf("profile: line %d: %s: %w", r.Line, r.Model, err)
+			}
+			b = built{lg}
+			models[key] = b
+		}
+		s := Sample{Model: r.Model, LG: b.lg, Set: graph.Range(0, len(b.lg.Layers)), Config: cfg, Measured: r.Latency, Min: r.Latency}
+		if r.LayersCPU > 0 {
+			fallback, fallbackRows = append(fallback, s), append(fallbackRows, r)
+			continue
+		}
+		samples, sampleRows = append(samples, s), append(sampleRows, r)
+	}
+	params := opt.Params
+	if params == nil {
+		params = PublishedParams
+	}
+	// fitOf fits the samples from a starting point (nil: the defaults)
+	// with the given factors.
+	fitOf := func(ss []Sample, from *cost.Efficiency, names []string) (cost.Efficiency, error) {
+		var start []cost.Efficiency
+		if from != nil {
+			start = make([]cost.Efficiency, len(base.Processors))
+			for i, p := range base.Processors {
+				start[i] = cost.DefaultEfficiency(p.Kind)
+			}
+			start[proc] = from.Clone()
+		}
+		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names})
+		if err != nil {
+			return cost.Efficiency{}, err
+		}
+		return res.Efficiency[proc], nil
+	}
+	predict := func(e cost.Efficiency, ss []Sample) ([]time.Duration, error) {
+		a, err := cost.NewPartlyCalibrated(base, map[int]cost.Efficiency{proc: e})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]time.Duration, len(ss))
+		for i, s := range ss {
+			if out[i], err = a.Subgraph(s.LG, s.Set, s.Config); err != nil {
+				return nil, fmt.Errorf("profile: %s: %w", s.Model, err)
+			}
+		}
+		return out, nil
+	}
+	res := &PublishedFit{Platform: clonePlatform(base), Processor: pr.Name}
+	var dtypes []graph.DType
+	count := map[graph.DType]int{}
+	for _, s := range samples {
+		if !containsDType(dtypes, s.Config.DType) {
+			dtypes = append(dtypes, s.Config.DType)
+		}
+		count[s.Config.DType]++
+	}
+	// The type with the most rows first: the others start from its fit.
+	sort.SliceStable(dtypes, func(i, j int) bool { return count[dtypes[i]] > count[dtypes[j]] })
+	var first *cost.Efficiency
+	firstHeld := map[string]cost.Efficiency{} // its fit without each model
+	total, done := 0, 0
+	for _, d := range dtypes {
+		var ss []Sample
+		for _, s := range samples {
+			if s.Config.DType == d {
+				ss = append(ss, s)
+			}
+		}
+		total += 1 + len(modelNames(ss))
+	}
+	step := func() {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	for _, d := range dtypes {
+		var ss []Sample
+		var rs []Published
+		for i, s := range samples {
+			if s.Config.DType == d {
+				ss, rs = append(ss, s), append(rs, sampleRows[i])
+			}
+		}
+		from, fitNames := first, PublishedParamsOther
+		if first == nil {
+			fitNames = params
+		}
+		e, err := fitOf(ss, from, fitNames)
+		if err != nil {
+			return nil, err
+		}
+		step()
+		fitted, err := predict(e, ss)
+		if err != nil {
+			return nil, err
+		}
+		pf := PrecisionFit{DType: d, Efficiency: e}
+		for i := range ss {
+			pf.Rows = append(pf.Rows, RowPrediction{Row: rs[i], Fitted: fitted[i]})
+		}
+		names := modelNames(ss)
+		held := make([]time.Duration, len(ss))
+		for _, name := range names {
+			var train, test []Sample
+			var testIdx []int
+			for i, s := range ss {
+				if s.Model == name {
+					test, testIdx = append(test, s), append(testIdx, i)
+				} else {
+					train = append(train, s)
+				}
+			}
+			if len(train) == 0 {
+				return nil, fmt.Errorf("profile: %s: one model only; leaving it out leaves nothing to fit", d)
+			}
+			// Held out means from every fit: the first type's too.
+			hfrom := from
+			if from != nil {
+				if fh, ok := firstHeld[name]; ok {
+					hfrom = &fh
+				}
+			}
+			eh, err := fitOf(train, hfrom, fitNames)
+			if err != nil {
+				return nil, err
+			}
+			if first == nil {
+				firstHeld[name] = eh
+			}
+			step()
+			ph, err := predict(eh, test)
+			if err != nil {
+				return nil, err
+			}
+			for k, i := range testIdx {
+				held[i] = ph[k]
+			}
+		}
+		var fitErrs []float64
+		for _, name := range names {
+			me := ModelError{Model: name}
+			var meas []time.Duration
+			var pred, fitPred time.Duration
+			for i, s := range ss {
+				if s.Model == name {
+					meas = append(meas, s.Measured)
+					pred, fitPred = held[i], fitted[i] // one model, one prediction
+					pf.Rows[i].Held = held[i]
+				}
+			}
+			me.Measured, me.Min, me.Max, me.Runtimes = medianDur(meas), minDur(meas), maxDur(meas), len(meas)
+			me.Held = pred
+			me.Error = math.Abs(float64(pred-me.Measured)) / float64(me.Measured)
+			fitErrs = append(fitErrs, math.Abs(float64(fitPred-me.Measured))/float64(me.Measured))
+			pf.Models = append(pf.Models, me)
+		}
+		var errs []float64
+		for _, me := range pf.Models {
+			errs = append(errs, me.Error)
+		}
+		pf.Median, pf.Worst = medianF(errs), maxF(errs)
+		pf.FitMedian = medianF(fitErrs)
+		pf.Fit = cost.DTypeFitOf(pr, specOf(pr, d), e, fittedTo(opt.Source, d, len(ss), len(names)))
+		res.Fits = append(res.Fits, pf)
+		setFit(res.Platform.Processors[proc], d, pf.Fit)
+		if first == nil {
+			first = &pf.Efficiency
+		}
+	}
+	for i, s := range fallback {
+		rp := RowPrediction{Row: fallbackRows[i]}
+		for _, pf := range res.Fits {
+			if pf.DType == s.Config.DType {
+				p, err := predict(pf.Efficiency, []Sample{s})
+				if err != nil {
+					return nil, err
+				}
+				rp.Fitted = p[0]
+			}
+		}
+		res.Fallback = append(res.Fallback, rp)
+	}
+	return res, nil
+}
+
+func fittedTo(src string, d graph.DType, rows, models int) string {
+	if src == "" {
+		src = "published measurements"
+	}
+	return fmt.Sprintf("%s: %d %s rows of %d models", src, rows, d, models)
+}
+
+// unfitted copies a platform without fitted figures on any data type.
+func unfitted(pl *hw.Platform) *hw.Platform {
+	cp := clonePlatform(pl)
+	for _, pr := range cp.Processors {
+		for i := range pr.DTypes {
+			pr.DTypes[i].Fit = nil
+		}
+	}
+	return cp
+}
+
+// clonePlatform copies a platform deeply enough to change its processors'
+// data types.
+func clonePlatform(pl *hw.Platform) *hw.Platform {
+	cp := *pl
+	cp.Processors = make([]*hw.Processor, len(pl.Processors))
+	for i, pr := range pl.Processors {
+		c := *pr
+		c.DTypes = append([]hw.DTypeSpec(nil), pr.DTypes...)
+		cp.Processors[i] = &c
+	}
+	return &cp
+}
+
+func specOf(pr *hw.Processor, d graph.DType) hw.DTypeSpec {
+	for _, ds := range pr.DTypes {
+		if ds.DType == d {
+			return ds
+		}
+	}
+	return hw.DTypeSpec{DType: d, PeakGOPS: 1}
+}
+
+func setFit(pr *hw.Processor, d graph.DType, f *hw.DTypeFit) {
+	for i := range pr.DTypes {
+		if pr.DTypes[i].DType == d {
+			pr.DTypes[i].Fit = f
+		}
+	}
+}
+
+func containsDType(list []graph.DType, d graph.DType) bool {
+	for _, x := range list {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// modelNames are the samples' models, sorted.
+func modelNames(ss []Sample) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s.Model] {
+			seen[s.Model] = true
+			out = append(out, s.Model)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minDur(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = min(m, d)
+	}
+	return m
+}
+
+func maxDur(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+func medianF(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func maxF(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}

@@ -7,7 +7,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test fetch build vet fuzz fuzz-long bench cross
+.PHONY: test fetch build vet fuzz fuzz-long bench cross e2e
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -30,6 +30,11 @@ test: fetch vet
 
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+# e2e (not part of test): the ONNX Runtime checks over every zoo network
+# (make test runs them on zoo.TestNetworks, a sample).
+e2e: fetch
+	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime' ./verify ./zoo
 
 # fuzz-long (not part of test): every parser until it has seen FUZZ_EXECS
 # inputs (default 1,000,000), one fuzz worker at a time, stalled runs

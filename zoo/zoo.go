@@ -8,6 +8,7 @@ import (
 	"hash"
 	"io"
 	"math"
+	"os"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -69,6 +70,16 @@ func Names() []string {
 // from (the zoo's first nine), kept fixed so that bench figures stay
 // comparable as the zoo grows.
 func BenchNetworks() []string { return Names()[:9] }
+
+// TestNetworks are the networks the ONNX Runtime checks of make test run:
+// BenchNetworks and three small later ones. With INLAY_E2E set (make e2e)
+// they are every network.
+func TestNetworks() []string {
+	if os.Getenv("INLAY_E2E") != "" {
+		return Names()
+	}
+	return append(BenchNetworks(), "squeezenet1_1", "shufflenet_v2_x1_0", "mobilenet_v3_small")
+}
 
 // Specs returns the descriptions of the zoo networks, in the order of Names.
 func Specs() []Spec { return specs() }

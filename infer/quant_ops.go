@@ -475,32 +475,39 @@ func dynamicQuantizeMatMulRule() rule {
 		if c.dt(0) != graph.Float32 {
 			return fmt.Errorf("A is %s, want float32", c.dt(0))
 		}
-		out, k, err := matmulShape(c.shape(0), c.shape(1))
+		out, k, err := perColumnMatMul(c, 2, 3, 4)
 		if err != nil {
 			return err
-		}
-		n := int64(1)
-		if b := c.shape(1); len(b) >= 2 {
-			n = b[len(b)-1]
-		}
-		for _, p := range []struct {
-			i    int
-			name string
-		}{{2, "b_scale"}, {3, "b_zero_point"}, {4, "bias"}} {
-			if p.i == 4 && c.has(4) && (len(c.shape(4)) != 1 || c.shape(4)[0] != n) {
-				return fmt.Errorf("bias %s does not match B's %d columns", c.shape(4), n)
-			}
-			if p.i < 4 {
-				if err := checkZeroPoint(c, p.i, p.name, n); err != nil {
-					return err
-				}
-			}
 		}
 		c.set(0, graph.Float32, out)
 		c.macs = sat(prod(out), k)
 		c.flops = satAdd(2*c.macs, sat(5, prod(c.shape(0))))
 		return nil
 	}}
+}
+
+// perColumnMatMul is A (input 0) times B (input 1) with B's scale, zero
+// point and bias (inputs si, zi, bi; each optional but the scale) per
+// tensor or per column of B: the output shape and the inner size.
+func perColumnMatMul(c *ctx, si, zi, bi int) (graph.Shape, int64, error) {
+	out, k, err := matmulShape(c.shape(0), c.shape(1))
+	if err != nil {
+		return nil, 0, err
+	}
+	n := int64(1)
+	if b := c.shape(1); len(b) >= 2 {
+		n = b[len(b)-1]
+	}
+	if err := checkZeroPoint(c, si, "b_scale", n); err != nil {
+		return nil, 0, err
+	}
+	if err := checkZeroPoint(c, zi, "b_zero_point", n); err != nil {
+		return nil, 0, err
+	}
+	if c.has(bi) && (len(c.shape(bi)) != 1 || c.shape(bi)[0] != n) {
+		return nil, 0, fmt.Errorf("bias %s does not match B's %d columns", c.shape(bi), n)
+	}
+	return out, k, nil
 }
 
 // matMulIntegerToFloatRule is com.microsoft MatMulIntegerToFloat: A, B,
@@ -511,25 +518,12 @@ func matMulIntegerToFloatRule() rule {
 		if err := c.need(4); err != nil {
 			return err
 		}
-		out, k, err := matmulShape(c.shape(0), c.shape(1))
-		if err != nil {
-			return err
-		}
-		n := int64(1)
-		if b := c.shape(1); len(b) >= 2 {
-			n = b[len(b)-1]
-		}
 		if !c.dt(2).IsFloat() || c.dt(3) != c.dt(2) {
 			return fmt.Errorf("a_scale %s and b_scale %s must be one float type", c.dt(2), c.dt(3))
 		}
-		if err := checkZeroPoint(c, 3, "b_scale", n); err != nil {
+		out, k, err := perColumnMatMul(c, 3, 5, 6)
+		if err != nil {
 			return err
-		}
-		if err := checkZeroPoint(c, 5, "b_zero_point", n); err != nil {
-			return err
-		}
-		if c.has(6) && (len(c.shape(6)) != 1 || c.shape(6)[0] != n) {
-			return fmt.Errorf("bias %s does not match B's %d columns", c.shape(6), n)
 		}
 		c.set(0, c.dt(2), out)
 		c.macs = sat(prod(out), k)

@@ -181,6 +181,25 @@ func marketSplit(rows, cols int, seed uint64) *solver.Model {
 	return m
 }
 
+func TestSolveRelaxed(t *testing.T) {
+	solvertest.RequireCBC(t)
+	// max 5x+4y, 6x+4y ≤ 24, x+2y ≤ 6: integer optimum 20, LP optimum 21 at (3, 1.5).
+	m := solver.NewModel(solver.Maximize)
+	x, y := m.AddIntVar(0, solver.Inf, 5), m.AddIntVar(0, solver.Inf, 4)
+	m.AddRow(-solver.Inf, 24, term{x, 6}, term{y, 4})
+	m.AddRow(-solver.Inf, 6, term{x, 1}, term{y, 2})
+	res, err := solver.Solve(context.Background(), m, solver.Options{Relaxed: true, TimeLimit: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != solver.Optimal || math.Abs(res.Objective-21) > 1e-6 || math.Abs(res.Value(y)-1.5) > 1e-6 {
+		t.Fatalf("relaxation: %v objective %g y %g, want optimal 21 with y = 1.5", res.Status, res.Objective, res.Value(y))
+	}
+	if !m.IsInteger(x) {
+		t.Error("Relaxed changed the model")
+	}
+}
+
 func TestSolveStopsAtTimeLimitWithIncumbent(t *testing.T) {
 	solvertest.RequireCBC(t)
 	m := marketSplit(5, 40, 1)

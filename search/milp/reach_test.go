@@ -3,6 +3,7 @@ package milp_test
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/milp"
 	"github.com/inlay-dev/inlay/search/space"
+	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/solver"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
@@ -81,6 +83,64 @@ func BenchmarkReach(b *testing.B) {
 			}
 			fmt.Printf("reach: %4d layers × %d processors × %d models: %-10s gap %6.2f%%  %6.1fs  (%d rows, %d vars, %d binaries)\n",
 				layers, len(pl.Processors), k, res.Status, 100*res.Gap, res.Wall.Seconds(), f.Model.NumRows(), f.Model.NumVars(), f.Model.NumIntegers())
+		}
+	}
+}
+
+// BenchmarkRelaxedBound compares, on the bench's nine-model scenarios
+// (inlay bench --seed 1 --min-models 9: the same draws), the fluid bound
+// of sim.UpperBound with the bound of the MILP's continuous relaxation
+// (valid for every plan, as the MILP's), and prints both as rate scales.
+// Run: go test -run '^$' -bench RelaxedBound -benchtime 1x ./search/milp/
+func BenchmarkRelaxedBound(b *testing.B) {
+	pl, err := hw.Resolve("phone")
+	if err != nil {
+		b.Fatal(err)
+	}
+	est := cost.NewAnalytic(pl)
+	scenarios := 2
+	cache := map[string]*workload.Model{}
+	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
+		if m, ok := cache[name]; ok {
+			return m.Graph, m.Layers, nil
+		}
+		g, err := zoo.Build(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		cache[name] = &workload.Model{Graph: g, Layers: lg}
+		return g, lg, nil
+	}
+	for b.Loop() {
+		rng := rand.New(rand.NewSource(1))
+		for k := range scenarios {
+			w, err := workload.Scenario(rng, workload.ScenarioOptions{Networks: zoo.Names(), MinModels: 9}, build)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.AllowInt8()
+			fluid, err := sim.UpperBound(w, pl, est)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true, Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			fmt.Printf("relaxed: scenario %d, %d models: fluid bound %.3f, MILP relaxation bound %.3f (%.1f%% tighter; %s, %.1fs, %d rows, %d vars)\n",
+				k, len(w.Models), fluid.Scale, 1/res.Objective, 100*(1-(1/res.Objective)/fluid.Scale), res.Status, res.Wall.Seconds(), f.Model.NumRows(), f.Model.NumVars())
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		startPlan.Planner = p.Name()
 		return startPlan, &plan.Proof{Solver: "cbc", Status: "no result", Objective: "max normalised load",
 			Incumbent: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), ScaleBound: math.Inf(1),
-			Note: err.Error(), Vars: f.Model.NumVars(), Rows: f.Model.NumRows(), Integers: f.Model.NumIntegers(),
+			Note: "CBC returned nothing within the budget and its grace period (" + strings.TrimSuffix(strings.TrimPrefix(err.Error(), "solver: "), ": ") + "): the start plan stands, nothing proven", Vars: f.Model.NumVars(), Rows: f.Model.NumRows(), Integers: f.Model.NumIntegers(),
 			Seconds: time.Since(began).Seconds()}, nil
 	}
 	proof := &plan.Proof{Solver: "cbc", Status: res.Reason, Objective: "max normalised load",

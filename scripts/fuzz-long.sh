@@ -33,7 +33,9 @@ execs() {
 for t in $targets; do
 	pkg=${t%%:*} fn=${t##*:}
 	bin="$work/$(echo "$pkg" | tr '/.' '__').test"
-	if ! "$GO" test -c -o "$bin" "$pkg"; then
+	# -fuzz at build time instruments the binary for coverage guidance
+	# (without it the fuzzer only mutates blindly, and says so).
+	if ! "$GO" test -c -fuzz "^$fn\$" -o "$bin" "$pkg"; then
 		summary+=("$pkg $fn: does not build")
 		status=1
 		continue
@@ -67,6 +69,10 @@ for t in $targets; do
 		rc=$?
 		runs=$((runs + 1))
 		got=$(execs "$log")
+		if grep -q 'without coverage guidance' "$log"; then
+			failed="the binary was built without coverage instrumentation"
+			break
+		fi
 		if [ "$rc" != 0 ] && [ "$quiet" -lt "$FUZZ_STALL" ]; then
 			if grep -qE 'Failing input written|panic:|--- FAIL' "$log"; then
 				cat "$log"

@@ -82,7 +82,7 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 		for _, ks := range sortedKeys(raw[w]) {
 			k, ok := parseGavelKey(ks)
 			if !ok {
-				return nil, fmt.Errorf("cluster/throughput: %s: %s: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
+				return nil, fmt.Errorf("cluster/throughput: %s: %q: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
 			}
 			t.Add(k)
 		}
@@ -95,7 +95,7 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 		for _, ks := range sortedKeys(raw[w]) {
 			k, ok := parseGavelKey(ks)
 			if !ok {
-				return nil, fmt.Errorf("cluster/throughput: %s: %s: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
+				return nil, fmt.Errorf("cluster/throughput: %s: %q: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
 			}
 			for _, ps := range sortedKeys(raw[w][ks]) {
 				v := raw[w][ks][ps]

@@ -566,9 +566,16 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 	}
 	for i, c := range chosen {
 		p := Placed{A: c.a, B: c.b, GPU: g, Servers: assigned[i]}
-		for _, s := range p.Servers[1:] {
-			if s != p.Servers[0] {
-				p.Spread = true
+		// A job is spread (and slowed by the network) when its GPUs sit on
+		// several servers although one server of the type could hold them;
+		// larger jobs have no consolidated choice, and their table figure
+		// is what they get (as in Gavel's one-GPU-per-server simulations,
+		// which do not use the unconsolidated measurements).
+		if c.gpus <= m.c.PerServer[g] {
+			for _, s := range p.Servers[1:] {
+				if s != p.Servers[0] {
+					p.Spread = true
+				}
 			}
 		}
 		ja := m.jobs[c.a]

@@ -159,7 +159,25 @@ func TestRunRecord(t *testing.T) {
 	// the 2-core development machine under a load of 30, ratios from 0.9
 	// to 2.9 were seen; a prediction that ignored the record would be
 	// off far more).
-	out, err = execInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--json", "--ort-lib", lib, "--profiles", store)
+	// A run on a shared machine can be slowed by whatever else runs then:
+	// the check fails only when two runs in a row are off.
+	var off []string
+	for attempt := 1; attempt <= 2; attempt++ {
+		off = predictionOff(t, wl, planFile, lib, store)
+		if len(off) == 0 {
+			return
+		}
+		t.Logf("run %d: %s", attempt, strings.Join(off, "; "))
+	}
+	t.Errorf("after --record, in two runs: %s", strings.Join(off, "; "))
+}
+
+// predictionOff runs the plan for 2 s with the recorded store and returns,
+// per group whose prediction is off from its measured p50 by more than 3x,
+// one line saying so.
+func predictionOff(t *testing.T, wl, planFile, lib, store string) []string {
+	t.Helper()
+	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--json", "--ort-lib", lib, "--profiles", store)
 	if err != nil {
 		t.Fatalf("run with the recorded store: %v\n%s", err, out)
 	}
@@ -174,11 +192,13 @@ func TestRunRecord(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rj); err != nil || len(rj.Groups) == 0 {
 		t.Fatalf("run --json: %v\n%s", err, out)
 	}
+	var off []string
 	for _, g := range rj.Groups {
 		r := g.PredictedP50MS / g.P50MS
 		t.Logf("group %s: measured p50 %.3g ms, predicted %.3g ms with a recorded arrival lag of %.3g ms (ratio %.3f)", g.Name, g.P50MS, g.PredictedP50MS, rj.Lag, r)
 		if !(r > 1.0/3 && r < 3) {
-			t.Errorf("group %s: predicted p50 %.3g ms against %.3g ms measured after --record: off by more than 3x", g.Name, g.PredictedP50MS, g.P50MS)
+			off = append(off, fmt.Sprintf("group %s: predicted p50 %.3g ms against %.3g ms measured: off by more than 3x", g.Name, g.PredictedP50MS, g.P50MS))
 		}
 	}
+	return off
 }

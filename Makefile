@@ -15,6 +15,7 @@ build:
 fetch:
 	bash scripts/debs.sh
 	bash scripts/fetch.sh
+	bash scripts/k8s.sh
 
 vet:
 	$(GO) vet ./...
@@ -65,3 +66,11 @@ cross:
 		echo "CC=$(CC_ANDROID_ARM64) GOOS=android GOARCH=arm64 CGO_ENABLED=1 $(GO) build ./cmd/inlay"; \
 		CC=$(CC_ANDROID_ARM64) GOOS=android GOARCH=arm64 CGO_ENABLED=1 $(GO) build -o /dev/null ./cmd/inlay || exit 1; \
 	else echo "cross: CC_ANDROID_ARM64 not set: skipping android/arm64 with cgo"; fi
+
+# e2e: the Kubernetes control-plane tests (cluster/kube/...: a real
+# kube-apiserver, controller manager, etcd and KWOK from make fetch) at a
+# slower time compression than make test's, and the 1,000-node benchmark
+# (BenchmarkScale; see README, cluster mode on Kubernetes).
+e2e: fetch
+	INLAY_E2E_SPEEDUP=600 $(GO) test -count=1 -timeout 30m -v ./cluster/kube/...
+	$(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e

@@ -38,6 +38,7 @@ servers) and modern-mix (H100, A100, L4 and T4 servers), or a YAML file
 Throughputs: Gavel's measurements (the default) or a file in its format.`,
 	}
 	cmd.AddCommand(newClusterGenerateCmd(), newClusterSimulateCmd(), newClusterBenchCmd(), newClusterPlatformsCmd(), newClusterPoliciesCmd())
+	cmd.AddCommand(kubeCommands()...)
 	return cmd
 }
 

@@ -1,0 +1,431 @@
+// Package e2e runs inlay's Kubernetes scheduler and replayer against a real
+// local control plane (etcd, kube-apiserver, kube-controller-manager, KWOK)
+// built by make fetch: a 200-job replay on 50 nodes beside the simulator,
+// and the faults (malformed Jobs, forbidden requests, a lost node, a
+// restarted scheduler, the API server away for 30 s) with every job
+// accounted for.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/manifests"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/replay"
+	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/policy/registry"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sim"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// kube50 is 50 two-GPU servers of Gavel's three types.
+const kube50 = `name: kube-50
+description: 50 two-GPU servers of Gavel's three GPU types (the Kubernetes tests)
+gpu_types:
+  - {name: v100, description: NVIDIA V100 16 GB, memory_gib: 16, tensor_tflops: 125, fp32_tflops: 15.7, mem_bandwidth_gbs: 900, price_per_hour: 2.48}
+  - {name: p100, description: NVIDIA P100 16 GB, memory_gib: 16, tensor_tflops: 18.7, fp32_tflops: 9.3, mem_bandwidth_gbs: 732, price_per_hour: 1.46}
+  - {name: k80, description: NVIDIA K80, memory_gib: 12, tensor_tflops: 4.37, fp32_tflops: 4.37, mem_bandwidth_gbs: 240, price_per_hour: 0.45}
+nodes:
+  - {name: v100, gpu: v100, count: 16, gpus: 2, cpus: 16, memory_gib: 122, intra: {kind: pcie, bandwidth_gbs: 16}}
+  - {name: p100, gpu: p100, count: 17, gpus: 2, cpus: 12, memory_gib: 224, intra: {kind: pcie, bandwidth_gbs: 16}}
+  - {name: k80, gpu: k80, count: 17, gpus: 2, cpus: 8, memory_gib: 122, intra: {kind: pcie, bandwidth_gbs: 16}}
+network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
+`
+
+type env struct {
+	cp    *controlplane.ControlPlane
+	cs    *kubernetes.Clientset
+	plat  *chw.Platform
+	table *throughput.Table
+}
+
+var (
+	envOnce sync.Once
+	shared  *env
+	envErr  error
+)
+
+// setup starts one control plane with the 50 nodes for the package's tests
+// (they run one after another and use their own namespaces and queues).
+func setup(t *testing.T) *env {
+	t.Helper()
+	if _, err := controlplane.Binaries(""); err != nil {
+		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	envOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "inlay-e2e-")
+		if err != nil {
+			envErr = err
+			return
+		}
+		cp, err := controlplane.Start(context.Background(), controlplane.Options{Dir: dir, KubeScheduler: true})
+		if err != nil {
+			envErr = err
+			return
+		}
+		e := &env{cp: cp}
+		if e.cs, err = cp.Client(500, 1000); err != nil {
+			envErr = err
+			return
+		}
+		if e.plat, err = chw.Parse("kube-50", []byte(kube50)); err != nil {
+			envErr = err
+			return
+		}
+		if e.table, err = throughput.Gavel(); err != nil {
+			envErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		if err = manifests.Apply(ctx, e.cs, false); err == nil {
+			if err = nodes.Create(ctx, e.cs, e.plat, 16, nil); err == nil {
+				err = nodes.WaitReady(ctx, e.cs, e.plat, nil)
+			}
+		}
+		envErr = err
+		shared = e
+	})
+	if envErr != nil {
+		t.Fatal(envErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.cp.Stop()
+		os.RemoveAll(shared.cp.Dir)
+	}
+	os.Exit(code)
+}
+
+// trace draws n jobs with Gavel's distributions and divides their steps by
+// shrink (so that a replay of a day of virtual time lasts about a minute).
+func trace(t *testing.T, e *env, n int, rate float64, shrink float64, seed uint64) []job.Job {
+	jobs, err := job.Generate(job.GenConfig{Jobs: n, Rate: rate, Seed: seed, MultiGPU: true}, e.table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range jobs {
+		jobs[i].Steps /= shrink
+		jobs[i].Duration = 0
+	}
+	if err := job.Validate("trace", jobs, e.table, e.plat); err != nil {
+		t.Fatal(err)
+	}
+	return jobs
+}
+
+func startScheduler(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64) (*scheduler.Scheduler, context.CancelFunc, chan error) {
+	t.Helper()
+	p, err := registry.New(pol, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: e.table, Speedup: speedup, Queue: queue,
+		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(sctx) }()
+	return s, cancel, done
+}
+
+// account checks that every job of a replay finished exactly once: one
+// Job object per trace job, Complete, with exactly its gang's pods
+// succeeded, and no pod of it bound twice.
+func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.Job) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := cs.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for i := range list.Items {
+		j := &list.Items[i]
+		seen[j.Name]++
+		done, ok := jobspec.Done(j)
+		if !done || !ok {
+			t.Errorf("%s: not complete (state %q)", j.Name, j.Annotations[jobspec.StateAnno])
+		}
+		if j.Status.Succeeded != *j.Spec.Completions {
+			t.Errorf("%s: %d pods succeeded, want %d", j.Name, j.Status.Succeeded, *j.Spec.Completions)
+		}
+	}
+	for _, j := range jobs {
+		if seen[replay.JobName(j.ID)] != 1 {
+			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(j.ID)])
+		}
+	}
+}
+
+// TestReplay replays 200 jobs on 50 nodes with inlay's scheduler and the
+// gavel policy, accounts for every job, and compares the JCT with the
+// simulator's on the same trace (the ratio is logged; the README's figure
+// is measured by make e2e).
+func TestReplay(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	jobs := trace(t, e, 200, 40, 20, 1)
+	speedup := 1500.0
+	if s := os.Getenv("INLAY_E2E_SPEEDUP"); s != "" {
+		fmt.Sscan(s, &speedup)
+	}
+	_, stop, done := startScheduler(t, ctx, e.cs, e, "gavel", "replay", speedup)
+	res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
+		Namespace: "default", Queue: "replay", Run: "replay200", Policy: "gavel", Timeout: 5 * time.Minute})
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("scheduler: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Errorf("%d jobs unfinished", res.Unfinished)
+	}
+	account(t, e.cs, "default", "replay200", jobs)
+	pol, _ := registry.New("gavel", registry.Options{})
+	sr, err := sim.Run(ctx, sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}}, jobs, e.plat, e.table, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g); makespan %.2f vs %.2f h; preemptions %d vs %d",
+		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
+}
+
+// TestMalformedAndForbidden: a Job with malformed inlay annotations gets a
+// Warning Event and state invalid while a good Job beside it finishes; the
+// scheduler's service account cannot do what its ClusterRole leaves out.
+func TestMalformedAndForbidden(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Run the scheduler under its own service account.
+	tok, err := manifests.Token(ctx, e.cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := e.cp.KubeconfigFor("inlay-scheduler", tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		do   func() error
+	}{
+		{"delete a node", func() error { return sa.CoreV1().Nodes().Delete(ctx, nodes.NodeName("v100-0"), metav1.DeleteOptions{}) }},
+		{"create a Job", func() error {
+			_, err := sa.BatchV1().Jobs("default").Create(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+			return err
+		}},
+		{"read a secret", func() error { _, err := sa.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); return err }},
+		{"update a Job", func() error {
+			_, err := sa.BatchV1().Jobs("default").Update(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.UpdateOptions{})
+			return err
+		}},
+		{"lease outside its namespace", func() error {
+			_, err := sa.CoordinationV1().Leases("default").List(ctx, metav1.ListOptions{})
+			return err
+		}},
+	} {
+		if err := c.do(); !apierrors.IsForbidden(err) {
+			t.Errorf("%s: %v, want Forbidden", c.what, err)
+		}
+	}
+	jobs := trace(t, e, 4, 3600, 200, 7)
+	_, stop, done := startScheduler(t, ctx, sa, e, "gavel", "faults", 600)
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("scheduler: %v", err)
+		}
+	}()
+	cfgR := replay.Config{Client: e.cs, Table: e.table, Cluster: e.plat, Namespace: "default", Queue: "faults", Run: "malformed"}
+	bad := replay.Object(&cfgR, &jobs[0])
+	bad.Name = "malformed"
+	bad.Annotations[jobspec.StepsAnno] = "lots"
+	if _, err := e.cs.BatchV1().Jobs("default").Create(ctx, bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs[1:], Table: e.table, Cluster: e.plat, Speedup: 600,
+		Namespace: "default", Queue: "faults", Run: "malformed-ok", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Errorf("%d good jobs unfinished beside a malformed one", res.Unfinished)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		j, err := e.cs.BatchV1().Jobs("default").Get(ctx, "malformed", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Annotations[jobspec.StateAnno] == jobspec.Invalid {
+			if !strings.Contains(j.Annotations[jobspec.ReasonAnno], "inlay.dev/steps") {
+				t.Errorf("reason %q does not name the annotation", j.Annotations[jobspec.ReasonAnno])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("malformed Job: state %q, want invalid", j.Annotations[jobspec.StateAnno])
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	evs, err := e.cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=malformed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := false
+	for _, ev := range evs.Items {
+		if ev.Type == corev1.EventTypeWarning && ev.Reason == "InvalidJob" {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Error("no Warning Event InvalidJob on the malformed Job")
+	}
+}
+
+// TestFaults replays jobs while a node running a job is made NotReady and
+// another deleted, the scheduler is killed and restarted, and the API
+// server is stopped for 30 s; every job finishes exactly once.
+func TestFaults(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	speedup := 300.0
+	jobs := trace(t, e, 30, 200, 10, 3)
+	s1, stop1, done1 := startScheduler(t, ctx, e.cs, e, "gavel", "chaos", speedup)
+	_ = s1
+	resCh := make(chan *sim.Result, 1)
+	errCh := make(chan error, 1)
+	go func() {
+		res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
+			Namespace: "default", Queue: "chaos", Run: "chaos", Timeout: 5 * time.Minute})
+		resCh <- res
+		errCh <- err
+	}()
+	// Wait until some job runs, then take its node away.
+	var victim string
+	for victim == "" {
+		time.Sleep(200 * time.Millisecond)
+		pods, err := e.cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=chaos"})
+		if err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
+				victim = p.Spec.NodeName
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no job started")
+		}
+	}
+	t.Logf("node %s: NotReady (KWOK stops managing it)", victim)
+	notReady(t, ctx, e.cs, victim)
+	time.Sleep(2 * time.Second)
+	// Kill the scheduler and start another; it rebuilds from the API.
+	stop1()
+	if err := <-done1; err != nil {
+		t.Logf("first scheduler: %v", err)
+	}
+	_, stop2, done2 := startScheduler(t, ctx, e.cs, e, "gavel", "chaos", speedup)
+	time.Sleep(2 * time.Second)
+	// The API server away for 30 s.
+	t.Log("API server stopped for 30 s")
+	e.cp.StopComponent("kube-apiserver")
+	time.Sleep(30 * time.Second)
+	if err := e.cp.StartComponent(ctx, "kube-apiserver"); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("API server back")
+	res, err := <-resCh, <-errCh
+	stop2()
+	if err := <-done2; err != nil {
+		t.Errorf("restarted scheduler: %v", err)
+	}
+	// Give the node back for the other tests.
+	ready(t, e.cs, victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Errorf("%d jobs unfinished after the faults", res.Unfinished)
+	}
+	account(t, e.cs, "default", "chaos", jobs)
+}
+
+// notReady takes a node from KWOK and marks it NotReady, as a node whose
+// kubelet stopped would be.
+func notReady(t *testing.T, ctx context.Context, cs kubernetes.Interface, name string) {
+	patch := []byte(`{"metadata":{"annotations":{"kwok.x-k8s.io/node":null}}}`)
+	if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			n.Status.Conditions[i].Status = corev1.ConditionFalse
+			n.Status.Conditions[i].Reason = "KubeletStopped"
+			n.Status.Conditions[i].LastTransitionTime = metav1.Now()
+		}
+	}
+	if _, err := cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ready(t *testing.T, cs kubernetes.Interface, name string) {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{nodes.KWOKAnnotation: "fake"}}})
+	if _, err := cs.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Log(err)
+	}
+}
+
+var _ = math.Abs

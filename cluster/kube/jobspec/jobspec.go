@@ -1,0 +1,239 @@
+// Package jobspec is the contract between inlay's Kubernetes scheduler and
+// the batch/v1 Jobs it schedules: the label that puts a Job in inlay's
+// queue, the annotations that describe the training job, and the
+// annotations in which the scheduler (and the workload) report its state.
+//
+// A Job asks for inlay with the label inlay.dev/queue (any value; the
+// scheduler serves one queue, "default" unless told otherwise) and pods
+// with schedulerName inlay. Its annotations:
+//
+//	inlay.dev/job-type   the throughput table's job type, "ResNet-50 (batch size 64)"  (required)
+//	inlay.dev/steps      total training steps, a positive number                        (required)
+//	inlay.dev/weight     priority weight, a positive number                             (default 1)
+//
+// Its GPUs are parallelism × each pod's nvidia.com/gpu limit; parallelism
+// must equal completions (a gang: all pods run together or none).
+//
+// The scheduler writes inlay.dev/state (queued, running, preempted,
+// finished, invalid), inlay.dev/reason, inlay.dev/allocated (the GPU type),
+// inlay.dev/rounds, inlay.dev/preemptions, inlay.dev/steps-estimated and
+// the times inlay.dev/queued-at, inlay.dev/started-at,
+// inlay.dev/finished-at (RFC 3339 with nanoseconds). The workload reports
+// its progress in inlay.dev/steps-done when it stops (a checkpoint); the
+// scheduler trusts it over its own estimate.
+package jobspec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/throughput"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Names of the label, annotations and scheduler.
+const (
+	QueueLabel    = "inlay.dev/queue"
+	SchedulerName = "inlay"
+
+	TypeAnno   = "inlay.dev/job-type"
+	StepsAnno  = "inlay.dev/steps"
+	WeightAnno = "inlay.dev/weight"
+
+	StateAnno       = "inlay.dev/state"
+	ReasonAnno      = "inlay.dev/reason"
+	AllocatedAnno   = "inlay.dev/allocated"
+	RoundsAnno      = "inlay.dev/rounds"
+	PreemptionsAnno = "inlay.dev/preemptions"
+	EstimateAnno    = "inlay.dev/steps-estimated"
+	QueuedAtAnno    = "inlay.dev/queued-at"
+	StartedAtAnno   = "inlay.dev/started-at"
+	FinishedAtAnno  = "inlay.dev/finished-at"
+	StepsDoneAnno   = "inlay.dev/steps-done"
+
+	// Set by the replayer: the trace's arrival (seconds), the job's ID in
+	// the trace, and the wall time it was submitted.
+	ArrivalAnno     = "inlay.dev/arrival-s"
+	TraceIDAnno     = "inlay.dev/trace-id"
+	SubmittedAtAnno = "inlay.dev/submitted-at"
+	// GPUSecondsAnno, set by the replayer's workload, is the GPU-seconds
+	// (of virtual time) the job ran per GPU type: "v100=1234.5,k80=10".
+	GPUSecondsAnno = "inlay.dev/gpu-seconds"
+)
+
+// States written to StateAnno.
+const (
+	Queued    = "queued"
+	Running   = "running"
+	Preempted = "preempted"
+	Finished  = "finished"
+	Invalid   = "invalid"
+)
+
+// GPUResource is NVIDIA's device-plugin resource.
+const GPUResource corev1.ResourceName = "nvidia.com/gpu"
+
+// Spec is what the scheduler reads from a Job.
+type Spec struct {
+	Type   string
+	Steps  float64
+	Weight float64
+	// Pods is the gang size; PerPod the GPUs of each pod; GPUs their
+	// product.
+	Pods, PerPod, GPUs int
+	// CPUs and MemoryGiB are per-GPU requests (the pod's over PerPod).
+	CPUs, MemoryGiB float64
+	Row             throughput.ID
+}
+
+// Error is a malformed Job: the field and why.
+type Error struct {
+	Field, Reason string
+}
+
+func (e *Error) Error() string { return e.Field + ": " + e.Reason }
+
+func bad(field, format string, a ...any) error {
+	return &Error{Field: field, Reason: fmt.Sprintf(format, a...)}
+}
+
+func positive(field, s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, bad(field, "%q is not a positive number", s)
+	}
+	return v, nil
+}
+
+// Parse reads a Job's spec and checks it against the throughput table.
+func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
+	var s Spec
+	a := j.Annotations
+	s.Type = strings.TrimSpace(a[TypeAnno])
+	if s.Type == "" {
+		return s, bad("annotation "+TypeAnno, "missing (the throughput table's job type)")
+	}
+	raw, ok := a[StepsAnno]
+	if !ok {
+		return s, bad("annotation "+StepsAnno, "missing (total training steps)")
+	}
+	var err error
+	if s.Steps, err = positive("annotation "+StepsAnno, raw); err != nil {
+		return s, err
+	}
+	s.Weight = 1
+	if w, ok := a[WeightAnno]; ok {
+		if s.Weight, err = positive("annotation "+WeightAnno, w); err != nil {
+			return s, err
+		}
+	}
+	par, comp := int32(1), int32(1)
+	if j.Spec.Parallelism != nil {
+		par = *j.Spec.Parallelism
+	}
+	if j.Spec.Completions != nil {
+		comp = *j.Spec.Completions
+	}
+	if par < 1 || par != comp {
+		return s, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
+	}
+	s.Pods = int(par)
+	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
+		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
+	}
+	req := PodRequests(&j.Spec.Template.Spec)
+	s.PerPod = int(req.GPUs)
+	if s.PerPod < 1 {
+		return s, bad("spec.template.spec.containers[].resources.limits", "no nvidia.com/gpu (a training job needs at least one GPU a pod)")
+	}
+	s.GPUs = s.Pods * s.PerPod
+	s.CPUs = req.MilliCPU / 1000 / float64(s.PerPod)
+	s.MemoryGiB = float64(req.Memory) / (1 << 30) / float64(s.PerPod)
+	if s.Row, err = t.Resolve(s.Type, s.GPUs); err != nil {
+		return s, bad("annotation "+TypeAnno, "%v", err)
+	}
+	return s, nil
+}
+
+// Requests are a pod's resource requests.
+type Requests struct {
+	MilliCPU float64
+	Memory   int64
+	GPUs     int64
+}
+
+// PodRequests sums a pod's container requests (limits where a request is
+// missing, as the API server defaults them), taking the larger of that sum
+// and any init container's.
+func PodRequests(p *corev1.PodSpec) Requests {
+	get := func(c *corev1.Container) Requests {
+		q := func(n corev1.ResourceName) (r corev1.ResourceList) {
+			if v, ok := c.Resources.Requests[n]; ok {
+				return corev1.ResourceList{n: v}
+			}
+			if v, ok := c.Resources.Limits[n]; ok {
+				return corev1.ResourceList{n: v}
+			}
+			return nil
+		}
+		var r Requests
+		if l := q(corev1.ResourceCPU); l != nil {
+			v := l[corev1.ResourceCPU]
+			r.MilliCPU = float64(v.MilliValue())
+		}
+		if l := q(corev1.ResourceMemory); l != nil {
+			v := l[corev1.ResourceMemory]
+			r.Memory = v.Value()
+		}
+		if l := q(GPUResource); l != nil {
+			v := l[GPUResource]
+			r.GPUs = v.Value()
+		}
+		return r
+	}
+	var sum Requests
+	for i := range p.Containers {
+		r := get(&p.Containers[i])
+		sum.MilliCPU += r.MilliCPU
+		sum.Memory += r.Memory
+		sum.GPUs += r.GPUs
+	}
+	for i := range p.InitContainers {
+		r := get(&p.InitContainers[i])
+		sum.MilliCPU = math.Max(sum.MilliCPU, r.MilliCPU)
+		sum.Memory = max(sum.Memory, r.Memory)
+		sum.GPUs = max(sum.GPUs, r.GPUs)
+	}
+	return sum
+}
+
+// FormatTime writes a time for the *At annotations.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ParseTime reads a time written by FormatTime (ok false when absent or
+// malformed).
+func ParseTime(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// Done reports whether the Job controller has marked the Job Complete
+// (true, true) or Failed (true, false).
+func Done(j *batchv1.Job) (done, ok bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return true, true
+		case batchv1.JobFailed:
+			return true, false
+		}
+	}
+	return false, false
+}

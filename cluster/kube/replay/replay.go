@@ -1,0 +1,666 @@
+// Package replay runs a job trace on a Kubernetes cluster of KWOK nodes:
+// it creates one batch/v1 Job per trace job at its arrival time, compressed
+// by a speedup, and plays the training workload, since KWOK's pods run
+// nothing: when all pods of a Job run, it computes when they finish from the
+// job's remaining steps and its throughput on the nodes' GPU type (the same
+// table the simulator uses) and tells KWOK through the pods' annotation
+// inlay.dev/finish-at; when the pods stop before (a preemption, a lost
+// node) it records the steps made as the job's checkpoint
+// (inlay.dev/steps-done), which a resumed job continues from.
+//
+// The report has the simulator's JSON shape (cluster/sim.Result), computed
+// from the Jobs' annotations as read back from the API server.
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/sim"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Annotations the replayer writes on Jobs besides jobspec's.
+const (
+	// RunLabel names the replay a Job belongs to.
+	RunLabel = "inlay.dev/replay"
+	// StartedAnno and FinishedAnno are the wall times the workload first
+	// ran and was seen complete.
+	StartedAnno  = "inlay.dev/replay-started-at"
+	FinishedAnno = "inlay.dev/replay-finished-at"
+)
+
+// Config configures a replay.
+type Config struct {
+	Client  kubernetes.Interface
+	Jobs    []job.Job
+	Table   *throughput.Table
+	Cluster *chw.Platform
+	// Speedup compresses time: a trace second lasts 1/Speedup s.
+	Speedup float64
+	// SchedulerName goes into the pods (inlay, or default-scheduler).
+	SchedulerName string
+	// Namespace for the Jobs (default "default"); Queue the
+	// inlay.dev/queue label (default "default").
+	Namespace, Queue string
+	// Run names this replay (label inlay.dev/replay); default "replay".
+	Run string
+	// Policy names the policy in the report.
+	Policy string
+	// Timeout bounds the replay in real time (0: none); jobs not finished
+	// by then are reported unfinished.
+	Timeout  time.Duration
+	Progress func(done, total int)
+	Log      *slog.Logger
+}
+
+type run struct {
+	pods  []types.UID
+	start time.Time
+	rate  float64
+	gpus  map[string]int // GPU type → GPUs
+}
+
+type emu struct {
+	cfg   Config
+	jobs  batchlisters.JobLister
+	pods  corelisters.PodLister
+	nodes corelisters.NodeLister
+	podIx cache.Indexer
+	queue workqueue.TypedRateLimitingInterface[string]
+	mu    sync.Mutex
+	runs  map[string]*run
+	done  map[string]float64 // steps done at the last stop
+	gpuS  map[string]map[string]float64
+	fin   map[string]bool
+	spec  map[string]*job.Job
+}
+
+// PerPod is the GPUs of each pod of a job of g GPUs on cluster c: the
+// largest divisor of g that fits a server of every GPU type.
+func PerPod(g int, c *chw.Platform) int {
+	limit := g
+	for _, t := range c.Types() {
+		limit = min(limit, c.MaxGPUsPerNode(t))
+	}
+	for k := max(limit, 1); k > 1; k-- {
+		if g%k == 0 {
+			return k
+		}
+	}
+	return 1
+}
+
+// JobName is the Kubernetes name of trace job id.
+func JobName(id int) string { return fmt.Sprintf("job-%05d", id) }
+
+// Object builds the Job for a trace job.
+func Object(cfg *Config, j *job.Job) *batchv1.Job {
+	k := PerPod(j.GPUs, cfg.Cluster)
+	pods := int32(j.GPUs / k)
+	cpu := j.CPUs * float64(k)
+	if cpu <= 0 {
+		cpu = 0.1
+	}
+	mem := j.MemoryGiB * float64(k)
+	if mem <= 0 {
+		mem = 0.25
+	}
+	backoff := int32(1000)
+	lbl := map[string]string{jobspec.QueueLabel: cfg.Queue, RunLabel: cfg.Run}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(j.ID), Namespace: cfg.Namespace, Labels: lbl,
+			Annotations: map[string]string{
+				jobspec.TypeAnno: j.Type, jobspec.StepsAnno: strconv.FormatFloat(j.Steps, 'g', -1, 64),
+				jobspec.WeightAnno: strconv.FormatFloat(j.PriorityWeight(), 'g', -1, 64),
+				jobspec.ArrivalAnno: strconv.FormatFloat(j.Arrival, 'g', -1, 64), jobspec.TraceIDAnno: strconv.Itoa(j.ID),
+			}},
+		Spec: batchv1.JobSpec{
+			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
+				Spec: corev1.PodSpec{
+					SchedulerName: cfg.SchedulerName, RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name: "train", Image: "registry.invalid/inlay/train:v1",
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{
+								corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(cpu*1000), resource.DecimalSI),
+								corev1.ResourceMemory: *resource.NewQuantity(int64(mem*(1<<30)), resource.BinarySI),
+								jobspec.GPUResource:   *resource.NewQuantity(int64(k), resource.DecimalSI),
+							},
+							Limits: corev1.ResourceList{jobspec.GPUResource: *resource.NewQuantity(int64(k), resource.DecimalSI)},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// Run replays the trace and returns the report.
+func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = "default"
+	}
+	if cfg.Run == "" {
+		cfg.Run = "replay"
+	}
+	if cfg.SchedulerName == "" {
+		cfg.SchedulerName = jobspec.SchedulerName
+	}
+	if !(cfg.Speedup > 0) || math.IsInf(cfg.Speedup, 0) {
+		return nil, fmt.Errorf("replay: speedup must be positive, got %g", cfg.Speedup)
+	}
+	if len(cfg.Jobs) == 0 {
+		return nil, fmt.Errorf("replay: no jobs")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, spec: map[string]*job.Job{}}
+	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
+	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+	nfac := informers.NewSharedInformerFactory(cfg.Client, 0)
+	jobInf, podInf := fac.Batch().V1().Jobs(), fac.Core().V1().Pods()
+	e.jobs, e.pods, e.nodes = jobInf.Lister(), podInf.Lister(), nfac.Core().V1().Nodes().Lister()
+	_ = podInf.Informer().AddIndexers(cache.Indexers{"job": func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok {
+			if n := p.Labels["batch.kubernetes.io/job-name"]; n != "" {
+				return []string{n}, nil
+			}
+		}
+		return nil, nil
+	}})
+	e.podIx = podInf.Informer().GetIndexer()
+	e.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	defer e.queue.ShutDown()
+	enq := func(o any) {
+		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		switch x := o.(type) {
+		case *batchv1.Job:
+			e.queue.Add(x.Name)
+		case *corev1.Pod:
+			if n := x.Labels["batch.kubernetes.io/job-name"]; n != "" {
+				e.queue.Add(n)
+			}
+		}
+	}
+	h := cache.ResourceEventHandlerFuncs{AddFunc: enq, UpdateFunc: func(_, n any) { enq(n) }, DeleteFunc: enq}
+	if _, err := jobInf.Informer().AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	if _, err := podInf.Informer().AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	fac.Start(wctx.Done())
+	nfac.Start(wctx.Done())
+	fac.WaitForCacheSync(wctx.Done())
+	nfac.WaitForCacheSync(wctx.Done())
+	for i := range cfg.Jobs {
+		e.spec[JobName(cfg.Jobs[i].ID)] = &cfg.Jobs[i]
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				key, quit := e.queue.Get()
+				if quit {
+					return
+				}
+				if err := e.sync(wctx, key); err != nil {
+					if wctx.Err() == nil {
+						cfg.Log.Warn("replay: workload sync failed; retrying", "job", key, "err", err)
+					}
+					e.queue.AddRateLimited(key)
+				} else {
+					e.queue.Forget(key)
+				}
+				e.queue.Done(key)
+			}
+		}()
+	}
+	// Create the Jobs at their arrival times.
+	start := time.Now()
+	t0 := cfg.Jobs[0].Arrival
+	createErr := make(chan error, 1)
+	go func() {
+		for i := range cfg.Jobs {
+			j := &cfg.Jobs[i]
+			at := start.Add(time.Duration((j.Arrival - t0) / cfg.Speedup * float64(time.Second)))
+			select {
+			case <-time.After(time.Until(at)):
+			case <-wctx.Done():
+				createErr <- nil
+				return
+			}
+			obj := Object(&cfg, j)
+			obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(time.Now())
+			for {
+				_, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).Create(wctx, obj, metav1.CreateOptions{})
+				if err == nil || apierrors.IsAlreadyExists(err) {
+					break
+				}
+				if wctx.Err() != nil {
+					createErr <- nil
+					return
+				}
+				if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
+					createErr <- fmt.Errorf("replay: create %s: %w", obj.Name, err)
+					return
+				}
+				time.Sleep(200 * time.Millisecond) // the API server is away: try again
+			}
+		}
+		createErr <- nil
+	}()
+	// Wait for every Job to finish.
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var runErr error
+wait:
+	for {
+		select {
+		case err := <-createErr:
+			if err != nil {
+				runErr = err
+				break wait
+			}
+			createErr = nil
+		case <-wctx.Done():
+			break wait
+		case <-tick.C:
+		}
+		e.mu.Lock()
+		n := len(e.fin)
+		e.mu.Unlock()
+		if cfg.Progress != nil {
+			cfg.Progress(n, len(cfg.Jobs))
+		}
+		if n == len(cfg.Jobs) {
+			break
+		}
+	}
+	// Let the last annotations land before reading the objects back.
+	stop()
+	e.queue.ShutDown()
+	wg.Wait()
+	if runErr != nil {
+		return nil, runErr
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	list, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).List(rctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("replay: read the Jobs back: %w", err)
+	}
+	return Report(cfg, list.Items)
+}
+
+// sync plays one Job's workload.
+func (e *emu) sync(ctx context.Context, name string) error {
+	j, err := e.jobs.Jobs(e.cfg.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	spec := e.spec[name]
+	if spec == nil {
+		return nil
+	}
+	e.mu.Lock()
+	if e.fin[name] {
+		e.mu.Unlock()
+		return nil
+	}
+	r := e.runs[name]
+	e.mu.Unlock()
+	now := time.Now()
+	if done, _ := jobspec.Done(j); done {
+		a := map[string]string{FinishedAnno: jobspec.FormatTime(now)}
+		if r != nil {
+			e.stop(name, r, now, spec, true)
+		}
+		e.mu.Lock()
+		a[jobspec.StepsDoneAnno] = strconv.FormatFloat(spec.Steps, 'f', 1, 64)
+		a[jobspec.GPUSecondsAnno] = formatGPUSeconds(e.gpuS[name])
+		e.mu.Unlock()
+		if err := patchJob(ctx, e.cfg.Client, j, a); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.fin[name] = true
+		e.mu.Unlock()
+		return nil
+	}
+	objs, _ := e.podIx.ByIndex("job", name)
+	var running []*corev1.Pod
+	alive := map[types.UID]bool{}
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if !ownedByUID(p, j.UID) {
+			continue
+		}
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" && e.nodeReady(p.Spec.NodeName) {
+			running = append(running, p)
+			alive[p.UID] = true
+		}
+	}
+	pods := int(*j.Spec.Parallelism)
+	if r != nil {
+		for _, u := range r.pods {
+			if !alive[u] {
+				// The run ended before finishing: checkpoint.
+				e.stop(name, r, now, spec, false)
+				e.mu.Lock()
+				a := map[string]string{jobspec.StepsDoneAnno: strconv.FormatFloat(e.done[name], 'f', 1, 64), jobspec.GPUSecondsAnno: formatGPUSeconds(e.gpuS[name])}
+				e.mu.Unlock()
+				if err := patchJob(ctx, e.cfg.Client, j, a); err != nil {
+					return err
+				}
+				r = nil
+				break
+			}
+		}
+		if r != nil {
+			return nil
+		}
+	}
+	if len(running) < pods {
+		return nil
+	}
+	// All pods run: start a run and tell KWOK when it ends.
+	rate, gpus := e.rate(spec, running)
+	nr := &run{start: now, rate: rate, gpus: gpus}
+	for _, p := range running {
+		nr.pods = append(nr.pods, p.UID)
+	}
+	e.mu.Lock()
+	e.runs[name] = nr
+	left := spec.Steps - e.done[name]
+	e.mu.Unlock()
+	if j.Annotations[StartedAnno] == "" {
+		if err := patchJob(ctx, e.cfg.Client, j, map[string]string{StartedAnno: jobspec.FormatTime(now)}); err != nil {
+			return err
+		}
+	}
+	if rate <= 0 {
+		e.cfg.Log.Warn("replay: job cannot run on its GPUs; it will not finish", "job", name, "gpus", fmt.Sprint(gpus))
+		return nil
+	}
+	at := now.Add(time.Duration(math.Max(left, 0) / rate / e.cfg.Speedup * float64(time.Second)))
+	for _, p := range running {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"inlay.dev/finish-at": jobspec.FormatTime(at)}}})
+		if _, err := e.cfg.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *emu) nodeReady(n string) bool {
+	node, err := e.nodes.Get(n)
+	return err == nil && nodes.Ready(node)
+}
+
+// stop ends a run at now: steps and GPU-seconds made.
+func (e *emu) stop(name string, r *run, now time.Time, spec *job.Job, finished bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	dt := now.Sub(r.start).Seconds() * e.cfg.Speedup
+	if finished && r.rate > 0 {
+		dt = math.Min(dt, math.Max(spec.Steps-e.done[name], 0)/r.rate)
+	}
+	e.done[name] = math.Min(spec.Steps, e.done[name]+r.rate*dt)
+	if e.gpuS[name] == nil {
+		e.gpuS[name] = map[string]float64{}
+	}
+	for g, n := range r.gpus {
+		e.gpuS[name][g] += dt * float64(n)
+	}
+	delete(e.runs, name)
+}
+
+// rate is the job's steps/s on the pods' nodes: the slowest GPU type's
+// (data-parallel steps wait for the slowest worker), spread over servers
+// when the pods are on more than one.
+func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) {
+	row, err := e.cfg.Table.Resolve(spec.Type, spec.GPUs)
+	gpus := map[string]int{}
+	srv := map[string]bool{}
+	rate := math.Inf(1)
+	for _, p := range pods {
+		srv[p.Spec.NodeName] = true
+		g := ""
+		if n, err := e.nodes.Get(p.Spec.NodeName); err == nil {
+			g = nodes.GPUType(n, e.cfg.Table.GPUs())
+		}
+		gpus[g] += int(jobspec.PodRequests(&p.Spec).GPUs)
+	}
+	if err != nil {
+		return 0, gpus
+	}
+	for g := range gpus {
+		c := e.cfg.Table.GPUIndex(g)
+		if c < 0 {
+			return 0, gpus
+		}
+		r := e.cfg.Table.Alone(row, c)
+		if len(srv) > 1 {
+			r = e.cfg.Table.Spread(row, c)
+		}
+		rate = math.Min(rate, r)
+	}
+	if math.IsInf(rate, 1) {
+		rate = 0
+	}
+	return rate, gpus
+}
+
+func ownedByUID(p *corev1.Pod, uid types.UID) bool {
+	for _, r := range p.OwnerReferences {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func patchJob(ctx context.Context, cs kubernetes.Interface, j *batchv1.Job, a map[string]string) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": a}})
+	_, err := cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func formatGPUSeconds(m map[string]float64) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%s=%.1f", k, m[k])
+	}
+	return b.String()
+}
+
+func parseGPUSeconds(s string) map[string]float64 {
+	out := map[string]float64{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if f, err := strconv.ParseFloat(v, 64); ok && err == nil {
+			out[k] += f
+		}
+	}
+	return out
+}
+
+// Report computes the simulator's metrics from the replay's Jobs: times
+// in trace seconds, (wall − submission) × speedup after each job's arrival.
+func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
+	res := &sim.Result{Policy: cfg.Policy, Cluster: cfg.Cluster.Name, Utilization: map[string]float64{}, GPUCount: map[string]int{}}
+	byID := map[int]*batchv1.Job{}
+	for i := range items {
+		id, err := strconv.Atoi(items[i].Annotations[jobspec.TraceIDAnno])
+		if err == nil {
+			byID[id] = &items[i]
+		}
+	}
+	busy := map[string]float64{}
+	type iv struct{ a, f float64 }
+	var ivs []iv
+	for _, j := range cfg.Jobs {
+		jr := sim.JobResult{ID: j.ID, Type: j.Type, GPUs: j.GPUs, Arrival: j.Arrival, Start: -1, Finish: -1, JCT: -1}
+		if k := byID[j.ID]; k != nil {
+			sub, okSub := jobspec.ParseTime(k.Annotations[jobspec.SubmittedAtAnno])
+			if st, ok := jobspec.ParseTime(k.Annotations[StartedAnno]); ok && okSub {
+				jr.Start = j.Arrival + st.Sub(sub).Seconds()*cfg.Speedup
+			}
+			if fin, ok := jobspec.ParseTime(k.Annotations[FinishedAnno]); ok && okSub {
+				if done, succeeded := jobspec.Done(k); done && succeeded {
+					jr.JCT = fin.Sub(sub).Seconds() * cfg.Speedup
+					jr.Finish = j.Arrival + jr.JCT
+				}
+			}
+			for g, v := range parseGPUSeconds(k.Annotations[jobspec.GPUSecondsAnno]) {
+				busy[g] += v
+			}
+			if p, err := strconv.Atoi(k.Annotations[jobspec.PreemptionsAnno]); err == nil {
+				res.Preemptions += p
+			}
+		}
+		if jr.Finish >= 0 {
+			ivs = append(ivs, iv{j.Arrival, jr.Finish})
+		} else {
+			res.Unfinished++
+		}
+		res.PerJob = append(res.PerJob, jr)
+	}
+	res.Window = [2]int{0, len(cfg.Jobs) - 1}
+	total := 0
+	for _, g := range cfg.Cluster.Types() {
+		res.GPUCount[g] = cfg.Cluster.Count(g)
+		total += cfg.Cluster.Count(g)
+	}
+	var jcts, ftfs []float64
+	first, last := math.Inf(1), math.Inf(-1)
+	for i := range res.PerJob {
+		jr := &res.PerJob[i]
+		first = math.Min(first, jr.Arrival)
+		if jr.Finish < 0 {
+			continue
+		}
+		last = math.Max(last, jr.Finish)
+		jcts = append(jcts, jr.JCT)
+		// Mean active jobs over the job's life, from the finished jobs'
+		// intervals.
+		integral := 0.0
+		for _, o := range ivs {
+			integral += math.Max(0, math.Min(o.f, jr.Finish)-math.Max(o.a, jr.Arrival))
+		}
+		n := math.Max(integral/math.Max(jr.JCT, 1e-9), 1)
+		j := cfg.Jobs[jr.ID]
+		row, err := cfg.Table.Resolve(j.Type, j.GPUs)
+		if err == nil && total > 0 {
+			share := math.Min(1, float64(total)/(n*float64(j.GPUs)))
+			rate := 0.0
+			for _, g := range cfg.Cluster.Types() {
+				if c := cfg.Table.GPUIndex(g); c >= 0 {
+					rate += float64(cfg.Cluster.Count(g)) / float64(total) * cfg.Table.Alone(row, c)
+				}
+			}
+			if rate > 0 {
+				jr.FTF = jr.JCT / (j.Steps / (share * rate))
+				ftfs = append(ftfs, jr.FTF)
+			}
+		}
+	}
+	res.Jobs = len(jcts)
+	res.AvgJCT = mean(jcts) / 3600
+	sort.Float64s(jcts)
+	res.P50JCT = percentile(jcts, 0.5) / 3600
+	res.P90JCT = percentile(jcts, 0.9) / 3600
+	res.P99JCT = percentile(jcts, 0.99) / 3600
+	res.AvgFTF = mean(ftfs)
+	for _, f := range ftfs {
+		res.MaxFTF = math.Max(res.MaxFTF, f)
+	}
+	if last > first {
+		res.Makespan = (last - first) / 3600
+		for g, n := range res.GPUCount {
+			res.Utilization[g] = busy[g] / (float64(n) * (last - first))
+		}
+	}
+	return res, nil
+}
+
+func mean(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func percentile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	pos := q * float64(len(v)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(v)-1)
+	return v[lo] + (v[hi]-v[lo])*(pos-float64(lo))
+}

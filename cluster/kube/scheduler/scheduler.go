@@ -1,0 +1,906 @@
+// Package scheduler is inlay's scheduler for deep-learning training Jobs on
+// Kubernetes. It drives the same round-based mechanism (cluster/sched) and
+// policies as `inlay cluster simulate`, in real time:
+//
+//   - Every round (the mechanism's round length, in virtual seconds,
+//     divided by the speedup), it accounts the round that ended (steps made
+//     at each job's rate on its GPU type, or the progress the workload
+//     reported in inlay.dev/steps-done), adds the Jobs that arrived, drops
+//     the ones that finished, and asks the mechanism for the next round.
+//   - The round's decisions become desired states, one per Job; workers
+//     reconcile each Job toward it through a rate-limited work queue:
+//     binding all its pods at once through the Binding subresource (a gang:
+//     all or none), suspending it (spec.suspend) when it is preempted or
+//     moved and resuming it when it runs again, so a Job keeps its identity
+//     across rounds.
+//   - Every decision is an Event on the Job, and its state is in the Job's
+//     annotations (package jobspec).
+//
+// Nodes are read as GPU servers (package nodes): only Ready, schedulable
+// nodes of a known GPU type, without taints the scheduler is not told to
+// tolerate, enter the cluster the policy sees; a pod is bound only where
+// its requests fit beside every pod already there (KWOK enforces nothing)
+// and it tolerates the node's taints. State lives in the API server: a
+// restarted scheduler rebuilds it from the Jobs' annotations and the pods'
+// bindings.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/policy"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/throughput"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Config configures a scheduler.
+type Config struct {
+	Client kubernetes.Interface
+	Policy policy.Policy
+	Table  *throughput.Table
+	// Sched is the mechanism's configuration; its Round is in virtual
+	// seconds.
+	Sched sched.Config
+	// Speedup is how many virtual seconds pass in one real second (1 on a
+	// real cluster; a replay compresses time).
+	Speedup float64
+	// Queue is the inlay.dev/queue label value served ("" : any).
+	Queue string
+	// Namespace limits the Jobs served ("" : all namespaces).
+	Namespace string
+	// TolerateTaints are taint keys that do not keep a node out of the
+	// cluster the policy sees (pods must still tolerate them to be bound
+	// there).
+	TolerateTaints []string
+	// Workers reconcile Jobs in parallel (default 8).
+	Workers int
+	// StatusEvery is how many rounds pass between progress annotations of
+	// a running Job (default 5; state changes are written at once).
+	StatusEvery int
+	// LeaderElection, when set, runs the scheduler only while it holds the
+	// lease LeaseNamespace/LeaseName.
+	LeaderElection bool
+	LeaseNamespace string
+	LeaseName      string
+	Identity       string
+	Log            *slog.Logger
+}
+
+// Stats are the scheduler's counters.
+type Stats struct {
+	Rounds, Recomputes, Preemptions, Binds, Suspends, Resumes int64
+	// PolicyTime is the total time spent in the mechanism's Plan;
+	// PolicyMax the longest round.
+	PolicyTime, PolicyMax time.Duration
+	// MaxActive is the most active jobs a round saw.
+	MaxActive int
+}
+
+type jobState struct {
+	key, ns, name string
+	uid           types.UID
+	id            int
+	spec          jobspec.Spec
+	invalid       string
+	queuedAt      time.Time
+	added         bool
+	done          bool
+	finishedSeen  time.Time
+	// desired state of this round
+	run     bool
+	gpu     int // column
+	slots   []string
+	moved   bool
+	placed  *sched.Placed
+	since   time.Time // when all pods were bound this run
+	rounds  int
+	preempt int
+	est     float64
+	started time.Time
+	lastPub int
+	state   string // last state written
+}
+
+// Scheduler is inlay's Kubernetes scheduler.
+type Scheduler struct {
+	cfg   Config
+	cs    kubernetes.Interface
+	log   *slog.Logger
+	jobs  batchlisters.JobLister
+	pods  corelisters.PodLister
+	nodes corelisters.NodeLister
+	podIx cache.Indexer
+	queue workqueue.TypedRateLimitingInterface[string]
+	rec   record.EventRecorder
+	kick  chan struct{}
+
+	mu        sync.Mutex
+	st        map[string]*jobState
+	byID      map[int]*jobState
+	nextID    int
+	mech      *sched.Mechanism
+	plat      *chw.Platform
+	nodeNames []string
+	nodeIdx   map[string]int
+	sig       string
+	epoch     time.Time
+	lastPlanV float64
+	idle      bool
+	round     int
+	stats     Stats
+	requests  atomic.Int64
+}
+
+// New checks the configuration and returns a scheduler.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Client == nil || cfg.Policy == nil || cfg.Table == nil {
+		return nil, errors.New("cluster/kube/scheduler: client, policy and throughput table are required")
+	}
+	if cfg.Policy.Traits().SpaceSharing {
+		return nil, fmt.Errorf("cluster/kube/scheduler: policy %s shares GPUs between jobs, which Kubernetes' device plugin cannot do; choose a policy without space sharing", cfg.Policy.Name())
+	}
+	if cfg.Speedup == 0 {
+		cfg.Speedup = 1
+	}
+	if !(cfg.Speedup > 0) || math.IsInf(cfg.Speedup, 0) {
+		return nil, fmt.Errorf("cluster/kube/scheduler: speedup must be positive, got %g", cfg.Speedup)
+	}
+	if cfg.Sched.Round == 0 {
+		cfg.Sched.Round = 360
+	}
+	if !(cfg.Sched.Round > 0) {
+		return nil, fmt.Errorf("cluster/kube/scheduler: round must be positive, got %g", cfg.Sched.Round)
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 8
+	}
+	if cfg.StatusEvery <= 0 {
+		cfg.StatusEvery = 5
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.LeaseName == "" {
+		cfg.LeaseName = "inlay-scheduler"
+	}
+	if cfg.LeaseNamespace == "" {
+		cfg.LeaseNamespace = "kube-system"
+	}
+	if cfg.Identity == "" {
+		h, _ := os.Hostname()
+		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
+	}
+	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{}, kick: make(chan struct{}, 1)}, nil
+}
+
+// Stats returns a copy of the counters.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Requests is the number of API requests the scheduler made (reads from
+// its caches excluded).
+func (s *Scheduler) Requests() int64 { return s.requests.Load() }
+
+// Run runs until ctx ends (or, with leader election, until the lease is
+// lost: then it returns an error so that the process restarts).
+func (s *Scheduler) Run(ctx context.Context) error {
+	if !s.cfg.LeaderElection {
+		return s.run(ctx)
+	}
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.LeaseNamespace, Name: s.cfg.LeaseName},
+		Client:     s.cs.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.cfg.Identity},
+	}
+	var runErr error
+	lost := make(chan struct{})
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		ReleaseOnCancel: true, Name: s.cfg.LeaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) { runErr = s.run(ctx) },
+			OnStoppedLeading: func() { close(lost) },
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
+	le.Run(ctx)
+	<-lost
+	if runErr != nil {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return errors.New("cluster/kube/scheduler: lost the leader lease")
+}
+
+func (s *Scheduler) jobSelector() labels.Selector {
+	if s.cfg.Queue == "" {
+		sel, _ := labels.Parse(jobspec.QueueLabel)
+		return sel
+	}
+	return labels.SelectorFromSet(labels.Set{jobspec.QueueLabel: s.cfg.Queue})
+}
+
+const podsByNode = "node"
+const podsByJob = "job"
+
+func (s *Scheduler) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
+	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
+	jobInf := jobFac.Batch().V1().Jobs()
+	podInf := fac.Core().V1().Pods()
+	nodeInf := fac.Core().V1().Nodes()
+	if err := podInf.Informer().AddIndexers(cache.Indexers{
+		podsByNode: func(o any) ([]string, error) {
+			if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				return []string{p.Spec.NodeName}, nil
+			}
+			return nil, nil
+		},
+		podsByJob: func(o any) ([]string, error) {
+			if p, ok := o.(*corev1.Pod); ok {
+				for _, r := range p.OwnerReferences {
+					if r.Kind == "Job" && r.Controller != nil && *r.Controller {
+						return []string{p.Namespace + "/" + r.Name}, nil
+					}
+				}
+			}
+			return nil, nil
+		},
+	}); err != nil {
+		return err
+	}
+	s.jobs, s.pods, s.nodes = jobInf.Lister(), podInf.Lister(), nodeInf.Lister()
+	s.podIx = podInf.Informer().GetIndexer()
+	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedMaxOfRateLimiter(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](50*time.Millisecond, 30*time.Second),
+		), workqueue.TypedRateLimitingQueueConfig[string]{Name: "inlay-jobs"})
+	defer s.queue.ShutDown()
+	bc := record.NewBroadcaster(record.WithContext(ctx))
+	bc.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: s.cs.CoreV1().Events("")})
+	defer bc.Shutdown()
+	s.rec = bc.NewRecorder(scheme.Scheme, corev1.EventSource{Component: jobspec.SchedulerName})
+
+	enqueueJob := func(o any) {
+		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		if j, ok := o.(*batchv1.Job); ok {
+			s.queue.Add(j.Namespace + "/" + j.Name)
+			if done, _ := jobspec.Done(j); done {
+				s.mu.Lock()
+				if st := s.st[j.Namespace+"/"+j.Name]; st != nil && st.finishedSeen.IsZero() {
+					st.finishedSeen = time.Now()
+				}
+				s.mu.Unlock()
+			}
+			s.poke(false)
+		}
+	}
+	enqueuePod := func(o any) {
+		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		if p, ok := o.(*corev1.Pod); ok {
+			for _, r := range p.OwnerReferences {
+				if r.Kind == "Job" {
+					s.queue.Add(p.Namespace + "/" + r.Name)
+				}
+			}
+		}
+	}
+	if _, err := jobInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueJob, UpdateFunc: func(_, n any) { enqueueJob(n) }, DeleteFunc: enqueueJob,
+	}); err != nil {
+		return err
+	}
+	if _, err := podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueuePod, UpdateFunc: func(_, n any) { enqueuePod(n) }, DeleteFunc: enqueuePod,
+	}); err != nil {
+		return err
+	}
+	fac.Start(ctx.Done())
+	jobFac.Start(ctx.Done())
+	for t, ok := range fac.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("cluster/kube/scheduler: %v cache did not sync", t)
+		}
+	}
+	for t, ok := range jobFac.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("cluster/kube/scheduler: %v cache did not sync", t)
+		}
+	}
+	s.restore()
+	var wg sync.WaitGroup
+	for w := 0; w < s.cfg.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s.work(ctx) {
+			}
+		}()
+	}
+	s.log.Info("inlay scheduler running", "policy", s.cfg.Policy.Name(), "round_s", s.cfg.Sched.Round, "speedup", s.cfg.Speedup, "queue", s.cfg.Queue)
+	period := time.Duration(s.cfg.Sched.Round / s.cfg.Speedup * float64(time.Second))
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	next := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			s.queue.ShutDown()
+			wg.Wait()
+			return nil
+		case <-timer.C:
+		case <-s.kick:
+			// An arrival on an idle cluster starts a round at once (as the
+			// simulator jumps to the next arrival).
+			s.mu.Lock()
+			idle := s.idle
+			s.mu.Unlock()
+			if !idle {
+				continue
+			}
+		}
+		start := time.Now()
+		if err := s.doRound(ctx, start); err != nil {
+			s.log.Error("round failed", "err", err)
+		}
+		next = start.Add(period)
+		timer.Reset(time.Until(next))
+	}
+}
+
+// poke asks for a round when the cluster is idle.
+func (s *Scheduler) poke(bool) {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) virtual(t time.Time) float64 { return t.Sub(s.epoch).Seconds() * s.cfg.Speedup }
+
+// restore rebuilds the state from the API server: Jobs in queue order
+// (inlay.dev/queued-at, then creation), their annotations, and the nodes
+// their pods are bound to.
+func (s *Scheduler) restore() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.epoch = time.Now()
+	list, _ := s.jobs.List(s.jobSelector())
+	for _, j := range list {
+		if t, ok := jobspec.ParseTime(j.Annotations[jobspec.QueuedAtAnno]); ok && t.Before(s.epoch) {
+			s.epoch = t
+		}
+	}
+	s.syncJobs(time.Now())
+	for _, st := range s.sortedStates() {
+		if st.done || st.invalid != "" {
+			continue
+		}
+		bound := s.boundNodes(st)
+		if len(bound) == st.spec.Pods {
+			st.run, st.slots = true, bound
+			st.since = time.Now()
+		}
+	}
+}
+
+func (s *Scheduler) sortedStates() []*jobState {
+	out := make([]*jobState, 0, len(s.st))
+	for _, st := range s.st {
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// syncJobs adds new Jobs, marks finished and deleted ones (under mu).
+func (s *Scheduler) syncJobs(now time.Time) {
+	list, _ := s.jobs.List(s.jobSelector())
+	sort.Slice(list, func(i, k int) bool {
+		a, b := queuedAt(list[i]), queuedAt(list[k])
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return list[i].Namespace+"/"+list[i].Name < list[k].Namespace+"/"+list[k].Name
+	})
+	seen := map[string]bool{}
+	for _, j := range list {
+		key := j.Namespace + "/" + j.Name
+		seen[key] = true
+		st := s.st[key]
+		if st != nil && st.uid != j.UID {
+			s.drop(st)
+			st = nil
+		}
+		if st == nil {
+			st = &jobState{key: key, ns: j.Namespace, name: j.Name, uid: j.UID, id: s.nextID, gpu: -1}
+			s.nextID++
+			s.st[key] = st
+			s.byID[st.id] = st
+			st.queuedAt = now
+			if t, ok := jobspec.ParseTime(j.Annotations[jobspec.QueuedAtAnno]); ok {
+				st.queuedAt = t
+			}
+			st.rounds, _ = strconv.Atoi(j.Annotations[jobspec.RoundsAnno])
+			st.preempt, _ = strconv.Atoi(j.Annotations[jobspec.PreemptionsAnno])
+			st.state = j.Annotations[jobspec.StateAnno]
+			if t, ok := jobspec.ParseTime(j.Annotations[jobspec.StartedAtAnno]); ok {
+				st.started = t
+			}
+			spec, err := jobspec.Parse(j, s.cfg.Table)
+			if err != nil {
+				st.invalid = err.Error()
+				s.rec.Eventf(j, corev1.EventTypeWarning, "InvalidJob", "inlay cannot schedule this Job: %s", st.invalid)
+				s.log.Warn("invalid job", "job", key, "reason", st.invalid)
+			} else {
+				st.spec = spec
+			}
+			s.queue.Add(key)
+		}
+		if done, _ := jobspec.Done(j); done && !st.done {
+			st.done = true
+			if st.finishedSeen.IsZero() {
+				st.finishedSeen = now
+			}
+			if st.added {
+				s.mech.Remove(st.id)
+				st.added = false
+			}
+			st.run, st.slots = false, nil
+			s.queue.Add(key)
+		}
+		if !st.done && st.invalid == "" && !st.added && s.mech != nil {
+			s.addToMech(st, j)
+		}
+	}
+	for key, st := range s.st {
+		if !seen[key] {
+			s.drop(st)
+		}
+	}
+}
+
+func queuedAt(j *batchv1.Job) time.Time {
+	if t, ok := jobspec.ParseTime(j.Annotations[jobspec.QueuedAtAnno]); ok {
+		return t
+	}
+	return j.CreationTimestamp.Time
+}
+
+func (s *Scheduler) drop(st *jobState) {
+	if st.added && s.mech != nil {
+		s.mech.Remove(st.id)
+	}
+	delete(s.st, st.key)
+	delete(s.byID, st.id)
+}
+
+// reported returns the workload's reported steps (ok false when absent).
+func reported(j *batchv1.Job) (float64, bool) {
+	v, err := strconv.ParseFloat(j.Annotations[jobspec.StepsDoneAnno], 64)
+	return v, err == nil && v >= 0
+}
+
+func (s *Scheduler) addToMech(st *jobState, j *batchv1.Job) {
+	done, _ := reported(j)
+	if e, err := strconv.ParseFloat(j.Annotations[jobspec.EstimateAnno], 64); err == nil && e > done {
+		done = e
+	}
+	st.est = done
+	rem := math.Max(st.spec.Steps-done, 1e-6*st.spec.Steps)
+	s.mech.Add(policy.Job{ID: st.id, Row: st.spec.Row, GPUs: st.spec.GPUs, Weight: st.spec.Weight,
+		Arrival: s.virtual(st.queuedAt), Steps: st.spec.Steps, Remaining: rem, Attained: 0,
+		CPUs: st.spec.CPUs, MemoryGiB: st.spec.MemoryGiB})
+	st.added = true
+}
+
+// boundNodes lists the nodes of a Job's live bound pods, sorted.
+func (s *Scheduler) boundNodes(st *jobState) []string {
+	objs, _ := s.podIx.ByIndex(podsByJob, st.key)
+	var out []string
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if p.Spec.NodeName != "" && live(p) && p.DeletionTimestamp == nil && ownedBy(p, st.uid) {
+			out = append(out, p.Spec.NodeName)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ownedBy(p *corev1.Pod, uid types.UID) bool {
+	for _, r := range p.OwnerReferences {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+func live(p *corev1.Pod) bool {
+	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// usable reports whether a node enters the policy's cluster.
+func (s *Scheduler) usable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable || !nodes.Ready(n) || n.DeletionTimestamp != nil {
+		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		ok := false
+		for _, k := range s.cfg.TolerateTaints {
+			if t.Key == k {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// foreignGPUs is the GPUs that pods not scheduled by inlay hold on a node.
+func (s *Scheduler) foreignGPUs(node string) int {
+	objs, _ := s.podIx.ByIndex(podsByNode, node)
+	n := 0
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if live(p) && p.Spec.SchedulerName != jobspec.SchedulerName {
+			n += int(jobspec.PodRequests(&p.Spec).GPUs)
+		}
+	}
+	return n
+}
+
+// clusterView builds the platform the policy sees from the usable nodes;
+// it rebuilds the mechanism when the view changed, carrying the active
+// jobs' progress and last placements over.
+func (s *Scheduler) clusterView(now time.Time) error {
+	list, _ := s.nodes.List(labels.Everything())
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	p := &chw.Platform{Name: "kubernetes", Source: "the API server's nodes"}
+	types := s.cfg.Table.GPUs()
+	seen := map[string]bool{}
+	var names []string
+	var sig strings.Builder
+	for _, n := range list {
+		if !s.usable(n) {
+			continue
+		}
+		g := nodes.GPUType(n, types)
+		count := nodes.GPUs(n) - s.foreignGPUs(n.Name)
+		if g == "" || count <= 0 {
+			continue
+		}
+		if !seen[g] {
+			seen[g] = true
+			p.GPUTypes = append(p.GPUTypes, gpuType(g))
+		}
+		cpu := n.Status.Allocatable[corev1.ResourceCPU]
+		mem := n.Status.Allocatable[corev1.ResourceMemory]
+		p.Nodes = append(p.Nodes, chw.Node{Name: n.Name, GPU: g, GPUs: count, CPUs: int(cpu.Value()), MemoryGiB: float64(mem.Value()) / (1 << 30)})
+		names = append(names, n.Name)
+		fmt.Fprintf(&sig, "%s/%s/%d;", n.Name, g, count)
+	}
+	if sig.String() == s.sig && s.mech != nil {
+		return nil
+	}
+	mech, err := sched.New(s.cfg.Sched, s.cfg.Policy, p, s.cfg.Table)
+	if err != nil {
+		return err
+	}
+	old := s.mech
+	s.mech, s.plat, s.nodeNames, s.sig = mech, p, names, sig.String()
+	s.nodeIdx = map[string]int{}
+	for i, n := range names {
+		s.nodeIdx[n] = i
+	}
+	if old != nil {
+		s.log.Info("cluster changed; mechanism rebuilt", "nodes", len(names))
+	}
+	for _, st := range s.sortedStates() {
+		if st.done || st.invalid != "" {
+			continue
+		}
+		j, err := s.jobs.Jobs(st.ns).Get(st.name)
+		if err != nil {
+			continue
+		}
+		var attained float64
+		if old != nil && st.added {
+			if oj := old.Job(st.id); oj != nil {
+				attained = oj.Attained
+				st.est = math.Max(st.est, oj.Steps-oj.Remaining)
+			}
+		}
+		st.added = false
+		s.addToMechAt(st, j, attained)
+		// Jobs that run keep their servers when those are still usable.
+		if st.run && len(st.slots) > 0 {
+			var srv []int
+			col := -1
+			ok := true
+			for _, n := range st.slots {
+				i, in := s.nodeIdx[n]
+				if !in {
+					ok = false
+					break
+				}
+				for k := 0; k < st.spec.PerPod; k++ {
+					srv = append(srv, i)
+				}
+				col = s.cfg.Table.GPUIndex(p.Nodes[i].GPU)
+			}
+			if ok {
+				s.mech.Restore(st.id, col, srv)
+			}
+		}
+	}
+	_ = now
+	return nil
+}
+
+func (s *Scheduler) addToMechAt(st *jobState, j *batchv1.Job, attained float64) {
+	s.addToMech(st, j)
+	if mj := s.mech.Job(st.id); mj != nil {
+		mj.Attained = attained
+		mj.Remaining = math.Max(st.spec.Steps-st.est, 1e-6*st.spec.Steps)
+	}
+}
+
+func gpuType(name string) chw.GPUType {
+	// Peak figures order the mechanism's GPU types fastest first; the
+	// presets know them, a bare name gets none (ties keep table order).
+	for _, pn := range chw.Presets() {
+		if p, err := chw.Preset(pn); err == nil {
+			if g, ok := p.GPUType(name); ok {
+				return g
+			}
+		}
+	}
+	return chw.GPUType{Name: name}
+}
+
+// doRound accounts the round that ended and plans the next one.
+func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	vnow := s.virtual(now)
+	s.round++
+	// Account the round that ended.
+	if s.mech != nil {
+		for _, st := range s.sortedStates() {
+			if !st.added || st.placed == nil {
+				continue
+			}
+			p := *st.placed
+			ran := 0.0
+			if !st.since.IsZero() {
+				ran = math.Max(0, vnow-math.Max(s.lastPlanV, s.virtual(st.since)))
+			}
+			mj := s.mech.Job(st.id)
+			steps := math.Max(0, math.Min(p.Rate[0]*ran, mj.Remaining-1e-6*mj.Steps))
+			s.mech.Done(p, ran, [2]float64{steps, 0})
+			st.est += steps
+			if j, err := s.jobs.Jobs(st.ns).Get(st.name); err == nil {
+				if r, ok := reported(j); ok && !st.run {
+					// A stopped job's checkpoint is the truth.
+					st.est = r
+					mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+				}
+			}
+		}
+	}
+	if err := s.clusterView(now); err != nil {
+		return err
+	}
+	s.syncJobs(now)
+	s.lastPlanV = vnow
+	for _, st := range s.st {
+		st.placed = nil
+	}
+	if s.mech.Active() == 0 {
+		s.idle = true
+		return nil
+	}
+	s.idle = false
+	t0 := time.Now()
+	r, err := s.mech.Plan(ctx, vnow)
+	dt := time.Since(t0)
+	s.stats.Rounds++
+	s.stats.PolicyTime += dt
+	s.stats.PolicyMax = max(s.stats.PolicyMax, dt)
+	s.stats.MaxActive = max(s.stats.MaxActive, s.mech.Active())
+	if err != nil {
+		return err
+	}
+	if r.Recomputed {
+		s.stats.Recomputes++
+	}
+	// Free GPUs per node for this round's assignments.
+	free := map[string]int{}
+	for i, n := range s.plat.Nodes {
+		free[s.nodeNames[i]] = n.GPUs
+	}
+	want := map[int]sched.Placed{}
+	for _, p := range r.Placed {
+		want[p.A] = p
+	}
+	// Jobs that keep their nodes first, then the rest, in ID order.
+	order := s.sortedStates()
+	sort.SliceStable(order, func(i, j int) bool { return s.keeps(order[i], want) && !s.keeps(order[j], want) })
+	for _, st := range order {
+		if !st.added {
+			continue
+		}
+		p, ok := want[st.id]
+		wasRunning := st.run
+		if !ok {
+			if wasRunning {
+				st.preempt++
+				s.stats.Preemptions++
+				s.event(st, corev1.EventTypeNormal, "Preempted", "round %d: preempted by policy %s", s.round, s.cfg.Policy.Name())
+			}
+			st.run, st.slots, st.since = false, nil, time.Time{}
+			s.queue.Add(st.key)
+			continue
+		}
+		slots := s.slots(st, p, free)
+		if slots == nil {
+			if wasRunning {
+				st.preempt++
+				s.stats.Preemptions++
+			}
+			st.run, st.slots, st.since = false, nil, time.Time{}
+			s.event(st, corev1.EventTypeNormal, "Waiting", "round %d: allocated %s but no nodes fit its pods of %d GPUs", s.round, s.cfg.Table.GPUs()[p.GPU], st.spec.PerPod)
+			s.queue.Add(st.key)
+			continue
+		}
+		pp := p
+		st.placed = &pp
+		same := wasRunning && equalStrings(slots, st.slots)
+		if wasRunning && !same {
+			st.preempt++
+			s.stats.Preemptions++
+			s.event(st, corev1.EventTypeNormal, "Moved", "round %d: moved to %s on %s", s.round, s.cfg.Table.GPUs()[p.GPU], strings.Join(uniq(slots), ","))
+			st.since = time.Time{}
+		}
+		if !wasRunning {
+			s.event(st, corev1.EventTypeNormal, "Allocated", "round %d: %d GPUs of %s on %s", s.round, st.spec.GPUs, s.cfg.Table.GPUs()[p.GPU], strings.Join(uniq(slots), ","))
+			st.since = time.Time{}
+		}
+		st.run, st.slots, st.gpu = true, slots, p.GPU
+		st.rounds++
+		s.queue.Add(st.key)
+	}
+	return nil
+}
+
+func (s *Scheduler) keeps(st *jobState, want map[int]sched.Placed) bool {
+	p, ok := want[st.id]
+	return ok && st.run && p.GPU == st.gpu
+}
+
+// slots turns a placement into one node per pod: the mechanism's servers
+// grouped by node when each holds whole pods and has room, else the nodes
+// of the column with the most room, first fit.
+func (s *Scheduler) slots(st *jobState, p sched.Placed, free map[string]int) []string {
+	k := st.spec.PerPod
+	take := func(cands []string) []string {
+		var out []string
+		got := map[string]int{}
+		for _, n := range cands {
+			for len(out) < st.spec.Pods && free[n]-got[n] >= k {
+				out = append(out, n)
+				got[n] += k
+			}
+		}
+		if len(out) < st.spec.Pods {
+			return nil
+		}
+		for n, g := range got {
+			free[n] -= g
+		}
+		sort.Strings(out)
+		return out
+	}
+	// Keep the current nodes when the mechanism kept the job in place.
+	if st.run && p.GPU == st.gpu && !p.Moved[0] {
+		if out := take(uniq(st.slots)); out != nil && equalStrings(out, st.slots) {
+			return out
+		}
+	}
+	var mine []string
+	for _, i := range p.Servers {
+		mine = append(mine, s.nodeNames[i])
+	}
+	if out := take(uniq(mine)); out != nil {
+		return out
+	}
+	var col []string
+	for i, n := range s.plat.Nodes {
+		if s.cfg.Table.GPUIndex(n.GPU) == p.GPU {
+			col = append(col, s.nodeNames[i])
+		}
+	}
+	sort.SliceStable(col, func(i, j int) bool { return free[col[i]] > free[col[j]] })
+	return take(col)
+}
+
+func uniq(a []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range a {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scheduler) event(st *jobState, typ, reason, format string, args ...any) {
+	ref := &corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: st.ns, Name: st.name, UID: st.uid}
+	s.rec.Eventf(ref, typ, reason, format, args...)
+}

@@ -1,0 +1,398 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// desired is a snapshot of a Job's state for a worker.
+type desired struct {
+	known, done, run bool
+	invalid          string
+	spec             jobspec.Spec
+	uid              types.UID
+	slots            []string
+	gpu              string
+	rounds, preempt  int
+	est              float64
+	queuedAt         time.Time
+	finishedSeen     time.Time
+	publish          bool
+	state            string
+}
+
+func (s *Scheduler) snapshot(key string) desired {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st[key]
+	if st == nil {
+		return desired{}
+	}
+	d := desired{known: true, done: st.done, run: st.run, invalid: st.invalid, spec: st.spec, uid: st.uid,
+		slots: append([]string(nil), st.slots...), rounds: st.rounds, preempt: st.preempt, est: st.est,
+		queuedAt: st.queuedAt, finishedSeen: st.finishedSeen, state: st.state}
+	if st.run && st.gpu >= 0 {
+		d.gpu = s.cfg.Table.GPUs()[st.gpu]
+	}
+	if s.round-st.lastPub >= s.cfg.StatusEvery {
+		d.publish = true
+	}
+	return d
+}
+
+func (s *Scheduler) work(ctx context.Context) bool {
+	key, quit := s.queue.Get()
+	if quit {
+		return false
+	}
+	defer s.queue.Done(key)
+	again, err := s.sync(ctx, key)
+	switch {
+	case err != nil:
+		s.log.Warn("sync failed; retrying", "job", key, "err", err)
+		s.queue.AddRateLimited(key)
+	case again > 0:
+		s.queue.Forget(key)
+		s.queue.AddAfter(key, again)
+	default:
+		s.queue.Forget(key)
+	}
+	return true
+}
+
+// sync reconciles one Job toward its desired state. It returns a delay
+// after which to look again (waiting for pods to appear or go), or an error
+// to retry with back-off.
+func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error) {
+	d := s.snapshot(key)
+	if !d.known {
+		return 0, nil
+	}
+	ns, name := splitKey(key)
+	j, err := s.jobs.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil || j.UID != d.uid {
+		return 0, err
+	}
+	if d.invalid != "" {
+		return 0, s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid)
+	}
+	if d.done {
+		_, ok := jobspec.Done(j)
+		reason := "completed"
+		if !ok {
+			reason = "failed"
+		}
+		if j.Annotations[jobspec.StateAnno] != jobspec.Finished {
+			s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
+		}
+		fin := d.finishedSeen
+		if fin.IsZero() {
+			fin = time.Now()
+		}
+		a := map[string]string{jobspec.StateAnno: jobspec.Finished, jobspec.ReasonAnno: reason,
+			jobspec.RoundsAnno: strconv.Itoa(d.rounds), jobspec.PreemptionsAnno: strconv.Itoa(d.preempt)}
+		if j.Annotations[jobspec.FinishedAtAnno] == "" {
+			a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
+		}
+		return 0, s.annotate(ctx, j, a, jobspec.Finished)
+	}
+	base := map[string]string{}
+	if j.Annotations[jobspec.QueuedAtAnno] == "" {
+		base[jobspec.QueuedAtAnno] = jobspec.FormatTime(d.queuedAt)
+	}
+	pods := s.jobPods(j)
+	var bound, unbound, terminating []*corev1.Pod
+	for _, p := range pods {
+		switch {
+		case p.DeletionTimestamp != nil:
+			terminating = append(terminating, p)
+		case p.Spec.NodeName != "":
+			bound = append(bound, p)
+		default:
+			unbound = append(unbound, p)
+		}
+	}
+	suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
+	if err := s.reapLost(ctx, terminating); err != nil {
+		return 0, err
+	}
+	if !d.run {
+		state := jobspec.Queued
+		if d.state == jobspec.Running || d.state == jobspec.Preempted || d.preempt > 0 {
+			state = jobspec.Preempted
+		}
+		if len(bound) > 0 && !suspended {
+			if err := s.setSuspend(ctx, j, true); err != nil {
+				return 0, err
+			}
+			s.count(func(st *Stats) { st.Suspends++ })
+		}
+		base[jobspec.StateAnno] = state
+		base[jobspec.RoundsAnno] = strconv.Itoa(d.rounds)
+		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
+		base[jobspec.EstimateAnno] = fmtSteps(d.est)
+		if err := s.annotate(ctx, j, base, state); err != nil {
+			return 0, err
+		}
+		if len(terminating) > 0 {
+			return time.Second, nil
+		}
+		return 0, nil
+	}
+	// Pods bound where this round does not want them: move the job.
+	want := map[string]int{}
+	for _, n := range d.slots {
+		want[n]++
+	}
+	var wrong bool
+	for _, p := range bound {
+		if want[p.Spec.NodeName] == 0 {
+			wrong = true
+		}
+		want[p.Spec.NodeName]--
+	}
+	if wrong {
+		if !suspended {
+			if err := s.setSuspend(ctx, j, true); err != nil {
+				return 0, err
+			}
+			s.count(func(st *Stats) { st.Suspends++ })
+		}
+		return 200 * time.Millisecond, nil
+	}
+	if suspended {
+		if len(bound)+len(terminating) > 0 {
+			return 200 * time.Millisecond, nil // the old pods are going
+		}
+		if err := s.setSuspend(ctx, j, false); err != nil {
+			return 0, err
+		}
+		s.count(func(st *Stats) { st.Resumes++ })
+		s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
+		return time.Second, nil
+	}
+	if len(bound) < d.spec.Pods {
+		if len(bound)+len(unbound) < d.spec.Pods {
+			return time.Second, nil // the Job controller is creating pods
+		}
+		// Assign the unbound pods to the free slots; all must fit.
+		var free []string
+		for n, c := range want {
+			for ; c > 0; c-- {
+				free = append(free, n)
+			}
+		}
+		sort.Strings(free)
+		sort.Slice(unbound, func(a, b int) bool { return unbound[a].Name < unbound[b].Name })
+		need := d.spec.Pods - len(bound)
+		if len(free) < need {
+			return 0, fmt.Errorf("%d pods to bind, %d slots", need, len(free))
+		}
+		pending := map[string][]*corev1.Pod{}
+		for i := 0; i < need; i++ {
+			pending[free[i]] = append(pending[free[i]], unbound[i])
+		}
+		for n, ps := range pending {
+			if why := s.fits(n, ps); why != "" {
+				return 100 * time.Millisecond, nil // capacity frees as old pods end
+			}
+		}
+		for i := 0; i < need; i++ {
+			p := unbound[i]
+			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: free[i]}}
+			s.requests.Add(1)
+			err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsConflict(err) {
+				s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, free[i], err)
+				return 0, err
+			}
+			s.count(func(st *Stats) { st.Binds++ })
+		}
+		now := time.Now()
+		s.mu.Lock()
+		if st := s.st[key]; st != nil && st.run {
+			st.since = now
+			if st.started.IsZero() {
+				st.started = now
+			}
+		}
+		s.mu.Unlock()
+		d.publish = true
+	}
+	base[jobspec.StateAnno] = jobspec.Running
+	base[jobspec.AllocatedAnno] = d.gpu
+	if j.Annotations[jobspec.StartedAtAnno] == "" {
+		base[jobspec.StartedAtAnno] = jobspec.FormatTime(time.Now())
+	}
+	if d.publish || j.Annotations[jobspec.StateAnno] != jobspec.Running {
+		base[jobspec.RoundsAnno] = strconv.Itoa(d.rounds)
+		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
+		base[jobspec.EstimateAnno] = fmtSteps(d.est)
+	}
+	return 0, s.annotate(ctx, j, base, jobspec.Running)
+}
+
+func fmtSteps(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func (s *Scheduler) count(f func(*Stats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+func splitKey(key string) (string, string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}
+
+// jobPods lists a Job's live pods (terminal ones left out).
+func (s *Scheduler) jobPods(j *batchv1.Job) []*corev1.Pod {
+	objs, _ := s.podIx.ByIndex(podsByJob, j.Namespace+"/"+j.Name)
+	var out []*corev1.Pod
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if live(p) && ownedBy(p, j.UID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reapLost force-deletes terminating pods whose node is gone or NotReady:
+// no kubelet will confirm their end, and the gang cannot restart before.
+func (s *Scheduler) reapLost(ctx context.Context, pods []*corev1.Pod) error {
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		n, err := s.nodes.Get(p.Spec.NodeName)
+		if err == nil && nodes.Ready(n) {
+			continue
+		}
+		zero := int64(0)
+		s.requests.Add(1)
+		err = s.cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &p.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// fits checks that pods fit on node beside the pods already there, and
+// tolerate its taints; it returns why not, or "".
+func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
+	n, err := s.nodes.Get(node)
+	if err != nil {
+		return "node gone"
+	}
+	if !nodes.Ready(n) || n.Spec.Unschedulable {
+		return "node not ready"
+	}
+	for _, p := range pods {
+		for _, t := range n.Spec.Taints {
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				continue
+			}
+			ok := false
+			for _, tol := range p.Spec.Tolerations {
+				if tol.ToleratesTaint(&t) {
+					ok = true
+				}
+			}
+			if !ok {
+				return "taint " + t.Key
+			}
+		}
+	}
+	var used jobspec.Requests
+	count := 0
+	objs, _ := s.podIx.ByIndex(podsByNode, node)
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if !live(p) {
+			continue
+		}
+		r := jobspec.PodRequests(&p.Spec)
+		used.MilliCPU += r.MilliCPU
+		used.Memory += r.Memory
+		used.GPUs += r.GPUs
+		count++
+	}
+	for _, p := range pods {
+		r := jobspec.PodRequests(&p.Spec)
+		used.MilliCPU += r.MilliCPU
+		used.Memory += r.Memory
+		used.GPUs += r.GPUs
+		count++
+	}
+	al := n.Status.Allocatable
+	cpu, mem, podsQ := al[corev1.ResourceCPU], al[corev1.ResourceMemory], al[corev1.ResourcePods]
+	switch {
+	case used.GPUs > int64(nodes.GPUs(n)):
+		return "GPUs"
+	case used.MilliCPU > float64(cpu.MilliValue()):
+		return "CPU"
+	case used.Memory > mem.Value():
+		return "memory"
+	case int64(count) > podsQ.Value():
+		return "pods"
+	}
+	return ""
+}
+
+func (s *Scheduler) setSuspend(ctx context.Context, j *batchv1.Job, v bool) error {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"suspend": v}})
+	s.requests.Add(1)
+	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// annotate merges annotations that differ from the Job's.
+func (s *Scheduler) annotate(ctx context.Context, j *batchv1.Job, a map[string]string, state string) error {
+	diff := map[string]string{}
+	for k, v := range a {
+		if j.Annotations[k] != v {
+			diff[k] = v
+		}
+	}
+	if len(diff) == 0 {
+		s.published(j, state)
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": diff}})
+	s.requests.Add(1)
+	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err == nil {
+		s.published(j, state)
+	}
+	return err
+}
+
+func (s *Scheduler) published(j *batchv1.Job, state string) {
+	s.mu.Lock()
+	if st := s.st[j.Namespace+"/"+j.Name]; st != nil {
+		st.state = state
+		st.lastPub = s.round
+	}
+	s.mu.Unlock()
+}

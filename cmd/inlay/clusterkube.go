@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/manifests"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/replay"
+	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/policy/registry"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sim"
+	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func kubeCommands() []*cobra.Command {
+	return []*cobra.Command{newClusterUpCmd(), newClusterDownCmd(), newClusterSchedulerCmd(), newClusterReplayCmd()}
+}
+
+func newClusterUpCmd() *cobra.Command {
+	var clusterName, dir string
+	var kubeSched bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "up --cluster C --dir D",
+		Short: "Start a local Kubernetes control plane with the cluster's GPU servers as KWOK nodes",
+		Long: `up starts etcd, kube-apiserver, kube-controller-manager, the default
+kube-scheduler and KWOK on the loopback interface, with fresh certificates,
+tokens and etcd data in D, creates one KWOK node per server of the cluster
+(labels nvidia.com/gpu.product and inlay.dev/gpu-type, capacity
+nvidia.com/gpu), installs the inlay scheduler's RBAC, writes D/kubeconfig,
+prints its path and returns once every node is Ready. The processes keep
+running; inlay cluster down --dir D stops them. The binaries come from
+make fetch (scripts/k8s.sh).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required (the control plane's folder)")
+			}
+			p, err := chw.Resolve(clusterName)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, KubeScheduler: kubeSched, Timeout: timeout})
+			if err != nil {
+				return err
+			}
+			ok := false
+			defer func() {
+				if !ok {
+					cp.Stop()
+				}
+			}()
+			cs, err := cp.Client(200, 400)
+			if err != nil {
+				return err
+			}
+			if err := manifests.Apply(ctx, cs, false); err != nil {
+				return fmt.Errorf("install the inlay scheduler's RBAC: %w", err)
+			}
+			bar := newBar(len(p.Nodes), "creating nodes")
+			if err := nodes.Create(ctx, cs, p, 16, func(d, _ int) { barSet(bar, d) }); err != nil {
+				return err
+			}
+			barDone(bar)
+			wctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			bar = newBar(len(p.Nodes), "waiting for Ready")
+			if err := nodes.WaitReady(wctx, cs, p, func(r, _ int) { barSet(bar, r) }); err != nil {
+				return err
+			}
+			barDone(bar)
+			ok = true
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d nodes Ready; stop with inlay cluster down --dir %s\n", p.Summary(), len(p.Nodes), dir)
+			fmt.Fprintln(cmd.OutOrStdout(), cp.Kubeconfig)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&clusterName, "cluster", "gavel-108", "cluster preset or YAML file whose servers become KWOK nodes")
+	cmd.Flags().StringVar(&dir, "dir", "", "the control plane's folder (certificates, etcd data, logs, kubeconfig)")
+	cmd.Flags().BoolVar(&kubeSched, "kube-scheduler", true, "also run the default kube-scheduler (for replays with --scheduler default-scheduler)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the control plane and the nodes")
+	return cmd
+}
+
+func newClusterDownCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "down --dir D",
+		Short: "Stop the local control plane that inlay cluster up started in D",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return fmt.Errorf("--dir is required")
+			}
+			if err := controlplane.StopDir(dir); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "stopped the control plane in %s\n", dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the folder given to inlay cluster up")
+	return cmd
+}
+
+// kubeClient reads a kubeconfig (empty: in-cluster, then $KUBECONFIG).
+func kubeClient(path string, qps float32, burst int) (*kubernetes.Clientset, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		rules.ExplicitPath = path
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig %s: %w", path, err)
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	return kubernetes.NewForConfig(cfg)
+}
+
+type kubeSchedFlags struct {
+	kubeconfig, policy, tp, queue, ns, leaseNS, placement string
+	round, reset, speedup                                 float64
+	seed                                                  uint64
+	leader, manifests                                     bool
+	qps                                                   float64
+	workers                                               int
+	tolerate                                              []string
+}
+
+func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
+	fl := cmd.Flags()
+	if withKubeconfig {
+		fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+	}
+	fl.StringVar(&f.policy, "policy", "gavel", "policy (inlay cluster policies lists them; space-sharing ones cannot run on Kubernetes)")
+	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
+	fl.Float64Var(&f.round, "round", 360, "round length in (virtual) seconds")
+	fl.Float64Var(&f.reset, "reset", 1920, "least (virtual) seconds between allocation recomputations (-1: every event)")
+	fl.StringVar(&f.placement, "placement", "consolidated", "multi-GPU placement: consolidated or spread")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the policies' draws")
+	fl.StringVar(&f.queue, "queue", "default", "the inlay.dev/queue label value served")
+	fl.Float64Var(&f.qps, "qps", 200, "API requests per second the scheduler may make (burst twice that)")
+	fl.IntVar(&f.workers, "workers", 8, "Jobs reconciled in parallel")
+	fl.StringSliceVar(&f.tolerate, "tolerate-taint", nil, "taint keys that do not keep a node out of the policy's cluster")
+}
+
+func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *slog.Logger) (scheduler.Config, error) {
+	t, err := loadThroughputs(f.tp)
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	return scheduler.Config{Client: cs, Policy: pol, Table: t, Speedup: speedup, Queue: f.queue, Namespace: f.ns,
+		Sched:   sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed},
+		Workers: f.workers, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
+}
+
+func newClusterSchedulerCmd() *cobra.Command {
+	var f kubeSchedFlags
+	cmd := &cobra.Command{
+		Use:   "scheduler --kubeconfig FILE --policy P",
+		Short: "Schedule training Jobs on Kubernetes with a cluster policy (the simulator's mechanism, in real time)",
+		Long: `scheduler serves the batch/v1 Jobs labelled inlay.dev/queue=QUEUE whose pods
+name schedulerName: inlay. Annotations inlay.dev/job-type (a throughput
+table job type) and inlay.dev/steps (total steps) describe the job; its GPUs
+are parallelism × each pod's nvidia.com/gpu limit, and parallelism must
+equal completions (gang scheduling).
+
+Every round (--round virtual seconds, divided by --speedup) it runs the
+same mechanism and policy as inlay cluster simulate, binds all pods of a
+chosen job to nodes of the chosen GPU type (label nvidia.com/gpu.product or
+inlay.dev/gpu-type, count from the nvidia.com/gpu capacity) through the
+Binding subresource, and preempts by suspending Jobs (spec.suspend),
+resuming them when they run again. Decisions are Events on the Jobs; state
+is in annotations inlay.dev/state, allocated, rounds, preemptions,
+steps-estimated. --manifests prints the RBAC and Deployment manifests.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.manifests {
+				_, err := cmd.OutOrStdout().Write(manifests.Scheduler)
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			cfg, err := f.config(cs, f.speedup, log)
+			if err != nil {
+				return err
+			}
+			s, err := scheduler.New(cfg)
+			if err != nil {
+				return err
+			}
+			return s.Run(ctx)
+		},
+	}
+	f.add(cmd, true)
+	fl := cmd.Flags()
+	fl.Float64Var(&f.speedup, "speedup", 1, "virtual seconds per real second (replays compress time; 1 on a real cluster)")
+	fl.StringVar(&f.ns, "namespace", "", "serve Jobs of this namespace only (default: all)")
+	fl.BoolVar(&f.leader, "leader-elect", false, "run only while holding the leader lease (for replicas)")
+	fl.StringVar(&f.leaseNS, "lease-namespace", "inlay-system", "namespace of the leader lease")
+	fl.BoolVar(&f.manifests, "manifests", false, "print the RBAC and Deployment manifests and exit")
+	return cmd
+}
+
+func newClusterReplayCmd() *cobra.Command {
+	var f kubeSchedFlags
+	var clusterName, schedName, run string
+	var asJSON, compare, withSched bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "replay JOBS --kubeconfig FILE --speedup X",
+		Short: "Replay a job trace on Kubernetes (KWOK nodes) and report it as inlay cluster simulate does",
+		Long: `replay creates one Job per trace job at its arrival time, compressed by
+--speedup, and plays the training workload on KWOK's pods: when all pods of
+a Job run, their finish time follows from the job's remaining steps and its
+throughput on the nodes' GPU type (inlay.dev/finish-at, which KWOK's stage
+honours); a preempted job checkpoints its steps (inlay.dev/steps-done) and
+resumes from them. The report, read back from the Jobs, has the fields of
+inlay cluster simulate --json.
+
+--with-scheduler runs inlay's scheduler in this process (otherwise run
+inlay cluster scheduler with the same --speedup). --scheduler
+default-scheduler gives the pods to the default kube-scheduler instead.
+--compare also simulates the trace and prints both, with the JCT ratio.
+--cluster must be the cluster the nodes were made from (inlay cluster up).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if !(f.speedup > 0) {
+				return fmt.Errorf("--speedup must be positive")
+			}
+			t, err := loadThroughputs(f.tp)
+			if err != nil {
+				return err
+			}
+			c, err := chw.Resolve(clusterName)
+			if err != nil {
+				return err
+			}
+			jobs, err := job.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if err := job.Validate(args[0], jobs, t, c); err != nil {
+				return err
+			}
+			cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			var sch *scheduler.Scheduler
+			if withSched {
+				if schedName != jobspec.SchedulerName {
+					return fmt.Errorf("--with-scheduler runs inlay's scheduler; it cannot go with --scheduler %s", schedName)
+				}
+				cfg, err := f.config(cs, f.speedup, log)
+				if err != nil {
+					return err
+				}
+				if sch, err = scheduler.New(cfg); err != nil {
+					return err
+				}
+				sctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				go func() {
+					if err := sch.Run(sctx); err != nil {
+						log.Error("scheduler", "err", err)
+					}
+				}()
+			}
+			policyName := f.policy
+			if schedName != jobspec.SchedulerName {
+				policyName = schedName
+			}
+			bar := newBar(len(jobs), "replaying")
+			startWall := time.Now()
+			res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
+				SchedulerName: schedName, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
+				Progress: func(d, _ int) { barSet(bar, d) }, Log: log})
+			barDone(bar)
+			if err != nil {
+				return err
+			}
+			wall := time.Since(startWall)
+			if sch != nil {
+				st := sch.Stats()
+				res.Rounds, res.Recomputes = int(st.Rounds), int(st.Recomputes)
+			}
+			var simRes *sim.Result
+			if compare {
+				pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
+				if err != nil {
+					return err
+				}
+				simRes, err = sim.Run(ctx, sim.Config{Sched: sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed}}, jobs, c, t, pol)
+				if err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				view := *res
+				view.PerJob = nil
+				return json.NewEncoder(out).Encode(struct {
+					*sim.Result
+					WallSeconds float64 `json:"wall_s"`
+					Speedup     float64 `json:"speedup"`
+					SimAvgJCT   float64 `json:"sim_avg_jct_hours,omitempty"`
+				}{&view, math.Round(wall.Seconds()*1000) / 1000, f.speedup, simAvg(simRes)})
+			}
+			printReplay(out, res, simRes, wall, f.speedup)
+			return nil
+		},
+	}
+	f.add(cmd, true)
+	fl := cmd.Flags()
+	fl.Float64Var(&f.speedup, "speedup", 0, "trace seconds per real second (required)")
+	fl.StringVar(&clusterName, "cluster", "gavel-108", "the cluster the KWOK nodes were made from")
+	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "schedulerName of the pods: inlay, or default-scheduler (kube-scheduler)")
+	fl.StringVar(&run, "run", "replay", "name of this replay (label inlay.dev/replay on its Jobs)")
+	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object (inlay cluster simulate's fields)")
+	fl.BoolVar(&compare, "compare", false, "also simulate the trace and print both")
+	fl.BoolVar(&withSched, "with-scheduler", false, "run inlay's scheduler in this process")
+	fl.DurationVar(&timeout, "timeout", 0, "give up after this long (real time); unfinished jobs are reported")
+	_ = cmd.MarkFlagRequired("speedup")
+	return cmd
+}
+
+func simAvg(r *sim.Result) float64 {
+	if r == nil {
+		return 0
+	}
+	return r.AvgJCT
+}
+
+func printReplay(w io.Writer, r, s *sim.Result, wall time.Duration, speedup float64) {
+	fmt.Fprintf(w, "%s on %s (Kubernetes, speedup %g): %d jobs finished", r.Policy, r.Cluster, speedup, r.Jobs)
+	if r.Unfinished > 0 {
+		fmt.Fprintf(w, ", %d unfinished", r.Unfinished)
+	}
+	fmt.Fprintf(w, "; %d preemptions, %.1f s\n", r.Preemptions, wall.Seconds())
+	hdr := []string{"metric", "replay"}
+	if s != nil {
+		hdr = append(hdr, "simulator", "replay/sim")
+	}
+	tb := textfmt.Table{Header: hdr}
+	row := func(name string, a, b float64, unit string) {
+		cells := []string{name, fmt.Sprintf("%.2f%s", a, unit)}
+		if s != nil {
+			ratio := "-"
+			if b > 0 {
+				ratio = fmt.Sprintf("%.3f", a/b)
+			}
+			cells = append(cells, fmt.Sprintf("%.2f%s", b, unit), ratio)
+		}
+		tb.Add(cells...)
+	}
+	var sv sim.Result
+	if s != nil {
+		sv = *s
+	}
+	row("avg JCT", r.AvgJCT, sv.AvgJCT, " h")
+	row("p50 JCT", r.P50JCT, sv.P50JCT, " h")
+	row("p90 JCT", r.P90JCT, sv.P90JCT, " h")
+	row("makespan", r.Makespan, sv.Makespan, " h")
+	row("avg FTF ρ", r.AvgFTF, sv.AvgFTF, "")
+	for _, g := range sortedUtil(r.Utilization) {
+		row("utilisation "+g, 100*r.Utilization[g], 100*sv.Utilization[g], " %")
+	}
+	tb.WriteTo(w) //nolint:errcheck
+}

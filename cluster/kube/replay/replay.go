@@ -138,7 +138,7 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 		ObjectMeta: metav1.ObjectMeta{Name: JobName(j.ID), Namespace: cfg.Namespace, Labels: lbl,
 			Annotations: map[string]string{
 				jobspec.TypeAnno: j.Type, jobspec.StepsAnno: strconv.FormatFloat(j.Steps, 'g', -1, 64),
-				jobspec.WeightAnno: strconv.FormatFloat(j.PriorityWeight(), 'g', -1, 64),
+				jobspec.WeightAnno:  strconv.FormatFloat(j.PriorityWeight(), 'g', -1, 64),
 				jobspec.ArrivalAnno: strconv.FormatFloat(j.Arrival, 'g', -1, 64), jobspec.TraceIDAnno: strconv.Itoa(j.ID),
 			}},
 		Spec: batchv1.JobSpec{

@@ -719,7 +719,18 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	// Account the round that ended.
 	if s.mech != nil {
 		for _, st := range s.sortedStates() {
-			if !st.added || st.placed == nil {
+			if !st.added {
+				continue
+			}
+			if st.placed == nil {
+				if j, err := s.jobs.Jobs(st.ns).Get(st.name); err == nil && !st.run {
+					if r, ok := reported(j); ok {
+						// A stopped job's checkpoint is the truth.
+						st.est = r
+						mj := s.mech.Job(st.id)
+						mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+					}
+				}
 				continue
 			}
 			p := *st.placed

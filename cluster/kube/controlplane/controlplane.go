@@ -533,6 +533,7 @@ func logTail(path string) string {
 // that builds them. Its logs are printed when the test fails.
 func ForTest(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
+	SkipUnlessEnabled(t)
 	if _, err := Binaries(opts.Bin); err != nil {
 		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
 			t.Fatal(err)
@@ -557,4 +558,13 @@ func ForTest(t testing.TB, opts Options) *ControlPlane {
 		}
 	})
 	return c
+}
+
+// SkipUnlessEnabled skips a control-plane test unless INLAY_KUBE_TESTS=1
+// (make e2e sets it; the binaries come from make fetch-k8s).
+func SkipUnlessEnabled(t testing.TB) {
+	t.Helper()
+	if os.Getenv("INLAY_KUBE_TESTS") != "1" {
+		t.Skip("control-plane test: runs under make e2e (INLAY_KUBE_TESTS=1, binaries from make fetch-k8s)")
+	}
 }

@@ -70,6 +70,7 @@ var (
 // (they run one after another and use their own namespaces and queues).
 func setup(t *testing.T) *env {
 	t.Helper()
+	controlplane.SkipUnlessEnabled(t)
 	if _, err := controlplane.Binaries(""); err != nil {
 		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
 			t.Fatal(err)

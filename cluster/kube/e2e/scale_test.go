@@ -36,6 +36,7 @@ func envInt(name string, def int) int {
 // the scheduler's API requests per second, its heap, and the most active
 // jobs a round saw.
 func BenchmarkScale(b *testing.B) {
+	controlplane.SkipUnlessEnabled(b)
 	if _, err := controlplane.Binaries(""); err != nil {
 		b.Skip(err)
 	}

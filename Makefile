@@ -7,7 +7,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test fetch build vet fuzz fuzz-long bench cross e2e
+.PHONY: test fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -31,9 +31,12 @@ test: fetch vet
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-# e2e (not part of test): the ONNX Runtime checks over every zoo network
-# (make test runs them on zoo.TestNetworks, a sample).
-e2e: fetch
+# e2e (not part of test) runs two heavy suites: e2e-zoo, the ONNX Runtime
+# checks over every zoo network (make test runs them on zoo.TestNetworks, a
+# sample), and e2e-kube, the Kubernetes control-plane tests.
+e2e: e2e-zoo e2e-kube
+
+e2e-zoo: fetch
 	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime' ./verify ./zoo
 
 # fuzz-long (not part of test): every parser until it has seen FUZZ_EXECS
@@ -66,7 +69,7 @@ cross:
 		CC=$(CC_ANDROID_ARM64) GOOS=android GOARCH=arm64 CGO_ENABLED=1 $(GO) build -o /dev/null ./cmd/inlay || exit 1; \
 	else echo "cross: CC_ANDROID_ARM64 not set: skipping android/arm64 with cgo"; fi
 
-# e2e: the Kubernetes control-plane tests (cluster/kube/...: a real
+# e2e-kube: the Kubernetes control-plane tests (cluster/kube/...: a real
 # kube-apiserver, controller manager, etcd and KWOK from make fetch) at a
 # slower time compression than make test's, and the 1,000-node benchmark
 # (BenchmarkScale; see README, cluster mode on Kubernetes).
@@ -75,6 +78,6 @@ cross:
 fetch-k8s:
 	bash scripts/k8s.sh
 
-e2e: fetch fetch-k8s
+e2e-kube: fetch fetch-k8s
 	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=600 $(GO) test -count=1 -timeout 30m -v ./cluster/kube/...
 	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e

@@ -490,16 +490,7 @@ func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Clus
 		}
 		res.PerJob = append(res.PerJob, jr)
 	}
-	res.Jobs = len(jcts)
-	res.AvgJCT = mean(jcts) / 3600
-	sort.Float64s(jcts)
-	res.P50JCT = percentile(jcts, 0.50) / 3600
-	res.P90JCT = percentile(jcts, 0.90) / 3600
-	res.P99JCT = percentile(jcts, 0.99) / 3600
-	res.AvgFTF = mean(ftfs)
-	for _, f := range ftfs {
-		res.MaxFTF = math.Max(res.MaxFTF, f)
-	}
+	res.SetJCTs(jcts, ftfs)
 	res.Makespan = (lastFinish - start) / 3600
 	span := math.Max(end, lastFinish) - start
 	for g, c := range pc.Count {
@@ -528,6 +519,23 @@ func isoTime(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) floa
 		return 0
 	}
 	return x.steps / (share * rate)
+}
+
+// SetJCTs fills the result's JCT and finish-time-fairness figures from the
+// window's finished jobs: jcts in seconds (sorted here, in place), ftfs as
+// ratios. Jobs is the number of JCTs; the JCT figures are in hours. Shared
+// by the simulator and the Kubernetes replay, so both report alike.
+func (res *Result) SetJCTs(jcts, ftfs []float64) {
+	res.Jobs = len(jcts)
+	res.AvgJCT = mean(jcts) / 3600
+	sort.Float64s(jcts)
+	res.P50JCT = percentile(jcts, 0.50) / 3600
+	res.P90JCT = percentile(jcts, 0.90) / 3600
+	res.P99JCT = percentile(jcts, 0.99) / 3600
+	res.AvgFTF = mean(ftfs)
+	for _, f := range ftfs {
+		res.MaxFTF = math.Max(res.MaxFTF, f)
+	}
 }
 
 func mean(v []float64) float64 {

@@ -625,16 +625,7 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 			}
 		}
 	}
-	res.Jobs = len(jcts)
-	res.AvgJCT = mean(jcts) / 3600
-	sort.Float64s(jcts)
-	res.P50JCT = percentile(jcts, 0.5) / 3600
-	res.P90JCT = percentile(jcts, 0.9) / 3600
-	res.P99JCT = percentile(jcts, 0.99) / 3600
-	res.AvgFTF = mean(ftfs)
-	for _, f := range ftfs {
-		res.MaxFTF = math.Max(res.MaxFTF, f)
-	}
+	res.SetJCTs(jcts, ftfs)
 	if last > first {
 		res.Makespan = (last - first) / 3600
 		for g, n := range res.GPUCount {
@@ -642,25 +633,4 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 		}
 	}
 	return res, nil
-}
-
-func mean(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func percentile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	pos := q * float64(len(v)-1)
-	lo := int(math.Floor(pos))
-	hi := min(lo+1, len(v)-1)
-	return v[lo] + (v[hi]-v[lo])*(pos-float64(lo))
 }

@@ -40,8 +40,9 @@ e2e-zoo: fetch
 	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime' ./verify ./zoo
 
 # fuzz-long (not part of test): every parser until it has seen FUZZ_EXECS
-# inputs (default 1,000,000), one fuzz worker at a time, stalled runs
-# restarted; prints the executions per parser.
+# coverage-guided inputs (default 1,000,000), one fuzz worker at a time,
+# stalled runs restarted, counts kept across runs; prints the executions
+# per parser.
 fuzz-long:
 	GO=$(GO) bash scripts/fuzz-long.sh
 

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Fuzz every parser of user files (internal/fuzzlist) for FUZZTIME each,
-# with one fuzz worker (-parallel 1): with several, Go 1.26's coordinator
-# stalls on a small loaded machine (the ONNX loader got 142 executions in
-# 10 s); with one it runs thousands a second. make fuzz-long runs longer.
+# with one fuzz worker (-parallel 1) and no minimisation of new inputs
+# (-fuzzminimizetime 0): by default the fuzzer spends up to 60 s
+# minimising each input that finds new coverage and counts nothing
+# meanwhile, so a short run looked stalled (the ONNX loader got 142
+# executions in 10 s); without it a parser runs thousands a second. A
+# failing input is then written as found, unminimised. make fuzz-long runs
+# longer.
 #
 # Go 1.26's fuzz coordinator can end a -fuzztime run with a bare
 # "context deadline exceeded" failure at the deadline, on a loaded machine,
@@ -26,7 +30,7 @@ for t in $("$GO" run ./internal/fuzzlist); do
 	pkg=${t%%:*} fn=${t##*:}
 	for try in 1 2; do
 		echo "fuzz $pkg $fn ($FUZZTIME)"
-		if "$GO" test -run '^$' -fuzz "^$fn\$" -fuzztime "$FUZZTIME" -parallel 1 "$pkg" >"$log" 2>&1; then
+		if "$GO" test -run '^$' -fuzz "^$fn\$" -fuzztime "$FUZZTIME" -parallel 1 -fuzzminimizetime 0 "$pkg" >"$log" 2>&1; then
 			cat "$log"
 			break
 		fi

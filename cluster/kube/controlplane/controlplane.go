@@ -319,13 +319,16 @@ func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 			return err
 		}
 		ready = func() bool { return httpOK(hc, c.Server+"/readyz", c.pki.tokens["admin"]) }
+	case "kwok":
+		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports["kwok"])
+		ready = func() bool { return httpOK(http.DefaultClient, url, "") }
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for !ready() {
 		select {
 		case err := <-exited:
-			delete(c.procs, name)
+			c.forget(name)
 			return fmt.Errorf("controlplane: %s exited at start (%v); its log: %s%s", name, err, filepath.Join(c.Dir, "logs", name+".log"), logTail(filepath.Join(c.Dir, "logs", name+".log")))
 		case <-ctx.Done():
 			return fmt.Errorf("controlplane: %s not ready: %w; its log: %s%s", name, ctx.Err(), filepath.Join(c.Dir, "logs", name+".log"), logTail(filepath.Join(c.Dir, "logs", name+".log")))
@@ -335,7 +338,7 @@ func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	// A process that fails right after start (a bad flag) is reported here.
 	select {
 	case err := <-exited:
-		delete(c.procs, name)
+		c.forget(name)
 		return fmt.Errorf("controlplane: %s exited (%v); its log: %s%s", name, err, filepath.Join(c.Dir, "logs", name+".log"), logTail(filepath.Join(c.Dir, "logs", name+".log")))
 	case <-time.After(200 * time.Millisecond):
 	}
@@ -349,13 +352,18 @@ func (c *ControlPlane) StopComponent(name string) {
 		return
 	}
 	stopPid(cmd.Process.Pid)
-	delete(c.procs, name)
+	c.forget(name)
+}
+
+// forget drops a component that has stopped from the records.
+func (c *ControlPlane) forget(name string) {
 	for i, n := range c.order {
 		if n == name {
 			c.order = append(c.order[:i], c.order[i+1:]...)
 			break
 		}
 	}
+	delete(c.procs, name)
 	_ = c.writePids()
 }
 

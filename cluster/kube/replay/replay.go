@@ -609,7 +609,7 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 			integral += math.Max(0, math.Min(o.f, jr.Finish)-math.Max(o.a, jr.Arrival))
 		}
 		n := math.Max(integral/math.Max(jr.JCT, 1e-9), 1)
-		j := cfg.Jobs[jr.ID]
+		j := cfg.Jobs[i]
 		row, err := cfg.Table.Resolve(j.Type, j.GPUs)
 		if err == nil && total > 0 {
 			share := math.Min(1, float64(total)/(n*float64(j.GPUs)))

@@ -59,7 +59,7 @@ make fetch (scripts/k8s.sh).`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, KubeScheduler: kubeSched, Timeout: timeout})
+			cp, err := controlplane.Start(ctx, controlplane.Options{Dir: dir, KubeScheduler: kubeSched, Timeout: timeout, Detach: true})
 			if err != nil {
 				return err
 			}

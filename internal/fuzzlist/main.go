@@ -16,6 +16,7 @@ func main() {
 		"./cluster/hw:FuzzClusterParse",
 		"./cluster/job:FuzzTraceParse",
 		"./cluster/throughput:FuzzGavelParse",
+		"./cluster/kube/jobspec:FuzzJobParse",
 		"./serve:FuzzDecode",
 		"./profile:FuzzParsePublished",
 	} {

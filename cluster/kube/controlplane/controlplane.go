@@ -81,6 +81,10 @@ type Options struct {
 	// waits for a heartbeat before it marks a node NotReady (default 20 s;
 	// Kubernetes' default is 50 s).
 	NodeMonitorGracePeriod time.Duration
+	// Detach keeps the processes running after this process exits (inlay
+	// cluster up); otherwise they are killed when it dies, so that a test
+	// that panics or times out leaves nothing behind.
+	Detach bool
 	// Timeout bounds the start (default 3 minutes: a loaded machine starts
 	// the API server slowly).
 	Timeout time.Duration
@@ -295,6 +299,9 @@ func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if !c.opts.Detach {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 	if err := cmd.Start(); err != nil {
 		logf.Close()

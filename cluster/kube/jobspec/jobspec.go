@@ -159,6 +159,20 @@ func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
 	return s, nil
 }
 
+// Gang is how many pods of the Job run together now: its parallelism,
+// less the completions already succeeded (the Job controller creates no
+// more pods than that), at least 0.
+func Gang(j *batchv1.Job) int {
+	par, comp := int32(1), int32(1)
+	if j.Spec.Parallelism != nil {
+		par = *j.Spec.Parallelism
+	}
+	if j.Spec.Completions != nil {
+		comp = *j.Spec.Completions
+	}
+	return int(max(0, min(par, comp-j.Status.Succeeded)))
+}
+
 // Requests are a pod's resource requests.
 type Requests struct {
 	MilliCPU float64

@@ -83,8 +83,10 @@ type Config struct {
 type run struct {
 	pods  []types.UID
 	start time.Time
-	rate  float64
-	gpus  map[string]int // GPU type → GPUs
+	// finishAt is when the run completes if not stopped before.
+	finishAt time.Time
+	rate     float64
+	gpus     map[string]int // GPU type → GPUs
 }
 
 type emu struct {
@@ -99,6 +101,7 @@ type emu struct {
 	done  map[string]float64 // steps done at the last stop
 	gpuS  map[string]map[string]float64
 	fin   map[string]bool
+	endAt map[string]time.Time // when the training ended (before the Job is marked Complete)
 	spec  map[string]*job.Job
 }
 
@@ -143,6 +146,11 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 			}},
 		Spec: batchv1.JobSpec{
 			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff,
+			// The pods of a training job end together: the first that
+			// succeeds completes the Job (and a preemption never leaves a
+			// part of the gang succeeded).
+			CompletionMode: ptr(batchv1.IndexedCompletion),
+			SuccessPolicy:  &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededCount: ptr(int32(1))}}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
 				Spec: corev1.PodSpec{
@@ -163,6 +171,8 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 		},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Run replays the trace and returns the report.
 func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
@@ -194,7 +204,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, spec: map[string]*job.Job{}}
+	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, endAt: map[string]time.Time{}, spec: map[string]*job.Job{}}
 	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
 	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
@@ -359,8 +369,34 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	r := e.runs[name]
 	e.mu.Unlock()
 	now := time.Now()
+	objs, _ := e.podIx.ByIndex("job", name)
+	if r != nil {
+		for _, o := range objs {
+			if p := o.(*corev1.Pod); ownedByUID(p, j.UID) && p.Status.Phase == corev1.PodSucceeded {
+				// The training ended (KWOK completed a pod at the run's
+				// finish time): the Job controller's bookkeeping after
+				// that is not the job's.
+				end := now
+				if r.finishAt.Before(end) {
+					end = r.finishAt
+				}
+				e.stop(name, r, end, spec, true)
+				e.mu.Lock()
+				e.endAt[name] = end
+				e.mu.Unlock()
+				r = nil
+				break
+			}
+		}
+	}
 	if done, _ := jobspec.Done(j); done {
-		a := map[string]string{FinishedAnno: jobspec.FormatTime(now)}
+		end := now
+		e.mu.Lock()
+		if t, ok := e.endAt[name]; ok {
+			end = t
+		}
+		e.mu.Unlock()
+		a := map[string]string{FinishedAnno: jobspec.FormatTime(end)}
 		if r != nil {
 			e.stop(name, r, now, spec, true)
 		}
@@ -376,7 +412,12 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		e.mu.Unlock()
 		return nil
 	}
-	objs, _ := e.podIx.ByIndex("job", name)
+	e.mu.Lock()
+	_, ended := e.endAt[name]
+	e.mu.Unlock()
+	if ended {
+		return nil // waiting for the Job controller to mark it Complete
+	}
 	var running []*corev1.Pod
 	alive := map[types.UID]bool{}
 	for _, o := range objs {
@@ -389,7 +430,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 			alive[p.UID] = true
 		}
 	}
-	pods := int(*j.Spec.Parallelism)
+	pods := jobspec.Gang(j)
 	if r != nil {
 		for _, u := range r.pods {
 			if !alive[u] {
@@ -409,12 +450,12 @@ func (e *emu) sync(ctx context.Context, name string) error {
 			return nil
 		}
 	}
-	if len(running) < pods {
+	if pods == 0 || len(running) < pods {
 		return nil
 	}
 	// All pods run: start a run and tell KWOK when it ends.
 	rate, gpus := e.rate(spec, running)
-	nr := &run{start: now, rate: rate, gpus: gpus}
+	nr := &run{start: now, rate: rate, gpus: gpus, finishAt: now.Add(24 * 365 * time.Hour)}
 	for _, p := range running {
 		nr.pods = append(nr.pods, p.UID)
 	}
@@ -432,6 +473,9 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	at := now.Add(time.Duration(math.Max(left, 0) / rate / e.cfg.Speedup * float64(time.Second)))
+	e.mu.Lock()
+	nr.finishAt = at
+	e.mu.Unlock()
 	for _, p := range running {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"inlay.dev/finish-at": jobspec.FormatTime(at)}}})
 		if _, err := e.cfg.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {

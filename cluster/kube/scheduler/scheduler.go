@@ -422,7 +422,8 @@ func (s *Scheduler) restore() {
 			continue
 		}
 		bound := s.boundNodes(st)
-		if len(bound) == st.spec.Pods {
+		j, err := s.jobs.Jobs(st.ns).Get(st.name)
+		if err == nil && len(bound) > 0 && len(bound) == jobspec.Gang(j) {
 			st.run, st.slots = true, bound
 			st.since = time.Now()
 		}

@@ -186,8 +186,11 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
 		return time.Second, nil
 	}
-	if len(bound) < d.spec.Pods {
-		if len(bound)+len(unbound) < d.spec.Pods {
+	// The gang: every pod still to complete (a pod that succeeded before
+	// a preemption is not created again).
+	gang := jobspec.Gang(j)
+	if len(bound) < gang {
+		if len(bound)+len(unbound) < gang {
 			return time.Second, nil // the Job controller is creating pods
 		}
 		// Assign the unbound pods to the free slots; all must fit.
@@ -199,7 +202,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		}
 		sort.Strings(free)
 		sort.Slice(unbound, func(a, b int) bool { return unbound[a].Name < unbound[b].Name })
-		need := d.spec.Pods - len(bound)
+		need := gang - len(bound)
 		if len(free) < need {
 			return 0, fmt.Errorf("%d pods to bind, %d slots", need, len(free))
 		}

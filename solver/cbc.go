@@ -79,10 +79,18 @@ type Options struct {
 	// Args are extra CBC options placed just before -solve (for instance
 	// "-cuts", "off"); the rest of the command line is Solve's.
 	Args []string
-	// Grace is how long an interrupted CBC may take to write its incumbent
-	// before it is killed; 0 means 10 s.
+	// Grace is how long CBC may overrun its time limit (plus a little
+	// slack) before it is killed; 0 means 10 s. CBC ignores both its time
+	// limit and SIGINT while it solves the root LP or preprocesses, so
+	// without a kill a large model can run minutes past its limit.
+	// Cancelling the context kills CBC after at most InterruptGrace.
 	Grace time.Duration
 }
+
+// InterruptGrace is how long Solve waits after a cancelled context's SIGINT
+// before it kills CBC: long enough for branch and bound to write its
+// incumbent (well under a second), short enough for Ctrl-C to feel prompt.
+const InterruptGrace = 2 * time.Second
 
 // Result is the outcome of a solve.
 type Result struct {
@@ -103,6 +111,15 @@ type Result struct {
 	Values []float64
 	// Wall is how long CBC ran.
 	Wall time.Duration
+	// Killed: CBC did not stop when asked and was killed; the result is
+	// what its log and the start give.
+	Killed bool
+	// FromStart: CBC returned no solution and Values are Options.Start
+	// (checked feasible), Objective its objective.
+	FromStart bool
+	// RootBound: Bound is only the root LP relaxation's (CBC stopped before
+	// branch and bound improved on it, or never got to it).
+	RootBound bool
 }
 
 // Value returns v's value in the solution (0 without one).
@@ -188,7 +205,7 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	if opt.Log != nil {
 		sink = io.MultiWriter(&out, opt.Log)
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := command(bin, args)
 	cmd.Dir = dir
 	cmd.Stdout = sink
 	cmd.Stderr = sink
@@ -205,7 +222,8 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 		grace = 10 * time.Second
 	}
 	// CBC checks its time limit between nodes; a long root LP can overrun
-	// it, so a watchdog interrupts it a little after the limit.
+	// it, so a watchdog interrupts it a little after the limit and kills it
+	// a grace period later.
 	var overrun <-chan time.Time
 	if opt.TimeLimit > 0 {
 		t := time.NewTimer(opt.TimeLimit + max(2*time.Second, opt.TimeLimit/10))
@@ -214,6 +232,7 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	}
 	var kill <-chan time.Time
 	interrupted := "" // why Solve interrupted CBC, if it did
+	killed := false
 	var waitErr error
 wait:
 	for {
@@ -221,10 +240,14 @@ wait:
 		case waitErr = <-done:
 			break wait
 		case <-ctx.Done():
-			if interrupted == "" {
+			// Ctrl-C: whatever the watchdog granted, CBC gets at most
+			// InterruptGrace from now.
+			if interrupted == "" || interrupted == "time limit" {
+				if interrupted == "" {
+					interrupt(cmd)
+				}
 				interrupted = "interrupted"
-				interrupt(cmd)
-				kill = time.After(grace)
+				kill = time.After(min(grace, InterruptGrace))
 			}
 			ctx = context.Background() // fire once
 		case <-overrun:
@@ -235,28 +258,119 @@ wait:
 				kill = time.After(grace)
 			}
 		case <-kill:
-			cmd.Process.Kill()
+			killAll(cmd)
+			killed = true
 			kill = nil
 		}
 	}
 	wall := time.Since(start)
 
-	sol, err := os.ReadFile(solPath)
-	if err != nil || len(sol) == 0 {
-		if waitErr != nil {
-			return nil, fmt.Errorf("solver: cbc: %v: %s", waitErr, lastLines(out.Bytes(), 3))
+	var res *Result
+	if sol, err := os.ReadFile(solPath); err == nil && len(sol) > 0 {
+		res, err = parseSolution(m, sol, out.Bytes(), !opt.Relaxed)
+		if err != nil && !killed { // a killed CBC may leave half a file
+			return nil, err
 		}
-		return nil, fmt.Errorf("solver: cbc wrote no solution: %s", lastLines(out.Bytes(), 3))
 	}
-	res, err := parseSolution(m, sol, out.Bytes(), !opt.Relaxed)
-	if err != nil {
-		return nil, err
+	if res == nil {
+		if interrupted == "" {
+			if waitErr != nil {
+				return nil, fmt.Errorf("solver: cbc: %v: %s", waitErr, lastLines(out.Bytes(), 3))
+			}
+			return nil, fmt.Errorf("solver: cbc wrote no solution: %s", lastLines(out.Bytes(), 3))
+		}
+		// Killed before it wrote anything: what the log proved stands.
+		res = &Result{Status: NoSolution, Reason: interrupted, Objective: math.NaN(), Gap: math.Inf(1)}
+		bound, root := logBound(out.Bytes())
+		res.Bound, res.RootBound = m.fromCBC(bound), root
 	}
-	res.Wall = wall
+	res.Wall, res.Killed = wall, killed
 	if interrupted != "" && (res.Status == Stopped || res.Status == NoSolution) {
 		res.Reason = interrupted // CBC itself says "iterations" after a SIGINT
 	}
+	startOK := opt.Start != nil && !opt.Relaxed && m.Check(opt.Start, 1e-6) == nil
+	if res.Status == Infeasible {
+		// CBC says "infeasible" for a model it never finished: preprocessing
+		// cut short by the time limit returns nothing, which CBC reads as
+		// infeasibility. Trust the claim only from a run that ended on its
+		// own, inside its limit, against no feasible start.
+		why := ""
+		switch {
+		case interrupted != "":
+			why = interrupted
+		case opt.TimeLimit > 0 && wall >= opt.TimeLimit*95/100:
+			why = "time limit"
+		case startOK:
+			why = "unconfirmed infeasibility" // the start is feasible
+		}
+		if why != "" {
+			res.Status, res.Reason = NoSolution, why
+			bound, root := logBound(out.Bytes())
+			res.Bound, res.RootBound = m.fromCBC(bound), root
+		}
+	}
+	if res.Status == NoSolution && startOK {
+		// CBC found nothing it could report, not even the start it was
+		// given: the start is the incumbent.
+		res.Status, res.FromStart = Stopped, true
+		res.Values = append([]float64(nil), opt.Start...)
+		res.Objective = m.Objective(res.Values)
+		if m.sense == Maximize {
+			res.Bound = math.Max(res.Bound, res.Objective)
+		} else {
+			res.Bound = math.Min(res.Bound, res.Objective)
+		}
+	}
+	res.Gap = gap(res)
 	return res, nil
+}
+
+// gap is the relative gap of a result (0 when optimal, +Inf without a
+// solution or a finite bound).
+func gap(r *Result) float64 {
+	switch {
+	case r.Status == Optimal:
+		return 0
+	case !r.Status.HasSolution() || math.IsInf(r.Bound, 0) || math.IsNaN(r.Bound):
+		return math.Inf(1)
+	}
+	return math.Abs(r.Objective-r.Bound) / math.Max(math.Abs(r.Objective), 1e-9)
+}
+
+// fromCBC turns a bound in CBC's minimising sense into the model's.
+func (m *Model) fromCBC(v float64) float64 {
+	if m.sense == Maximize {
+		return -v + m.Offset
+	}
+	return v + m.Offset
+}
+
+// logBound is the best bound in CBC's log, in CBC's minimising sense
+// (-Inf when it proved none), and whether it is only the root LP
+// relaxation's. "(best possible X)" carries full precision; the summary's
+// "Lower bound:" line only three decimals.
+func logBound(log []byte) (bound float64, root bool) {
+	if v, ok := lastNumberAfter(log, "(best possible "); ok {
+		return v, false
+	}
+	if v, ok := lastNumberAfter(log, "Lower bound:"); ok {
+		return v, false
+	}
+	if v, ok := lastNumberAfter(log, "Continuous objective value is"); ok {
+		return v, true
+	}
+	return math.Inf(-1), false
+}
+
+// command runs cbc with its standard output line-buffered where coreutils'
+// stdbuf is at hand, so that a CBC killed before it finishes has still
+// handed over every line it printed (its root LP bound above all); CBC
+// fully buffers its output into a pipe.
+func command(bin string, args []string) *exec.Cmd {
+	if sb, err := exec.LookPath("stdbuf"); err == nil {
+		return exec.Command(sb, append([]string{"-oL", "-eL", bin}, args...)...)
+	}
+	return exec.Command(bin, args...)
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -326,10 +440,6 @@ func parseSolution(m *Model, sol, log []byte, roundIntegers bool) (*Result, erro
 	default:
 		return nil, fmt.Errorf("solver: cbc solution: unknown status %q", status)
 	}
-	sign := 1.0
-	if m.sense == Maximize {
-		sign = -1
-	}
 	if res.Status.HasSolution() {
 		res.Values = make([]float64, m.NumVars())
 		sc := bufio.NewScanner(bytes.NewReader(body))
@@ -355,7 +465,7 @@ func parseSolution(m *Model, sol, log []byte, roundIntegers bool) (*Result, erro
 			}
 			res.Values[j] = v
 		}
-		res.Objective = sign*cbcObj + m.Offset
+		res.Objective = m.fromCBC(cbcObj)
 	}
 	// The bound, in CBC's (minimising) sense.
 	bound := math.Inf(-1)
@@ -365,25 +475,13 @@ func parseSolution(m *Model, sol, log []byte, roundIntegers bool) (*Result, erro
 	case res.Status == Infeasible:
 		bound = math.Inf(1)
 	default:
-		// "(best possible X)" carries full precision; the summary's "Lower
-		// bound:" line only three decimals.
-		if v, ok := lastNumberAfter(log, "(best possible "); ok {
-			bound = v
-		} else if v, ok := lastNumberAfter(log, "Lower bound:"); ok {
-			bound = v
-		} else if v, ok := lastNumberAfter(log, "Continuous objective value is"); ok {
-			bound = v
-		}
+		bound, res.RootBound = logBound(log)
 		if res.Status.HasSolution() && bound > cbcObj {
 			bound = cbcObj
 		}
 	}
-	res.Bound = sign*bound + m.Offset
-	if res.Status == Optimal {
-		res.Gap = 0
-	} else if res.Status.HasSolution() && !math.IsInf(bound, 0) {
-		res.Gap = math.Abs(res.Objective-res.Bound) / math.Max(math.Abs(res.Objective), 1e-9)
-	}
+	res.Bound = m.fromCBC(bound)
+	res.Gap = gap(res)
 	return res, nil
 }
 

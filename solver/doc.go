@@ -18,8 +18,22 @@
 //   - Cancelling the context interrupts CBC the way Ctrl-C does (SIGINT): it
 //     stops and reports its incumbent, which Solve returns with
 //     Status Stopped (or NoSolution when it had none) and Reason
-//     "interrupted". Solve returns an error only when CBC could not be run or
-//     its output not read; an infeasible model is a Result, not an error.
+//     "interrupted". CBC ignores SIGINT (and its own time limit) while it
+//     solves the root LP or preprocesses, so Solve kills it
+//     InterruptGrace after a cancellation, and Options.Grace after an
+//     overrun time limit; a killed CBC's result is its log's bound (CBC is
+//     run line-buffered through stdbuf where there is one, so the root LP's
+//     bound is read as soon as CBC prints it; RootBound says so) and the
+//     start as incumbent (FromStart).
+//   - Whenever CBC reports no solution and Options.Start is feasible (by
+//     Model.Check), the start is returned as the incumbent, Status Stopped.
+//   - Infeasible is a proof only from a run that ended on its own inside its
+//     time limit and against no feasible start: CBC reports "infeasible" for
+//     a model whose preprocessing the time limit cut short, and such a claim
+//     becomes NoSolution with Reason "time limit" (or "interrupted", or
+//     "unconfirmed infeasibility").
+//   - Solve returns an error only when CBC could not be run or its output
+//     not read; an infeasible model is a Result, not an error.
 //   - Options.Start, when given, is handed to CBC as a MIP start (-mipstart);
 //     CBC repairs or ignores a start it finds infeasible.
 //   - Objective and Bound are in the model's own sense: for Minimize, Bound is

@@ -9,3 +9,5 @@ func ownProcessGroup(cmd *exec.Cmd) {}
 // interrupt cannot send Ctrl-C here; the process is killed, and Solve
 // reports whatever solution file CBC had written.
 func interrupt(cmd *exec.Cmd) { cmd.Process.Kill() }
+
+func killAll(cmd *exec.Cmd) { cmd.Process.Kill() }

@@ -13,3 +13,11 @@ func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Set
 
 // interrupt asks CBC to stop and report its incumbent, as Ctrl-C does.
 func interrupt(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) }
+
+// killAll kills CBC and whatever it runs in its process group (stdbuf execs
+// it, so that is CBC alone).
+func killAll(cmd *exec.Cmd) {
+	if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) != nil {
+		cmd.Process.Kill()
+	}
+}

@@ -144,6 +144,16 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	case res.Bound > 0 && !math.IsInf(res.Bound, 0):
 		proof.ScaleBound = 1 / res.Bound
 	}
+	if res.RootBound && res.Status != solver.Optimal {
+		proof.Note = joinNote(proof.Note, "the bound is the root LP relaxation's: CBC stopped before branch and bound improved on it")
+	}
+	if res.FromStart {
+		how := "stopped"
+		if res.Killed {
+			how = "was killed after ignoring the stop (it was still in its root LP or preprocessing)"
+		}
+		proof.Note = joinNote(proof.Note, "CBC "+how+" before it reported an incumbent: the start plan is the incumbent")
+	}
 	if f.PeakFallback {
 		proof.Note = joinNote(proof.Note, "the estimator gives no per-layer lower bounds: costs are FLOPs at peak")
 	}

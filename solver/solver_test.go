@@ -231,6 +231,9 @@ func TestSolveCancelReturnsIncumbent(t *testing.T) {
 	if res.Status == solver.Optimal {
 		t.Skipf("CBC proved the instance optimal before the interruption")
 	}
+	if res.Killed && res.Status == solver.NoSolution {
+		t.Skipf("CBC was still preprocessing when interrupted (a loaded machine) and was killed with no incumbent")
+	}
 	if res.Status != solver.Stopped || res.Reason != "interrupted" {
 		t.Fatalf("status %v (%s), want stopped, interrupted", res.Status, res.Reason)
 	}

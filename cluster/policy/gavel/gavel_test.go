@@ -84,8 +84,8 @@ func TestPoliciesFeasibleAndBetter(t *testing.T) {
 	ctx := context.Background()
 	iso := policy.IsolatedThroughput(s, policy.EqualShare(s))
 	for _, p := range []policy.Policy{
-		&MaxMin{}, &MaxMin{SpaceSharing: true}, &Makespan{}, &Makespan{SpaceSharing: true}, &Makespan{Agnostic: true},
-		&FTF{}, &FTF{Agnostic: true}, &Throughput{}, &Throughput{SpaceSharing: true}, &Cost{}, &Cost{SpaceSharing: true},
+		&MaxMin{}, &MaxMin{Variant{SpaceSharing: true}}, &Makespan{}, &Makespan{Variant{SpaceSharing: true}}, &Makespan{Variant{Agnostic: true}},
+		&FTF{}, &FTF{Variant: Variant{Agnostic: true}}, &Throughput{}, &Throughput{Variant{SpaceSharing: true}}, &Cost{}, &Cost{Variant{SpaceSharing: true}},
 	} {
 		a, err := p.Allocate(ctx, s)
 		if err != nil {

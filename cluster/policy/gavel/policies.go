@@ -13,6 +13,36 @@ import (
 // min-max objective, per job.
 const tieBreak = 1e-3
 
+// Variant is what every formulation here comes in: heterogeneity-agnostic
+// (every throughput taken as 1) or aware, with or without space sharing,
+// solved with Cfg. The policies embed it for their traits, their names and
+// their LP.
+type Variant struct {
+	Cfg                    Config
+	Agnostic, SpaceSharing bool
+}
+
+// Traits are the variant's.
+func (v Variant) Traits() policy.Traits {
+	return policy.Traits{Agnostic: v.Agnostic, SpaceSharing: v.SpaceSharing}
+}
+
+// name picks the agnostic, the aware or the space-sharing name.
+func (v Variant) name(agnostic, aware, sharing string) string {
+	switch {
+	case v.Agnostic:
+		return agnostic
+	case v.SpaceSharing:
+		return sharing
+	}
+	return aware
+}
+
+// lp starts the variant's LP (maximised) over s.
+func (v Variant) lp(s *policy.State) *lp {
+	return newLP(s, solver.Maximize, v.Agnostic, v.SpaceSharing, v.Cfg.PairsPerJob)
+}
+
 // maxMinRows adds t and, per job, Σ coef_m·throughput_m − t ≥ 0, with the
 // tie-break on the throughputs; it returns t.
 func (b *lp) maxMinRows(coef []float64) solver.Var {
@@ -36,22 +66,12 @@ func (b *lp) maxMinRows(coef []float64) solver.Var {
 // the agnostic equal share (without space sharing) or by the sum of its
 // throughputs over the types (with it, as Gavel's packed LP does), times
 // its scale factor over its weight.
-type MaxMin struct {
-	Cfg          Config
-	SpaceSharing bool
-}
+type MaxMin struct{ Variant }
 
-func (p *MaxMin) Name() string {
-	if p.SpaceSharing {
-		return "gavel-ss"
-	}
-	return "gavel"
-}
-
-func (p *MaxMin) Traits() policy.Traits { return policy.Traits{SpaceSharing: p.SpaceSharing} }
+func (p *MaxMin) Name() string { return p.name("gavel-agnostic", "gavel", "gavel-ss") }
 
 func (p *MaxMin) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
-	b := newLP(s, solver.Maximize, false, p.SpaceSharing, p.Cfg.PairsPerJob)
+	b := p.lp(s)
 	coef := make([]float64, len(s.Jobs))
 	if p.SpaceSharing {
 		for m := range s.Jobs {
@@ -77,27 +97,12 @@ func (p *MaxMin) Allocate(ctx context.Context, s *policy.State) (*policy.Allocat
 // Makespan minimises the time until every active job is done: maximise the
 // least throughput_m / remaining_m (Gavel's MinTotalDuration). Agnostic
 // takes every throughput as 1.
-type Makespan struct {
-	Cfg                    Config
-	Agnostic, SpaceSharing bool
-}
+type Makespan struct{ Variant }
 
-func (p *Makespan) Name() string {
-	switch {
-	case p.Agnostic:
-		return "makespan"
-	case p.SpaceSharing:
-		return "gavel-makespan-ss"
-	}
-	return "gavel-makespan"
-}
-
-func (p *Makespan) Traits() policy.Traits {
-	return policy.Traits{Agnostic: p.Agnostic, SpaceSharing: p.SpaceSharing}
-}
+func (p *Makespan) Name() string { return p.name("makespan", "gavel-makespan", "gavel-makespan-ss") }
 
 func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
-	b := newLP(s, solver.Maximize, p.Agnostic, p.SpaceSharing, p.Cfg.PairsPerJob)
+	b := p.lp(s)
 	// Scale rows so that t is about 1: by the longest best-case time.
 	horizon := 0.0
 	for m := range s.Jobs {
@@ -126,25 +131,12 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Alloc
 // λ·R_m/(ρ·E_m − t_m) (feasible iff λ ≥ 1). ρ = 1 is always feasible (the
 // equal share itself), so the search runs on [lower bound, 1].
 type FTF struct {
-	Cfg                    Config
-	Agnostic, SpaceSharing bool
+	Variant
 	// Steps of the bisection (0: 8).
 	Steps int
 }
 
-func (p *FTF) Name() string {
-	switch {
-	case p.Agnostic:
-		return "ftf"
-	case p.SpaceSharing:
-		return "gavel-ftf-ss"
-	}
-	return "gavel-ftf"
-}
-
-func (p *FTF) Traits() policy.Traits {
-	return policy.Traits{Agnostic: p.Agnostic, SpaceSharing: p.SpaceSharing}
-}
+func (p *FTF) Name() string { return p.name("ftf", "gavel-ftf", "gavel-ftf-ss") }
 
 func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
 	probe := newLP(s, solver.Maximize, p.Agnostic, false, 0)
@@ -174,7 +166,7 @@ func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation
 	var bestAlloc *policy.Allocation
 	hi := 1.0
 	try := func(rho float64) (bool, error) {
-		b := newLP(s, solver.Maximize, p.Agnostic, p.SpaceSharing, p.Cfg.PairsPerJob)
+		b := p.lp(s)
 		coef := make([]float64, n)
 		for m := range s.Jobs {
 			den := rho*E[m] - since[m]
@@ -237,22 +229,12 @@ func (b *lp) addNormalisedThroughput(mdl *solver.Model) {
 // Throughput maximises the total normalised throughput: Σ_m scale_m ·
 // throughput_m(X) / best_m, best_m the job's fastest alone throughput (so
 // that steps of unlike models compare as GPU-equivalents).
-type Throughput struct {
-	Cfg          Config
-	SpaceSharing bool
-}
+type Throughput struct{ Variant }
 
-func (p *Throughput) Name() string {
-	if p.SpaceSharing {
-		return "gavel-tput-ss"
-	}
-	return "gavel-tput"
-}
-
-func (p *Throughput) Traits() policy.Traits { return policy.Traits{SpaceSharing: p.SpaceSharing} }
+func (p *Throughput) Name() string { return p.name("tput", "gavel-tput", "gavel-tput-ss") }
 
 func (p *Throughput) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
-	b := newLP(s, solver.Maximize, false, p.SpaceSharing, p.Cfg.PairsPerJob)
+	b := p.lp(s)
 	b.addNormalisedThroughput(b.model)
 	a, _, err := b.run(ctx, &p.Cfg, p.Name())
 	return a, err
@@ -265,24 +247,14 @@ func (p *Throughput) Allocate(ctx context.Context, s *policy.State) (*policy.All
 // the numerator in Y with cost(Y) = 1, Σ Y ≤ u per job and capacity·u per
 // type; then X = Y/u. Types without a price are free and weighed at a cent
 // an hour so that the ratio stays bounded.
-type Cost struct {
-	Cfg          Config
-	SpaceSharing bool
-}
+type Cost struct{ Variant }
 
-func (p *Cost) Name() string {
-	if p.SpaceSharing {
-		return "gavel-cost-ss"
-	}
-	return "gavel-cost"
-}
-
-func (p *Cost) Traits() policy.Traits { return policy.Traits{SpaceSharing: p.SpaceSharing} }
+func (p *Cost) Name() string { return p.name("cost", "gavel-cost", "gavel-cost-ss") }
 
 func (p *Cost) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
 	// Build the plain LP for its variables and rows, then rewrite the
 	// right-hand sides in terms of u.
-	b := newLP(s, solver.Maximize, false, p.SpaceSharing, p.Cfg.PairsPerJob)
+	b := p.lp(s)
 	mdl := solver.NewModel(solver.Maximize)
 	nv := b.model.NumVars()
 	for v := 0; v < nv; v++ {

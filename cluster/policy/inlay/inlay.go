@@ -288,7 +288,7 @@ func (p *Makespan) Traits() policy.Traits {
 }
 
 func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
-	inner := &gavel.Makespan{Cfg: p.LP, SpaceSharing: p.SpaceSharing}
+	inner := &gavel.Makespan{Variant: gavel.Variant{Cfg: p.LP, SpaceSharing: p.SpaceSharing}}
 	a, err := inner.Allocate(ctx, s)
 	if err != nil {
 		return nil, err

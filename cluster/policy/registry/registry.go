@@ -45,27 +45,41 @@ func Registry() map[string]Factory {
 		"gandiva": {"Gandiva-style random pairing for space sharing, equal time split",
 			func(o Options) (policy.Policy, error) { return agnostic.NewGandiva(o.Seed), nil }},
 		"gavel": {"Gavel's heterogeneity-aware LAS: max-min normalised throughput (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.MaxMin{Cfg: o.LP}, nil }},
+			func(o Options) (policy.Policy, error) { return &gavel.MaxMin{Variant: gavel.Variant{Cfg: o.LP}}, nil }},
 		"gavel-ss": {"gavel with space sharing: pairs of jobs on the same GPUs (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.MaxMin{Cfg: o.LP, SpaceSharing: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.MaxMin{Variant: gavel.Variant{Cfg: o.LP, SpaceSharing: true}}, nil
+			}},
 		"ftf": {"heterogeneity-agnostic finish-time fairness (LP bisection)",
-			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP, Agnostic: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.FTF{Variant: gavel.Variant{Cfg: o.LP, Agnostic: true}}, nil
+			}},
 		"gavel-ftf": {"Gavel's finish-time fairness: minimise the largest ρ (LP bisection)",
-			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP}, nil }},
+			func(o Options) (policy.Policy, error) { return &gavel.FTF{Variant: gavel.Variant{Cfg: o.LP}}, nil }},
 		"gavel-ftf-ss": {"gavel-ftf with space sharing (LP bisection)",
-			func(o Options) (policy.Policy, error) { return &gavel.FTF{Cfg: o.LP, SpaceSharing: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.FTF{Variant: gavel.Variant{Cfg: o.LP, SpaceSharing: true}}, nil
+			}},
 		"makespan": {"heterogeneity-agnostic minimum makespan (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP, Agnostic: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.Makespan{Variant: gavel.Variant{Cfg: o.LP, Agnostic: true}}, nil
+			}},
 		"gavel-makespan": {"Gavel's minimum makespan: maximise the least throughput/remaining (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP}, nil }},
+			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Variant: gavel.Variant{Cfg: o.LP}}, nil }},
 		"gavel-makespan-ss": {"gavel-makespan with space sharing (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Makespan{Cfg: o.LP, SpaceSharing: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.Makespan{Variant: gavel.Variant{Cfg: o.LP, SpaceSharing: true}}, nil
+			}},
 		"gavel-tput": {"Gavel's maximum total (normalised) throughput (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Throughput{Cfg: o.LP}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.Throughput{Variant: gavel.Variant{Cfg: o.LP}}, nil
+			}},
 		"gavel-tput-ss": {"gavel-tput with space sharing (LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Throughput{Cfg: o.LP, SpaceSharing: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.Throughput{Variant: gavel.Variant{Cfg: o.LP, SpaceSharing: true}}, nil
+			}},
 		"gavel-cost": {"Gavel's minimum cost: normalised throughput per dollar (linear-fractional LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP}, nil }},
+			func(o Options) (policy.Policy, error) { return &gavel.Cost{Variant: gavel.Variant{Cfg: o.LP}}, nil }},
 		"inlay": {"inlay's policy for average JCT: shortest remaining GPU-time first, types by comparative advantage, paired when sharing pays",
 			func(Options) (policy.Policy, error) { return &inlay.JCT{}, nil }},
 		"inlay-noss": {"inlay without space sharing",
@@ -79,7 +93,9 @@ func Registry() map[string]Factory {
 		"elastic": {"moldable and elastic jobs: GPU counts by dynamic programming over speedup profiles",
 			func(Options) (policy.Policy, error) { return elastic.New(), nil }},
 		"gavel-cost-ss": {"gavel-cost with space sharing (linear-fractional LP)",
-			func(o Options) (policy.Policy, error) { return &gavel.Cost{Cfg: o.LP, SpaceSharing: true}, nil }},
+			func(o Options) (policy.Policy, error) {
+				return &gavel.Cost{Variant: gavel.Variant{Cfg: o.LP, SpaceSharing: true}}, nil
+			}},
 	}
 }
 

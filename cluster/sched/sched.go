@@ -335,7 +335,15 @@ func (m *Mechanism) recompute(ctx context.Context, now float64) error {
 			m.allocN[k] = e.GPUs
 		}
 		if _, ok := m.jobTime[k]; !ok {
-			m.jobTime[k] = make([]float64, len(m.c.GPUs))
+			// Gavel keeps an entry for every pair from its jobs' arrival,
+			// and the reset gives every entry half a round: a pair new to
+			// the allocation starts level with the others, not ahead.
+			half := make([]float64, len(m.c.GPUs))
+			for g := range half {
+				half[g] = m.cfg.Round / 2
+				m.workerTime[g] += m.cfg.Round / 2
+			}
+			m.jobTime[k] = half
 		}
 	}
 	m.needUpdate = false
@@ -368,7 +376,10 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 		return r, nil
 	}
 	order := append([]int(nil), m.order...)
-	if m.traits.Agnostic {
+	// Gavel shuffles the types for its agnostic policies but not for its
+	// packing ones (scheduler.py: neither "Perf" nor "Packing" in the
+	// name): Gandiva's pairs visit the types fastest first.
+	if m.traits.Agnostic && !m.traits.SpaceSharing {
 		m.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	}
 	// Entries: those of the allocation, and the active jobs it lacks (they

@@ -98,7 +98,7 @@ of arrivals at the rate. The same seed gives the same jobs.`,
 	fl.Float64Var(&f.rate, "rate", 0, "arrival rate, jobs per hour (required unless --static)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed")
 	fl.BoolVar(&f.multi, "multi-gpu", false, "draw multi-GPU jobs (scale factors 1, 2, 4, 8)")
-	fl.BoolVar(&f.static, "static", false, "every job arrives at time 0 (the makespan experiment)")
+	fl.BoolVar(&f.static, "static", false, "every job arrives at time 0 (with --multi-gpu: Gavel's static-multiple makespan trace)")
 	fl.StringVarP(&f.out, "output", "o", "-", "output file (- : standard output)")
 	fl.StringVar(&f.window, "window", "4000:4999", "measurement window the trace must cover when --jobs is 0")
 	fl.Float64Var(&f.tailHours, "tail-hours", 1000, "hours of arrivals after the window's last job when --jobs is 0")

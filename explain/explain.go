@@ -1,13 +1,16 @@
 // Package explain says why each subgraph of a plan is where it is, in the
 // manner of Nomad's explainable scores: for every processor of the
-// platform, a chain of filters (operator support, precision) that may
-// exclude it, then a chain of scorers that each append a named score
+// platform, a chain of filters (operator support, precision, memory) that
+// may exclude it, then a chain of scorers that each append a named score
 // (time, transfer, finish, load, max load) computed as if the subgraph ran
 // there and the rest of the plan stayed as it is. The planner's choice is
 // marked; the scores are the figures a planner weighs (balance planners
 // minimise the max load, list schedulers the finish).
 //
-// Memory capacity is not a filter: no platform gives one.
+// The memory filter applies where the platform gives capacities
+// (hw.Platform.MemoryLimits): a processor is excluded when moving the
+// subgraph's weights there, in the least its allowed data types take,
+// would put it or its domain over capacity.
 //
 // Explanation has a JSON form (its field tags) for inlay plan --json and
 // the web UI, and Tables for the text and HTML reports.
@@ -83,12 +86,20 @@ func (c Candidate) Score(name string) float64 {
 const (
 	FilterSupport   = "operator support"
 	FilterPrecision = "precision"
+	FilterMemory    = "memory"
 	ScoreTime       = "time"
 	ScoreTransfer   = "transfer"
 	ScoreFinish     = "finish"
 	ScoreLoad       = "load"
 	ScoreMaxLoad    = "max load"
 )
+
+// placed is where a subgraph runs as planned, and its time there.
+type placed struct {
+	proc int
+	dur  time.Duration
+	cfg  hw.Config
+}
 
 // Explain explains plan p of workload w on platform pl under estimator
 // est. Times are in milliseconds; loads are busy-seconds per second over
@@ -98,11 +109,6 @@ const (
 // transfers paid, no contention, the model starting at 0). It returns an
 // error when the plan does not fit the workload or platform.
 func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.Plan) (*Explanation, error) {
-	type placed struct {
-		proc int
-		dur  time.Duration
-		cfg  hw.Config
-	}
 	rate := map[string]float64{}
 	for _, g := range w.Groups {
 		for _, m := range g.Models {
@@ -131,6 +137,14 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 			}
 			places[mi] = append(places[mi], placed{cfg.Proc, d, cfg})
 			load[cfg.Proc] += rate[mp.Model] * d.Seconds() / caps[cfg.Proc]
+		}
+	}
+	limits := pl.MemoryLimits()
+	var resident []int64 // weights per processor, where the platform bounds them
+	if len(limits) > 0 {
+		var err error
+		if resident, err = p.WeightBytes(w, pl); err != nil {
+			return nil, fmt.Errorf("explain: %w", err)
 		}
 	}
 	ex := &Explanation{Planner: p.Planner}
@@ -189,6 +203,13 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 					out.Options = append(out.Options, c)
 					continue
 				}
+				if q != here.proc && len(limits) > 0 {
+					if why := overCapacity(limits, resident, wm, sg.Layers, here, q, configs); why != "" {
+						c.Filter, c.Why = FilterMemory, why
+						out.Options = append(out.Options, c)
+						continue
+					}
+				}
 				best, bestDur, found := hw.Config{}, time.Duration(0), false
 				var lastErr error
 				for _, cfg := range configs {
@@ -245,6 +266,39 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 		ex.Models = append(ex.Models, me)
 	}
 	return ex, nil
+}
+
+// overCapacity says which capacity moving a subgraph from its processor to
+// q would exceed (its weights at the least q's allowed configurations
+// take), or "".
+func overCapacity(limits []hw.MemoryLimit, resident []int64, wm *workload.Model, set graph.LayerSet, here placed, q int, configs []hw.Config) string {
+	var mine, there int64 = 0, -1
+	for _, l := range set {
+		mine += hw.WeightBytes(wm.Layers.Layers[l].Work, here.cfg.DType)
+	}
+	for _, c := range configs {
+		var b int64
+		for _, l := range set {
+			b += hw.WeightBytes(wm.Layers.Layers[l].Work, c.DType)
+		}
+		if there < 0 || b < there {
+			there = b
+		}
+	}
+	moved := append([]int64(nil), resident...)
+	moved[here.proc] -= mine
+	moved[q] += there
+	for _, lim := range limits {
+		in, sum := false, int64(0)
+		for _, p := range lim.Procs {
+			in = in || p == q
+			sum += moved[p]
+		}
+		if in && sum > lim.Bytes {
+			return fmt.Sprintf("its %.1f MiB of weights would put %s at %.1f MiB of %.1f MiB", float64(there)/(1<<20), lim.What, float64(sum)/(1<<20), float64(lim.Bytes)/(1<<20))
+		}
+	}
+	return ""
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -102,3 +102,40 @@ func TestExplain(t *testing.T) {
 		t.Errorf("tables %+v", tabs)
 	}
 }
+
+// A processor whose memory_mib cannot take a subgraph's weights is
+// excluded by the memory filter; one with room is scored.
+func TestExplainMemoryFilter(t *testing.T) {
+	const mib = 1 << 20
+	pl := &hw.Platform{Name: "two", Domains: []hw.Domain{{Name: "d"}}}
+	for _, name := range []string{"big", "small", "roomy"} {
+		pl.Processors = append(pl.Processors, &hw.Processor{Name: name, Kind: "cpu", Backends: []string{"b"},
+			DTypes: []hw.DTypeSpec{{DType: graph.Float32, PeakGOPS: 100}}, Concurrency: 1, Domain: "d", MemBandwidthGBs: 10})
+	}
+	pl.Processors[1].MemoryBytes = 3 * mib
+	pl.Processors[2].MemoryBytes = 64 * mib
+	g := chain("m", 2)
+	lg, err := graph.BuildLayers(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := range lg.Layers {
+		lg.Layers[l].Work.WeightBytes, lg.Layers[l].Work.DType = 2*mib, graph.Float32
+	}
+	w := &workload.Workload{Models: []*workload.Model{{Name: "m", Graph: g, Layers: lg, Zoo: "m"}},
+		Groups: []*workload.Group{{Name: "g", Models: []string{"m"}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}}
+	p := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
+		{Layers: graph.NewLayerSet(0, 1), Processor: "big", Backend: "b", DType: "float32"},
+	}}}}
+	ex, err := explain.Explain(w, pl, cost.NewAnalytic(pl), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := ex.Models[0].Subgraphs[0].Options
+	if c := opts[1]; c.Filter != explain.FilterMemory || !strings.Contains(c.Why, `processor "small" (memory_mib) at 4.0 MiB of 3.0 MiB`) {
+		t.Errorf("small: filter %q why %q, want excluded by memory", c.Filter, c.Why)
+	}
+	if c := opts[2]; c.Filter != "" || len(c.Scores) == 0 {
+		t.Errorf("roomy: filter %q (%s), scores %v: want scored", c.Filter, c.Why, c.Scores)
+	}
+}

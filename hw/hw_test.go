@@ -79,6 +79,8 @@ func TestLoadErrors(t *testing.T) {
 		{"syntax", "kind: cpu", "kind: [cpu", "bad.yaml:", "\n"},
 		{"duplicate backend", "[ort-cpu]", "[ort-cpu, ort-cpu]", `bad.yaml:8: processors[0].backends[1]: duplicate backend "ort-cpu"`, ""},
 		{"negative max rank", "    domain: acc\n", "    domain: acc\n    support: {max_rank: -1}\n", `bad.yaml:21: processors[1].support.max_rank: must be ≥ 0`, ""},
+		{"negative memory", "    domain: acc\n", "    domain: acc\n    memory_mib: -1\n", `bad.yaml:21: processors[1].memory_mib: must be between 0 (unlimited) and`, ""},
+		{"negative capacity", "  - name: acc\n", "  - name: acc\n    capacity_mib: -5\n", `bad.yaml:5: domains[1].capacity_mib: must be between 0 (unlimited) and`, ""},
 		{"bad tensor dtype", "    domain: acc\n", "    domain: acc\n    support:\n      tensor_dtypes: [float33]\n", `bad.yaml:22: processors[1].support.tensor_dtypes[0]: unknown data type "float33"`, ""},
 	}
 	dir := t.TempDir()
@@ -407,4 +409,56 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("multi-line error %q", err)
 		}
 	})
+}
+
+func TestMemoryCapacities(t *testing.T) {
+	text := strings.Replace(strings.Replace(minimal, "  - name: acc\n", "  - name: acc\n    capacity_mib: 512\n", 1),
+		"    domain: dram\n", "    domain: dram\n    memory_mib: 2048\n", 1)
+	p, err := Parse("mem.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Processors[0].MemoryBytes != 2048<<20 || p.Processors[1].MemoryBytes != 0 || p.Domains[1].CapacityBytes != 512<<20 || p.Domains[0].CapacityBytes != 0 {
+		t.Fatalf("memory %d, %d; capacity %d, %d", p.Processors[0].MemoryBytes, p.Processors[1].MemoryBytes, p.Domains[0].CapacityBytes, p.Domains[1].CapacityBytes)
+	}
+	want := []MemoryLimit{
+		{What: `processor "cpu0" (memory_mib)`, Procs: []ProcID{0}, Bytes: 2048 << 20},
+		{What: `domain "acc" (capacity_mib)`, Procs: []ProcID{1}, Bytes: 512 << 20},
+	}
+	if got := p.MemoryLimits(); !reflect.DeepEqual(got, want) {
+		t.Errorf("limits %+v, want %+v", got, want)
+	}
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse("again.yaml", b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(q.MemoryLimits(), want) {
+		t.Errorf("round trip lost the capacities:\n%s", b.String())
+	}
+	if (&Platform{Name: "x"}).MemoryLimits() != nil {
+		t.Error("a platform without capacities has limits")
+	}
+	p.Domains[1].CapacityBytes = -1
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "capacity_mib") {
+		t.Errorf("negative capacity validated: %v", err)
+	}
+}
+
+func TestWeightBytes(t *testing.T) {
+	w := graph.Work{WeightBytes: 4000, DType: graph.Float32}
+	for _, c := range []struct {
+		d    graph.DType
+		want int64
+	}{{graph.Float32, 4000}, {graph.Float16, 2000}, {graph.Int8, 1000}} {
+		if got := WeightBytes(w, c.d); got != c.want {
+			t.Errorf("float32 weights in %s: %d bytes, want %d", c.d, got, c.want)
+		}
+	}
+	if got := WeightBytes(graph.Work{WeightBytes: 1000, DType: graph.Int8}, graph.Float16); got != 1000 {
+		t.Errorf("int8 weights in float16: %d, want 1000 (kept as they are)", got)
+	}
 }

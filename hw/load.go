@@ -23,6 +23,7 @@ import (
 //	domains:                         # memory domains; default: one, "memory"
 //	  - name: dram
 //	    description: unified LPDDR5X
+//	    capacity_mib: 8192           # resident weights; 0 or absent: unlimited
 //	processors:                      # in ID order
 //	  - name: npu                    # unique
 //	    kind: npu                    # cpu | gpu | npu | dsp | dla
@@ -36,6 +37,7 @@ import (
 //	    on_chip_kib: 8192
 //	    concurrency: 1               # default 1
 //	    domain: dram                 # default: the only domain
+//	    memory_mib: 2048             # resident weights on it; 0: unlimited
 //	    cores: [0, 1]                # CPU cores it is pinned to (host)
 //	    support:
 //	      ops: [Conv, Relu]          # allow-list (empty: everything)
@@ -62,6 +64,7 @@ type rawPlatform struct {
 type rawDomain struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description,omitempty"`
+	CapacityMiB int64  `yaml:"capacity_mib,omitempty"`
 }
 
 type rawLink struct {
@@ -113,9 +116,14 @@ type rawProcessor struct {
 	OnChipKiB        int64      `yaml:"on_chip_kib,omitempty"`
 	Concurrency      *int       `yaml:"concurrency,omitempty"`
 	Domain           string     `yaml:"domain,omitempty"`
+	MemoryMiB        int64      `yaml:"memory_mib,omitempty"`
 	Cores            []int      `yaml:"cores,omitempty,flow"`
 	Support          rawSupport `yaml:"support,omitempty"`
 }
+
+// maxMiB is the largest capacity a file may give (an exbibyte), so that
+// the byte count cannot overflow.
+const maxMiB = 1 << 40
 
 // defaultDomain is the implicit domain of a file that lists none.
 const defaultDomain = "memory"
@@ -167,8 +175,11 @@ func Parse(file string, data []byte) (*Platform, error) {
 
 func (r *rawPlatform) platform() (*Platform, *fieldError) {
 	p := &Platform{Name: r.Name, Description: r.Description}
-	for _, d := range r.Domains {
-		p.Domains = append(p.Domains, Domain(d))
+	for i, d := range r.Domains {
+		if d.CapacityMiB < 0 || d.CapacityMiB > maxMiB {
+			return nil, ferr(fmt.Sprintf("must be between 0 (unlimited) and %d", maxMiB), "domains", i, "capacity_mib")
+		}
+		p.Domains = append(p.Domains, Domain{Name: d.Name, Description: d.Description, CapacityBytes: d.CapacityMiB << 20})
 	}
 	if len(p.Domains) == 0 {
 		p.Domains = []Domain{{Name: defaultDomain}}
@@ -199,7 +210,11 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		OnChipBytes:     r.OnChipKiB * 1024,
 		Concurrency:     1,
 		Domain:          r.Domain,
+		MemoryBytes:     r.MemoryMiB << 20,
 		Cores:           append([]int(nil), r.Cores...),
+	}
+	if r.MemoryMiB < 0 || r.MemoryMiB > maxMiB {
+		return nil, ferr(fmt.Sprintf("must be between 0 (unlimited) and %d", maxMiB), "memory_mib")
 	}
 	if r.Concurrency != nil {
 		pr.Concurrency = *r.Concurrency
@@ -379,7 +394,7 @@ func firstLine(s string) string {
 func Encode(w io.Writer, p *Platform) error {
 	raw := rawPlatform{Name: p.Name, Description: p.Description}
 	for _, d := range p.Domains {
-		raw.Domains = append(raw.Domains, rawDomain(d))
+		raw.Domains = append(raw.Domains, rawDomain{Name: d.Name, Description: d.Description, CapacityMiB: d.CapacityBytes >> 20})
 	}
 	for _, pr := range p.Processors {
 		c := pr.Concurrency
@@ -387,7 +402,7 @@ func Encode(w io.Writer, p *Platform) error {
 			Name: pr.Name, Kind: pr.Kind, Description: pr.Description,
 			Backends: pr.Backends, MemBandwidthGBs: pr.MemBandwidthGBs,
 			DispatchOverhead: durString(pr.DispatchOverhead), LayerOverhead: durString(pr.LayerOverhead),
-			OnChipKiB: pr.OnChipBytes / 1024, Concurrency: &c, Domain: pr.Domain, Cores: pr.Cores,
+			OnChipKiB: pr.OnChipBytes / 1024, Concurrency: &c, Domain: pr.Domain, MemoryMiB: pr.MemoryBytes >> 20, Cores: pr.Cores,
 		}
 		for _, d := range pr.DTypes {
 			rd := rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}

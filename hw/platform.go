@@ -33,6 +33,10 @@ type Platform struct {
 type Domain struct {
 	Name        string
 	Description string
+	// CapacityBytes bounds the weights resident in the domain: every
+	// layer placed on one of its processors keeps its weights there (in
+	// the subgraph's data type). 0 means unlimited.
+	CapacityBytes int64
 }
 
 // Link is a copy path between two memory domains.
@@ -115,6 +119,10 @@ type Processor struct {
 	Concurrency int
 	// Domain is the memory domain it reads and writes.
 	Domain string
+	// MemoryBytes bounds the weights resident on this processor (memory
+	// it can address or has of its own, within its domain's capacity);
+	// 0 means unlimited.
+	MemoryBytes int64
 	// Cores are the CPU cores it is pinned to (host platform); nil otherwise.
 	Cores []int
 	// Support says which operators and shapes it can run.

@@ -65,6 +65,9 @@ func (p *Platform) validate() *fieldError {
 			return ferr(fmt.Sprintf("duplicate domain %q", d.Name), "domains", i, "name")
 		}
 		domains[d.Name] = true
+		if d.CapacityBytes < 0 {
+			return ferr("must be ≥ 0 (0: unlimited)", "domains", i, "capacity_mib")
+		}
 	}
 	if len(p.Processors) == 0 {
 		return ferr("at least one processor is required", "processors")
@@ -161,6 +164,9 @@ func (pr *Processor) validate(domains map[string]bool) *fieldError {
 	}
 	if !(pr.MemBandwidthGBs > 0) {
 		return ferr("must be > 0", "mem_bandwidth_gbs")
+	}
+	if pr.MemoryBytes < 0 {
+		return ferr("must be ≥ 0 (0: unlimited)", "memory_mib")
 	}
 	if pr.DispatchOverhead < 0 {
 		return ferr("must be ≥ 0", "dispatch_overhead")

@@ -87,6 +87,52 @@ func (p *Plan) Validate(w *workload.Workload, pl *hw.Platform) error {
 			return err
 		}
 	}
+	return p.validateMemory(w, pl)
+}
+
+// WeightBytes is the weight memory the plan keeps resident on each
+// processor (every layer's weights where its subgraph runs, in the
+// subgraph's data type: hw.WeightBytes). The plan must be valid.
+func (p *Plan) WeightBytes(w *workload.Workload, pl *hw.Platform) ([]int64, error) {
+	use := make([]int64, len(pl.Processors))
+	for _, mp := range p.Models {
+		m := w.Model(mp.Model)
+		if m == nil || m.Layers == nil {
+			return nil, fmt.Errorf("plan: model %q not loaded", mp.Model)
+		}
+		for _, s := range mp.Subgraphs {
+			cfg, err := s.Config(pl)
+			if err != nil {
+				return nil, fmt.Errorf("plan: model %q: %v", mp.Model, err)
+			}
+			for _, l := range s.Layers {
+				use[cfg.Proc] += hw.WeightBytes(m.Layers.Layers[l].Work, cfg.DType)
+			}
+		}
+	}
+	return use, nil
+}
+
+// validateMemory checks the weights resident against every memory
+// capacity the platform gives (hw.Platform.MemoryLimits).
+func (p *Plan) validateMemory(w *workload.Workload, pl *hw.Platform) error {
+	limits := pl.MemoryLimits()
+	if len(limits) == 0 {
+		return nil
+	}
+	use, err := p.WeightBytes(w, pl)
+	if err != nil {
+		return err
+	}
+	for _, l := range limits {
+		var sum int64
+		for _, q := range l.Procs {
+			sum += use[q]
+		}
+		if sum > l.Bytes {
+			return fmt.Errorf("plan: %s: the plan keeps %.1f MiB of weights there, over its capacity of %.1f MiB", l.What, float64(sum)/(1<<20), float64(l.Bytes)/(1<<20))
+		}
+	}
 	return nil
 }
 

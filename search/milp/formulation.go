@@ -43,9 +43,14 @@ import (
 // assignment's own lower-bound costs, which no plan meeting deadlines can
 // exceed.
 //
+// Memory: where the platform gives capacities (a processor's memory_mib, a
+// domain's capacity_mib), the weights placed within each, at the least
+// bytes an allowed data type takes, stay within it.
+//
 // Symmetry: processors whose lower-bound costs agree on every layer and
-// whose dispatch, concurrency and domain agree are interchangeable; their
-// loads are ordered (the first carries at least as much as the second).
+// whose dispatch, concurrency, domain and memory agree are
+// interchangeable; their loads are ordered (the first carries at least as
+// much as the second).
 //
 // So every plan's assignment is feasible for the MILP at an objective no
 // larger than its real LoadLimit load, and the MILP's best bound B gives
@@ -67,6 +72,8 @@ type Formulation struct {
 	Deadlines bool
 	// Symmetric lists the processor pairs whose loads are ordered.
 	Symmetric [][2]int
+	// Memory lists the memory capacities stated (a row each, in MiB).
+	Memory []hw.MemoryLimit
 
 	sp       *space.Space
 	aux      []auxVar // every other variable, and how to set it from an assignment
@@ -224,6 +231,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 		m.AddRow(0, solver.Inf, append([]solver.Term{{Var: f.L, Coef: 1}}, negate(terms)...)...)
 		f.loadRows = append(f.loadRows, terms)
 	}
+	f.memory()
 	f.symmetry(load)
 	if opt.Deadlines {
 		if err := f.deadlines(); err != nil {
@@ -396,13 +404,54 @@ func domainsOf(pl *hw.Platform) [][]int {
 	return out
 }
 
+// memory adds a row per memory capacity of the platform
+// (hw.Platform.MemoryLimits): the weights of the layers placed on its
+// processors, each at the least it takes in a data type the model allows
+// there (hw.WeightBytes), within the capacity. Least bytes keep the MILP a
+// relaxation: every plan within the capacities is feasible for it.
+func (f *Formulation) memory() {
+	pl, w := f.sp.Platform, f.sp.W
+	limits := pl.MemoryLimits()
+	if len(limits) == 0 {
+		return
+	}
+	f.Memory = limits
+	least := func(mi, l, p int) float64 {
+		sm := f.sp.Models[mi]
+		best := int64(-1)
+		for _, c := range w.Models[sm.Index].Configs(pl, p) {
+			if b := hw.WeightBytes(sm.Layers.Layers[l].Work, c.DType); best < 0 || b < best {
+				best = b
+			}
+		}
+		return float64(max(best, 0))
+	}
+	for _, lim := range limits {
+		var terms []solver.Term
+		for mi, xs := range f.X {
+			for l, row := range xs {
+				for _, p := range lim.Procs {
+					if v := row[p]; v >= 0 {
+						if b := least(mi, l, p); b > 0 {
+							terms = append(terms, solver.Term{Var: v, Coef: b / (1 << 20)})
+						}
+					}
+				}
+			}
+		}
+		if len(terms) > 0 {
+			f.Model.AddRow(-solver.Inf, float64(lim.Bytes)/(1<<20), terms...)
+		}
+	}
+}
+
 // symmetry orders the loads of interchangeable processors.
 func (f *Formulation) symmetry(load [][]solver.Term) {
 	pl := f.sp.Platform
 	P := len(pl.Processors)
 	same := func(p, q int) bool {
 		a, b := pl.Processors[p], pl.Processors[q]
-		if a.Domain != b.Domain || f.caps[p] != f.caps[q] || f.Dispatch[p] != f.Dispatch[q] {
+		if a.Domain != b.Domain || a.MemoryBytes != b.MemoryBytes || f.caps[p] != f.caps[q] || f.Dispatch[p] != f.Dispatch[q] {
 			return false
 		}
 		for mi := range f.LB {

@@ -138,9 +138,16 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		Incumbent: res.Objective, Bound: res.Bound, Gap: res.Gap, ScaleBound: math.Inf(1),
 		Vars: f.Model.NumVars(), Rows: f.Model.NumRows(), Integers: f.Model.NumIntegers(), Seconds: res.Wall.Seconds()}
 	switch {
-	case res.Status == solver.Infeasible && f.Deadlines:
+	case res.Status == solver.Infeasible && f.Deadlines && len(f.Memory) == 0:
 		proof.ScaleBound = 0
 		proof.Note = "deadlines bind: no assignment keeps every group's critical path (at lower-bound costs) within its deadline, so no plan meets them"
+	case res.Status == solver.Infeasible && len(f.Memory) > 0:
+		proof.ScaleBound = 0
+		proof.Note = "no assignment keeps the weights within the memory capacities"
+		if f.Deadlines {
+			proof.Note += " and every group's critical path (at lower-bound costs) within its deadline"
+		}
+		proof.Note += ", so no plan meets them"
 	case res.Bound > 0 && !math.IsInf(res.Bound, 0):
 		proof.ScaleBound = 1 / res.Bound
 	}
@@ -180,6 +187,20 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	}
 	if startPlan == nil {
 		return mine, proof, nil
+	}
+	if len(f.Memory) > 0 {
+		// The start planner knows nothing of memory capacities; the MILP's
+		// plan keeps within them at the least bytes a data type allows.
+		startErr, mineErr := startPlan.Validate(req.Workload, req.Platform), mine.Validate(req.Workload, req.Platform)
+		switch {
+		case startErr != nil && mineErr == nil:
+			proof.Note = joinNote(proof.Note, "the start plan is over a memory capacity ("+strings.TrimPrefix(startErr.Error(), "plan: ")+") and is not kept")
+			return mine, proof, nil
+		case startErr == nil && mineErr != nil:
+			startPlan.Planner = p.Name()
+			proof.Note = joinNote(proof.Note, "the solver's plan is over a memory capacity in its data types ("+strings.TrimPrefix(mineErr.Error(), "plan: ")+"): the start plan is kept")
+			return startPlan, proof, nil
+		}
 	}
 	ms, err := eval.Evaluate(ctx, mine)
 	if err != nil {

@@ -157,7 +157,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	if res.FromStart {
 		how := "stopped"
 		if res.Killed {
-			how = "was killed after ignoring the stop (it was still in its root LP or preprocessing)"
+			how = "was killed after ignoring the stop for its grace period"
 		}
 		proof.Note = joinNote(proof.Note, "CBC "+how+" before it reported an incumbent: the start plan is the incumbent")
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/ort"
+	"github.com/inlay-dev/inlay/quant"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -27,6 +28,10 @@ type source struct {
 	// options are the ONNX Runtime options of the full run and of the
 	// subgraphs.
 	options ort.SessionOptions
+	// quant, when set, makes the source the quantized variant of base
+	// (see quantSources).
+	quant *quant.Format
+	base  *source
 }
 
 func realSources() []source {
@@ -60,6 +65,9 @@ type prepared struct {
 	err      error // loading or layering
 	bytes    []byte
 	bytesErr error
+	// quantized and upgraded are quant.Result's, for a quantized source.
+	quantized int
+	upgraded  int64
 }
 
 var (
@@ -71,6 +79,9 @@ var (
 // each test reports them.
 func prepare(t testing.TB, src source) *prepared {
 	t.Helper()
+	if src.quant != nil {
+		return prepareQuantized(t, src)
+	}
 	var path string
 	if src.file != "" {
 		path = assets.Require(t, assets.ModelPath(src.file))

@@ -32,12 +32,14 @@ fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 # e2e (not part of test) runs two heavy suites: e2e-zoo, the ONNX Runtime
-# checks over every zoo network (make test runs them on zoo.TestNetworks, a
-# sample), and e2e-kube, the Kubernetes control-plane tests.
+# checks over every zoo network and over the quantized variants (package
+# quant) of every zoo network and real model at its typical input size
+# (make test runs them on zoo.TestNetworks and a quantized sample), and
+# e2e-kube, the Kubernetes control-plane tests.
 e2e: e2e-zoo e2e-kube
 
 e2e-zoo: fetch
-	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime' ./verify ./zoo
+	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime|Quantized' ./verify ./zoo
 
 # fuzz-long (not part of test): every parser until it has seen FUZZ_EXECS
 # coverage-guided inputs (default 1,000,000), one fuzz worker at a time,

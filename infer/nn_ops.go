@@ -236,27 +236,61 @@ func convTransposeRule() rule {
 	}}
 }
 
+// pooledShape is a windowed pooling operator's output shape for input x
+// (rank ≥ 3) from its attributes (kernel_shape required); channelsLast
+// takes x as (N, spatial..., C), as com.microsoft's channels_last does.
+func (c *ctx) pooledShape(x graph.Shape, channelsLast bool) (graph.Shape, window, error) {
+	if c.attrs().Ints("kernel_shape") == nil {
+		return nil, window{}, errors.New("kernel_shape is required")
+	}
+	nsp, first := len(x)-2, 2
+	if channelsLast {
+		first = 1
+	}
+	w, err := c.readWindow(nsp, nil)
+	if err != nil {
+		return nil, window{}, err
+	}
+	out := graph.Shape{x[0]}
+	if !channelsLast {
+		out = append(out, x[1])
+	}
+	for i := 0; i < nsp; i++ {
+		o, err := w.outSize(i, x[first+i])
+		if err != nil {
+			return nil, window{}, err
+		}
+		out = append(out, o)
+	}
+	if channelsLast {
+		out = append(out, x[len(x)-1])
+	}
+	return out, w, nil
+}
+
+// globalPooled is x with its spatial dimensions set to 1 (channels first,
+// or with channelsLast channels last).
+func globalPooled(x graph.Shape, channelsLast bool) graph.Shape {
+	out := x.Clone()
+	first, end := 2, len(out)
+	if channelsLast {
+		first, end = 1, len(out)-1
+	}
+	for i := first; i < end; i++ {
+		out[i] = 1
+	}
+	return out
+}
+
 func poolRule() rule {
 	return rule{infer: func(c *ctx) error {
 		x, err := c.needRank(0, 3)
 		if err != nil {
 			return err
 		}
-		nsp := len(x) - 2
-		if c.attrs().Ints("kernel_shape") == nil {
-			return errors.New("kernel_shape is required")
-		}
-		w, err := c.readWindow(nsp, nil)
+		out, w, err := c.pooledShape(x, false)
 		if err != nil {
 			return err
-		}
-		out := graph.Shape{x[0], x[1]}
-		for i := 0; i < nsp; i++ {
-			o, err := w.outSize(i, x[2+i])
-			if err != nil {
-				return err
-			}
-			out = append(out, o)
 		}
 		c.set(0, c.dt(0), out)
 		c.set(1, graph.Int64, out) // MaxPool's Indices
@@ -271,11 +305,7 @@ func globalPoolRule() rule {
 		if err != nil {
 			return err
 		}
-		out := x.Clone()
-		for i := 2; i < len(out); i++ {
-			out[i] = 1
-		}
-		c.set(0, c.dt(0), out)
+		c.set(0, c.dt(0), globalPooled(x, false))
 		c.flops = prod(x)
 		return nil
 	}}
@@ -534,6 +564,23 @@ func evalMatMul(a, b *value, out graph.Shape) *value {
 	return res
 }
 
+// gemmDims are Gemm's (and QGemm's) M, N and K for rank-2 A and B under
+// the transA and transB attributes.
+func (c *ctx) gemmDims(a, b graph.Shape) (m, n, k int64, err error) {
+	m, k = a[0], a[1]
+	if c.attrs().Int("transA", 0) != 0 {
+		m, k = k, m
+	}
+	k2, n := b[0], b[1]
+	if c.attrs().Int("transB", 0) != 0 {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		return 0, 0, 0, fmt.Errorf("inner dimensions %d and %d differ (A %s, B %s)", k, k2, a, b)
+	}
+	return m, n, k, nil
+}
+
 func gemmRule() rule {
 	return rule{infer: func(c *ctx) error {
 		a, err := c.needRank(0, 2)
@@ -547,16 +594,9 @@ func gemmRule() rule {
 		if len(a) != 2 || len(b) != 2 {
 			return fmt.Errorf("Gemm needs rank-2 inputs, has %s and %s", a, b)
 		}
-		m, k := a[0], a[1]
-		if c.attrs().Int("transA", 0) != 0 {
-			m, k = k, m
-		}
-		k2, n := b[0], b[1]
-		if c.attrs().Int("transB", 0) != 0 {
-			k2, n = n, k2
-		}
-		if k != k2 {
-			return fmt.Errorf("inner dimensions %d and %d differ (A %s, B %s)", k, k2, a, b)
+		m, n, k, err := c.gemmDims(a, b)
+		if err != nil {
+			return err
 		}
 		out := graph.Shape{m, n}
 		if c.has(2) {

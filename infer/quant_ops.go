@@ -279,16 +279,9 @@ func qgemmRule() rule {
 		if len(a) != 2 || len(b) != 2 {
 			return fmt.Errorf("A %s and B %s must be rank 2", a, b)
 		}
-		m, k := a[0], a[1]
-		if c.attrs().Int("transA", 0) != 0 {
-			m, k = k, m
-		}
-		k2, n := b[0], b[1]
-		if c.attrs().Int("transB", 0) != 0 {
-			k2, n = n, k2
-		}
-		if k != k2 {
-			return fmt.Errorf("inner dimensions %d and %d differ (A %s, B %s)", k, k2, a, b)
+		m, n, k, err := c.gemmDims(a, b)
+		if err != nil {
+			return err
 		}
 		if err := checkZeroPoint(c, 4, "b_scale", n); err != nil {
 			return err
@@ -348,17 +341,7 @@ func qlinearGlobalPoolRule() rule {
 		if err := c.need(5); err != nil {
 			return err
 		}
-		out := x.Clone()
-		if c.attrs().Int("channels_last", 0) != 0 {
-			for i := 1; i < len(out)-1; i++ {
-				out[i] = 1
-			}
-		} else {
-			for i := 2; i < len(out); i++ {
-				out[i] = 1
-			}
-		}
-		c.set(0, c.dt(0), out)
+		c.set(0, c.dt(0), globalPooled(x, c.attrs().Int("channels_last", 0) != 0))
 		c.flops = prod(x)
 		return nil
 	}}
@@ -377,32 +360,9 @@ func qlinearAveragePoolRule() rule {
 		if !c.has(1) || !c.has(3) {
 			return errors.New("needs X, x_scale and y_scale (inputs 0, 1 and 3)")
 		}
-		if c.attrs().Ints("kernel_shape") == nil {
-			return errors.New("kernel_shape is required")
-		}
-		nsp := len(x) - 2
-		last := c.attrs().Int("channels_last", 0) != 0
-		sp := func(i int) int64 { return x[2+i] }
-		if last {
-			sp = func(i int) int64 { return x[1+i] }
-		}
-		w, err := c.readWindow(nsp, nil)
+		out, w, err := c.pooledShape(x, c.attrs().Int("channels_last", 0) != 0)
 		if err != nil {
 			return err
-		}
-		out := graph.Shape{x[0]}
-		if !last {
-			out = append(out, x[1])
-		}
-		for i := 0; i < nsp; i++ {
-			o, err := w.outSize(i, sp(i))
-			if err != nil {
-				return err
-			}
-			out = append(out, o)
-		}
-		if last {
-			out = append(out, x[len(x)-1])
 		}
 		c.set(0, c.dt(0), out)
 		c.flops = sat(prod(out), prod(w.kernel))

@@ -13,6 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/inspect"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -22,13 +23,17 @@ func newInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect MODEL",
 		Short: "Show a model's inputs, outputs, operators, work and largest tensors",
-		Long: "MODEL is an ONNX file or the name of a zoo network (see inlay zoo list).\n" +
+		Long: "MODEL is an ONNX file, cache:FILE.onnx (a fetched real model, as in\n" +
+			"workloads) or the name of a zoo network (see inlay zoo list).\n" +
 			"Symbolic input dimensions of ONNX files default to 1 where they are the\n" +
 			"batch; the others stay symbolic (shapes such as 1xNx512, work per symbol\n" +
 			"where it is linear in it) unless --input name=d0,d1,... fixes them\n" +
 			"(repeatable; a name or ? in place of a size keeps that dimension open).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if rest, ok := strings.CutPrefix(args[0], workload.CachePrefix); ok {
+				args[0] = assets.ModelPath(rest)
+			}
 			if sym, err := loadSymbolic(args[0], inputs); err != nil {
 				return err
 			} else if sym != nil {

@@ -28,7 +28,7 @@ func newRootCmd() *cobra.Command {
 	// Every subcommand, in the order `inlay --help` lists them.
 	root.AddCommand(
 		newDemoCmd(),
-		newInspectCmd(),
+		newInspectCmd(), newQuantizeCmd(),
 		newZooCmd(),
 		newPlatformsCmd(),
 		newSimulateCmd(),

@@ -35,7 +35,7 @@ func TestZooSubgraphsMatchFullModel(t *testing.T) {
 
 func checkSubgraphs(t *testing.T, sources []source) {
 	rt := openRuntime(t)
-	var totalSets, totalNodes, totalBad int
+	var totalSets, totalNodes, totalBad, totalOuts, totalInts int
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
 			fr := getFullRun(t, src)
@@ -46,16 +46,20 @@ func checkSubgraphs(t *testing.T, sources []source) {
 			lg := p.layers
 			sets := randomConvexSets(lg, rand.New(rand.NewSource(seedOf(src.name))), setsPerModel)
 			var bad []string
-			nodes, smallest, largest := 0, len(lg.Layers), 0
+			nodes, smallest, largest, outs, ints := 0, len(lg.Layers), 0, 0, 0
 			for _, set := range sets {
 				nodes += len(lg.Nodes(set))
 				smallest, largest = min(smallest, len(set)), max(largest, len(set))
-				if msg := checkSubgraph(rt, lg, set, fr); msg != "" {
+				msg, o, i := checkSubgraph(rt, lg, set, fr)
+				outs, ints = outs+o, ints+i
+				if msg != "" {
 					bad = append(bad, fmt.Sprintf("layers %s (%d layers, %d nodes, first %s %q): %s", set.Key(), len(set), len(lg.Nodes(set)), lg.Layers[set[0]].Op, lg.Layers[set[0]].Name, msg))
 				}
 			}
-			t.Logf("%-34s %3d subgraphs (%5d nodes, %d to %d of %d layers) checked, %d failed", src.name, len(sets), nodes, smallest, largest, len(lg.Layers), len(bad))
+			t.Logf("%-34s %3d subgraphs (%5d nodes, %d to %d of %d layers) checked, %d outputs compared (%d integer, exactly), %d failed", src.name, len(sets), nodes, smallest, largest, len(lg.Layers), outs, ints, len(bad))
 			totalSets += len(sets)
+			totalOuts += outs
+			totalInts += ints
 			totalNodes += nodes
 			totalBad += len(bad)
 			if len(sets) < setsPerModel {
@@ -71,34 +75,35 @@ func checkSubgraphs(t *testing.T, sources []source) {
 			}
 		})
 	}
-	t.Logf("total: %d subgraphs (%d nodes) checked, %d failed", totalSets, totalNodes, totalBad)
+	t.Logf("total: %d subgraphs (%d nodes) checked, %d outputs compared (%d integer, exactly), %d failed", totalSets, totalNodes, totalOuts, totalInts, totalBad)
 }
 
 // checkSubgraph exports and runs one layer set; "" means it reproduced the
-// full model's values of all its outputs.
-func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr *fullRun) string {
+// full model's values of all its outputs. It counts the outputs compared
+// and, of those, the integer ones (compared exactly).
+func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr *fullRun) (msg string, compared, ints int) {
 	ins, outs := lg.Boundary(set)
 	data, err := onnx.ExportSubgraph(lg, set)
 	if err != nil {
-		return fmt.Sprintf("export: %v", err)
+		return fmt.Sprintf("export: %v", err), 0, 0
 	}
 	if msg := checkDeclared(data, ins, outs, fr); msg != "" {
-		return msg
+		return msg, 0, 0
 	}
 	feeds := make([]*graph.Data, len(ins))
 	for i, name := range ins {
 		if feeds[i] = fr.values[name]; feeds[i] == nil {
-			return fmt.Sprintf("input %q has no value in the full run", name)
+			return fmt.Sprintf("input %q has no value in the full run", name), 0, 0
 		}
 	}
 	sess, err := rt.NewSession(data, ins, outs, fr.source.options)
 	if err != nil {
-		return err.Error()
+		return err.Error(), 0, 0
 	}
 	defer sess.Close()
 	got, err := sess.Run(feeds)
 	if err != nil {
-		return err.Error()
+		return err.Error(), 0, 0
 	}
 	var bad []string
 	for i, name := range outs {
@@ -107,11 +112,15 @@ func checkSubgraph(rt *ort.Runtime, lg *graph.LayerGraph, set graph.LayerSet, fr
 			bad = append(bad, fmt.Sprintf("output %q has no value in the full run", name))
 			continue
 		}
+		compared++
+		if _, isFloat := floatsOf(want); !isFloat {
+			ints++
+		}
 		if msg := compareData(got[i], want); msg != "" {
 			bad = append(bad, fmt.Sprintf("output %q: %s", name, msg))
 		}
 	}
-	return strings.Join(bad, "; ")
+	return strings.Join(bad, "; "), compared, ints
 }
 
 // checkDeclared checks the exported model's interface: its graph inputs and

@@ -33,9 +33,10 @@ func newClusterBenchCmd() *cobra.Command {
 		Long: `bench reproduces Gavel's simulation experiments on its throughputs and
 generator: continuous arrivals of single-GPU and multi-GPU jobs (average JCT
 of the window's jobs at each rate, seeds averaged), and the static makespan
-experiment (N jobs at time 0) beside two proven lower bounds: the longest
-job alone on its fastest GPU, and the fluid makespan LP (no schedule without
-space sharing finishes sooner). Gavel's published figures stand beside the
+experiment (N multi-GPU jobs at time 0, Gavel's static-multiple trace)
+beside two proven lower bounds: the longest job alone on its fastest GPU,
+and the fluid makespan LP (no schedule without space sharing finishes
+sooner). Gavel's published figures stand beside the
 rows they match (single-GPU at 5.6 jobs/h, multi-GPU at 2.6 jobs/h, 500
 static jobs).
 

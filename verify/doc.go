@@ -15,6 +15,12 @@
 //     run's intermediate values, reproduce the full run's values of their
 //     outputs: max |a-b| ≤ 1e-4 · max(1, max |b|).
 //
+// The quantized variants of the real models and of zoo networks (package
+// quant: static QDQ and QOperator calibrated on three float runs, and
+// dynamic) go through the same two checks on unfused runs, integer
+// tensors compared exactly (quant_test.go; a sample in make test, every
+// network with INLAY_E2E).
+//
 // The tests skip (or, with INLAY_REQUIRE_ASSETS=1, fail) when the models or
 // the ONNX Runtime library have not been fetched; -short skips the zoo
 // networks. Run `go test ./verify -v` to see per-model counts, and

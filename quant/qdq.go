@@ -119,7 +119,7 @@ func qdq(e *editor, ranges Ranges) error {
 			}
 		}
 	}
-	dq := map[string]string{}    // tensor → its DequantizeLinear output
+	dq := map[string]string{}   // tensor → its DequantizeLinear output
 	act := map[string]qparams{} // tensor → its activation params
 	pair := func(t string) {
 		p := computeParams(ranges[t], graph.Uint8, false)

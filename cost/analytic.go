@@ -110,7 +110,7 @@ func FittedEfficiency(pr *hw.Processor, ds hw.DTypeSpec) Efficiency {
 	f := ds.Fit
 	e := Efficiency{Compute: map[OpClass]float64{}, Memory: 1, HalfFLOPs: f.HalfFLOPs, OnChipBytes: f.OnChipBytes,
 		DispatchOverhead: max(f.DispatchOverhead, 1), LayerOverhead: max(f.LayerOverhead, 1),
-		PeakScale: f.SustainedGOPS / ds.PeakGOPS, BandwidthScale: f.MemBandwidthGBs / pr.MemBandwidthGBs}
+		PeakScale: f.SustainedGOPS / ds.PeakGOPS, BandwidthScale: f.MemBandwidthGBs / pr.MemBandwidthGBs, RequantGBs: f.RequantGBs}
 	for k, v := range f.Compute {
 		e.Compute[OpClass(k)] = v
 	}
@@ -124,7 +124,7 @@ func DTypeFitOf(pr *hw.Processor, ds hw.DTypeSpec, e Efficiency, fittedTo string
 	f := &hw.DTypeFit{SustainedGOPS: ds.PeakGOPS * nonZero(e.PeakScale),
 		MemBandwidthGBs:  pr.MemBandwidthGBs * nonZero(e.BandwidthScale) * e.Memory,
 		DispatchOverhead: e.DispatchOverhead, LayerOverhead: e.LayerOverhead, HalfFLOPs: e.HalfFLOPs,
-		OnChipBytes: e.OnChipBytes / 1024 * 1024, Compute: map[string]float64{}, FittedTo: fittedTo}
+		OnChipBytes: e.OnChipBytes / 1024 * 1024, RequantGBs: e.RequantGBs, Compute: map[string]float64{}, FittedTo: fittedTo}
 	if f.DispatchOverhead <= 0 {
 		f.DispatchOverhead = pr.DispatchOverhead
 	}
@@ -234,15 +234,20 @@ func (a *Analytic) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Conf
 type LayerTime struct {
 	Layer int
 	// Compute and Memory are the two roofline terms; the layer takes the
-	// larger, plus Overhead (its kernel launch, 0 when fused).
-	Compute, Memory, Overhead time.Duration
+	// larger, plus Requant (its requantisation passes, integer
+	// configurations only) and Overhead (its kernel launch, 0 when fused).
+	Compute, Memory, Requant, Overhead time.Duration
 	// Bytes is the DRAM traffic counted, after the subgraph's savings.
 	Bytes int64
 }
 
 // Explain returns each layer's figures in a subgraph, in set order, and
 // the subgraph's dispatch overhead; the subgraph's time is the overhead
-// plus each layer's max(Compute, Memory) + Overhead. Errors as Subgraph.
+// plus each layer's max(Compute, Memory) + Requant + Overhead. On a
+// processor that prefetches weights (hw.Processor.WeightPrefetch) the
+// layers' Memory leaves their weights out (Bytes keeps them), and the
+// overhead returned includes the time the weight stream outlasts the
+// layers, if it does. Errors as Subgraph.
 func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) ([]LayerTime, time.Duration, error) {
 	if _, err := a.Subgraph(lg, set, on); err != nil || len(set) == 0 {
 		return nil, 0, err
@@ -250,6 +255,7 @@ func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Confi
 	out := make([]LayerTime, 0, len(set))
 	a.sum(lg, set, on, &out)
 	dispatch, _ := a.overheads(on)
+	dispatch += a.weightExcess(lg, set, on, out)
 	return out, time.Duration(dispatch), nil
 }
 
@@ -258,11 +264,16 @@ func (a *Analytic) Explain(lg *graph.LayerGraph, set graph.LayerSet, on hw.Confi
 func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, explain *[]LayerTime) float64 {
 	t := a.table(lg, on)
 	onChip := t.onChip
-	ns, layerOverhead := a.overheads(on)
+	dispatch, layerOverhead := a.overheads(on)
+	ns, weightNs := 0.0, 0.0
 	for _, id := range set {
 		l := &t.layers[id]
 		bytes := l.weights
 		mem := t.nsFor(l.weights)
+		if t.prefetch {
+			weightNs += mem
+			mem = 0
+		}
 		internal := true
 		for _, in := range l.ins {
 			if t.nsPerBoundaryByte > 0 && (in.from < 0 || !set.Contains(in.from)) {
@@ -285,7 +296,7 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 			bytes += out.bytes
 			mem += t.nsFor(out.bytes)
 		}
-		ns += math.Max(l.compute, mem)
+		ns += math.Max(l.compute, mem) + l.requant
 		over := 0.0
 		if !(l.fusable && internal && len(l.ins) > 0) {
 			over = layerOverhead
@@ -293,10 +304,22 @@ func (a *Analytic) sum(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, e
 		ns += over
 		if explain != nil {
 			*explain = append(*explain, LayerTime{Layer: id, Compute: time.Duration(l.compute + 0.5),
-				Memory: time.Duration(mem + 0.5), Overhead: time.Duration(over), Bytes: int64(bytes + 0.5)})
+				Memory: time.Duration(mem + 0.5), Requant: time.Duration(l.requant + 0.5), Overhead: time.Duration(over), Bytes: int64(bytes + 0.5)})
 		}
 	}
-	return ns
+	return dispatch + math.Max(ns, weightNs)
+}
+
+// weightExcess is the time by which a prefetching processor's weight
+// stream outlasts the layers' work (0 when it does not, or without
+// prefetch): what Explain adds to the dispatch overhead.
+func (a *Analytic) weightExcess(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, rows []LayerTime) float64 {
+	dispatch, _ := a.overheads(on)
+	var layers float64
+	for _, r := range rows {
+		layers += float64(max(r.Compute, r.Memory) + r.Requant + r.Overhead)
+	}
+	return math.Max(0, a.sum(lg, set, on, nil)-dispatch-layers)
 }
 
 // overheads returns a configuration's dispatch and layer overheads in ns:
@@ -365,6 +388,9 @@ type layerTable struct {
 	// onChip is the size of a tensor that stays on chip between layers
 	// (Efficiency.OnChipBytes, else the processor's).
 	onChip float64
+	// prefetch: the weights stream beside the layers (hw.Processor.
+	// WeightPrefetch), bounding the subgraph, not each layer.
+	prefetch bool
 }
 
 // nsFor is the time to move one tensor (or a layer's weights) of n bytes.
@@ -383,6 +409,9 @@ type layerCost struct {
 	// fusable: element-wise only (no MACs, no anchor operator), so it fuses
 	// into a producer in the same subgraph.
 	fusable bool
+	// requant is the time of its requantisation passes (ns; integer
+	// configurations, Efficiency.RequantGBs), paid after the roofline.
+	requant float64
 }
 
 type inEdge struct {
@@ -429,6 +458,7 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	if eff.BoundaryGBs > 0 {
 		t.nsPerBoundaryByte = 1 / eff.BoundaryGBs
 	}
+	t.prefetch = pr.WeightPrefetch
 	t.onChip = float64(pr.OnChipBytes)
 	if eff.OnChipBytes > 0 {
 		t.onChip = float64(eff.OnChipBytes)
@@ -470,6 +500,11 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			floatNsPerFLOP = 1 / fp
 		}
 	}
+	var epilogue map[int]bool
+	var nsPerRequantByte float64
+	if intCfg && eff.RequantGBs > 0 {
+		epilogue, nsPerRequantByte = epilogues(lg), 1/eff.RequantGBs
+	}
 	for _, l := range lg.Layers {
 		lc := &t.layers[l.ID]
 		lc.weights = float64(l.Work.WeightBytes) * scale(l.Work.DType)
@@ -486,6 +521,11 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			if anchor || c != Elementwise && c != DataMovement {
 				lc.fusable = false
 			}
+			if nsPerRequantByte > 0 && needsRequant(m, n, epilogue) {
+				for _, o := range n.Outputs {
+					lc.requant += tensorBytes(o) * nsPerRequantByte
+				}
+			}
 			if n.Work.FLOPs <= 0 || fuseQDQ && (n.Op == "QuantizeLinear" || n.Op == "DequantizeLinear") {
 				continue
 			}
@@ -495,7 +535,7 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			if anchor {
 				f += eff.HalfFLOPs
 			}
-			lc.compute += f * layerNsPerFLOP / eff.Of(c)
+			lc.compute += f * layerNsPerFLOP / eff.Of(c) * channelPadding(m, n, pr.ChannelAlign)
 		}
 		for _, in := range l.Inputs {
 			from := -1
@@ -532,4 +572,99 @@ func (a *Analytic) floatPeak(proc int) float64 {
 		best = math.Max(best, p)
 	}
 	return best
+}
+
+// channelPadding is the factor by which a convolution's work grows when
+// its channels are rounded up to a multiple of align (hw.Processor.
+// ChannelAlign): input and output channels per group for a dense or
+// grouped one, the channels for a depthwise one; 1 for other nodes, for
+// align ≤ 1 and for shapes not known.
+func channelPadding(m *graph.Model, n *graph.Node, align int) float64 {
+	w := 1
+	switch n.Op {
+	case "Conv", "ConvInteger":
+	case "QLinearConv":
+		w = 3
+	default:
+		return 1
+	}
+	if align <= 1 || len(n.Inputs) <= w {
+		return 1
+	}
+	t := m.Tensor(n.Inputs[w])
+	if t == nil || len(t.Shape) < 3 || t.Shape[0] <= 0 || t.Shape[1] <= 0 {
+		return 1
+	}
+	g := int64(align)
+	up := func(x int64) float64 { return float64((x+g-1)/g*g) / float64(x) }
+	out, in, groups := t.Shape[0], t.Shape[1], n.Attrs.Int("group", 1)
+	if groups > 1 && in == 1 {
+		return up(out) // depthwise: the channels fill the lanes
+	}
+	if groups < 1 || out%groups != 0 {
+		groups = 1
+	}
+	return up(out/groups) * up(in)
+}
+
+// epilogues returns the nodes that run inside a producer's kernel in an
+// integer configuration: every anchor (graph.IsAnchor), and every other
+// node whose first activation input comes from one of them (an activation,
+// a folded normalisation, a residual add), a Concat excepted. What is left
+// (a Concat, a normalisation of a concatenation, arithmetic on a graph
+// input) takes tensors whose quantisation parameters are not its own.
+func epilogues(lg *graph.LayerGraph) map[int]bool {
+	m := lg.Model
+	epi := map[int]bool{}
+	order, err := m.TopoOrder()
+	if err != nil {
+		return epi
+	}
+	for _, id := range order {
+		n := m.Nodes[id]
+		if lg.NodeLayer[id] < 0 {
+			continue
+		}
+		if graph.IsAnchor(n) {
+			epi[id] = true
+			continue
+		}
+		if n.Op == "Concat" {
+			continue
+		}
+		for _, in := range n.Inputs {
+			t := m.Tensor(in)
+			if in == "" || t == nil || t.IsConst() {
+				continue
+			}
+			epi[id] = t.Producer >= 0 && epi[t.Producer]
+			break
+		}
+	}
+	return epi
+}
+
+// needsRequant reports whether a node pays a requantisation pass in an
+// integer configuration: a Concat of two or more activations, or an
+// element-wise or normalisation node outside every epilogue (epilogues);
+// clamps (Relu, Clip) fold into the pass before them, and quantisation
+// nodes are costed as such.
+func needsRequant(m *graph.Model, n *graph.Node, epilogue map[int]bool) bool {
+	switch n.Op {
+	case "Concat":
+		acts := 0
+		for _, in := range n.Inputs {
+			if t := m.Tensor(in); in != "" && t != nil && !t.IsConst() {
+				acts++
+			}
+		}
+		return acts >= 2
+	case "Relu", "Clip", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear":
+		return false
+	}
+	if epilogue[n.ID] || graph.IsAnchor(n) {
+		return false
+	}
+	c := Classify(m, n)
+	return c == Elementwise || c == Norm
 }

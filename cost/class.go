@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -120,6 +121,13 @@ type Efficiency struct {
 	// gets beside its producer's and consumer's working sets, which a
 	// calibration can fit. 0 keeps the processor's.
 	OnChipBytes int64 `json:"on_chip_bytes,omitempty"`
+	// RequantGBs, when positive, charges a requantisation pass in integer
+	// configurations: a node that cannot take its inputs' quantisation
+	// parameters as they are (a Concat of tensors with their own scales,
+	// an element-wise or normalisation node that is no convolution's
+	// epilogue) rewrites its output at this rate in GB/s, after the
+	// layer's roofline time; 0 means such passes are free.
+	RequantGBs float64 `json:"requant_gbs,omitempty"`
 }
 
 // Of returns the compute fraction for a class.
@@ -153,6 +161,9 @@ func (e Efficiency) Validate() error {
 	}
 	if !(e.PeakScale >= 0 && e.PeakScale <= 1e6) || !(e.BandwidthScale >= 0 && e.BandwidthScale <= 1e6) {
 		return fmt.Errorf("cost: efficiency: scales must be in [0, 1e6] (peak %g, bandwidth %g)", e.PeakScale, e.BandwidthScale)
+	}
+	if !(e.RequantGBs >= 0) || math.IsInf(e.RequantGBs, 0) {
+		return fmt.Errorf("cost: efficiency: requant_gbs %g is not a rate", e.RequantGBs)
 	}
 	if !(e.BoundaryGBs >= 0) {
 		return fmt.Errorf("cost: efficiency: boundary_gbs %g is negative", e.BoundaryGBs)

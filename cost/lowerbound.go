@@ -14,7 +14,8 @@ import (
 // Subgraph(lg, S, on) ≥ Σ_{l ∈ S} LayerLowerBound(lg, l, on). Package sim's
 // UpperBound relies on it. It is the layer's roofline term with only the
 // DRAM traffic no subgraph can avoid — its weights, graph inputs and
-// outputs, and tensors too large for on-chip memory — and its kernel launch
+// outputs, and tensors too large for on-chip memory; not its weights on a
+// processor that prefetches them — its requantisation passes, and its kernel launch
 // when no subgraph can fuse it away; the dispatch overhead, paid once per
 // subgraph, is left out. Errors as Subgraph (ErrUnsupported where the
 // processor cannot run the layer).
@@ -33,6 +34,9 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 	onChip := t.onChip
 	l := &t.layers[layer]
 	mem := t.nsFor(l.weights)
+	if t.prefetch {
+		mem = 0 // the weight stream bounds the subgraph, not the layer
+	}
 	boundary := 0.0  // graph inputs and outputs cross every subgraph's boundary
 	internal := true // every input may come from inside the subgraph
 	for _, in := range l.ins {
@@ -52,7 +56,7 @@ func (a *Analytic) LayerLowerBound(lg *graph.LayerGraph, layer int, on hw.Config
 			mem += t.nsFor(out.bytes)
 		}
 	}
-	ns := math.Max(l.compute, mem) + boundary
+	ns := math.Max(l.compute, mem) + l.requant + boundary
 	if !(l.fusable && internal && len(l.ins) > 0) {
 		_, layerOverhead := a.overheads(on)
 		ns += layerOverhead

@@ -89,6 +89,7 @@ type rawDTypeFit struct {
 	LayerOverhead    string             `yaml:"layer_overhead"`
 	HalfFLOPs        float64            `yaml:"half_flops,omitempty"`
 	OnChipKiB        int64              `yaml:"on_chip_kib,omitempty"`
+	RequantGBs       float64            `yaml:"requant_gbs,omitempty"`
 	Compute          map[string]float64 `yaml:"compute,flow"`
 	FittedTo         string             `yaml:"fitted_to,omitempty"`
 }
@@ -114,6 +115,8 @@ type rawProcessor struct {
 	DispatchOverhead string     `yaml:"dispatch_overhead,omitempty"`
 	LayerOverhead    string     `yaml:"layer_overhead,omitempty"`
 	OnChipKiB        int64      `yaml:"on_chip_kib,omitempty"`
+	ChannelAlign     int        `yaml:"channel_align,omitempty"`
+	WeightPrefetch   bool       `yaml:"weight_prefetch,omitempty"`
 	Concurrency      *int       `yaml:"concurrency,omitempty"`
 	Domain           string     `yaml:"domain,omitempty"`
 	MemoryMiB        int64      `yaml:"memory_mib,omitempty"`
@@ -208,6 +211,8 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		Backends:        append([]string(nil), r.Backends...),
 		MemBandwidthGBs: r.MemBandwidthGBs,
 		OnChipBytes:     r.OnChipKiB * 1024,
+		ChannelAlign:    r.ChannelAlign,
+		WeightPrefetch:  r.WeightPrefetch,
 		Concurrency:     1,
 		Domain:          r.Domain,
 		MemoryBytes:     r.MemoryMiB << 20,
@@ -240,7 +245,7 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		spec := DTypeSpec{DType: dt, PeakGOPS: d.PeakGOPS}
 		if f := d.Fit; f != nil {
 			fit := &DTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs, HalfFLOPs: f.HalfFLOPs,
-				OnChipBytes: f.OnChipKiB * 1024, Compute: map[string]float64{}, FittedTo: f.FittedTo}
+				OnChipBytes: f.OnChipKiB * 1024, RequantGBs: f.RequantGBs, Compute: map[string]float64{}, FittedTo: f.FittedTo}
 			var fe *fieldError
 			if fit.DispatchOverhead, fe = parseDuration(f.DispatchOverhead, "dtypes", i, "fit", "dispatch_overhead"); fe != nil {
 				return nil, fe
@@ -402,14 +407,14 @@ func Encode(w io.Writer, p *Platform) error {
 			Name: pr.Name, Kind: pr.Kind, Description: pr.Description,
 			Backends: pr.Backends, MemBandwidthGBs: pr.MemBandwidthGBs,
 			DispatchOverhead: durString(pr.DispatchOverhead), LayerOverhead: durString(pr.LayerOverhead),
-			OnChipKiB: pr.OnChipBytes / 1024, Concurrency: &c, Domain: pr.Domain, MemoryMiB: pr.MemoryBytes >> 20, Cores: pr.Cores,
+			OnChipKiB: pr.OnChipBytes / 1024, ChannelAlign: pr.ChannelAlign, WeightPrefetch: pr.WeightPrefetch, Concurrency: &c, Domain: pr.Domain, MemoryMiB: pr.MemoryBytes >> 20, Cores: pr.Cores,
 		}
 		for _, d := range pr.DTypes {
 			rd := rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}
 			if f := d.Fit; f != nil {
 				rd.Fit = &rawDTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs,
 					DispatchOverhead: durString(f.DispatchOverhead), LayerOverhead: durString(f.LayerOverhead),
-					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, Compute: f.Compute, FittedTo: f.FittedTo}
+					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, RequantGBs: f.RequantGBs, Compute: f.Compute, FittedTo: f.FittedTo}
 			}
 			rp.DTypes = append(rp.DTypes, rd)
 		}

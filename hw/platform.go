@@ -80,6 +80,9 @@ type DTypeFit struct {
 	// OnChipBytes is the size of a tensor that stays on chip between two
 	// layers (0: the processor's on_chip_kib).
 	OnChipBytes int64
+	// RequantGBs is the rate of the requantisation passes of an integer
+	// type (cost.Efficiency.RequantGBs; 0: none).
+	RequantGBs float64
 	// Compute is the fraction of SustainedGOPS each operator class reaches,
 	// in (0, 1], by class name (FitClasses); "other" is required.
 	Compute map[string]float64
@@ -115,6 +118,16 @@ type Processor struct {
 	// keeps a tensor passed between two layers of one subgraph out of DRAM
 	// when the tensor fits; 0 means none.
 	OnChipBytes int64
+	// ChannelAlign is the channel granule of its convolution kernels: a
+	// convolution computes its input and output channels (per group; a
+	// depthwise one its channels) rounded up to a multiple of it, as a
+	// vector or tensor unit with a fixed depth does (0 or 1: none).
+	ChannelAlign int
+	// WeightPrefetch says that it streams a subgraph's weights into on-chip
+	// memory ahead of the layers that use them (a DMA engine beside the
+	// compute units): the weights' DRAM time then overlaps the layers'
+	// work, bounding the subgraph as a whole instead of each layer.
+	WeightPrefetch bool
 	// Concurrency is how many subgraphs it runs at once (≥ 1).
 	Concurrency int
 	// Domain is the memory domain it reads and writes.

@@ -177,6 +177,9 @@ func (pr *Processor) validate(domains map[string]bool) *fieldError {
 	if pr.OnChipBytes < 0 {
 		return ferr("must be ≥ 0", "on_chip_kib")
 	}
+	if pr.ChannelAlign < 0 || pr.ChannelAlign > 1024 {
+		return ferr("must be in [0, 1024]", "channel_align")
+	}
 	if pr.Concurrency < 1 {
 		return ferr("must be ≥ 1", "concurrency")
 	}
@@ -254,6 +257,9 @@ func validateFit(f *DTypeFit) *fieldError {
 	}
 	if f.OnChipBytes < 0 {
 		return ferr("must be ≥ 0", "on_chip_kib")
+	}
+	if !(f.RequantGBs >= 0) || math.IsInf(f.RequantGBs, 0) {
+		return ferr("must be ≥ 0", "requant_gbs")
 	}
 	if _, ok := f.Compute["other"]; !ok {
 		return ferr(`needs class "other" (the fallback)`, "compute")

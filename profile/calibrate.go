@@ -142,6 +142,11 @@ type CalibrateOptions struct {
 	// sharedParams, "compute.CLASS", or "compute.*" for every class the
 	// samples exercise. The others keep their starting values.
 	Params []string
+	// Prior, when positive, regularises the fit toward its starting point:
+	// the objective adds Prior × (ln(fitted/start))² for each fitted
+	// factor, so that a factor the samples barely pin down stays near its
+	// nominal figure instead of wandering to a bound (0: no penalty).
+	Prior float64
 }
 
 // selectParams keeps the parameters opt.Params names (all when nil).
@@ -452,6 +457,9 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 		if eff.OnChipBytes <= 0 {
 			eff.OnChipBytes = max(pd.pl.Processors[pd.rep].OnChipBytes, 64<<10)
 		}
+		if eff.RequantGBs <= 0 && slices.Contains(opt.Params, "requant_gbs") {
+			eff.RequantGBs = 10
+		}
 	}
 	params := selectParams(all, opt.Params)
 	if opt.Params != nil {
@@ -464,6 +472,7 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 		}
 	}
 	evals := 0
+	center := eff.Clone() // the prior's centre: the search's start
 	objective := func(e cost.Efficiency) (float64, error) {
 		evals++
 		pred, err := pd.predict(e, fit)
@@ -473,6 +482,14 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 		var sum float64
 		for i, p := range pred {
 			sum += weights[i] * math.Abs(math.Log(p)-logMeas[i])
+		}
+		if opt.Prior > 0 {
+			for _, p := range params {
+				if c, v := p.get(&center), p.get(&e); c > 0 && v > 0 {
+					d := math.Log(v / c)
+					sum += opt.Prior * d * d
+				}
+			}
 		}
 		return sum, nil
 	}
@@ -593,6 +610,10 @@ var optionalParams = []param{
 	{name: "on_chip_bytes", lo: 16 << 10, hi: 1 << 30,
 		get: func(e *cost.Efficiency) float64 { return float64(e.OnChipBytes) },
 		set: func(e *cost.Efficiency, v float64) { e.OnChipBytes = int64(v) }},
+	// The rate of an integer type's requantisation passes.
+	{name: "requant_gbs", lo: 0.1, hi: 1000,
+		get: func(e *cost.Efficiency) float64 { return e.RequantGBs },
+		set: func(e *cost.Efficiency, v float64) { e.RequantGBs = v }},
 }
 
 // coordinateSearch minimises objective from eff: each parameter in turn

@@ -172,7 +172,11 @@ var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.ele
 // starting from the first one's fit: throughput, bandwidth and overheads
 // per type, the per-class fractions and saturation size shared (a few
 // rows per type do not pin down more).
-var PublishedParamsOther = []string{"peak_scale", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
+var PublishedParamsOther = []string{"peak_scale", "dispatch_overhead", "layer_overhead", "requant_gbs"}
+
+// DefaultPublishedPrior is FitPublished's regularisation toward the
+// starting figures (CalibrateOptions.Prior).
+var DefaultPublishedPrior = 0.02
 
 // PublishedOptions tune FitPublished.
 type PublishedOptions struct {
@@ -182,6 +186,9 @@ type PublishedOptions struct {
 	Source string
 	// Params overrides PublishedParams (nil: PublishedParams).
 	Params []string
+	// Prior is CalibrateOptions.Prior of every fit (negative: none; 0:
+	// DefaultPublishedPrior).
+	Prior float64
 	// Progress, when set, is called after each fit with the fits done and
 	// their total (one per precision and one per model left out).
 	Progress func(done, total int)
@@ -255,6 +262,12 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 	if opt.MaxEvals <= 0 {
 		opt.MaxEvals = 3000
 	}
+	switch {
+	case opt.Prior == 0:
+		opt.Prior = DefaultPublishedPrior
+	case opt.Prior < 0:
+		opt.Prior = 0
+	}
 	base := unfitted(pl)
 	proc, err := base.Find(rows[0].Processor)
 	if err != nil {
@@ -310,7 +323,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 			}
 			start[proc] = from.Clone()
 		}
-		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names})
+		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names, Prior: opt.Prior})
 		if err != nil {
 			return cost.Efficiency{}, err
 		}

@@ -104,7 +104,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	calls := 0
 	// The four factors the truth moved (four models pin down no more).
-	res, err := FitPublished(pl, rows, PublishedOptions{MaxEvals: 600, Source: "synthetic.csv", Params: PublishedParamsOther,
+	res, err := FitPublished(pl, rows, PublishedOptions{MaxEvals: 600, Source: "synthetic.csv", Params: PublishedParamsOther, Prior: -1,
 		Progress: func(int, int) { calls++ }})
 	if err != nil {
 		t.Fatal(err)

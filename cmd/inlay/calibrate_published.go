@@ -18,6 +18,7 @@ import (
 type publishedFlags struct {
 	file, output, platform string
 	evals                  int
+	prior                  float64
 }
 
 func runCalibratePublished(out io.Writer, f *publishedFlags) error {
@@ -37,8 +38,12 @@ func runCalibratePublished(out io.Writer, f *publishedFlags) error {
 	if err != nil {
 		return err
 	}
+	prior := f.prior
+	if prior <= 0 {
+		prior = -1 // none
+	}
 	bar := newBar(1, "fitting")
-	res, err := profile.FitPublished(pl, rows, profile.PublishedOptions{MaxEvals: f.evals, Source: filepath.Base(f.file),
+	res, err := profile.FitPublished(pl, rows, profile.PublishedOptions{MaxEvals: f.evals, Prior: prior, Source: filepath.Base(f.file),
 		Progress: func(done, total int) {
 			if bar != nil {
 				bar.ChangeMax(total)
@@ -63,7 +68,7 @@ func runCalibratePublished(out io.Writer, f *publishedFlags) error {
 		return fmt.Errorf("calibrate: %w", err)
 	}
 	fmt.Fprintf(fh, "# %s with %s's figures fitted to %s by inlay calibrate --published\n", pl.Name, res.Processor, filepath.Base(f.file))
-	fmt.Fprintf(fh, "# (fit: sustained_gops, mem_bandwidth_gbs, overheads, half_flops and the per-class compute fractions;\n# every other figure is the preset's estimate, see its sources)\n")
+	fmt.Fprintf(fh, "# (fit: sustained_gops, mem_bandwidth_gbs, overheads, half_flops, on_chip_kib, the per-class compute fractions\n# and, for integer types, requant_gbs; every other figure is the preset's estimate, see its sources)\n")
 	if err := hw.Encode(fh, res.Platform); err != nil {
 		fh.Close()
 		return err

@@ -102,8 +102,10 @@ subgraphs held back from the fit, before and after. It measures nothing.
 With --published FILE it fits instead one processor's parameters to a CSV of
 published whole-model latencies (shared/measurements/README.md gives the
 columns): per data type the sustained throughput and memory bandwidth, the
-efficiency per operator class, the saturation size, and the per-layer and
-dispatch overheads, with the same fitting code. It prints the
+efficiency per operator class, the saturation size, the per-layer and
+dispatch overheads and, for integer types, the rate of requantising passes,
+with the same fitting code, pulled toward the nominal figures (--prior). It
+prints the
 leave-one-model-out error per model and per precision, reports rows whose
 runtime fell back to the CPU apart (they are not fitted), and writes the
 platform with the fitted figures (-o).`,
@@ -146,6 +148,7 @@ platform with the fitted figures (-o).`,
 	fl.StringVar(&pf.file, "published", "", "fit to this CSV of published whole-model latencies instead of the profile store")
 	fl.StringVarP(&pf.output, "output", "o", "", "with --published: the calibrated platform file to write (default PLATFORM-calibrated.yaml)")
 	fl.IntVar(&pf.evals, "evals", 1500, "with --published: objective evaluations per fit")
+	fl.Float64Var(&pf.prior, "prior", profile.DefaultPublishedPrior, "with --published: weight of the pull of each fitted factor toward its nominal figure, per (ln ratio)² (0: none)")
 	addProfilesFlag(cmd)
 	return cmd
 }

@@ -107,11 +107,17 @@ func TestSaturatingEfficiency(t *testing.T) {
 	p := preset(t, "phone")
 	a := NewAnalytic(p)
 	c := cfg(t, p, "npu")
-	small := mustSubgraph(t, a, chain(1, 1e6, 8, 4, 4), graph.Range(0, 1), c)
-	big := mustSubgraph(t, a, chain(1, 1e9, 8, 4, 4), graph.Range(0, 1), c)
-	over := p.Processors[c.Proc].DispatchOverhead + p.Processors[c.Proc].LayerOverhead
-	perMACSmall := float64(small-over) / 1e6
-	perMACBig := float64(big-over) / 1e9
+	// The compute term alone: the overheads are the fit's, not the
+	// processor's nominal ones, where a data type carries a fit.
+	compute := func(macs int64) float64 {
+		rows, _, err := a.Explain(chain(1, macs, 8, 4, 4), graph.Range(0, 1), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(rows[0].Compute)
+	}
+	perMACSmall := compute(1e6) / 1e6
+	perMACBig := compute(1e9) / 1e9
 	if !(perMACBig < perMACSmall/2) {
 		t.Errorf("time per MAC: small layer %.3g ns, big layer %.3g ns; want the big layer much more efficient", perMACSmall, perMACBig)
 	}
@@ -134,7 +140,11 @@ func TestNonAdditive(t *testing.T) {
 			t.Errorf("%s: time(A∪B)=%v not < time(A)+time(B)=%v", proc, AB, A+B)
 		}
 		edge := float64(lg.Edges[0].Bytes) * float64(c.DType.Size()) / 4
-		if edge <= float64(pr.OnChipBytes) && !(AB < A+B-pr.DispatchOverhead) {
+		_, dispatch, err := a.Explain(lg, graph.NewLayerSet(0, 1), c) // the fit's where the type has one
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edge <= float64(pr.OnChipBytes) && !(AB < A+B-dispatch) {
 			t.Errorf("%s: the %0.f-byte tensor fits on chip but A∪B saves only the dispatch: %v vs %v", proc, edge, AB, A+B)
 		}
 	}

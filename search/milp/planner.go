@@ -2,6 +2,7 @@ package milp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -126,9 +127,15 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		if startPlan == nil {
 			return nil, nil, fmt.Errorf("milp: %w", err)
 		}
-		// CBC gave nothing back (killed when it ignored the interruption
-		// past the grace period): the start plan stands, nothing proven.
+		// CBC could not run or gave nothing readable back (or Ctrl-C came
+		// before it started): the start plan stands, nothing proven.
 		startPlan.Planner = p.Name()
+		if errors.Is(err, context.Canceled) {
+			return startPlan, &plan.Proof{Solver: "cbc", Status: "interrupted", Objective: "max normalised load",
+				Incumbent: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), ScaleBound: math.Inf(1),
+				Note: "interrupted before CBC ran: the start plan stands, nothing proven", Vars: f.Model.NumVars(), Rows: f.Model.NumRows(), Integers: f.Model.NumIntegers(),
+				Seconds: time.Since(began).Seconds()}, nil
+		}
 		return startPlan, &plan.Proof{Solver: "cbc", Status: "no result", Objective: "max normalised load",
 			Incumbent: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), ScaleBound: math.Inf(1),
 			Note: "CBC returned nothing within the budget and its grace period (" + strings.TrimSuffix(strings.TrimPrefix(err.Error(), "solver: "), ": ") + "): the start plan stands, nothing proven", Vars: f.Model.NumVars(), Rows: f.Model.NumRows(), Integers: f.Model.NumIntegers(),
@@ -202,11 +209,14 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 			return startPlan, proof, nil
 		}
 	}
-	ms, err := eval.Evaluate(ctx, mine)
+	// Ctrl-C ends the search, not the choice between its two plans: both
+	// are scored even when ctx is cancelled, so the incumbent comes back.
+	judge := context.WithoutCancel(ctx)
+	ms, err := eval.Evaluate(judge, mine)
 	if err != nil {
 		return nil, nil, err
 	}
-	ss, err := eval.Evaluate(ctx, startPlan)
+	ss, err := eval.Evaluate(judge, startPlan)
 	if err != nil {
 		return nil, nil, err
 	}

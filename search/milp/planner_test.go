@@ -3,6 +3,8 @@ package milp_test
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/bestmap"
 	"github.com/inlay-dev/inlay/search/milp"
 	"github.com/inlay-dev/inlay/search/space"
 	"github.com/inlay-dev/inlay/sim"
@@ -272,4 +275,37 @@ func TestPlannerMemoryCapacity(t *testing.T) {
 			t.Errorf("proof %+v, want infeasible, bound 0, a note on memory", proof)
 		}
 	})
+}
+
+// Ctrl-C while CBC sits in its root LP (a stand-in that ignores SIGINT)
+// returns the start plan promptly, with the root bound it logged.
+func TestPlannerInterruptReturnsStart(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	cbc := filepath.Join(t.TempDir(), "cbc")
+	script := "#!/bin/sh\necho 'Continuous objective value is 0.001 - 0.01 seconds'\ntrap '' INT\nexec sleep 60\n"
+	if err := os.WriteFile(cbc, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("INLAY_CBC", cbc)
+	w, pl, est := handInstance(t, 3*ms, 6*ms, 4*ms, 2*ms, 0, 10)
+	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1, Budget: time.Minute, Workers: 1}
+	eval := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	began := time.Now()
+	p, proof, err := milp.New(milp.Options{Start: bestmap.Planner{}, StartShare: 0.001}).PlanProof(ctx, req, eval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > time.Second+solver.InterruptGrace+10*time.Second {
+		t.Errorf("returned %v after the start", took)
+	}
+	if p == nil || p.Planner != "milp" || proof.Status != "interrupted" || !strings.Contains(proof.Note, "start plan is the incumbent") {
+		t.Fatalf("plan %v, proof %+v: want the start plan, interrupted", p, proof)
+	}
+	if math.Abs(proof.Bound-0.001) > 1e-12 || math.Abs(proof.ScaleBound-1000) > 1e-6 {
+		t.Errorf("bound %g (scale %g), want the logged root bound 0.001", proof.Bound, proof.ScaleBound)
+	}
 }

@@ -86,23 +86,10 @@ func Summarize(m *graph.Model) (*Summary, error) {
 	for _, name := range m.Outputs {
 		s.Outputs = append(s.Outputs, info(m.Tensors[name]))
 	}
-	byOp := map[string]*OpStats{}
-	for _, n := range m.Nodes {
-		op := n.Op
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			op = n.Domain + "." + n.Op
-		}
-		st := byOp[op]
-		if st == nil {
-			st = &OpStats{Op: op}
-			byOp[op] = st
-		}
-		st.Count++
+	byOp := tally(m, s.Ops, func(n *graph.Node, st *OpStats) {
 		st.MACs += n.Work.MACs
 		st.FLOPs += n.Work.FLOPs
-		st.Params += n.Work.Params
-		s.Ops[op]++
-	}
+	})
 	for _, st := range byOp {
 		s.OpStats = append(s.OpStats, *st)
 	}
@@ -131,6 +118,58 @@ func Summarize(m *graph.Model) (*Summary, error) {
 	return s, nil
 }
 
+// tally groups the model's nodes by operator (domain-qualified outside
+// the default domain): each group's node count and parameters, counts in
+// ops, and add called once a node for the rest of its work.
+func tally(m *graph.Model, ops map[string]int, add func(n *graph.Node, st *OpStats)) map[string]*OpStats {
+	byOp := map[string]*OpStats{}
+	for _, n := range m.Nodes {
+		op := n.Op
+		if n.Domain != "" && n.Domain != "ai.onnx" {
+			op = n.Domain + "." + n.Op
+		}
+		st := byOp[op]
+		if st == nil {
+			st = &OpStats{Op: op}
+			byOp[op] = st
+		}
+		st.Count++
+		st.Params += n.Work.Params
+		ops[op]++
+		add(n, st)
+	}
+	return byOp
+}
+
+// writeHead writes the model line and its producer, IR and opset line.
+func (s *Summary) writeHead(b *strings.Builder) {
+	hash := s.Hash
+	if len(hash) > 16 {
+		hash = hash[:16]
+	}
+	fmt.Fprintf(b, "model %s (sha256 %s)\n", s.Name, hash)
+	meta := []string{}
+	if s.Producer != "" {
+		meta = append(meta, "producer "+s.Producer)
+	}
+	meta = append(meta, fmt.Sprintf("IR %d", s.IRVersion), fmt.Sprintf("opset %d", s.Opset))
+	fmt.Fprintf(b, "%s\n", strings.Join(meta, ", "))
+}
+
+// writeEnds writes the table of graph inputs and outputs, each shape as
+// shape formats it, and a blank line.
+func (s *Summary) writeEnds(b *strings.Builder, shape func(TensorInfo) string) {
+	ends := textfmt.Table{Header: []string{"", "NAME", "DTYPE", "SHAPE"}, Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Left, textfmt.Left}}
+	for _, t := range s.Inputs {
+		ends.Add("input", t.Name, t.DType, shape(t))
+	}
+	for _, t := range s.Outputs {
+		ends.Add("output", t.Name, t.DType, shape(t))
+	}
+	b.WriteString(ends.String())
+	b.WriteString("\n")
+}
+
 // orDash formats a quantity, or "-" for zero so that the operators doing
 // real work stand out.
 func orDash(n int64, unit string) string {
@@ -143,27 +182,9 @@ func orDash(n int64, unit string) string {
 // WriteText prints the summary as inlay inspect does: aligned tables.
 func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	hash := s.Hash
-	if len(hash) > 16 {
-		hash = hash[:16]
-	}
-	fmt.Fprintf(&b, "model %s (sha256 %s)\n", s.Name, hash)
-	meta := []string{}
-	if s.Producer != "" {
-		meta = append(meta, "producer "+s.Producer)
-	}
-	meta = append(meta, fmt.Sprintf("IR %d", s.IRVersion), fmt.Sprintf("opset %d", s.Opset))
-	fmt.Fprintf(&b, "%s\n\n", strings.Join(meta, ", "))
-
-	ends := textfmt.Table{Header: []string{"", "NAME", "DTYPE", "SHAPE"}, Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Left, textfmt.Left}}
-	for _, t := range s.Inputs {
-		ends.Add("input", t.Name, t.DType, graph.Shape(t.Shape).String())
-	}
-	for _, t := range s.Outputs {
-		ends.Add("output", t.Name, t.DType, graph.Shape(t.Shape).String())
-	}
-	b.WriteString(ends.String())
+	s.writeHead(&b)
 	b.WriteString("\n")
+	s.writeEnds(&b, func(t TensorInfo) string { return graph.Shape(t.Shape).String() })
 
 	ops := textfmt.Table{Header: []string{"OP", "COUNT", "MACS", "FLOPS", "PARAMS"}}
 	for _, st := range s.OpStats {
@@ -300,29 +321,16 @@ func SummarizeSymbolic(s *onnx.Symbolic) *SymbolicSummary {
 	for _, n := range m.Outputs {
 		out.Outputs = append(out.Outputs, ti(n))
 	}
-	byOp := map[string]*OpStats{}
 	macs, flops := map[string][]onnx.Expr{}, map[string][]onnx.Expr{}
 	var all, allF []onnx.Expr
-	for _, n := range m.Nodes {
-		op := n.Op
-		if n.Domain != "" && n.Domain != "ai.onnx" {
-			op = n.Domain + "." + n.Op
-		}
-		st := byOp[op]
-		if st == nil {
-			st = &OpStats{Op: op}
-			byOp[op] = st
-		}
-		st.Count++
-		st.Params += n.Work.Params
-		out.Ops[op]++
+	byOp := tally(m, out.Ops, func(n *graph.Node, st *OpStats) {
 		if s.MACs != nil {
-			macs[op] = append(macs[op], s.MACs[n.ID])
-			flops[op] = append(flops[op], s.FLOPs[n.ID])
+			macs[st.Op] = append(macs[st.Op], s.MACs[n.ID])
+			flops[st.Op] = append(flops[st.Op], s.FLOPs[n.ID])
 			all = append(all, s.MACs[n.ID])
 			allF = append(allF, s.FLOPs[n.ID])
 		}
-	}
+	})
 	for op, st := range byOp {
 		if s.MACs != nil {
 			em, ef := sumExprs(macs[op]), sumExprs(flops[op])
@@ -362,17 +370,7 @@ func constInt(e onnx.Expr) (int64, bool) {
 // WriteText prints the symbolic summary as inlay inspect does.
 func (s *SymbolicSummary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	hash := s.Hash
-	if len(hash) > 16 {
-		hash = hash[:16]
-	}
-	fmt.Fprintf(&b, "model %s (sha256 %s)\n", s.Name, hash)
-	meta := []string{}
-	if s.Producer != "" {
-		meta = append(meta, "producer "+s.Producer)
-	}
-	meta = append(meta, fmt.Sprintf("IR %d", s.IRVersion), fmt.Sprintf("opset %d", s.Opset))
-	fmt.Fprintf(&b, "%s\n", strings.Join(meta, ", "))
+	s.writeHead(&b)
 	fmt.Fprintf(&b, "symbolic dimensions: %s (fix them with --input; shapes and work below are in their terms)\n", strings.Join(s.Symbols, ", "))
 	if len(s.Aliases) > 0 {
 		fmt.Fprintf(&b, "  named here: %s\n", strings.Join(s.Aliases, ", "))
@@ -381,15 +379,7 @@ func (s *SymbolicSummary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s\n", s.Note)
 	}
 	b.WriteString("\n")
-	ends := textfmt.Table{Header: []string{"", "NAME", "DTYPE", "SHAPE"}, Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Left, textfmt.Left}}
-	for _, t := range s.Inputs {
-		ends.Add("input", t.Name, t.DType, t.ShapeText)
-	}
-	for _, t := range s.Outputs {
-		ends.Add("output", t.Name, t.DType, t.ShapeText)
-	}
-	b.WriteString(ends.String())
-	b.WriteString("\n")
+	s.writeEnds(&b, func(t TensorInfo) string { return t.ShapeText })
 	ops := textfmt.Table{Header: []string{"OP", "COUNT", "MACS", "FLOPS", "PARAMS"}}
 	for _, st := range s.OpStats {
 		e := s.opExprs[st.Op]

@@ -71,11 +71,15 @@ state() {
 }
 
 # save NAME HASH EXECS SECONDS records the target's count.
+# Runs with disjoint FUZZ_TARGETS may share the file (flock).
 save() {
-	local tmp="$FUZZ_STATE.tmp"
-	awk -F'\t' -v t="$1" '$1 != t' "$FUZZ_STATE" >"$tmp"
-	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$tmp"
-	mv "$tmp" "$FUZZ_STATE"
+	(
+		flock 9
+		local tmp="$FUZZ_STATE.tmp"
+		awk -F'\t' -v t="$1" '$1 != t' "$FUZZ_STATE" >"$tmp"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$tmp"
+		mv "$tmp" "$FUZZ_STATE"
+	) 9>>"$FUZZ_STATE.lock"
 }
 
 # On ^C or a kill, stop the fuzzer and keep the executions it reported.

@@ -32,6 +32,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
@@ -286,15 +287,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 					scales, poissons = append(scales, s.Scale), append(poissons, ps.Scale)
 				}
 			}
-			res.SearchSeconds = round3(mean(secs))
+			res.SearchSeconds = round3(stats.Mean(secs))
 			if res.Error == "" {
-				res.Scale, res.PoissonScale = median(scales), median(poissons)
+				res.Scale, res.PoissonScale = stats.Median(scales), stats.Median(poissons)
 				if repeats > 1 {
 					res.Repeats = scales
 					res.Min, res.Max = slices.Min(scales), slices.Max(scales)
 				}
 				if len(gaps) > 0 {
-					res.MILPGap = median(gaps)
+					res.MILPGap = stats.Median(gaps)
 				}
 				if res.MILPBound > 0 {
 					sr.BestBound = math.Min(sr.BestBound, res.MILPBound)
@@ -316,30 +317,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Versus = append(rep.Versus, versus(rep, v[0], v[1]))
 	}
 	return rep, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	t := 0.0
-	for _, x := range xs {
-		t += x
-	}
-	return t / float64(len(xs))
 }
 
 // bucket names a scenario's model count as the rows do.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/stats"
 )
 
 // Device is something that can measure a standalone ONNX subgraph: this
@@ -101,15 +102,7 @@ func Summarize(samples []time.Duration) Timing {
 	s := append([]time.Duration(nil), samples...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	n := len(s)
-	median := s[n/2]
-	if n%2 == 0 {
-		median = (s[n/2-1] + s[n/2]) / 2
-	}
-	var mean float64
-	for _, d := range s {
-		mean += float64(d)
-	}
-	mean /= float64(n)
+	median, mean := stats.Median(s), stats.Mean(s)
 	var ss float64
 	for _, d := range s {
 		ss += (float64(d) - mean) * (float64(d) - mean)

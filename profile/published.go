@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -446,7 +448,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 					pf.Rows[i].Held = held[i]
 				}
 			}
-			me.Measured, me.Min, me.Max, me.Runtimes = medianDur(meas), minDur(meas), maxDur(meas), len(meas)
+			me.Measured, me.Min, me.Max, me.Runtimes = stats.Median(meas), slices.Min(meas), slices.Max(meas), len(meas)
 			me.Held = pred
 			me.Error = math.Abs(float64(pred-me.Measured)) / float64(me.Measured)
 			fitErrs = append(fitErrs, math.Abs(float64(fitPred-me.Measured))/float64(me.Measured))
@@ -456,8 +458,8 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		for _, me := range pf.Models {
 			errs = append(errs, me.Error)
 		}
-		pf.Median, pf.Worst = medianF(errs), maxF(errs)
-		pf.FitMedian = medianF(fitErrs)
+		pf.Median, pf.Worst = stats.Median(errs), maxF(errs)
+		pf.FitMedian = stats.Median(fitErrs)
 		pf.Fit = cost.DTypeFitOf(pr, specOf(pr, d), e, fittedTo(opt.Source, d, len(ss), len(names)))
 		res.Fits = append(res.Fits, pf)
 		setFit(res.Platform.Processors[proc], d, pf.Fit)
@@ -550,43 +552,6 @@ func modelNames(ss []Sample) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func medianDur(ds []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func minDur(ds []time.Duration) time.Duration {
-	m := ds[0]
-	for _, d := range ds {
-		m = min(m, d)
-	}
-	return m
-}
-
-func maxDur(ds []time.Duration) time.Duration {
-	m := ds[0]
-	for _, d := range ds {
-		m = max(m, d)
-	}
-	return m
-}
-
-func medianF(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func maxF(xs []float64) float64 {

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -200,9 +201,9 @@ func TestPhonePresetCarriesTheFit(t *testing.T) {
 	}
 	var errs []float64
 	for _, e := range byModel {
-		errs = append(errs, medianF(e))
+		errs = append(errs, stats.Median(e))
 	}
-	if m := medianF(errs); m > 0.2 {
+	if m := stats.Median(errs); m > 0.2 {
 		t.Errorf("the preset's in-sample median error is %.1f %%; was the fit pasted in?", 100*m)
 	}
 }

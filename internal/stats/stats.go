@@ -1,0 +1,39 @@
+// Package stats holds the small summaries that several packages take of a
+// list of numbers or durations: the median and the mean. Neither changes
+// its argument.
+package stats
+
+import "slices"
+
+// Number is what Median and Mean take: floats, integers and durations.
+type Number interface {
+	~float64 | ~float32 | ~int | ~int64
+}
+
+// Median is the middle value of xs, the mean of the two middle ones for an
+// even count (for integer types, their mean rounded toward zero), and 0
+// for none.
+func Median[T Number](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Mean is the arithmetic mean of xs, 0 for none.
+func Mean[T Number](xs []T) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += float64(x)
+	}
+	return t / float64(len(xs))
+}

@@ -1,0 +1,53 @@
+package stats
+
+import (
+	"testing"
+	"time"
+)
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{-1, -1, 5}, -1},
+	} {
+		in := append([]float64(nil), tc.in...)
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+		for i := range in {
+			if in[i] != tc.in[i] {
+				t.Errorf("Median reordered its argument: %v", tc.in)
+			}
+		}
+	}
+	if got := Median([]time.Duration{3, 1, 4, 2}); got != 2 {
+		t.Errorf("Median of durations 3,1,4,2 = %v, want 2 (2.5 rounded toward zero)", got)
+	}
+	if got := Median([]time.Duration{time.Second, 3 * time.Second}); got != 2*time.Second {
+		t.Errorf("Median(1s, 3s) = %v", got)
+	}
+}
+
+func TestMean(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{2}, 2},
+		{[]float64{1, 2, 3, 6}, 3},
+	} {
+		if got := Mean(tc.in); got != tc.want {
+			t.Errorf("Mean(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+	if got := Mean([]time.Duration{1, 2}); got != 1.5 {
+		t.Errorf("Mean of durations 1, 2 = %v, want 1.5", got)
+	}
+}

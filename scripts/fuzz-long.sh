@@ -23,6 +23,8 @@
 #   FUZZ_EXECS=1000000 FUZZ_CHUNK=250000 FUZZ_STALL=120 make fuzz-long
 #   FUZZ_TARGETS="./hw:FuzzParse" make fuzz-long    # one target
 #   FUZZ_RESET=1 make fuzz-long                     # forget the counts
+#   FUZZ_REPORT=1 make fuzz-long                    # print the counts kept
+#                                                   # for the source as it is
 set -uo pipefail
 GO=${GO:-go}
 FUZZ_EXECS=${FUZZ_EXECS:-1000000}
@@ -99,6 +101,12 @@ for t in $targets; do
 	pkg=${t%%:*} fn=${t##*:}
 	hash=$(srchash "$pkg")
 	read -r total secs0 <<<"$(state "$t" "$hash")"
+	if [ -n "${FUZZ_REPORT:-}" ]; then
+		line="$pkg $fn: $total executions in ${secs0}s kept for this source"
+		[ "$total" -lt "$FUZZ_EXECS" ] && line="$line (short of $FUZZ_EXECS)" && status=1
+		summary+=("$line")
+		continue
+	fi
 	if [ "$total" -ge "$FUZZ_EXECS" ]; then
 		line="$pkg $fn: $total executions in ${secs0}s, no failure (recorded earlier)"
 		echo "fuzz-long $line"

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -183,6 +184,16 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 			t.Errorf("%s: %d pods succeeded, %d active; want the gang ended by a success", j.Name, j.Status.Succeeded, j.Status.Active)
 		}
 	}
+	// No pod is left behind: every pod of the run has ended or is going.
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
+			t.Errorf("pod %s on %q: %s after its Job finished (orphaned)", p.Name, p.Spec.NodeName, p.Status.Phase)
+		}
+	}
 	for _, j := range jobs {
 		if seen[replay.JobName(j.ID)] != 1 {
 			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(j.ID)])
@@ -228,6 +239,26 @@ func TestReplay(t *testing.T) {
 	account(t, e.cs, "default", "replay200", jobs)
 	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g); makespan %.2f vs %.2f h; preemptions %d vs %d",
 		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
+	// Where the difference comes from: per job, the replay's extra time in
+	// real seconds (scheduling latency is paid in real time, and the time
+	// compression multiplies it), and the JCT ratio by job length.
+	simJCT := map[int]float64{}
+	for _, jr := range sr.PerJob {
+		simJCT[jr.ID] = jr.JCT
+	}
+	var extra, short, long []float64
+	for _, jr := range res.PerJob {
+		if sj := simJCT[jr.ID]; jr.JCT > 0 && sj > 0 {
+			extra = append(extra, (jr.JCT-sj)/speedup)
+			if sj < 3600 {
+				short = append(short, jr.JCT/sj)
+			} else {
+				long = append(long, jr.JCT/sj)
+			}
+		}
+	}
+	t.Logf("per job: replay − simulator median %.2f real s; JCT ratio median %.2f for the %d jobs under an hour in the simulator, %.2f for the %d longer",
+		median(extra), median(short), len(short), median(long), len(long))
 }
 
 // TestMalformedAndForbidden: a Job with malformed inlay annotations gets a
@@ -351,9 +382,10 @@ func TestFaults(t *testing.T) {
 		resCh <- res
 		errCh <- err
 	}()
-	// Wait until some job runs, then take its node away.
-	var victim string
-	for victim == "" {
+	// Wait until two nodes run jobs, then make one NotReady and delete
+	// the other.
+	var victim, deleted string
+	for deleted == "" {
 		time.Sleep(200 * time.Millisecond)
 		pods, err := e.cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=chaos"})
 		if err != nil {
@@ -361,16 +393,28 @@ func TestFaults(t *testing.T) {
 		}
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
-				victim = p.Spec.NodeName
-				break
+				if victim == "" {
+					victim = p.Spec.NodeName
+				} else if p.Spec.NodeName != victim {
+					deleted = p.Spec.NodeName
+					break
+				}
 			}
 		}
 		if ctx.Err() != nil {
-			t.Fatal("no job started")
+			t.Fatal("no two nodes ran jobs")
 		}
 	}
 	t.Logf("node %s: NotReady (KWOK stops managing it)", victim)
 	notReady(t, ctx, e.cs, victim)
+	t.Logf("node %s: deleted", deleted)
+	gone, err := e.cs.CoreV1().Nodes().Get(ctx, deleted, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.cs.CoreV1().Nodes().Delete(ctx, deleted, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(2 * time.Second)
 	// Kill the scheduler and start another; it rebuilds from the API.
 	stop1()
@@ -392,8 +436,12 @@ func TestFaults(t *testing.T) {
 	if err := <-done2; err != nil {
 		t.Errorf("restarted scheduler: %v", err)
 	}
-	// Give the node back for the other tests.
+	// Give the nodes back for the other tests.
 	ready(t, e.cs, victim)
+	gone.ResourceVersion, gone.UID, gone.Status = "", "", corev1.NodeStatus{Capacity: gone.Status.Capacity, Allocatable: gone.Status.Allocatable}
+	if _, err := e.cs.CoreV1().Nodes().Create(context.Background(), gone, metav1.CreateOptions{}); err != nil {
+		t.Logf("re-create %s: %v", deleted, err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +449,15 @@ func TestFaults(t *testing.T) {
 		t.Errorf("%d jobs unfinished after the faults", res.Unfinished)
 	}
 	account(t, e.cs, "default", "chaos", jobs)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	w := append([]float64(nil), v...)
+	sort.Float64s(w)
+	return w[len(w)/2]
 }
 
 // progress logs a replay's finished jobs every 15 s.
@@ -444,4 +501,3 @@ func ready(t *testing.T, cs kubernetes.Interface, name string) {
 	}
 }
 
-var _ = math.Abs

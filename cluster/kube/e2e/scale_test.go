@@ -49,13 +49,14 @@ func BenchmarkScale(b *testing.B) {
 	speedup := float64(envInt("INLAY_SCALE_SPEEDUP", 3600))
 	yaml := fmt.Sprintf(`name: kwok-%d
 gpu_types:
-  - {name: v100, description: NVIDIA V100 16 GB, memory_gib: 16, tensor_tflops: 125}
-  - {name: p100, description: NVIDIA P100 16 GB, memory_gib: 16, tensor_tflops: 18.7}
-  - {name: k80, description: NVIDIA K80, memory_gib: 12, tensor_tflops: 4.37}
+  - {name: v100, description: NVIDIA V100 16 GB, memory_gib: 16, tensor_tflops: 125, fp32_tflops: 15.7, mem_bandwidth_gbs: 900, price_per_hour: 2.48}
+  - {name: p100, description: NVIDIA P100 16 GB, memory_gib: 16, tensor_tflops: 18.7, fp32_tflops: 9.3, mem_bandwidth_gbs: 732, price_per_hour: 1.46}
+  - {name: k80, description: NVIDIA K80, memory_gib: 12, tensor_tflops: 4.37, fp32_tflops: 4.37, mem_bandwidth_gbs: 240, price_per_hour: 0.45}
 nodes:
-  - {name: v100, gpu: v100, count: %d, gpus: 8, cpus: 64, memory_gib: 488}
-  - {name: p100, gpu: p100, count: %d, gpus: 8, cpus: 64, memory_gib: 488}
-  - {name: k80, gpu: k80, count: %d, gpus: 8, cpus: 64, memory_gib: 488}
+  - {name: v100, gpu: v100, count: %d, gpus: 8, cpus: 64, memory_gib: 488, intra: {kind: nvlink, bandwidth_gbs: 150}}
+  - {name: p100, gpu: p100, count: %d, gpus: 8, cpus: 64, memory_gib: 488, intra: {kind: pcie, bandwidth_gbs: 16}}
+  - {name: k80, gpu: k80, count: %d, gpus: 8, cpus: 64, memory_gib: 488, intra: {kind: pcie, bandwidth_gbs: 16}}
+network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 `, n, n/3+n%3, n/3, n/3)
 	plat, err := chw.Parse("scale", []byte(yaml))
 	if err != nil {

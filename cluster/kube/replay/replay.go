@@ -412,12 +412,6 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		e.mu.Unlock()
 		return nil
 	}
-	e.mu.Lock()
-	_, ended := e.endAt[name]
-	e.mu.Unlock()
-	if ended {
-		return nil // waiting for the Job controller to mark it Complete
-	}
 	var running []*corev1.Pod
 	alive := map[types.UID]bool{}
 	for _, o := range objs {
@@ -431,6 +425,19 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		}
 	}
 	pods := jobspec.Gang(j)
+	e.mu.Lock()
+	_, ended := e.endAt[name]
+	if ended && pods > 0 && len(running) >= pods {
+		// The training had ended, but the pod that succeeded was being
+		// deleted by a suspension at that moment and the Job controller
+		// did not count it: the resumed gang has no steps left.
+		delete(e.endAt, name)
+		ended = false
+	}
+	e.mu.Unlock()
+	if ended {
+		return nil // waiting for the Job controller to mark it Complete
+	}
 	if r != nil {
 		for _, u := range r.pods {
 			if !alive[u] {

@@ -226,16 +226,20 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 			}
 			s.count(func(st *Stats) { st.Binds++ })
 		}
+		return 0, nil // the pods' updates bring the Job back here
+	}
+	// The job makes progress from when its whole gang runs, not from the
+	// binding: the round's accounting counts from then.
+	if runningSince(bound, gang) {
 		now := time.Now()
 		s.mu.Lock()
-		if st := s.st[key]; st != nil && st.run {
+		if st := s.st[key]; st != nil && st.run && st.since.IsZero() {
 			st.since = now
 			if st.started.IsZero() {
 				st.started = now
 			}
 		}
 		s.mu.Unlock()
-		d.publish = true
 	}
 	base[jobspec.StateAnno] = jobspec.Running
 	base[jobspec.AllocatedAnno] = d.gpu
@@ -248,6 +252,19 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 	}
 	return 0, s.annotate(ctx, j, base, jobspec.Running)
+}
+
+// runningSince reports whether the gang's pods are all bound and Running.
+func runningSince(bound []*corev1.Pod, gang int) bool {
+	if gang == 0 || len(bound) < gang {
+		return false
+	}
+	for _, p := range bound {
+		if p.Status.Phase != corev1.PodRunning {
+			return false
+		}
+	}
+	return true
 }
 
 func fmtSteps(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

@@ -146,13 +146,18 @@ func trace(t *testing.T, e *env, n int, rate float64, shrink float64, seed uint6
 
 func startScheduler(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64) (*scheduler.Scheduler, context.CancelFunc, chan error) {
 	t.Helper()
+	return startSchedulerAs(t, ctx, cs, e, pol, queue, speedup, "")
+}
+
+func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64, id string) (*scheduler.Scheduler, context.CancelFunc, chan error) {
+	t.Helper()
 	p, err := registry.New(pol, registry.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: e.table, Speedup: speedup, Queue: queue,
 		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue})
+		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue, Identity: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +200,8 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 		}
 	}
 	for _, j := range jobs {
-		if seen[replay.JobName(j.ID)] != 1 {
-			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(j.ID)])
+		if seen[replay.JobName(run, j.ID)] != 1 {
+			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(run, j.ID)])
 		}
 	}
 }
@@ -259,6 +264,58 @@ func TestReplay(t *testing.T) {
 	}
 	t.Logf("per job: replay − simulator median %.2f real s; JCT ratio median %.2f for the %d jobs under an hour in the simulator, %.2f for the %d longer",
 		median(extra), median(short), len(short), median(long), len(long))
+}
+
+// TestLeaderElection: of two schedulers on one lease only the holder
+// schedules; when it stops, the other takes the lease and finishes the
+// work.
+func TestLeaderElection(t *testing.T) {
+	e := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	a, stopA, doneA := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-a")
+	time.Sleep(3 * time.Second) // a takes the lease first
+	b, stopB, doneB := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-b")
+	defer func() {
+		stopB()
+		<-doneB
+	}()
+	jobs := trace(t, e, 6, 3600, 100, 5)
+	res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs[:3], Table: e.table, Cluster: e.plat, Speedup: 600,
+		Namespace: "default", Queue: "leader", Run: "leader-a", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Fatalf("%d jobs unfinished under the leader", res.Unfinished)
+	}
+	if a.Stats().Rounds == 0 || b.Stats().Rounds != 0 {
+		t.Errorf("rounds: leader %d, follower %d; want only the leader's", a.Stats().Rounds, b.Stats().Rounds)
+	}
+	stopA()
+	if err := <-doneA; err != nil {
+		t.Errorf("leader: %v", err)
+	}
+	res, err = replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs[3:], Table: e.table, Cluster: e.plat, Speedup: 600,
+		Namespace: "default", Queue: "leader", Run: "leader-b", Timeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Errorf("%d jobs unfinished after the leader left", res.Unfinished)
+	}
+	if b.Stats().Rounds == 0 {
+		t.Error("the second scheduler did not take over")
+	}
+	l, err := e.cs.CoordinationV1().Leases("inlay-system").Get(ctx, "inlay-leader", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != "sched-b" {
+		t.Errorf("lease holder %v, want sched-b", l.Spec.HolderIdentity)
+	}
+	account(t, e.cs, "default", "leader-a", jobs[:3])
+	account(t, e.cs, "default", "leader-b", jobs[3:])
 }
 
 // TestMalformedAndForbidden: a Job with malformed inlay annotations gets a
@@ -449,6 +506,35 @@ func TestFaults(t *testing.T) {
 		t.Errorf("%d jobs unfinished after the faults", res.Unfinished)
 	}
 	account(t, e.cs, "default", "chaos", jobs)
+}
+
+// TestReplayDefaultScheduler (INLAY_E2E_DEFAULT_SCHEDULER=1, make e2e)
+// replays TestReplay's trace with the pods given to the default
+// kube-scheduler: no policy, no gangs, no preemption; it reports what
+// finishes in the time the inlay replay may take.
+func TestReplayDefaultScheduler(t *testing.T) {
+	if os.Getenv("INLAY_E2E_DEFAULT_SCHEDULER") != "1" {
+		t.Skip("runs under make e2e (INLAY_E2E_DEFAULT_SCHEDULER=1)")
+	}
+	e := setup(t)
+	jobs := trace(t, e, 200, 40, 20, 1)
+	speedup := 1500.0
+	if s := os.Getenv("INLAY_E2E_SPEEDUP"); s != "" {
+		fmt.Sscan(s, &speedup)
+	}
+	pol, _ := registry.New("gavel", registry.Options{})
+	sr, err := sim.Run(context.Background(), sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}}, jobs, e.plat, e.table, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := time.Duration(2*sr.Makespan*3600/speedup*float64(time.Second)) + time.Minute
+	res, err := replay.Run(context.Background(), replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
+		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kube", Run: "kube200", Policy: "default-scheduler", Timeout: limit, Progress: progress(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("default kube-scheduler: %d of %d jobs finished in %.0f s (speedup %g); avg JCT of those %.3f h (gavel in the simulator %.3f h); makespan %.2f h",
+		res.Jobs, len(jobs), limit.Seconds(), speedup, res.AvgJCT, sr.AvgJCT, res.Makespan)
 }
 
 func median(v []float64) float64 {

@@ -120,8 +120,9 @@ func PerPod(g int, c *chw.Platform) int {
 	return 1
 }
 
-// JobName is the Kubernetes name of trace job id.
-func JobName(id int) string { return fmt.Sprintf("job-%05d", id) }
+// JobName is the Kubernetes name of trace job id in replay run: the run's
+// name keeps two replays in one namespace apart.
+func JobName(run string, id int) string { return fmt.Sprintf("%s-%05d", run, id) }
 
 // Object builds the Job for a trace job.
 func Object(cfg *Config, j *job.Job) *batchv1.Job {
@@ -138,7 +139,7 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 	backoff := int32(1000)
 	lbl := map[string]string{jobspec.QueueLabel: cfg.Queue, RunLabel: cfg.Run}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: JobName(j.ID), Namespace: cfg.Namespace, Labels: lbl,
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(cfg.Run, j.ID), Namespace: cfg.Namespace, Labels: lbl,
 			Annotations: map[string]string{
 				jobspec.TypeAnno: j.Type, jobspec.StepsAnno: strconv.FormatFloat(j.Steps, 'g', -1, 64),
 				jobspec.WeightAnno:  strconv.FormatFloat(j.PriorityWeight(), 'g', -1, 64),
@@ -247,7 +248,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	fac.WaitForCacheSync(wctx.Done())
 	nfac.WaitForCacheSync(wctx.Done())
 	for i := range cfg.Jobs {
-		e.spec[JobName(cfg.Jobs[i].ID)] = &cfg.Jobs[i]
+		e.spec[JobName(cfg.Run, cfg.Jobs[i].ID)] = &cfg.Jobs[i]
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {

@@ -279,10 +279,8 @@ func (s *Scheduler) run(ctx context.Context) error {
 		},
 		podsByJob: func(o any) ([]string, error) {
 			if p, ok := o.(*corev1.Pod); ok {
-				for _, r := range p.OwnerReferences {
-					if r.Kind == "Job" && r.Controller != nil && *r.Controller {
-						return []string{p.Namespace + "/" + r.Name}, nil
-					}
+				if k := jobKey(p); k != "" {
+					return []string{k}, nil
 				}
 			}
 			return nil, nil
@@ -554,6 +552,16 @@ func (s *Scheduler) boundNodes(st *jobState) []string {
 	return out
 }
 
+// jobKey is namespace/name of the Job that controls a pod ("" if none).
+func jobKey(p *corev1.Pod) string {
+	for _, r := range p.OwnerReferences {
+		if r.Kind == "Job" && r.Controller != nil && *r.Controller {
+			return p.Namespace + "/" + r.Name
+		}
+	}
+	return ""
+}
+
 func ownedBy(p *corev1.Pod, uid types.UID) bool {
 	for _, r := range p.OwnerReferences {
 		if r.UID == uid {
@@ -589,15 +597,22 @@ func (s *Scheduler) usable(n *corev1.Node) bool {
 	return true
 }
 
-// foreignGPUs is the GPUs that pods not scheduled by inlay hold on a node.
+// foreignGPUs is the GPUs that pods of other schedulers, or of Jobs this
+// scheduler does not serve (another queue), hold on a node (under mu).
 func (s *Scheduler) foreignGPUs(node string) int {
 	objs, _ := s.podIx.ByIndex(podsByNode, node)
 	n := 0
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if live(p) && p.Spec.SchedulerName != jobspec.SchedulerName {
-			n += int(jobspec.PodRequests(&p.Spec).GPUs)
+		if !live(p) {
+			continue
 		}
+		if k := jobKey(p); k != "" {
+			if st := s.st[k]; st != nil && ownedBy(p, st.uid) {
+				continue // one of ours
+			}
+		}
+		n += int(jobspec.PodRequests(&p.Spec).GPUs)
 	}
 	return n
 }

@@ -270,7 +270,7 @@ func (c *ControlPlane) args(name string) []string {
 	case "kwok":
 		return []string{"--kubeconfig=" + pk("kwok"), "--config=" + filepath.Join(c.Dir, "kwok.yaml"),
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + KWOKAnnotation + "=fake",
-			"--node-lease-duration-seconds=40", "--cidr=10.240.0.1/12", "--node-ip=10.239.0.1",
+			"--node-lease-duration-seconds=40", "--cidr=10.240.0.1/12", "--node-ip=10.239.0.1", "--v=WARN",
 			fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports["kwok"])}
 	}
 	return nil

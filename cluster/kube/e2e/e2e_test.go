@@ -190,10 +190,12 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
+	complete := map[string]bool{}
 	for i := range list.Items {
 		j := &list.Items[i]
 		seen[j.Name]++
 		done, ok := jobspec.Done(j)
+		complete[j.Name] = done && ok
 		if !done || !ok {
 			t.Errorf("%s: not complete (state %q)", j.Name, j.Annotations[jobspec.StateAnno])
 		}
@@ -207,7 +209,7 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
+		if complete[p.Labels["batch.kubernetes.io/job-name"]] && p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodPending) {
 			t.Errorf("pod %s on %q: %s after its Job finished (orphaned)", p.Name, p.Spec.NodeName, p.Status.Phase)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/sim"
@@ -84,9 +85,10 @@ type run struct {
 	pods  []types.UID
 	start time.Time
 	// finishAt is when the run completes if not stopped before.
-	finishAt time.Time
-	rate     float64
-	gpus     map[string]int // GPU type → GPUs
+	finishAt  time.Time
+	announced bool // finishAt is on the pods
+	rate      float64
+	gpus      map[string]int // GPU type → GPUs
 }
 
 type emu struct {
@@ -221,7 +223,8 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 		return nil, nil
 	}})
 	e.podIx = podInf.Informer().GetIndexer()
-	e.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	// Retries back off to 5 s at most: the workload's clock does not wait.
+	e.queue = workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](20*time.Millisecond, 5*time.Second))
 	defer e.queue.ShutDown()
 	enq := func(o any) {
 		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
@@ -454,9 +457,14 @@ func (e *emu) sync(ctx context.Context, name string) error {
 				break
 			}
 		}
-		if r != nil {
+		if r != nil && r.announced {
 			return nil
 		}
+	}
+	if r != nil {
+		// The run started but telling KWOK its end failed (the API
+		// server was away): tell it again, with the same end.
+		return e.announce(ctx, r, running)
 	}
 	if pods == 0 || len(running) < pods {
 		return nil
@@ -484,12 +492,23 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	e.mu.Lock()
 	nr.finishAt = at
 	e.mu.Unlock()
+	return e.announce(ctx, nr, running)
+}
+
+// announce writes a run's end on its pods, for KWOK's stage.
+func (e *emu) announce(ctx context.Context, r *run, running []*corev1.Pod) error {
+	e.mu.Lock()
+	at := r.finishAt
+	e.mu.Unlock()
 	for _, p := range running {
-		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"inlay.dev/finish-at": jobspec.FormatTime(at)}}})
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{controlplane.FinishAnnotation: jobspec.FormatTime(at)}}})
 		if _, err := e.cfg.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
+	e.mu.Lock()
+	r.announced = true
+	e.mu.Unlock()
 	return nil
 }
 

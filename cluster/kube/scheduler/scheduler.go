@@ -214,40 +214,48 @@ func (s *Scheduler) Stats() Stats {
 // its caches excluded).
 func (s *Scheduler) Requests() int64 { return s.requests.Load() }
 
-// Run runs until ctx ends (or, with leader election, until the lease is
-// lost: then it returns an error so that the process restarts).
+// Run runs until ctx ends. With leader election it schedules only while it
+// holds the lease; when it loses the lease (the API server away longer
+// than the renew deadline, or another replica took it) it stops
+// scheduling, and campaigns again with its state rebuilt from the API
+// server when it wins.
 func (s *Scheduler) Run(ctx context.Context) error {
 	if !s.cfg.LeaderElection {
 		return s.run(ctx)
 	}
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.LeaseNamespace, Name: s.cfg.LeaseName},
-		Client:     s.cs.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: s.cfg.Identity},
+	for {
+		lock := &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.LeaseNamespace, Name: s.cfg.LeaseName},
+			Client:     s.cs.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: s.cfg.Identity},
+		}
+		var runErr error
+		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+			ReleaseOnCancel: true, Name: s.cfg.LeaseName,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(ctx context.Context) { runErr = s.run(ctx) },
+				OnStoppedLeading: func() {},
+			},
+		})
+		if err != nil {
+			return err
+		}
+		s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
+		le.Run(ctx)
+		if runErr != nil {
+			return runErr
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("lost the leader lease; campaigning again", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
 	}
-	var runErr error
-	lost := make(chan struct{})
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-		ReleaseOnCancel: true, Name: s.cfg.LeaseName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) { runErr = s.run(ctx) },
-			OnStoppedLeading: func() { close(lost) },
-		},
-	})
-	if err != nil {
-		return err
-	}
-	s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
-	le.Run(ctx)
-	<-lost
-	if runErr != nil {
-		return runErr
-	}
-	if ctx.Err() != nil {
-		return nil
-	}
-	return errors.New("cluster/kube/scheduler: lost the leader lease")
 }
 
 func (s *Scheduler) jobSelector() labels.Selector {
@@ -264,6 +272,10 @@ const podsByJob = "job"
 func (s *Scheduler) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A new term starts from the API server's state alone.
+	s.mu.Lock()
+	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
+	s.mu.Unlock()
 	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
 	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))

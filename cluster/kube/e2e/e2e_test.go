@@ -444,7 +444,9 @@ func TestMalformedAndForbidden(t *testing.T) {
 func TestFaults(t *testing.T) {
 	e := setup(t)
 	cleanRuns(t, e.cs, "chaos")
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	// A loaded machine's API server takes minutes to catch up after the
+	// outage (every informer lists again).
+	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
 	defer cancel()
 	speedup := 300.0
 	jobs := trace(t, e, 30, 200, 10, 3)
@@ -454,7 +456,7 @@ func TestFaults(t *testing.T) {
 	errCh := make(chan error, 1)
 	go func() {
 		res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-			Namespace: "default", Queue: "chaos", Run: "chaos", Timeout: 5 * time.Minute, Progress: progress(t)})
+			Namespace: "default", Queue: "chaos", Run: "chaos", Timeout: 12 * time.Minute, Progress: progress(t)})
 		resCh <- res
 		errCh <- err
 	}()

@@ -81,6 +81,12 @@ func TestLoadErrors(t *testing.T) {
 		{"negative max rank", "    domain: acc\n", "    domain: acc\n    support: {max_rank: -1}\n", `bad.yaml:21: processors[1].support.max_rank: must be ≥ 0`, ""},
 		{"negative memory", "    domain: acc\n", "    domain: acc\n    memory_mib: -1\n", `bad.yaml:21: processors[1].memory_mib: must be between 0 (unlimited) and`, ""},
 		{"negative capacity", "  - name: acc\n", "  - name: acc\n    capacity_mib: -5\n", `bad.yaml:5: domains[1].capacity_mib: must be between 0 (unlimited) and`, ""},
+		{"contention zero bandwidth", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\n", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\ncontention:\n  - {name: m, kind: memory, bandwidth_gbs: 0}\n", `bad.yaml:24: contention[0].bandwidth_gbs: must be > 0 for a memory channel`, ""},
+		{"contention unknown kind", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\n", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\ncontention:\n  - {name: m, kind: bus, bandwidth_gbs: 3}\n", `bad.yaml:24: contention[0].kind: unknown kind "bus"`, ""},
+		{"contention cache without size", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\n", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\ncontention:\n  - {name: l3, kind: cache}\n", `bad.yaml:24: contention[0].size_kib: must be > 0 for a cache`, ""},
+		{"contention unknown processor", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\n", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\ncontention:\n  - {name: l3, kind: cache, size_kib: 64, processors: [cpu0, gpu]}\n", `bad.yaml:24: contention[0].processors[1]: unknown processor "gpu"`, ""},
+		{"contention duplicate", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\n", "  - {from: dram, to: acc, bandwidth_gbs: 4, latency: 10us}\ncontention:\n  - {name: m, kind: memory, bandwidth_gbs: 3}\n  - {name: m, kind: memory, bandwidth_gbs: 3}\n", `bad.yaml:25: contention[1].name: duplicate shared resource "m"`, ""},
+		{"sensitivity out of range", "    domain: acc\n", "    domain: acc\n    contention_sensitivity: 9\n", `bad.yaml:21: processors[1].contention_sensitivity: must be in [0, 4]`, ""},
 		{"bad tensor dtype", "    domain: acc\n", "    domain: acc\n    support:\n      tensor_dtypes: [float33]\n", `bad.yaml:22: processors[1].support.tensor_dtypes[0]: unknown data type "float33"`, ""},
 	}
 	dir := t.TempDir()
@@ -172,7 +178,7 @@ func TestPresetNumbersCite(t *testing.T) {
 				flush()
 				section = trim
 				comments.Reset()
-			case section != "processors:" && section != "links:":
+			case section != "processors:" && section != "links:" && section != "contention:":
 			case strings.HasPrefix(trim, "#"):
 				comments.WriteString(line + "\n")
 			case strings.HasPrefix(line, "  - "):
@@ -460,5 +466,58 @@ func TestWeightBytes(t *testing.T) {
 	}
 	if got := WeightBytes(graph.Work{WeightBytes: 1000, DType: graph.Int8}, graph.Float16); got != 1000 {
 		t.Errorf("int8 weights in float16: %d, want 1000 (kept as they are)", got)
+	}
+}
+
+// TestPresetContention checks that the presets say what their processors
+// share, and that Sharers lists it per processor.
+func TestPresetContention(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		// shared is how many resources each processor shares, in ID order.
+		shared []int
+	}{
+		{"phone", []int{2, 2, 2, 1, 1}},
+		{"jetson-orin", []int{2, 2, 2, 2}},
+		{"host", nil},
+	} {
+		p, err := Preset(tc.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Shared) == 0 {
+			t.Errorf("%s: no shared resources", tc.preset)
+		}
+		sh := p.Sharers()
+		for i, want := range tc.shared {
+			if len(sh[i]) != want {
+				t.Errorf("%s: processor %s shares %v, want %d resources", tc.preset, p.Processors[i].Name, sh[i], want)
+			}
+		}
+		for _, pr := range p.Processors {
+			if pr.ContentionSensitivity != DefaultContentionSensitivity {
+				t.Errorf("%s: %s sensitivity %v", tc.preset, pr.Name, pr.ContentionSensitivity)
+			}
+		}
+	}
+	h, err := Host([]int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range h.Sharers() {
+		if len(s) != 2 {
+			t.Errorf("host core %d shares %v, want the LLC and the memory channel", i, s)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("round.yaml", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Shared, h.Shared) {
+		t.Errorf("round trip: %+v, want %+v", back.Shared, h.Shared)
 	}
 }

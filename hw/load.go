@@ -48,8 +48,13 @@ import (
 //	      max_pool_window: 8
 //	      static_shapes_only: true
 //	      tensor_dtypes: [float32, float16, int8, uint8, int32]
+//	    contention_sensitivity: 1.0   # slowdown per unit of neighbour load
+//	                                 # on shared resources, in [0, 4]; default 1
 //	links:                           # copies between domains
 //	  - {from: dram, to: npu-io, bandwidth_gbs: 20, latency: 100us, shared: true}
+//	contention:                      # resources processors contend for
+//	  - {name: lpddr, kind: memory, bandwidth_gbs: 60}          # every processor
+//	  - {name: l3, kind: cache, size_kib: 8192, processors: [cpu-big, cpu-little]}
 //
 // A link serves both directions unless the opposite direction is listed
 // separately.
@@ -59,6 +64,16 @@ type rawPlatform struct {
 	Domains     []rawDomain    `yaml:"domains,omitempty"`
 	Processors  []rawProcessor `yaml:"processors"`
 	Links       []rawLink      `yaml:"links,omitempty"`
+	Contention  []rawShared    `yaml:"contention,omitempty"`
+}
+
+type rawShared struct {
+	Name         string   `yaml:"name"`
+	Kind         string   `yaml:"kind"`
+	Processors   []string `yaml:"processors,omitempty,flow"`
+	BandwidthGBs float64  `yaml:"bandwidth_gbs,omitempty"`
+	SizeKiB      int64    `yaml:"size_kib,omitempty"`
+	Source       string   `yaml:"source,omitempty"`
 }
 
 type rawDomain struct {
@@ -122,6 +137,8 @@ type rawProcessor struct {
 	MemoryMiB        int64      `yaml:"memory_mib,omitempty"`
 	Cores            []int      `yaml:"cores,omitempty,flow"`
 	Support          rawSupport `yaml:"support,omitempty"`
+	// Sensitivity is contention_sensitivity (nil: the default).
+	Sensitivity *float64 `yaml:"contention_sensitivity,omitempty"`
 }
 
 // maxMiB is the largest capacity a file may give (an exbibyte), so that
@@ -202,21 +219,29 @@ func (r *rawPlatform) platform() (*Platform, *fieldError) {
 		}
 		p.Links = append(p.Links, Link{From: rl.From, To: rl.To, BandwidthGBs: rl.BandwidthGBs, Latency: lat, Shared: rl.Shared})
 	}
+	for _, rs := range r.Contention {
+		p.Shared = append(p.Shared, Shared{Name: rs.Name, Kind: rs.Kind, Processors: append([]string(nil), rs.Processors...),
+			BandwidthGBs: rs.BandwidthGBs, SizeBytes: rs.SizeKiB * 1024, Source: rs.Source})
+	}
 	return p, nil
 }
 
 func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 	pr := &Processor{
 		Name: r.Name, Kind: r.Kind, Description: r.Description,
-		Backends:        append([]string(nil), r.Backends...),
-		MemBandwidthGBs: r.MemBandwidthGBs,
-		OnChipBytes:     r.OnChipKiB * 1024,
-		ChannelAlign:    r.ChannelAlign,
-		WeightPrefetch:  r.WeightPrefetch,
-		Concurrency:     1,
-		Domain:          r.Domain,
-		MemoryBytes:     r.MemoryMiB << 20,
-		Cores:           append([]int(nil), r.Cores...),
+		Backends:              append([]string(nil), r.Backends...),
+		MemBandwidthGBs:       r.MemBandwidthGBs,
+		OnChipBytes:           r.OnChipKiB * 1024,
+		ChannelAlign:          r.ChannelAlign,
+		WeightPrefetch:        r.WeightPrefetch,
+		Concurrency:           1,
+		Domain:                r.Domain,
+		MemoryBytes:           r.MemoryMiB << 20,
+		Cores:                 append([]int(nil), r.Cores...),
+		ContentionSensitivity: DefaultContentionSensitivity,
+	}
+	if r.Sensitivity != nil {
+		pr.ContentionSensitivity = *r.Sensitivity
 	}
 	if r.MemoryMiB < 0 || r.MemoryMiB > maxMiB {
 		return nil, ferr(fmt.Sprintf("must be between 0 (unlimited) and %d", maxMiB), "memory_mib")
@@ -409,6 +434,9 @@ func Encode(w io.Writer, p *Platform) error {
 			DispatchOverhead: durString(pr.DispatchOverhead), LayerOverhead: durString(pr.LayerOverhead),
 			OnChipKiB: pr.OnChipBytes / 1024, ChannelAlign: pr.ChannelAlign, WeightPrefetch: pr.WeightPrefetch, Concurrency: &c, Domain: pr.Domain, MemoryMiB: pr.MemoryBytes >> 20, Cores: pr.Cores,
 		}
+		if cs := pr.ContentionSensitivity; cs != DefaultContentionSensitivity {
+			rp.Sensitivity = &cs
+		}
 		for _, d := range pr.DTypes {
 			rd := rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}
 			if f := d.Fit; f != nil {
@@ -430,6 +458,10 @@ func Encode(w io.Writer, p *Platform) error {
 	}
 	for _, l := range p.Links {
 		raw.Links = append(raw.Links, rawLink{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, Latency: durString(l.Latency), Shared: l.Shared})
+	}
+	for _, sh := range p.Shared {
+		raw.Contention = append(raw.Contention, rawShared{Name: sh.Name, Kind: sh.Kind, Processors: sh.Processors,
+			BandwidthGBs: sh.BandwidthGBs, SizeKiB: sh.SizeBytes / 1024, Source: sh.Source})
 	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)

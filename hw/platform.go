@@ -24,6 +24,9 @@ type Platform struct {
 	// Links connect domains; a copy between two domains uses the link listed
 	// for that direction, else the one listed for the opposite direction.
 	Links []Link
+	// Shared are the resources processors contend for: last-level caches
+	// and memory channels (see Shared); nil means none is modelled.
+	Shared []Shared
 	// Source is where the platform came from: "preset:NAME" or a file path.
 	Source string
 }
@@ -140,6 +143,13 @@ type Processor struct {
 	Cores []int
 	// Support says which operators and shapes it can run.
 	Support Support
+	// ContentionSensitivity scales the slowdown its subgraphs suffer from
+	// neighbours on shared resources (Platform.Shared): the slowdown of a
+	// wholly memory-bound subgraph per unit of neighbour load, in
+	// [0, MaxContentionSensitivity]; files that omit it get
+	// DefaultContentionSensitivity. Profiling (inlay profile --corun)
+	// fits it per configuration.
+	ContentionSensitivity float64
 }
 
 // Support is a processor's operator support.

@@ -106,6 +106,9 @@ func (p *Platform) validate() *fieldError {
 		}
 		seen[pair{l.From, l.To}] = true
 	}
+	if fe := p.validateShared(); fe != nil {
+		return fe
+	}
 	var used []string
 	usedSet := map[string]bool{}
 	for _, pr := range p.Processors {

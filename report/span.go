@@ -22,7 +22,16 @@ type Span struct {
 	Start, End time.Duration
 	// Late marks a span of a request that missed its deadline.
 	Late bool
+	// Stretch is how much longer than alone the span ran because of what
+	// ran beside it on processors sharing a cache or memory channel
+	// (End−Start over the uncontended time); 0 or 1 when it was not
+	// stretched.
+	Stretch float64
 }
+
+// Stretched reports whether contention lengthened the span (by more than
+// 1 %).
+func (s *Span) Stretched() bool { return s.Stretch > 1.01 }
 
 // name is the span's display name: its label, or its model when unlabelled.
 func (s *Span) name() string {

@@ -58,6 +58,10 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 	}
 	// Per model, the compiled subgraph structure is the same in every group.
 	compiled := map[string]*modelJobs{}
+	// loads are the jobs' contention loads (nil when the estimator has none).
+	var loads []cost.Load
+	_, withLoads := est.(cost.ContentionEstimator)
+	withLoads = withLoads && len(pl.Shared) > 0
 	for gi, g := range w.Groups {
 		order, err := g.Order()
 		if err != nil {
@@ -69,12 +73,15 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 		for _, name := range order {
 			mj := compiled[name]
 			if mj == nil {
-				if mj, err = compileModel(w, pl, est, p, name); err != nil {
+				if mj, err = compileModel(w, pl, est, p, name, withLoads); err != nil {
 					return nil, err
 				}
 				compiled[name] = mj
 			}
 			inst := mj.instantiate(dp, gi)
+			if withLoads {
+				loads = append(loads, mj.loads...)
+			}
 			instances[name] = inst
 			for _, before := range g.After[name] {
 				b := instances[before]
@@ -90,7 +97,7 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 	if err := dp.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
-	return &Program{Program: dp, Planner: p.Planner, Platform: pl.Name}, nil
+	return &Program{Program: dp, Planner: p.Planner, Platform: pl.Name, Contention: compileContention(dp, pl, loads)}, nil
 }
 
 // modelJobs is one model's compiled jobs, before numbering.
@@ -100,6 +107,7 @@ type modelJobs struct {
 	jobs     []dispatch.Job // Deps index into jobs; Model is unset
 	sources  []int          // compute jobs without dependencies
 	sinks    []int          // compute jobs nothing in the model waits for
+	loads    []cost.Load    // per job (zero for transfers), when asked for
 }
 
 type instance struct{ sources, sinks []int }
@@ -132,7 +140,7 @@ func (mj *modelJobs) instantiate(dp *dispatch.Program, gi int) *instance {
 	return inst
 }
 
-func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.Plan, name string) (*modelJobs, error) {
+func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.Plan, name string, withLoads bool) (*modelJobs, error) {
 	wm := w.Model(name)
 	mp := p.Model(name)
 	if mp == nil {
@@ -173,6 +181,13 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 			return nil, fmt.Errorf("sim: model %q: subgraph %d (layers %s) on %s: %w", name, si, sg.Layers.Key(), sg.Processor, err)
 		}
 		procs[si] = cfg.Proc
+		if withLoads {
+			l, _, err := loadOf(est, lg, sg.Layers, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("sim: model %q: subgraph %d (layers %s) on %s: %w", name, si, sg.Layers.Key(), sg.Processor, err)
+			}
+			mj.loads = append(mj.loads, l)
+		}
 		mj.jobs = append(mj.jobs, dispatch.Job{
 			Kind: dispatch.Compute, Subgraph: si, Label: fmt.Sprintf("%s[%s]", name, sg.Layers.Key()),
 			Proc: cfg.Proc, Link: -1, Duration: d,
@@ -219,6 +234,9 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 		pa, pb := procs[k.from], procs[k.to]
 		if link, ok := pl.Link(pa, pb); ok {
 			if d := est.Transfer(bytes[k], pa, pb); d > 0 {
+				if withLoads {
+					mj.loads = append(mj.loads, cost.Load{})
+				}
 				mj.jobs = append(mj.jobs, dispatch.Job{
 					Kind: dispatch.Transfer, Subgraph: k.to, Proc: -1, Link: link, Duration: d, Bytes: bytes[k],
 					Label: fmt.Sprintf("%s[%s]>[%s]", name, mp.Subgraphs[k.from].Layers.Key(), mp.Subgraphs[k.to].Layers.Key()),

@@ -77,18 +77,46 @@ type costVal struct {
 	err error
 }
 
-// cachedEstimator memoises Subgraph. Transfer is cheap and passed through.
+// cachedEstimator memoises Subgraph and Load. Transfer is cheap and
+// passed through. Load is zero (no contention) when the base has none.
 type cachedEstimator struct {
-	base cost.Estimator
-	mu   sync.RWMutex
-	m    map[costKey]costVal
+	base  cost.Estimator
+	mu    sync.RWMutex
+	m     map[costKey]costVal
+	loads map[costKey]loadVal
+}
+
+type loadVal struct {
+	l   cost.Load
+	err error
+}
+
+var _ cost.ContentionEstimator = (*cachedEstimator)(nil)
+
+func (c *cachedEstimator) Load(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (cost.Load, error) {
+	ce, ok := c.base.(cost.ContentionEstimator)
+	if !ok {
+		return cost.Load{}, nil
+	}
+	k := costKey{lg: lg, set: set.Key(), cfg: on}
+	c.mu.RLock()
+	v, ok := c.loads[k]
+	c.mu.RUnlock()
+	if ok {
+		return v.l, v.err
+	}
+	l, err := ce.Load(lg, set, on)
+	c.mu.Lock()
+	c.loads[k] = loadVal{l, err}
+	c.mu.Unlock()
+	return l, err
 }
 
 func newCachedEstimator(base cost.Estimator) *cachedEstimator {
 	if c, ok := base.(*cachedEstimator); ok {
 		return c
 	}
-	return &cachedEstimator{base: base, m: map[costKey]costVal{}}
+	return &cachedEstimator{base: base, m: map[costKey]costVal{}, loads: map[costKey]loadVal{}}
 }
 
 func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {

@@ -18,6 +18,9 @@ type Program struct {
 	*dispatch.Program
 	// Planner and Platform name where the program came from (reports only).
 	Planner, Platform string
+	// Contention stretches overlapping compute jobs on processors that
+	// share a resource; nil: none (see Contention).
+	Contention *Contention
 }
 
 // Defaults of Options; see Options.
@@ -67,6 +70,10 @@ type Options struct {
 	Policy dispatch.Policy
 	// NoSpans skips recording spans (faster; for rate searches).
 	NoSpans bool
+	// NoContention runs every job at its uncontended duration even when
+	// the program carries a contention model (the "without contention"
+	// prediction).
+	NoContention bool
 
 	// failFast stops the run as soon as some group has certainly missed
 	// more than MaxMissRate of its measured requests (rate searches only).
@@ -152,6 +159,9 @@ type Result struct {
 	// certainly failed; then Requests are the requests the full run would
 	// have measured and the latency figures cover the completed ones.
 	Stopped bool
+	// Stretched counts the compute jobs that contention lengthened by
+	// more than 1 %.
+	Stretched int
 }
 
 // Meets reports whether at least 99 % of every group's measured requests
@@ -179,6 +189,7 @@ type event struct {
 	req   int64 // completions: the task's request
 	job   int32 // completions: the task's job
 	group int32 // arrivals: the group; -1 for completions
+	ver   int32 // completions under contention: the task's version
 }
 
 // eventQueue is a min-heap ordered by (time, sequence number): events at
@@ -270,10 +281,17 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
 	}
 	r := newRun(p, d, opt, horizon)
+	if prog.Contention != nil && !opt.NoContention {
+		r.cont = newContended(prog.Contention, p)
+	}
 	for len(r.q.a) > 0 {
 		now := r.q.a[0].at
-		if err := r.handleEvents(now); err != nil {
+		handled, err := r.handleEvents(now)
+		if err != nil {
 			return nil, err
+		}
+		if !handled {
+			continue // only stale completions of re-rated tasks
 		}
 		r.dispatch(now)
 		if r.opt.failFast && r.overMissBudget() {
@@ -308,6 +326,8 @@ type run struct {
 	record   bool
 	// settled: some request finished or was dropped at the last step.
 	settled bool
+	// cont is the contention state (nil: durations as compiled).
+	cont *contended
 }
 
 func newRun(p *dispatch.Program, d *dispatch.Dispatcher, opt Options, horizon time.Duration) *run {
@@ -362,20 +382,36 @@ func arrivalTimes(p *dispatch.Program, opt Options, horizon time.Duration) [][]t
 }
 
 // handleEvents hands every event at now to the dispatcher: arrivals
-// (queueing the group's next) and completions.
-func (r *run) handleEvents(now time.Duration) error {
+// (queueing the group's next) and completions. handled is false when
+// every event at now was a stale completion (see contended).
+func (r *run) handleEvents(now time.Duration) (handled bool, err error) {
 	for len(r.q.a) > 0 && r.q.a[0].at == now {
 		e := r.q.pop()
 		g := int(e.group)
 		if g < 0 {
-			if err := r.d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
-				return fmt.Errorf("sim: %w", err)
+			if r.cont != nil && r.cont.owns(e.job) {
+				a, stretch, ok := r.cont.complete(e, &r.q)
+				if !ok {
+					continue // re-rated since: a later event completes it
+				}
+				handled = true
+				j := &r.p.Jobs[e.job]
+				r.res.Procs[j.Proc].Busy += e.at - a.start - j.Duration
+				if a.span >= 0 {
+					r.res.Spans[a.span].End = e.at
+					r.res.Spans[a.span].Stretch = stretch
+				}
 			}
+			if err := r.d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
+				return false, fmt.Errorf("sim: %w", err)
+			}
+			handled = true
 			continue
 		}
+		handled = true
 		id, err := r.d.Arrive(g, now)
 		if err != nil {
-			return fmt.Errorf("sim: %w", err)
+			return false, fmt.Errorf("sim: %w", err)
 		}
 		if int(id) != len(r.reqs) {
 			panic("sim: dispatcher request IDs are not sequential")
@@ -394,7 +430,7 @@ func (r *run) handleEvents(now time.Duration) error {
 			r.q.push(event{at: r.arrivals[g][k], group: e.group})
 		}
 	}
-	return nil
+	return handled, nil
 }
 
 // dispatch starts what the dispatcher launches at now and tallies the
@@ -444,9 +480,18 @@ func (r *run) launch(now time.Duration, l dispatch.Launch) {
 	} else {
 		r.res.Procs[l.Proc].Busy += j.Duration
 	}
-	r.q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
+	contended := r.cont != nil && j.Kind == dispatch.Compute && r.cont.owns(int32(l.Task.Job))
+	if !contended {
+		r.q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
+	}
 	if !r.record {
+		if contended {
+			r.cont.launch(now, l.Task.Request, int32(l.Task.Job), -1, &r.q)
+		}
 		return
+	}
+	if contended {
+		r.cont.launch(now, l.Task.Request, int32(l.Task.Job), len(r.res.Spans), &r.q)
 	}
 	ri := &r.reqs[l.Task.Request]
 	ri.spans = append(ri.spans, len(r.res.Spans))
@@ -494,6 +539,9 @@ func (r *run) overMissBudget() bool {
 func (r *run) finish() *Result {
 	p, res := r.p, r.res
 	res.End = r.end
+	if r.cont != nil {
+		res.Stretched = r.cont.stretched
+	}
 	if r.end > 0 {
 		for i := range res.Procs {
 			res.Procs[i].Utilisation = float64(res.Procs[i].Busy) / (float64(r.end) * float64(p.Procs[i].Concurrency))

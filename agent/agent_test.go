@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -278,7 +279,7 @@ func TestMeasureFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := profile.Timing{Median: 5 * time.Millisecond, P90: 2 * time.Millisecond, Min: time.Millisecond / 2, Max: 3 * time.Millisecond, Stddev: 100 * time.Microsecond, Reps: 5}
-	if tm != want {
+	if !reflect.DeepEqual(tm, want) {
 		t.Errorf("timing = %+v, want %+v", tm, want)
 	}
 	if len(dev.reqs) != 1 {
@@ -297,7 +298,7 @@ func TestMeasureFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	want.Cold, want.ColdReps = 7*time.Millisecond, 3
-	if tm != want || dev.reqs[1].Cold != 3 {
+	if !reflect.DeepEqual(tm, want) || dev.reqs[1].Cold != 3 {
 		t.Errorf("with cold runs: timing = %+v, want %+v; device got %d cold runs", tm, want, dev.reqs[1].Cold)
 	}
 	// A kind is accepted as a processor name (the device resolves it to

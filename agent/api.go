@@ -58,6 +58,36 @@ type MeasureBody struct {
 	Warmup    int          `json:"warmup"`
 	Reps      int          `json:"reps"`
 	Cold      int          `json:"cold,omitempty"`
+	// Corun conditions (inlay profile --corun): each a set of loads on
+	// neighbouring processors, timed beside.
+	Corun []CorunConditionBody `json:"corun,omitempty"`
+}
+
+// CorunConditionBody is one co-run condition of a MeasureBody.
+type CorunConditionBody struct {
+	Loads []CorunLoadBody `json:"loads"`
+}
+
+// CorunLoadBody is one load: the streaming kernel (stream_bytes, duty) or
+// real subgraphs (models, run in turn) on a neighbouring processor.
+type CorunLoadBody struct {
+	Processor   string           `json:"processor"`
+	StreamBytes int64            `json:"stream_bytes,omitempty"`
+	Duty        float64          `json:"duty,omitempty"`
+	Models      []CorunModelBody `json:"models,omitempty"`
+}
+
+// CorunModelBody is one real subgraph of a co-run load.
+type CorunModelBody struct {
+	Model  []byte       `json:"model"`
+	Inputs []TensorBody `json:"inputs"`
+}
+
+// CorunTimingBody is the subgraph's timing beside one condition.
+type CorunTimingBody struct {
+	MedianNS  int64   `json:"median_ns"`
+	Reps      int     `json:"reps"`
+	StreamGBs float64 `json:"stream_gbs,omitempty"`
 }
 
 // TimingBody is the answer of POST /v1/measure; durations in nanoseconds.
@@ -70,6 +100,8 @@ type TimingBody struct {
 	Reps     int   `json:"reps"`
 	ColdNS   int64 `json:"cold_ns,omitempty"`
 	ColdReps int   `json:"cold_reps,omitempty"`
+	// Corun holds one timing per requested co-run condition.
+	Corun []CorunTimingBody `json:"corun,omitempty"`
 }
 
 // ErrorBody is every error answer.
@@ -104,10 +136,35 @@ func bodyOf(req profile.MeasureRequest) MeasureBody {
 		Reps:      req.Reps,
 		Cold:      req.Cold,
 	}
-	for i, in := range req.Inputs {
-		b.Inputs[i] = TensorBody{Name: in.Name, DType: in.DType.String(), Shape: append([]int64{}, in.Shape...)}
+	b.Inputs = tensorBodies(req.Inputs)
+	for _, c := range req.Corun {
+		var cb CorunConditionBody
+		for _, l := range c.Loads {
+			lb := CorunLoadBody{Processor: l.Processor, StreamBytes: l.StreamBytes, Duty: l.Duty}
+			for _, m := range l.Models {
+				lb.Models = append(lb.Models, CorunModelBody{Model: m.Model, Inputs: tensorBodies(m.Inputs)})
+			}
+			cb.Loads = append(cb.Loads, lb)
+		}
+		b.Corun = append(b.Corun, cb)
 	}
 	return b
+}
+
+func tensorBodies(in []profile.TensorSpec) []TensorBody {
+	out := make([]TensorBody, len(in))
+	for i, t := range in {
+		out[i] = TensorBody{Name: t.Name, DType: t.DType.String(), Shape: append([]int64{}, t.Shape...)}
+	}
+	return out
+}
+
+func (b TensorBody) spec() (profile.TensorSpec, error) {
+	dt, err := graph.ParseDType(b.DType)
+	if err != nil {
+		return profile.TensorSpec{}, fmt.Errorf("input %q: %w", b.Name, err)
+	}
+	return profile.TensorSpec{Name: b.Name, DType: dt, Shape: graph.Shape(append([]int64{}, b.Shape...))}, nil
 }
 
 // request converts a wire request to the profile form; a data type that
@@ -124,11 +181,30 @@ func (b MeasureBody) request() (profile.MeasureRequest, error) {
 		Cold:      b.Cold,
 	}
 	for i, in := range b.Inputs {
-		dt, err := graph.ParseDType(in.DType)
+		sp, err := in.spec()
 		if err != nil {
-			return req, fmt.Errorf("input %q: %w", in.Name, err)
+			return req, err
 		}
-		req.Inputs[i] = profile.TensorSpec{Name: in.Name, DType: dt, Shape: graph.Shape(append([]int64{}, in.Shape...))}
+		req.Inputs[i] = sp
+	}
+	for ci, cb := range b.Corun {
+		var c profile.CorunCondition
+		for li, lb := range cb.Loads {
+			l := profile.CorunLoad{Processor: lb.Processor, StreamBytes: lb.StreamBytes, Duty: lb.Duty}
+			for mi, mb := range lb.Models {
+				m := profile.CorunModel{Model: mb.Model}
+				for _, in := range mb.Inputs {
+					sp, err := in.spec()
+					if err != nil {
+						return req, fmt.Errorf("corun[%d].loads[%d].models[%d]: %w", ci, li, mi, err)
+					}
+					m.Inputs = append(m.Inputs, sp)
+				}
+				l.Models = append(l.Models, m)
+			}
+			c.Loads = append(c.Loads, l)
+		}
+		req.Corun = append(req.Corun, c)
 	}
 	return req, nil
 }
@@ -137,13 +213,30 @@ func timingBody(t profile.Timing) TimingBody {
 	return TimingBody{
 		MedianNS: int64(t.Median), P90NS: int64(t.P90), MinNS: int64(t.Min), MaxNS: int64(t.Max),
 		StddevNS: int64(t.Stddev), Reps: t.Reps, ColdNS: int64(t.Cold), ColdReps: t.ColdReps,
+		Corun: corunBodies(t.Corun),
 	}
+}
+
+func corunBodies(cs []profile.CorunTiming) []CorunTimingBody {
+	var out []CorunTimingBody
+	for _, c := range cs {
+		out = append(out, CorunTimingBody{MedianNS: int64(c.Median), Reps: c.Reps, StreamGBs: c.StreamGBs})
+	}
+	return out
 }
 
 func (b TimingBody) timing() profile.Timing {
 	return profile.Timing{
 		Median: time.Duration(b.MedianNS), P90: time.Duration(b.P90NS), Min: time.Duration(b.MinNS),
 		Max: time.Duration(b.MaxNS), Stddev: time.Duration(b.StddevNS), Reps: b.Reps,
-		Cold: time.Duration(b.ColdNS), ColdReps: b.ColdReps,
+		Cold: time.Duration(b.ColdNS), ColdReps: b.ColdReps, Corun: corunTimings(b.Corun),
 	}
+}
+
+func corunTimings(bs []CorunTimingBody) []profile.CorunTiming {
+	var out []profile.CorunTiming
+	for _, b := range bs {
+		out = append(out, profile.CorunTiming{Median: time.Duration(b.MedianNS), Reps: b.Reps, StreamGBs: b.StreamGBs})
+	}
+	return out
 }

@@ -320,6 +320,10 @@ func decodeModel(data []byte) (*onnxpb.ModelProto, error) {
 }
 
 // check validates a request against the model and the device's platform.
+// maxCorunConditions bounds a request's co-run conditions (the profiler
+// sends four: three stream intensities and the real neighbours).
+const maxCorunConditions = 8
+
 func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw.Platform) error {
 	if pl == nil {
 		return errors.New("the device has no platform")
@@ -354,6 +358,28 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 	}
 	if req.Cold < 0 || req.Cold > s.opt.MaxReps {
 		return fmt.Errorf("cold runs %d: want 0 to %d", req.Cold, s.opt.MaxReps)
+	}
+	if err := req.Validate(); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "profile: measure: "))
+	}
+	if len(req.Corun) > maxCorunConditions {
+		return fmt.Errorf("%d co-run conditions: want at most %d", len(req.Corun), maxCorunConditions)
+	}
+	for ci, c := range req.Corun {
+		for li, l := range c.Loads {
+			if _, err := pl.Find(l.Processor); err != nil {
+				return fmt.Errorf("corun[%d].loads[%d]: unknown processor %q (this device has %s)", ci, li, l.Processor, strings.Join(pl.Names(), ", "))
+			}
+			for mi, m := range l.Models {
+				var cmp onnxpb.ModelProto
+				if err := proto.Unmarshal(m.Model, &cmp); err != nil {
+					return fmt.Errorf("corun[%d].loads[%d].models[%d]: not an ONNX model: %v", ci, li, mi, err)
+				}
+				if err := checkInputs(m.Inputs, &cmp, s.opt.MaxInputBytes); err != nil {
+					return fmt.Errorf("corun[%d].loads[%d].models[%d]: %w", ci, li, mi, err)
+				}
+			}
+		}
 	}
 	return checkInputs(req.Inputs, mp, s.opt.MaxInputBytes)
 }

@@ -54,6 +54,10 @@ type MeasureRequest struct {
 	// Cold runs (≥ 0) are timed after the back-to-back ones, each after
 	// the device has evicted its caches (Timing.Cold).
 	Cold int
+	// Corun conditions are timed after those, Reps back-to-back runs
+	// beside each (Timing.Corun): the co-run profile of inlay profile
+	// --corun.
+	Corun []CorunCondition
 }
 
 // Validate checks a request's fields (not the model itself).
@@ -69,6 +73,19 @@ func (r MeasureRequest) Validate() error {
 		return fmt.Errorf("profile: measure: warmup %d is negative", r.Warmup)
 	case r.Cold < 0:
 		return fmt.Errorf("profile: measure: cold runs %d is negative", r.Cold)
+	}
+	for _, c := range r.Corun {
+		if len(c.Loads) == 0 {
+			return fmt.Errorf("profile: measure: a co-run condition has no loads")
+		}
+		for _, l := range c.Loads {
+			if err := l.validate(); err != nil {
+				return err
+			}
+			if l.Processor == r.Processor {
+				return fmt.Errorf("profile: measure: co-run load on %s, the processor measured", l.Processor)
+			}
+		}
 	}
 	for _, in := range r.Inputs {
 		if in.Name == "" {
@@ -92,6 +109,8 @@ type Timing struct {
 	// as it does in a plan that shares the processor.
 	Cold     time.Duration
 	ColdReps int
+	// Corun holds one timing per MeasureRequest.Corun condition.
+	Corun []CorunTiming
 }
 
 // Summarize computes a Timing from run durations (at least one).

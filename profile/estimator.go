@@ -59,13 +59,19 @@ type Estimator struct {
 	missed map[Key]bool
 	hit    map[Key]bool
 
+	// corunK are the measured subgraphs' fitted sensitivities (co-run
+	// profiles); configK the per-configuration fits, by
+	// "processor/backend/dtype".
+	corunK  map[Key]float64
+	configK map[string]float64
+
 	// byClass indexes figures for LayerLowerBound; lbs caches its tables.
 	byClass map[figureClass][]measuredFigure
 	lbMu    sync.Mutex
 	lbs     map[lbKey]*lbTable
 }
 
-var _ cost.Estimator = (*Estimator)(nil)
+var _ cost.ContentionEstimator = (*Estimator)(nil)
 
 // NewEstimator reads the device's measurements from the store and returns
 // an estimator that answers from them where one matches exactly, else from
@@ -119,6 +125,18 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 		for i, pr := range e.pl.Processors {
 			e.coldFit[i] = cals[pr.Name].Cold
 		}
+	}
+	coruns, err := st.Coruns(device)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	if len(coruns) > 0 {
+		e.corunK = map[Key]float64{}
+		for _, c := range coruns {
+			e.corunK[c.Key] = c.K
+		}
+		e.configK = ConfigSensitivity(coruns)
 	}
 	situ, err := st.InSituRecords(device)
 	if err != nil {
@@ -239,4 +257,37 @@ func (e *Estimator) Hits() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.hit)
+}
+
+// Coruns is the number of co-run profiles it answers Load from.
+func (e *Estimator) Coruns() int { return len(e.corunK) }
+
+// Load is the base's load (a cost.ContentionEstimator's; zero when the
+// base is not one) with the sensitivity measured by inlay profile --corun:
+// the subgraph's own fitted k when it was profiled, else its
+// configuration's fitted sensitivity times its memory intensity, else the
+// base's.
+func (e *Estimator) Load(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (cost.Load, error) {
+	ce, ok := e.base.(cost.ContentionEstimator)
+	if !ok {
+		return cost.Load{}, nil
+	}
+	l, err := ce.Load(lg, set, on)
+	if err != nil || e.corunK == nil || e.pl == nil {
+		return l, err
+	}
+	k, kerr := e.Key(lg, set, on)
+	if kerr != nil {
+		return l, nil
+	}
+	if measured, ok := e.corunK[k]; ok {
+		l.Sensitivity = measured
+		return l, nil
+	}
+	if sigma, ok := e.configK[k.Processor+"/"+k.Backend+"/"+k.DType]; ok {
+		if ps := e.pl.Processors[on.Proc].ContentionSensitivity; ps > 0 {
+			l.Sensitivity = sigma * l.Sensitivity / ps
+		}
+	}
+	return l, nil
 }

@@ -153,6 +153,13 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 		c := Summarize(cold)
 		t.Cold, t.ColdReps = c.Median, c.Reps
 	}
+	for _, cond := range req.Corun {
+		ct, err := l.corun(ctx, cond, func() ([]time.Duration, error) { return timeRuns(ctx, sess, data, req.Reps, nil) })
+		if err != nil {
+			return Timing{}, fmt.Errorf("profile: measure on %s: co-run: %w", pr.Name, err)
+		}
+		t.Corun = append(t.Corun, ct)
+	}
 	return t, nil
 }
 

@@ -34,6 +34,10 @@ type Job struct {
 	Kind   string
 	// Inputs are the subgraph's boundary inputs.
 	Inputs []TensorSpec
+	// Beside are, for a plan's subgraph, the plan's subgraphs on the
+	// processors that share a resource with its own, by processor name
+	// (the co-run profile's real neighbours).
+	Beside map[string][]Job
 }
 
 // JobOptions say what Jobs lists besides every single layer.
@@ -59,25 +63,27 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 	support := cost.NewAnalytic(pl)
 	seen := map[string]bool{}
 	var jobs []Job
-	add := func(name string, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, kind string) error {
+	// add appends a job unless it is unsupported or listed; added says
+	// whether it did.
+	add := func(name string, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, kind string) (added bool, err error) {
 		cfg.Proc = twins[cfg.Proc]
 		if _, err := support.Subgraph(lg, set, cfg); err != nil {
 			if errors.Is(err, cost.ErrUnsupported) {
-				return nil
+				return false, nil
 			}
-			return fmt.Errorf("profile: model %s: layers %s: %w", name, set.Key(), err)
+			return false, fmt.Errorf("profile: model %s: layers %s: %w", name, set.Key(), err)
 		}
 		ins, err := SubgraphInputs(lg, set)
 		if err != nil {
-			return fmt.Errorf("profile: model %s: %w", name, err)
+			return false, fmt.Errorf("profile: model %s: %w", name, err)
 		}
 		k := fmt.Sprintf("%s|%s|%s|%s", ModelID(lg.Model), set.Key(), cfg, ShapesKey(ins))
 		if seen[k] {
-			return nil
+			return false, nil
 		}
 		seen[k] = true
 		jobs = append(jobs, Job{Model: name, LG: lg, Set: set, Config: cfg, Kind: kind, Inputs: ins})
-		return nil
+		return true, nil
 	}
 	var configs []hw.Config
 	for i := range pl.Processors {
@@ -97,7 +103,7 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 				continue // the planner never runs it so
 			}
 			for l := 0; l < n; l++ {
-				if err := add(m.Name, lg, graph.LayerSet{l}, cfg, KindLayer); err != nil {
+				if _, err := add(m.Name, lg, graph.LayerSet{l}, cfg, KindLayer); err != nil {
 					return nil, err
 				}
 			}
@@ -107,13 +113,31 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 				if !m.Allows(cfg.DType) {
 					continue
 				}
-				if err := add(m.Name, lg, set, cfg, KindChunk); err != nil {
+				if _, err := add(m.Name, lg, set, cfg, KindChunk); err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
+	sharers := pl.Sharers()
+	shares := func(a, b int) bool {
+		for _, x := range sharers[a] {
+			for _, y := range sharers[b] {
+				if x == y {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for _, p := range opt.Plans {
+		// placed are the plan's subgraphs with their planned processor;
+		// index is the job each added (-1: listed before or unsupported).
+		type placed struct {
+			proc, index int
+			job         Job
+		}
+		var subs []placed
 		for _, mp := range p.Models {
 			m := w.Model(mp.Model)
 			if m == nil || m.Layers == nil {
@@ -124,8 +148,39 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 				if err != nil {
 					return nil, fmt.Errorf("profile: plan %s: model %s: %w", p.Planner, mp.Model, err)
 				}
-				if err := add(m.Name, m.Layers, sg.Layers, cfg, KindPlan); err != nil {
+				added, err := add(m.Name, m.Layers, sg.Layers, cfg, KindPlan)
+				if err != nil {
 					return nil, err
+				}
+				ins, err := SubgraphInputs(m.Layers, sg.Layers)
+				if err != nil {
+					return nil, fmt.Errorf("profile: model %s: %w", m.Name, err)
+				}
+				pc := placed{proc: cfg.Proc, index: -1, job: Job{Model: m.Name, LG: m.Layers, Set: sg.Layers, Config: cfg, Kind: KindPlan, Inputs: ins}}
+				if added {
+					pc.index = len(jobs) - 1
+				}
+				subs = append(subs, pc)
+			}
+		}
+		for _, s := range subs {
+			if s.index < 0 {
+				continue
+			}
+			for _, o := range subs {
+				if o.proc != s.proc && shares(o.proc, s.proc) {
+					j := &jobs[s.index]
+					if j.Beside == nil {
+						j.Beside = map[string][]Job{}
+					}
+					// s is measured on its twin: a neighbour planned on
+					// the twin runs on s's own processor instead.
+					on := o.proc
+					if on == twins[s.proc] {
+						on = s.proc
+					}
+					name := pl.Processors[on].Name
+					j.Beside[name] = append(j.Beside[name], o.job)
 				}
 			}
 		}
@@ -159,6 +214,10 @@ type Profiler struct {
 	Warmup, Reps, Cold int
 	// Force measures again what the store already holds.
 	Force bool
+	// Corun adds the co-run profile to each plan subgraph's measurement
+	// (see MeasureCorun): beside the streaming kernel at CorunDuties on
+	// every neighbour, and beside the plan's subgraphs there.
+	Corun bool
 	// Progress, when not nil, is called after each job (skipped ones too).
 	Progress func(done, total int, j Job)
 }
@@ -166,6 +225,8 @@ type Profiler struct {
 // Summary counts what Run did.
 type Summary struct {
 	Jobs, Skipped, Measured, Failed int
+	// Coruns counts the co-run profiles stored.
+	Coruns int
 	// Failures holds the first few failures' messages.
 	Failures []string
 	// Device is the device's name.
@@ -203,6 +264,17 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 	if err := p.Store.PutDevice(info.Name, pl.Name, info.ORTVersion); err != nil {
 		return s, err
 	}
+	hasCorun := map[Key]bool{}
+	if p.Corun {
+		cs, err := p.Store.Coruns(info.Name)
+		if err != nil {
+			return s, err
+		}
+		for _, c := range cs {
+			hasCorun[c.Key] = true
+		}
+	}
+	analytic := cost.NewAnalytic(pl)
 	for i, j := range jobs {
 		if err := ctx.Err(); err != nil {
 			s.Elapsed = time.Since(start)
@@ -214,14 +286,14 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 			// measured again.
 			if r, ok, err := p.Store.Get(k); err != nil {
 				return s, err
-			} else if ok && (p.Cold == 0 || r.ColdReps > 0 || r.Error != "") {
+			} else if ok && (p.Cold == 0 || r.ColdReps > 0 || r.Error != "") && !(p.wantsCorun(j) && r.Error == "" && !hasCorun[k]) {
 				s.Skipped++
 				p.progress(i+1, len(jobs), j)
 				continue
 			}
 		}
 		rec := Record{Key: k, ModelName: j.Model, ORTVersion: info.ORTVersion}
-		t, err := p.measure(ctx, j, k)
+		t, conds, err := p.measure(ctx, pl, j, k)
 		if err != nil {
 			if ctx.Err() != nil {
 				s.Elapsed = time.Since(start)
@@ -244,6 +316,13 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 		if err := p.Store.Put(rec); err != nil {
 			return s, err
 		}
+		if err == nil && len(conds) > 0 && len(t.Corun) == len(conds) {
+			c := corunProfile(pl, analytic, j, k, t, conds)
+			if err := p.Store.PutCorun(c); err != nil {
+				return s, err
+			}
+			s.Coruns++
+		}
 		p.progress(i+1, len(jobs), j)
 	}
 	s.Elapsed = time.Since(start)
@@ -264,14 +343,29 @@ func (p *Profiler) progress(done, total int, j Job) {
 	}
 }
 
-func (p *Profiler) measure(ctx context.Context, j Job, k Key) (Timing, error) {
+func (p *Profiler) measure(ctx context.Context, pl *hw.Platform, j Job, k Key) (Timing, []corunCond, error) {
 	model, err := onnx.ExportSubgraph(j.LG, j.Set)
 	if err != nil {
-		return Timing{}, err
+		return Timing{}, nil, err
 	}
-	return p.Device.Measure(ctx, MeasureRequest{Model: model, Inputs: j.Inputs, Processor: k.Processor,
-		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps, Cold: p.Cold})
+	var conds []corunCond
+	if p.wantsCorun(j) {
+		if conds, err = corunConditions(pl, j, k.Processor); err != nil {
+			return Timing{}, nil, err
+		}
+	}
+	req := MeasureRequest{Model: model, Inputs: j.Inputs, Processor: k.Processor,
+		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps, Cold: p.Cold}
+	for _, c := range conds {
+		req.Corun = append(req.Corun, c.CorunCondition)
+	}
+	t, err := p.Device.Measure(ctx, req)
+	return t, conds, err
 }
+
+// wantsCorun reports whether the job gets a co-run profile: a plan's
+// subgraph, when Corun is on.
+func (p *Profiler) wantsCorun(j Job) bool { return p.Corun && j.Kind == KindPlan }
 
 // KindCount is how many jobs of one kind a list holds.
 type KindCount struct {

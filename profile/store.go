@@ -19,7 +19,10 @@ import (
 )
 
 // SchemaVersion is the version of the store's tables this package writes.
-const SchemaVersion = 1
+// Version 2 added the corun table (inlay profile --corun); a version-1
+// file is migrated when it is opened (the table is created, nothing else
+// changes).
+const SchemaVersion = 2
 
 // Store is the profile store: one SQLite file (see the package doc). It is
 // safe for concurrent use, and several processes may open one file at once
@@ -203,6 +206,9 @@ func (s *Store) init() error {
 		if _, err := tx.Exec(schema); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(corunSchema); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(`INSERT INTO schema_version (version) VALUES (?)`, SchemaVersion); err != nil {
 			return err
 		}
@@ -212,11 +218,19 @@ func (s *Store) init() error {
 	if err := tx.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil {
 		return fmt.Errorf("not a profile store (it holds tables %s but no schema version)", strings.Join(tables, ", "))
 	}
-	if version != SchemaVersion {
-		return fmt.Errorf("schema version %d, this inlay reads version %d", version, SchemaVersion)
+	if version > SchemaVersion || version < 1 {
+		return fmt.Errorf("schema version %d, this inlay reads versions 1 to %d", version, SchemaVersion)
 	}
 	if _, err := tx.Exec(insituSchema); err != nil {
 		return err
+	}
+	if _, err := tx.Exec(corunSchema); err != nil {
+		return err
+	}
+	if version < SchemaVersion {
+		if _, err := tx.Exec(`UPDATE schema_version SET version = ?`, SchemaVersion); err != nil {
+			return err
+		}
 	}
 	if err := addColumns(tx, "measurements", coldColumns); err != nil {
 		return err

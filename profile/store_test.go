@@ -3,8 +3,11 @@ package profile
 import (
 	"database/sql"
 	"fmt"
+	"github.com/inlay-dev/inlay/hw"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +48,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Errorf("MeasuredAt %v, want %v", got.MeasuredAt, want.MeasuredAt)
 	}
 	got.MeasuredAt = want.MeasuredAt
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Get = %+v\nwant %+v", got, want)
 	}
 	// Upsert replaces.
@@ -152,7 +155,7 @@ func TestStoreInSitu(t *testing.T) {
 	}
 	if got := recs[0]; !got.MeasuredAt.Equal(situ.MeasuredAt) {
 		t.Errorf("MeasuredAt %v, want %v", got.MeasuredAt, situ.MeasuredAt)
-	} else if got.MeasuredAt = situ.MeasuredAt; got != situ {
+	} else if got.MeasuredAt = situ.MeasuredAt; !reflect.DeepEqual(got, situ) {
 		t.Errorf("InSituRecords = %+v\nwant %+v", got, situ)
 	}
 	if recs, _ := st.Records("dev"); len(recs) != 1 || recs[0].Median != prof.Median {
@@ -268,6 +271,45 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	cals, err := st.Calibrations("dev")
 	if err != nil || len(cals) != 1 || cals["cpu0"].Cold != (ColdFit{}) || cals["cpu0"].MAPEAfter != 0.1 {
 		t.Errorf("old calibration: %+v, %v; want one with no cold correction", cals, err)
+	}
+	// The version-1 file is migrated to version 2: it gains the corun table.
+	if v, err := st.Version(); err != nil || v != 2 {
+		t.Errorf("migrated version %d, %v; want 2", v, err)
+	}
+	c := Corun{Key: r.Key, Alone: 1000, Points: []CorunPoint{{Load: 0.5, GBs: 5, Slowdown: 1.2}}, K: 0.4, Intensity: 0.3}
+	if err := st.PutCorun(c); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := st.Coruns(r.Device)
+	if err != nil || len(cs) != 1 || cs[0].K != 0.4 || !reflect.DeepEqual(cs[0].Points, c.Points) {
+		t.Errorf("co-run profiles after the migration: %+v, %v", cs, err)
+	}
+}
+
+func TestFitSensitivity(t *testing.T) {
+	tests := []struct {
+		name    string
+		points  []CorunPoint
+		wantK   float64
+		wantRMS float64
+	}{
+		{"none", nil, 0, 0},
+		{"linear", []CorunPoint{{Load: 0.25, Slowdown: 1.1}, {Load: 0.5, Slowdown: 1.2}, {Load: 1, Slowdown: 1.4}}, 0.4, 0},
+		{"faster beside a load clamps to 0", []CorunPoint{{Load: 0.5, Slowdown: 0.9}}, 0, 0.1},
+		{"clamped above", []CorunPoint{{Load: 0.1, Slowdown: 2}}, hw.MaxContentionSensitivity, 0.6},
+	}
+	for _, tc := range tests {
+		k, rms := FitSensitivity(tc.points)
+		if math.Abs(k-tc.wantK) > 1e-9 || math.Abs(rms-tc.wantRMS) > 1e-9 {
+			t.Errorf("%s: k %v rms %v, want %v %v", tc.name, k, rms, tc.wantK, tc.wantRMS)
+		}
+	}
+	sigma := ConfigSensitivity([]Corun{
+		{Key: Key{Processor: "cpu0", Backend: "ort-cpu", DType: "float32"}, K: 0.2, Intensity: 0.1},
+		{Key: Key{Processor: "cpu0", Backend: "ort-cpu", DType: "float32"}, K: 0.4, Intensity: 0.2},
+	})
+	if got := sigma["cpu0/ort-cpu/float32"]; math.Abs(got-2) > 1e-9 {
+		t.Errorf("configuration sensitivity %v, want 2", got)
 	}
 }
 
@@ -388,7 +430,7 @@ func TestSummarize(t *testing.T) {
 		{"none", nil, Timing{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Summarize(tc.in); got != tc.want {
+			if got := Summarize(tc.in); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Summarize = %+v, want %+v", got, tc.want)
 			}
 		})

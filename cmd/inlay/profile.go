@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +31,7 @@ type profileFlags struct {
 	reps, warmup, chunks, cold        int
 	planners                          []string
 	budget                            time.Duration
-	force                             bool
+	force, corun                      bool
 	seed                              int64
 	folds                             int
 	fitOn                             string
@@ -55,6 +58,14 @@ unless --force (or it lacks the cold runs asked for). Processors identical but f
 platform's one processor per core) are measured once, on the first of them,
 and those figures stand for all.
 
+With --corun (the default) each plan subgraph is also timed, --reps runs
+each, beside a streaming kernel (a 32 MiB copy loop) at 25, 50 and 100 %
+duty on every processor that shares a cache or memory channel with its own
+(hw.Platform contention), and beside the plan's subgraphs on those
+processors; the slowdowns fit the subgraph's contention sensitivity (package
+cost), stored in the corun table. It adds four timings per plan subgraph
+and none per layer or chunk.
+
 Then it calibrates: it fits each processor's efficiency factors in the
 analytic model to the measurements, stores them, and prints the mean absolute
 percentage error on subgraphs held back from the fit, before and after.
@@ -79,6 +90,7 @@ first, the calibrated model for the rest.`,
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
+	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
@@ -243,7 +255,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 
 	bar := newBar(len(jobs), "profile")
 	lastLine := time.Now()
-	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force,
+	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force, Corun: f.corun,
 		Progress: func(done, total int, j profile.Job) {
 			if bar != nil {
 				barDescribe(bar, fmt.Sprintf("profile: %s layers %s", j.Model, j.Set.Key()))
@@ -266,6 +278,11 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	if err != nil {
 		return err
+	}
+	if f.corun {
+		if err := reportCoruns(out, st, sum); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(out)
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
@@ -389,3 +406,40 @@ func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // fitTarget names each --fit-on figure in the calibration's report.
 var fitTarget = map[string]string{"min": "min", "median": "median", "cold": "cold runs' median"}
+
+// reportCoruns prints the co-run profiles the store holds for the device:
+// each subgraph's fitted sensitivity, its slowdowns, and, beside its real
+// neighbours, the measured slowdown against the stream fit's prediction.
+func reportCoruns(out io.Writer, st *profile.Store, sum profile.Summary) error {
+	cs, err := st.Coruns(sum.Device)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "co-run profiles: %d stored now, %d for the device\n", sum.Coruns, len(cs))
+	if len(cs) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "subgraph\ton\talone\tstream 25/50/100 %\tk\tbeside the plan\tpredicted\t")
+	var errs []float64
+	for _, c := range cs {
+		var pts []string
+		for _, p := range c.Points {
+			if p.GBs > 0 {
+				pts = append(pts, fmt.Sprintf("%.2f", p.Slowdown))
+			}
+		}
+		real, pred := "-", "-"
+		if c.Real > 0 {
+			real, pred = fmt.Sprintf("%.2fx", c.Real), fmt.Sprintf("%.2fx", c.Predicted)
+			errs = append(errs, math.Abs(c.Predicted-c.Real)/c.Real)
+		}
+		fmt.Fprintf(tw, "%.10s [%s]\t%s\t%v\t%s\t%.3f\t%s\t%s\t\n", c.Model, c.Layers, c.Processor, c.Alone.Round(time.Microsecond), strings.Join(pts, " "), c.K, real, pred)
+	}
+	tw.Flush()
+	if len(errs) > 0 {
+		sort.Float64s(errs)
+		fmt.Fprintf(out, "beside the plan's subgraphs, the stream fit predicts the slowdown within %.1f %% (median of %d), before they join the fit\n", 100*errs[len(errs)/2], len(errs))
+	}
+	return nil
+}

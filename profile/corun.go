@@ -124,6 +124,8 @@ func StreamLoad(pl *hw.Platform, proc int, gbs float64, ws float64) float64 {
 // Corun is a subgraph's stored co-run profile.
 type Corun struct {
 	Key
+	// ModelName is the workload's name for the model (informational).
+	ModelName string
 	// Alone is its back-to-back median alone, in the same measurement.
 	Alone time.Duration
 	// Points are the streaming kernel's; K and RMS their fit.
@@ -159,6 +161,7 @@ CREATE TABLE IF NOT EXISTS corun (
 	real_slowdown REAL NOT NULL,
 	predicted_slowdown REAL NOT NULL,
 	measured_at TEXT NOT NULL,
+	model_name TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
 );`
 
@@ -176,14 +179,14 @@ func (s *Store) PutCorun(c Corun) error {
 		at = time.Now()
 	}
 	_, err = s.db.Exec(`INSERT INTO corun (device, model, layers, processor, backend, dtype, shapes,
-		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at, model_name)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
 		alone_ns = excluded.alone_ns, points = excluded.points, k = excluded.k, rms = excluded.rms,
 		intensity = excluded.intensity, neighbours = excluded.neighbours, real_slowdown = excluded.real_slowdown,
-		predicted_slowdown = excluded.predicted_slowdown, measured_at = excluded.measured_at`,
+		predicted_slowdown = excluded.predicted_slowdown, measured_at = excluded.measured_at, model_name = excluded.model_name`,
 		c.Device, c.Model, c.Layers, c.Processor, c.Backend, c.DType, c.Shapes,
-		int64(c.Alone), string(pts), c.K, c.RMS, c.Intensity, c.Neighbours, c.Real, c.Predicted, at.UTC().Format(time.RFC3339Nano))
+		int64(c.Alone), string(pts), c.K, c.RMS, c.Intensity, c.Neighbours, c.Real, c.Predicted, at.UTC().Format(time.RFC3339Nano), c.ModelName)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -193,7 +196,7 @@ func (s *Store) PutCorun(c Corun) error {
 // Coruns returns a device's co-run profiles, ordered by key.
 func (s *Store) Coruns(device string) ([]Corun, error) {
 	rows, err := s.db.Query(`SELECT device, model, layers, processor, backend, dtype, shapes,
-		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at
+		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at, model_name
 		FROM corun WHERE device = ? ORDER BY model, layers, processor, backend, dtype, shapes`, device)
 	if err != nil {
 		return nil, storeError(s.path, err)
@@ -205,7 +208,7 @@ func (s *Store) Coruns(device string) ([]Corun, error) {
 		var alone int64
 		var pts, at string
 		if err := rows.Scan(&c.Device, &c.Model, &c.Layers, &c.Processor, &c.Backend, &c.DType, &c.Shapes,
-			&alone, &pts, &c.K, &c.RMS, &c.Intensity, &c.Neighbours, &c.Real, &c.Predicted, &at); err != nil {
+			&alone, &pts, &c.K, &c.RMS, &c.Intensity, &c.Neighbours, &c.Real, &c.Predicted, &at, &c.ModelName); err != nil {
 			return nil, storeError(s.path, err)
 		}
 		c.Alone = time.Duration(alone)
@@ -325,7 +328,7 @@ func sharesAny(a, b []int) bool {
 // figures the fit did not see), and then joins the fit (its load from the
 // analytic loads of the neighbours, time-weighted as they loop).
 func corunProfile(pl *hw.Platform, a *cost.Analytic, j Job, k Key, t Timing, conds []corunCond) Corun {
-	c := Corun{Key: k, Alone: t.Median}
+	c := Corun{Key: k, ModelName: j.Model, Alone: t.Median}
 	proc, _ := pl.Find(k.Processor)
 	var real *CorunPoint
 	for i, cond := range conds {

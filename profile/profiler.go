@@ -61,8 +61,9 @@ type JobOptions struct {
 func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) {
 	twins := Twins(pl)
 	support := cost.NewAnalytic(pl)
-	seen := map[string]bool{}
+	seen := map[string]int{} // job index by subgraph
 	var jobs []Job
+	planned := -1 // the job the last add that returned true added or updated
 	// add appends a job unless it is unsupported or listed; added says
 	// whether it did.
 	add := func(name string, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, kind string) (added bool, err error) {
@@ -78,10 +79,18 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 			return false, fmt.Errorf("profile: model %s: %w", name, err)
 		}
 		k := fmt.Sprintf("%s|%s|%s|%s", ModelID(lg.Model), set.Key(), cfg, ShapesKey(ins))
-		if seen[k] {
+		if i, ok := seen[k]; ok {
+			// A plan's subgraph listed before as a layer or chunk (a whole
+			// model) becomes a plan job, so that it gets its co-run profile.
+			if kind == KindPlan && jobs[i].Kind != KindPlan {
+				jobs[i].Kind = KindPlan
+				planned = i
+				return true, nil
+			}
 			return false, nil
 		}
-		seen[k] = true
+		seen[k] = len(jobs)
+		planned = len(jobs)
 		jobs = append(jobs, Job{Model: name, LG: lg, Set: set, Config: cfg, Kind: kind, Inputs: ins})
 		return true, nil
 	}
@@ -158,7 +167,7 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 				}
 				pc := placed{proc: cfg.Proc, index: -1, job: Job{Model: m.Name, LG: m.Layers, Set: sg.Layers, Config: cfg, Kind: KindPlan, Inputs: ins}}
 				if added {
-					pc.index = len(jobs) - 1
+					pc.index = planned
 				}
 				subs = append(subs, pc)
 			}

@@ -126,6 +126,7 @@ type gantt struct {
 	models            []string
 	colour            map[string]color.Color
 	anyLate           bool
+	anyStretched      bool
 	from, to          time.Duration
 	widthPx, heightPx int
 }
@@ -175,9 +176,13 @@ func newGantt(title string, procs []string, spans []Span, window [2]time.Duratio
 	}
 	for _, s := range inside {
 		g.anyLate = g.anyLate || s.Late
+		g.anyStretched = g.anyStretched || s.Stretched()
 	}
 	entries := len(g.models)
 	if g.anyLate {
+		entries++
+	}
+	if g.anyStretched {
 		entries++
 	}
 	g.widthPx = ganttWidthPx
@@ -324,6 +329,12 @@ func (b bars) Plot(c draw.Canvas, plt *plot.Plot) {
 		} else if x1-x0 > px(3) {
 			c.StrokeLines(draw.LineStyle{Color: separatorColor, Width: px(0.75)}, closed(pts))
 		}
+		if s.Stretched() {
+			// The share of the box that contention added: a strip along
+			// its bottom from where the uncontended run would have ended.
+			xs := x0 + (x1-x0)*vg.Length(1/s.Stretch)
+			stretchMark(c, xs, x1, y0, y1)
+		}
 		name := s.name()
 		if name == "" || y1-y0 < labelH+px(2) {
 			continue
@@ -375,9 +386,9 @@ type legendBox struct {
 }
 
 type legendEntry struct {
-	name string
-	col  color.Color
-	late bool
+	name            string
+	col             color.Color
+	late, stretched bool
 }
 
 func (g *gantt) legend() *legendBox {
@@ -391,6 +402,9 @@ func (g *gantt) legend() *legendBox {
 	}
 	if g.anyLate {
 		l.entries = append(l.entries, legendEntry{name: "late", col: color.White, late: true})
+	}
+	if g.anyStretched {
+		l.entries = append(l.entries, legendEntry{name: "stretched by contention", col: color.White, stretched: true})
 	}
 	for _, e := range l.entries {
 		l.width = max(l.width, l.style.Width(e.name))
@@ -414,6 +428,10 @@ func (l *legendBox) Draw(c draw.Canvas) {
 		if e.late {
 			hatch(c, x0, y-px(7), x0+px(22), y+px(7), draw.LineStyle{Color: lateColor, Width: px(1.2)})
 			c.StrokeLines(draw.LineStyle{Color: lateColor, Width: px(2)}, closed(pts))
+		}
+		if e.stretched {
+			c.StrokeLines(draw.LineStyle{Color: separatorColor, Width: px(0.75)}, closed(pts))
+			stretchMark(c, x0+px(8), x0+px(22), y-px(7), y+px(7))
 		}
 		c.FillText(sty, vg.Point{X: x0 + px(30), Y: y}, e.name)
 		y -= line
@@ -465,4 +483,17 @@ func (timeTicks) Ticks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, t)
 	}
 	return ticks
+}
+
+// stretchColor marks the part of a box that contention added.
+var stretchColor = color.RGBA{R: 0x30, G: 0x30, B: 0x30, A: 0xff}
+
+// stretchMark draws the contention mark over [xs, x1] of a box spanning
+// y0..y1: a dark strip along its bottom quarter.
+func stretchMark(c draw.Canvas, xs, x1, y0, y1 vg.Length) {
+	if x1-xs < px(1) {
+		xs = x1 - px(1)
+	}
+	h := (y1 - y0) / 4
+	c.FillPolygon(stretchColor, rect(xs, y0, x1, y0+h))
 }

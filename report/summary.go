@@ -33,6 +33,9 @@ type Summary struct {
 	ExactWhy   string
 	// Horizon is the length of the simulated or measured run.
 	Horizon time.Duration
+	// Stretched counts the subgraph runs the contention model lengthened
+	// (shown when > 0).
+	Stretched int
 
 	Groups []GroupRow
 	Procs  []ProcRow
@@ -61,6 +64,9 @@ type GroupRow struct {
 	Requests, Completed, Late, Dropped int
 	// P50 and P99 are latency percentiles of the completed requests.
 	P50, P99 time.Duration
+	// Uncontended is the simulator's p50 without the contention model
+	// (0: not given; the table then has no such column).
+	Uncontended time.Duration
 	// MissRate is the share of requests that missed their deadline (late or
 	// dropped), in [0, 1].
 	MissRate float64
@@ -110,6 +116,9 @@ func (s *Summary) header() [][2]string {
 	if s.Horizon > 0 {
 		add("horizon", formatDuration(s.Horizon))
 	}
+	if s.Stretched > 0 {
+		add("contention", strconv.Itoa(s.Stretched)+" subgraph runs stretched by neighbours on shared caches or memory")
+	}
 	return kv
 }
 
@@ -118,26 +127,39 @@ func formatScale(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 // groupTable and procTable hold the two tables as cells, shared by Text and
 // HTML.
 func (s *Summary) groupTable() *table {
-	t := &table{right: []bool{false, true, true, true, true, true, true, true, true, true}}
-	t.add("group", "rate (Hz)", "deadline", "requests", "completed", "late", "dropped", "p50", "p99", "miss")
+	uncontended := false
 	for _, g := range s.Groups {
-		deadline, p50, p99 := "-", "-", "-"
+		uncontended = uncontended || g.Uncontended > 0
+	}
+	t := &table{right: []bool{false, true, true, true, true, true, true, true, true, true, true}}
+	head := []string{"group", "rate (Hz)", "deadline", "requests", "completed", "late", "dropped", "p50", "p99", "miss"}
+	if uncontended {
+		head = append(head[:8], "p50 uncontended", "p99", "miss")
+	}
+	t.add(head...)
+	for _, g := range s.Groups {
+		deadline, p50, p99, alone := "-", "-", "-", "-"
 		if g.Deadline > 0 {
 			deadline = formatDuration(g.Deadline)
 		}
 		if g.Completed > 0 {
 			p50, p99 = formatDuration(g.P50), formatDuration(g.P99)
 		}
-		t.add(g.Name,
+		if g.Uncontended > 0 {
+			alone = formatDuration(g.Uncontended)
+		}
+		row := []string{g.Name,
 			strconv.FormatFloat(g.RateHz, 'f', 2, 64),
 			deadline,
 			strconv.Itoa(g.Requests),
 			strconv.Itoa(g.Completed),
 			strconv.Itoa(g.Late),
 			strconv.Itoa(g.Dropped),
-			p50, p99,
-			formatPercent(g.MissRate),
-		)
+			p50}
+		if uncontended {
+			row = append(row, alone)
+		}
+		t.add(append(row, p99, formatPercent(g.MissRate))...)
 	}
 	return t
 }

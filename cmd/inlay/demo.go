@@ -198,7 +198,7 @@ func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platfor
 	}
 	s := report.Summary{Workload: "workload.yaml", Platform: pl.Name, Planner: name, Source: "simulation",
 		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why}
-	addSimRows(&s, pl, res)
+	addSimRows(&s, pl, res, nil)
 	var txt, html bytes.Buffer
 	if err := report.Text(&txt, s); err != nil {
 		return err

@@ -32,20 +32,21 @@ import (
 
 // planFlags are inlay plan's options.
 type planFlags struct {
-	planner  string
-	out      string
-	platform string
-	seed     int64
-	budget   time.Duration
-	evals    int
-	workers  int
-	json     bool
-	gantt    string
-	explain  bool
-	html     string
-	trace    string
-	dag      string
-	cmd      *cobra.Command // for costModel (--profiles)
+	planner    string
+	out        string
+	platform   string
+	seed       int64
+	budget     time.Duration
+	evals      int
+	workers    int
+	json       bool
+	gantt      string
+	explain    bool
+	contention bool
+	html       string
+	trace      string
+	dag        string
+	cmd        *cobra.Command // for costModel (--profiles)
 }
 
 func newPlanCmd() *cobra.Command {
@@ -102,6 +103,7 @@ its makespan, as in the scheduling literature.`,
 	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one per core)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the text summary")
 	fl.BoolVar(&f.explain, "explain", false, "for every subgraph, the scores of each processor considered (time, transfer, finish, load, max load) and the filters that excluded others (operator support, precision); also in --json and --html")
+	fl.BoolVar(&f.contention, "contention", true, "search planners score plans with the contention model (false: without; the plan is reported with it either way)")
 	fl.StringVar(&f.html, "html", "", "write an HTML report (summary, Gantt chart, and with --explain the explanation) to this .html file")
 	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")
 	fl.StringVar(&f.trace, "trace", "", "write the simulated schedule as a Chrome trace (.json; opens in Perfetto)")
@@ -159,9 +161,12 @@ type planGroupJSON struct {
 	AchievedHz float64 `json:"achieved_hz"`
 	DeadlineMs float64 `json:"deadline_ms"`
 	P50Ms      float64 `json:"p50_ms"`
-	P99Ms      float64 `json:"p99_ms"`
-	MissRate   float64 `json:"miss_rate"`
-	Requests   int     `json:"requests"`
+	// P50UncontendedMs is the p50 without the contention model (0: the
+	// cost model has none).
+	P50UncontendedMs float64 `json:"p50_uncontended_ms,omitempty"`
+	P99Ms            float64 `json:"p99_ms"`
+	MissRate         float64 `json:"miss_rate"`
+	Requests         int     `json:"requests"`
 }
 
 type planProcJSON struct {
@@ -199,7 +204,9 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	}
 	defer printCostNote(f.cmd, costNote)
 	simOpt := sim.Options{Seed: f.seed}
-	eval := sim.NewEvaluator(w, pl, est, simOpt)
+	// --contention=false: the search scores plans without the contention
+	// model; the plan it returns is still reported with it.
+	eval := sim.NewEvaluator(w, pl, est, sim.Options{Seed: f.seed, NoContention: !f.contention})
 	workers := f.workers
 	if workers <= 0 {
 		workers = defaultWorkers()
@@ -245,6 +252,10 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err != nil {
 		return err
 	}
+	alone, err := uncontended(prog, res, simOpt)
+	if err != nil {
+		return err
+	}
 	if err := drawSchedule(f, w, planner.Name(), pl.Name, res); err != nil {
 		return err
 	}
@@ -280,9 +291,9 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 				ProvenGap: planFloat(plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)))}
 		}
 		if res != nil {
-			for _, g := range res.Groups {
+			for i, g := range res.Groups {
 				j.Groups = append(j.Groups, planGroupJSON{Name: g.Name, RateHz: g.OfferedHz, AchievedHz: g.RateHz, DeadlineMs: millis(g.Deadline),
-					P50Ms: millis(g.P50), P99Ms: millis(g.P99), MissRate: g.MissRate, Requests: g.Requests})
+					P50Ms: millis(g.P50), P99Ms: millis(g.P99), MissRate: g.MissRate, Requests: g.Requests, P50UncontendedMs: uncontendedP50(alone, i)})
 			}
 			for _, pr := range res.Procs {
 				j.Processors = append(j.Processors, planProcJSON{Name: pr.Name, Utilisation: pr.Utilisation})
@@ -297,7 +308,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if proof != nil {
 		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
 	}
-	addSimRows(&s, pl, res)
+	addSimRows(&s, pl, res, alone)
 	if err := report.Text(out, s); err != nil {
 		return err
 	}
@@ -351,7 +362,7 @@ func writeHTMLReport(path, workloadPath string, pl *hw.Platform, planner string,
 	if proof != nil {
 		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
 	}
-	addSimRows(&s, pl, res)
+	addSimRows(&s, pl, res, nil)
 	if why != nil {
 		for _, t := range why.Tables() {
 			s.Tables = append(s.Tables, report.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows})

@@ -434,7 +434,7 @@ func reportCoruns(out io.Writer, st *profile.Store, sum profile.Summary) error {
 			real, pred = fmt.Sprintf("%.2fx", c.Real), fmt.Sprintf("%.2fx", c.Predicted)
 			errs = append(errs, math.Abs(c.Predicted-c.Real)/c.Real)
 		}
-		fmt.Fprintf(tw, "%.10s [%s]\t%s\t%v\t%s\t%.3f\t%s\t%s\t\n", c.Model, c.Layers, c.Processor, c.Alone.Round(time.Microsecond), strings.Join(pts, " "), c.K, real, pred)
+		fmt.Fprintf(tw, "%s [%s]\t%s\t%v\t%s\t%.3f\t%s\t%s\t\n", c.ModelName, c.Layers, c.Processor, c.Alone.Round(time.Microsecond), strings.Join(pts, " "), c.K, real, pred)
 	}
 	tw.Flush()
 	if len(errs) > 0 {

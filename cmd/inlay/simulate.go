@@ -89,6 +89,9 @@ type groupJSON struct {
 	P99MS      float64 `json:"p99_ms"`
 	MeanMS     float64 `json:"mean_ms"`
 	MissRate   float64 `json:"miss_rate"`
+	// P50UncontendedMS is the p50 without the contention model (0: the
+	// cost model has none).
+	P50UncontendedMS float64 `json:"p50_uncontended_ms,omitempty"`
 }
 
 type procJSON struct {
@@ -137,6 +140,10 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	} else if sus, res, err = sim.Sustain(prog, opt); err != nil {
 		return err
 	}
+	alone, err := uncontended(prog, res, opt)
+	if err != nil {
+		return err
+	}
 	window, traceWindow := f.window, f.window
 	if window <= 0 {
 		window = defaultWindow(w, res)
@@ -162,7 +169,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 		}
 	}
 	if f.json {
-		return simulateJSONOut(out, workloadPath, pl, p, bound, sus, res, scaleSet)
+		return simulateJSONOut(out, workloadPath, pl, p, bound, sus, res, alone, scaleSet)
 	}
 	s := report.Summary{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "simulation",
@@ -171,7 +178,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if math.IsInf(s.Bound, 1) {
 		s.Bound = 0
 	}
-	addSimRows(&s, pl, res)
+	addSimRows(&s, pl, res, alone)
 	if !scaleSet {
 		if sus.Feasible {
 			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)
@@ -194,7 +201,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 }
 
 func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, bound sim.Bound,
-	sus sim.Sustained, res *sim.Result, scaleSet bool) error {
+	sus sim.Sustained, res, alone *sim.Result, scaleSet bool) error {
 	j := simulateJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		Feasible: res.Meets(), BoundWhy: bound.Why, BoundProven: bound.Proven(), HorizonMS: msOf(res.Horizon),
@@ -209,9 +216,10 @@ func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *pla
 	} else {
 		j.Limit = res.Misses
 	}
-	for _, g := range res.Groups {
+	for i, g := range res.Groups {
 		j.Groups = append(j.Groups, groupJSON{
-			Name: g.Name, RateHz: g.RateHz, OfferedHz: g.OfferedHz, DeadlineMS: msOf(g.Deadline),
+			P50UncontendedMS: uncontendedP50(alone, i),
+			Name:             g.Name, RateHz: g.RateHz, OfferedHz: g.OfferedHz, DeadlineMS: msOf(g.Deadline),
 			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped,
 			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MissRate: g.MissRate,
 		})

@@ -7,15 +7,22 @@ import (
 )
 
 // addSimRows fills a report summary's horizon, group rows and processor
-// rows from a simulation result (nothing when res is nil).
-func addSimRows(s *report.Summary, pl *hw.Platform, res *sim.Result) {
+// rows from a simulation result (nothing when res is nil); alone, when not
+// nil, is the same run without the contention model (uncontended), whose
+// p50 goes beside each group's.
+func addSimRows(s *report.Summary, pl *hw.Platform, res, alone *sim.Result) {
 	if res == nil {
 		return
 	}
 	s.Horizon = res.Horizon
-	for _, g := range res.Groups {
-		s.Groups = append(s.Groups, report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
-			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate})
+	s.Stretched = res.Stretched
+	for i, g := range res.Groups {
+		row := report.GroupRow{Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline,
+			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate}
+		if alone != nil && i < len(alone.Groups) {
+			row.Uncontended = alone.Groups[i].P50
+		}
+		s.Groups = append(s.Groups, row)
 	}
 	for i, pr := range res.Procs {
 		kind := ""
@@ -24,4 +31,22 @@ func addSimRows(s *report.Summary, pl *hw.Platform, res *sim.Result) {
 		}
 		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
 	}
+}
+
+// uncontended runs res's simulation again (same program, scale, seed and
+// policy) without the contention model; nil when the program has none.
+func uncontended(prog *sim.Program, res *sim.Result, opt sim.Options) (*sim.Result, error) {
+	if prog == nil || prog.Contention == nil || res == nil {
+		return nil, nil
+	}
+	opt.Scale, opt.NoContention, opt.NoSpans = res.Scale, true, true
+	return sim.Run(prog, opt)
+}
+
+// uncontendedP50 is group i's p50 in alone, in ms (0 when alone is nil).
+func uncontendedP50(alone *sim.Result, i int) float64 {
+	if alone == nil || i >= len(alone.Groups) {
+		return 0
+	}
+	return msOf(alone.Groups[i].P50)
 }

@@ -43,6 +43,10 @@ type GroupResult struct {
 	// PredictedP50 and PredictedP99 are the simulator's figures for the
 	// same program at the same scale, plus Config.ArrivalLag.
 	PredictedP50, PredictedP99 time.Duration
+	// PredictedUncontendedP50 is the simulator's p50 without the
+	// contention model (plus Config.ArrivalLag); 0 when the program has
+	// none.
+	PredictedUncontendedP50 time.Duration
 }
 
 // ProcResult is one processor's use: Busy is the summed run time of its

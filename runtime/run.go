@@ -103,6 +103,15 @@ func predict(prog *sim.Program, c *Config, res *Result) error {
 		res.Groups[i].PredictedP50, res.Groups[i].PredictedP99 = pred.Groups[i].P50+c.ArrivalLag, pred.Groups[i].P99+c.ArrivalLag
 	}
 	res.PredictedMisses = pred.Misses
+	if prog.Contention != nil {
+		alone, err := sim.Run(prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: true, NoContention: true})
+		if err != nil {
+			return err
+		}
+		for i := range res.Groups {
+			res.Groups[i].PredictedUncontendedP50 = alone.Groups[i].P50 + c.ArrivalLag
+		}
+	}
 	return nil
 }
 

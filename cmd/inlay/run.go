@@ -128,7 +128,10 @@ type runGroupJSON struct {
 	MaxMS          float64       `json:"max_ms"`
 	MissRate       float64       `json:"miss_rate"`
 	PredictedP50MS float64       `json:"predicted_p50_ms"`
-	PredictedP99MS float64       `json:"predicted_p99_ms"`
+	// PredictedUncontendedP50MS is the prediction without the contention
+	// model (0: none).
+	PredictedUncontendedP50MS float64 `json:"predicted_uncontended_p50_ms,omitempty"`
+	PredictedP99MS            float64 `json:"predicted_p99_ms"`
 }
 
 type runDropJSON struct {
@@ -243,7 +246,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tp99\tpredicted p99\tdropped (reasons)")
+	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended\tp99\tpredicted p99\tdropped (reasons)")
 	for _, g := range res.Groups {
 		reasons := ""
 		for i, d := range g.Drops {
@@ -252,7 +255,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 			}
 			reasons += fmt.Sprintf("%s %d", d.Reason, d.Count)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.PredictedUncontendedP50), fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -287,7 +290,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 			Name: g.Name, OfferedHz: g.OfferedHz, RateHz: g.RateHz, DeadlineMS: msOf(g.Deadline),
 			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, Drops: []runDropJSON{},
 			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MaxMS: msOf(g.Max), MissRate: g.MissRate,
-			PredictedP50MS: msOf(g.PredictedP50), PredictedP99MS: msOf(g.PredictedP99),
+			PredictedP50MS: msOf(g.PredictedP50), PredictedP99MS: msOf(g.PredictedP99), PredictedUncontendedP50MS: msOf(g.PredictedUncontendedP50),
 		}
 		for _, d := range g.Drops {
 			gj.Drops = append(gj.Drops, runDropJSON{Reason: d.Reason, Count: d.Count, Example: d.Example})

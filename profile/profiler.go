@@ -129,16 +129,7 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 		}
 	}
 	sharers := pl.Sharers()
-	shares := func(a, b int) bool {
-		for _, x := range sharers[a] {
-			for _, y := range sharers[b] {
-				if x == y {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	shares := func(a, b int) bool { return sharesAny(sharers[a], sharers[b]) }
 	for _, p := range opt.Plans {
 		// placed are the plan's subgraphs with their planned processor;
 		// index is the job each added (-1: listed before or unsupported).

@@ -359,6 +359,11 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 	if req.Cold < 0 || req.Cold > s.opt.MaxReps {
 		return fmt.Errorf("cold runs %d: want 0 to %d", req.Cold, s.opt.MaxReps)
 	}
+	// The inputs first: their checks name the dimension and the limit,
+	// where MeasureRequest.Validate only says a shape is not fully known.
+	if err := checkInputs(req.Inputs, mp, s.opt.MaxInputBytes); err != nil {
+		return err
+	}
 	if err := req.Validate(); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "profile: measure: "))
 	}
@@ -381,7 +386,7 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 			}
 		}
 	}
-	return checkInputs(req.Inputs, mp, s.opt.MaxInputBytes)
+	return nil
 }
 
 // checkInputs checks that the inputs are exactly the model's graph inputs

@@ -18,6 +18,11 @@ func EqualShare(s *State) [][]float64 {
 	total := float64(s.C.Total())
 	x := make([][]float64, n)
 	if n == 0 || total == 0 {
+		// No GPUs (a cluster whose nodes are all gone or NotReady): every
+		// job gets a row of zeros, one per type, as callers index it.
+		for m := range x {
+			x[m] = make([]float64, len(s.C.Count))
+		}
 		return x
 	}
 	// Breakpoints t_m = s_m/w_m where job m saturates at X = 1.

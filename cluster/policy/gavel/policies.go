@@ -71,6 +71,9 @@ type MaxMin struct{ Variant }
 func (p *MaxMin) Name() string { return p.name("gavel-agnostic", "gavel", "gavel-ss") }
 
 func (p *MaxMin) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	if a := noGPUs(s, p.Name()); a != nil {
+		return a, nil
+	}
 	b := p.lp(s)
 	coef := make([]float64, len(s.Jobs))
 	if p.SpaceSharing {
@@ -102,6 +105,9 @@ type Makespan struct{ Variant }
 func (p *Makespan) Name() string { return p.name("makespan", "gavel-makespan", "gavel-makespan-ss") }
 
 func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	if a := noGPUs(s, p.Name()); a != nil {
+		return a, nil
+	}
 	b := p.lp(s)
 	// Scale rows so that t is about 1: by the longest best-case time.
 	horizon := 0.0
@@ -139,6 +145,9 @@ type FTF struct {
 func (p *FTF) Name() string { return p.name("ftf", "gavel-ftf", "gavel-ftf-ss") }
 
 func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	if a := noGPUs(s, p.Name()); a != nil {
+		return a, nil
+	}
 	probe := newLP(s, solver.Maximize, p.Agnostic, false, 0)
 	share := policy.EqualShare(s)
 	n := len(s.Jobs)
@@ -234,6 +243,9 @@ type Throughput struct{ Variant }
 func (p *Throughput) Name() string { return p.name("tput", "gavel-tput", "gavel-tput-ss") }
 
 func (p *Throughput) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	if a := noGPUs(s, p.Name()); a != nil {
+		return a, nil
+	}
 	b := p.lp(s)
 	b.addNormalisedThroughput(b.model)
 	a, _, err := b.run(ctx, &p.Cfg, p.Name())
@@ -252,6 +264,9 @@ type Cost struct{ Variant }
 func (p *Cost) Name() string { return p.name("cost", "gavel-cost", "gavel-cost-ss") }
 
 func (p *Cost) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
+	if a := noGPUs(s, p.Name()); a != nil {
+		return a, nil
+	}
 	// Build the plain LP for its variables and rows, then rewrite the
 	// right-hand sides in terms of u.
 	b := p.lp(s)
@@ -315,4 +330,15 @@ func (p *Cost) Allocate(ctx context.Context, s *policy.State) (*policy.Allocatio
 	}
 	scaled := &solver.Result{Status: res.Status, Values: vals}
 	return b.allocation(scaled, fmt.Sprintf("%s: LP %s, %d variables", p.Name(), res.Status, mdl.NumVars())), nil
+}
+
+// noGPUs is the empty allocation for a cluster without GPUs (every node
+// gone or NotReady, as a Kubernetes scheduler can see it during an outage),
+// or nil. The LPs have no bounded optimum there: their objectives divide
+// by throughputs that no GPU provides.
+func noGPUs(s *policy.State, name string) *policy.Allocation {
+	if s.C.Total() > 0 {
+		return nil
+	}
+	return &policy.Allocation{Note: name + ": the cluster has no GPUs"}
 }

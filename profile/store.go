@@ -238,6 +238,9 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "calibrations", coldFitColumns); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "corun", corunAddedColumns); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -267,6 +270,12 @@ var coldColumns = [][2]string{
 
 // coldFitColumns came to the calibrations table with coldColumns (a
 // ColdFit; zero: none).
+// corunAddedColumns are the corun table's columns added after it was
+// first created (a version-2 store from before them lacks them).
+var corunAddedColumns = [][2]string{
+	{"model_name", "TEXT NOT NULL DEFAULT ''"},
+}
+
 var coldFitColumns = [][2]string{
 	{"cold_a", "REAL NOT NULL DEFAULT 0"},
 	{"cold_b", "REAL NOT NULL DEFAULT 0"},

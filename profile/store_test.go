@@ -286,6 +286,44 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 }
 
+// TestStoreAddsCorunColumns: a version-2 store whose corun table predates
+// its model_name column gains it on open, and takes co-run profiles again.
+func TestStoreAddsCorunColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v2.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "\tmodel_name TEXT NOT NULL DEFAULT '',\n"
+	if !strings.Contains(corunSchema, line) {
+		t.Fatalf("the corun schema lacks %q", line)
+	}
+	if _, err := db.Exec(`DROP TABLE corun`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(strings.Replace(corunSchema, line, "", 1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if st, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := testRecord(1)
+	c := Corun{Key: r.Key, Alone: 1000, Points: []CorunPoint{{Load: 0.5, GBs: 5, Slowdown: 1.2}}, K: 0.4, Intensity: 0.3}
+	if err := st.PutCorun(c); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := st.Coruns(r.Device); err != nil || len(cs) != 1 || cs[0].K != 0.4 {
+		t.Errorf("co-run profiles after adding model_name: %+v, %v", cs, err)
+	}
+}
+
 func TestFitSensitivity(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -56,14 +56,16 @@ execs() {
 }
 
 # srchash hashes what a target's behaviour depends on: the Go, embedded and
-# test files of the module's packages it imports, and go.sum.
+# test files of the module's packages it imports, and the path and version
+# of every other module it builds from (not all of go.sum: a module that
+# the target does not link does not reset its count).
 srchash() {
 	{
 		"$GO" list -deps -test -f '{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}	{{.}}
 {{end}}{{range .EmbedFiles}}{{$d}}	{{.}}
 {{end}}{{range .TestGoFiles}}{{$d}}	{{.}}
 {{end}}{{end}}{{end}}' "$1" | awk -F'\t' '$2 !~ /^\// { print $1 "/" $2 }' | sort -u | xargs cat
-		cat go.sum
+		"$GO" list -deps -test -f '{{if .Module}}{{if not .Module.Main}}{{.Module.Path}}@{{.Module.Version}}{{end}}{{end}}' "$1" | sort -u
 	} | sha256sum | cut -c1-16
 }
 

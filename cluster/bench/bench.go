@@ -93,6 +93,9 @@ type Row struct {
 	Published float64 `json:"published,omitempty"`
 	Exhausted int     `json:"exhausted_runs,omitempty"`
 	Failed    int     `json:"failed_runs,omitempty"`
+	// Fallbacks sums the runs' allocations that fell back because the
+	// policy's LP failed (sim.Result.Fallbacks).
+	Fallbacks int     `json:"fallbacks,omitempty"`
 	Wall      float64 `json:"wall_s"`
 }
 
@@ -318,6 +321,7 @@ func aggregate(runs []Run) []Row {
 		if r.Result.Exhausted {
 			row.Exhausted++
 		}
+		row.Fallbacks += r.Result.Fallbacks
 		row.PerSeed = append(row.PerSeed, v)
 	}
 	for i := range rows {

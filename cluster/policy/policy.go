@@ -127,6 +127,11 @@ type Allocation struct {
 	// Note is a short explanation for logs and reports ("LP optimal, 412
 	// variables").
 	Note string
+	// Fallback, when set, says that the policy's own method failed (an LP
+	// solver killed after its time limit) and why; the entries are then
+	// the cheaper allocation the policy documents for that case. The
+	// mechanism counts these.
+	Fallback string
 }
 
 // Sort orders the entries by (A, B).

@@ -83,6 +83,9 @@ type Round struct {
 	// Recomputed is true when the policy was asked this round.
 	Recomputed bool
 	Note       string
+	// Fallback is the allocation's Fallback when it was recomputed this
+	// round and the policy's own method failed (policy.Allocation).
+	Fallback string
 }
 
 type entryKey int64
@@ -370,7 +373,7 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 			return nil, err
 		}
 		r.Recomputed = true
-		r.Note = m.alloc.Note
+		r.Note, r.Fallback = m.alloc.Note, m.alloc.Fallback
 	}
 	if len(m.ids) == 0 || m.alloc == nil {
 		return r, nil

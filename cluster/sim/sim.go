@@ -93,6 +93,12 @@ type Result struct {
 	Rounds      int                `json:"rounds"`
 	Recomputes  int                `json:"recomputes"`
 	Preemptions int                `json:"preemptions"`
+	// Fallbacks counts the allocations for which the policy's own method
+	// failed (an LP killed after its time limit) and it returned its
+	// documented cheaper allocation instead; FirstFallback says why the
+	// first did.
+	Fallbacks     int    `json:"fallbacks"`
+	FirstFallback string `json:"first_fallback,omitempty"`
 	// Exhausted is true when the trace ran out of arrivals before the
 	// window's jobs finished (the tail then ran on a draining cluster).
 	Exhausted bool        `json:"arrivals_exhausted,omitempty"`
@@ -214,6 +220,12 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		res.Rounds++
 		if r.Recomputed {
 			res.Recomputes++
+		}
+		if r.Fallback != "" {
+			if res.Fallbacks == 0 {
+				res.FirstFallback = r.Fallback
+			}
+			res.Fallbacks++
 		}
 		if len(r.Placed) == 0 {
 			// Nothing runs until the allocation is recomputed: wait for the

@@ -342,6 +342,9 @@ func printSimResult(w io.Writer, r *sim.Result, wall time.Duration) {
 		fmt.Fprintf(w, ", %d unfinished", r.Unfinished)
 	}
 	fmt.Fprintf(w, "; %d rounds, %d allocations, %d preemptions, %.1f s\n", r.Rounds, r.Recomputes, r.Preemptions, wall.Seconds())
+	if r.Fallbacks > 0 {
+		fmt.Fprintf(w, "%d allocations fell back to the policy's cheaper allocation (first: %s)\n", r.Fallbacks, r.FirstFallback)
+	}
 	tb := textfmt.Table{Header: []string{"metric", "value"}}
 	tb.Add("avg JCT", fmt.Sprintf("%.2f h", r.AvgJCT))
 	tb.Add("p50 / p90 / p99 JCT", fmt.Sprintf("%.2f / %.2f / %.2f h", r.P50JCT, r.P90JCT, r.P99JCT))

@@ -188,6 +188,9 @@ func printBench(w io.Writer, rep *bench.Report) {
 		if r.Exhausted > 0 {
 			mean += fmt.Sprintf(" (%d drained)", r.Exhausted)
 		}
+		if r.Fallbacks > 0 {
+			mean += fmt.Sprintf(" (%d LP fallbacks)", r.Fallbacks)
+		}
 		tb.Add(r.Experiment, rate, r.Policy, mean, strings.Join(per, " "), pub, ratio, fmt.Sprintf("%.0f", r.Wall))
 	}
 	tb.WriteTo(w) //nolint:errcheck

@@ -99,6 +99,9 @@ type Config struct {
 // Stats are the scheduler's counters.
 type Stats struct {
 	Rounds, Recomputes, Preemptions, Binds, Suspends, Resumes int64
+	// Fallbacks counts allocations for which the policy's LP failed and
+	// it returned its cheaper allocation (policy.Allocation.Fallback).
+	Fallbacks int64
 	// PolicyTime is the total time spent in the mechanism's Plan;
 	// PolicyMax the longest round.
 	PolicyTime, PolicyMax time.Duration
@@ -804,6 +807,10 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	}
 	if r.Recomputed {
 		s.stats.Recomputes++
+	}
+	if r.Fallback != "" {
+		s.stats.Fallbacks++
+		s.log.Warn("policy fell back to its cheaper allocation", "why", r.Fallback)
 	}
 	// Free GPUs per node for this round's assignments.
 	free := map[string]int{}

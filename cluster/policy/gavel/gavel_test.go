@@ -2,8 +2,12 @@ package gavel
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/throughput"
@@ -15,6 +19,12 @@ func state(t *testing.T) *policy.State {
 	if _, err := solver.Command(); err != nil {
 		t.Skip(err)
 	}
+	return tableState(t)
+}
+
+// tableState is state's jobs and cluster; it needs no CBC.
+func tableState(t *testing.T) *policy.State {
+	t.Helper()
 	tb, err := throughput.Gavel()
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +129,93 @@ func TestPoliciesFeasibleAndBetter(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A solver that fails as CBC does on a loaded machine: killed after its
+// time limit without a solution, or dying as a process.
+func failingSolvers() map[string]Solve {
+	return map[string]Solve{
+		"killed after its time limit": func(context.Context, *solver.Model, solver.Options) (*solver.Result, error) {
+			return &solver.Result{Status: solver.NoSolution, Reason: "time limit", Killed: true, Wall: 66 * time.Second}, nil
+		},
+		"process error": func(context.Context, *solver.Model, solver.Options) (*solver.Result, error) {
+			return nil, fmt.Errorf("solver: cbc: signal: interrupt: ")
+		},
+		"claims infeasible": func(context.Context, *solver.Model, solver.Options) (*solver.Result, error) {
+			return &solver.Result{Status: solver.Infeasible, Reason: "infeasible"}, nil
+		},
+	}
+}
+
+func TestFailedLPFallsBackToEqualShare(t *testing.T) {
+	s := tableState(t)
+	ctx := context.Background()
+	for what, solve := range failingSolvers() {
+		cfg := Config{Solve: solve}
+		for _, p := range []policy.Policy{
+			&MaxMin{Variant{Cfg: cfg}}, &MaxMin{Variant{Cfg: cfg, SpaceSharing: true}}, &Makespan{Variant{Cfg: cfg}},
+			&FTF{Variant: Variant{Cfg: cfg}}, &Throughput{Variant{Cfg: cfg}}, &Cost{Variant{Cfg: cfg}},
+		} {
+			a, err := p.Allocate(ctx, s)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", what, p.Name(), err)
+			}
+			if a.Fallback == "" || !strings.Contains(a.Fallback, p.Name()) {
+				t.Errorf("%s, %s: Fallback %q, want the policy's name and why", what, p.Name(), a.Fallback)
+			}
+			check(t, s, a)
+			// The equal share: every job holds the same share of every type.
+			want := policy.EqualShare(s)
+			if len(a.Entries) != len(s.Jobs) {
+				t.Fatalf("%s, %s: %d entries for %d jobs", what, p.Name(), len(a.Entries), len(s.Jobs))
+			}
+			for m, e := range a.Entries {
+				for g := range e.X {
+					if math.Abs(e.X[g]-want[m][g]) > 1e-12 {
+						t.Errorf("%s, %s: job %d type %d: %g, want the equal share's %g", what, p.Name(), m, g, e.X[g], want[m][g])
+					}
+				}
+			}
+		}
+	}
+}
+
+// A failure that is not the LP's is no reason to fall back: a missing CBC
+// and a cancelled run stay errors.
+func TestFallbackIsOnlyForLPFailures(t *testing.T) {
+	s := tableState(t)
+	noCBC := Config{Solve: func(context.Context, *solver.Model, solver.Options) (*solver.Result, error) {
+		return nil, solver.ErrNoCBC
+	}}
+	if _, err := (&MaxMin{Variant{Cfg: noCBC}}).Allocate(context.Background(), s); !errors.Is(err, solver.ErrNoCBC) {
+		t.Errorf("no CBC: got %v, want ErrNoCBC", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	killed := Config{Solve: failingSolvers()["killed after its time limit"]}
+	if a, err := (&MaxMin{Variant{Cfg: killed}}).Allocate(ctx, s); err == nil {
+		t.Errorf("cancelled: got an allocation (%s), want the context's error", a.Note)
+	}
+}
+
+// With a real CBC, a bisection step that fails keeps the allocation of the
+// last step that succeeded, marked as a fallback.
+func TestFTFBisectionStopsAtAFailedStep(t *testing.T) {
+	s := state(t)
+	calls := 0
+	cfg := Config{Solve: func(ctx context.Context, m *solver.Model, o solver.Options) (*solver.Result, error) {
+		calls++
+		if calls > 1 {
+			return &solver.Result{Status: solver.NoSolution, Reason: "time limit"}, nil
+		}
+		return solver.Solve(ctx, m, o)
+	}}
+	a, err := (&FTF{Variant: Variant{Cfg: cfg}}).Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || a.Fallback == "" || !strings.Contains(a.Note, "ρ ≤ 1.0000") {
+		t.Errorf("%d solves, Fallback %q, note %q: want the ρ = 1 allocation after the second solve failed", calls, a.Fallback, a.Note)
+	}
+	check(t, s, a)
 }

@@ -18,6 +18,7 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -245,16 +246,68 @@ func (b *lp) throughputTerms(m int, scale float64) []solver.Term {
 	return out
 }
 
+// lpFailure is a solve that gave no allocation although the policy could
+// go on: CBC stopped without a solution (killed after its time limit on a
+// loaded machine), claimed an LP that always has x = 0 feasible
+// infeasible, or failed as a process.
+type lpFailure struct{ why string }
+
+func (e *lpFailure) Error() string { return e.why }
+
+// solveLP runs the solver on m. A missing CBC and a cancelled context are
+// errors; every other failure is an *lpFailure.
+func solveLP(ctx context.Context, cfg *Config, m *solver.Model, name string) (*solver.Result, error) {
+	res, err := cfg.solve()(ctx, m, cfg.options())
+	if cerr := ctx.Err(); cerr != nil {
+		return nil, cerr
+	}
+	if err != nil {
+		if errors.Is(err, solver.ErrNoCBC) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, &lpFailure{fmt.Sprintf("%s: LP failed: %v", name, err)}
+	}
+	if !res.Status.HasSolution() {
+		return nil, &lpFailure{fmt.Sprintf("%s: LP %s (%s) after %.1f s", name, res.Status, res.Reason, res.Wall.Seconds())}
+	}
+	return res, nil
+}
+
 // run solves the model and turns the solution into an allocation.
 func (b *lp) run(ctx context.Context, cfg *Config, name string) (*policy.Allocation, *solver.Result, error) {
-	res, err := cfg.solve()(ctx, b.model, cfg.options())
+	res, err := solveLP(ctx, cfg, b.model, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !res.Status.HasSolution() {
-		return nil, res, fmt.Errorf("%s: LP %s (%s)", name, res.Status, res.Reason)
-	}
 	return b.allocation(res, fmt.Sprintf("%s: LP %s, %d variables", name, res.Status, b.model.NumVars())), res, nil
+}
+
+// Fallback is what every policy of the package returns when its LP gives
+// no solution (an *lpFailure): Gavel's heterogeneity-agnostic max-min
+// allocation (policy.EqualShare, water-filling in closed form, O(n log n)),
+// with Allocation.Fallback saying why. It is a feasible point of every
+// formulation here (the one at which the max-min LP's objective is 1 and
+// finish-time fairness's ρ is 1), it covers every active job, including
+// those that arrived since the last allocation, and it needs no solver, so
+// the run goes on; the mechanism counts these allocations. Other errors
+// (no CBC, a cancelled context) are returned as they are.
+func Fallback(ctx context.Context, s *policy.State, err error) (*policy.Allocation, error) {
+	var f *lpFailure
+	if !errors.As(err, &f) || ctx.Err() != nil {
+		return nil, err
+	}
+	a := policy.Singles(s, policy.EqualShare(s), f.why+"; fell back to the equal share")
+	a.Fallback = f.why
+	return a, nil
+}
+
+// runOrFallback is run, with Fallback on a failed solve.
+func (b *lp) runOrFallback(ctx context.Context, cfg *Config, name string) (*policy.Allocation, error) {
+	a, _, err := b.run(ctx, cfg, name)
+	if err != nil {
+		return Fallback(ctx, b.s, err)
+	}
+	return a, nil
 }
 
 func clip(v float64) float64 { return math.Min(1, math.Max(0, v)) }

@@ -2,6 +2,7 @@ package gavel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -93,8 +94,7 @@ func (p *MaxMin) Allocate(ctx context.Context, s *policy.State) (*policy.Allocat
 		}
 	}
 	b.maxMinRows(coef)
-	a, _, err := b.run(ctx, &p.Cfg, p.Name())
-	return a, err
+	return b.runOrFallback(ctx, &p.Cfg, p.Name())
 }
 
 // Makespan minimises the time until every active job is done: maximise the
@@ -125,8 +125,7 @@ func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Alloc
 		coef[m] = horizon / math.Max(s.Jobs[m].Remaining, 1e-9)
 	}
 	b.maxMinRows(coef)
-	a, _, err := b.run(ctx, &p.Cfg, p.Name())
-	return a, err
+	return b.runOrFallback(ctx, &p.Cfg, p.Name())
 }
 
 // FTF is finish-time fairness (Themis's ρ, Gavel's formulation): minimise
@@ -198,7 +197,7 @@ func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation
 		return false, nil
 	}
 	if ok, err := try(hi); err != nil {
-		return nil, err
+		return Fallback(ctx, s, err)
 	} else if !ok {
 		// Numerical slack at ρ = 1: fall back to the equal share.
 		return policy.Singles(s, share, p.Name()+": equal share"), nil
@@ -207,7 +206,15 @@ func (p *FTF) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation
 		mid := (lo + hi) / 2
 		ok, err := try(mid)
 		if err != nil {
-			return nil, err
+			// A failed step ends the bisection: the allocation found at
+			// hi stands, marked as a fallback.
+			var f *lpFailure
+			if !errors.As(err, &f) || ctx.Err() != nil {
+				return nil, err
+			}
+			bestAlloc.Fallback = f.why
+			bestAlloc.Note += fmt.Sprintf(" (%s; bisection stopped)", f.why)
+			return bestAlloc, nil
 		}
 		if ok {
 			hi = mid
@@ -248,8 +255,7 @@ func (p *Throughput) Allocate(ctx context.Context, s *policy.State) (*policy.All
 	}
 	b := p.lp(s)
 	b.addNormalisedThroughput(b.model)
-	a, _, err := b.run(ctx, &p.Cfg, p.Name())
-	return a, err
+	return b.runOrFallback(ctx, &p.Cfg, p.Name())
 }
 
 // Cost maximises normalised throughput per dollar (Gavel's
@@ -314,12 +320,9 @@ func (p *Cost) Allocate(ctx context.Context, s *policy.State) (*policy.Allocatio
 	}
 	mdl.AddRow(1, 1, costTerms...)
 	b.addNormalisedThroughput(mdl)
-	res, err := p.Cfg.solve()(ctx, mdl, p.Cfg.options())
+	res, err := solveLP(ctx, &p.Cfg, mdl, p.Name())
 	if err != nil {
-		return nil, err
-	}
-	if !res.Status.HasSolution() {
-		return nil, fmt.Errorf("%s: LP %s (%s)", p.Name(), res.Status, res.Reason)
+		return Fallback(ctx, s, err)
 	}
 	uv := res.Value(u)
 	vals := make([]float64, nv)

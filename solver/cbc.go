@@ -85,6 +85,13 @@ type Options struct {
 	// without a kill a large model can run minutes past its limit.
 	// Cancelling the context kills CBC after at most InterruptGrace.
 	Grace time.Duration
+	// Interior solves a model without integer variables by the barrier
+	// method, without presolve and without crossover: where the optimum is
+	// not unique it returns a point in the relative interior of the optimal
+	// face (near its analytic centre, as interior-point solvers such as
+	// ECOS do) instead of a vertex, with small positive values where a
+	// vertex has zeros. Ignored for models with integers.
+	Interior bool
 }
 
 // InterruptGrace is how long Solve waits after a cancelled context's SIGINT
@@ -198,7 +205,13 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 		args = append(args, "-mipstart", startPath)
 	}
 	args = append(args, opt.Args...)
-	args = append(args, "-solve", "-solu", solPath)
+	if opt.Interior && (m.NumIntegers() == 0 || opt.Relaxed) {
+		// -barrier solves and stops: a -solve after it would start the
+		// simplex from the barrier's point and end at a vertex.
+		args = append(args, "-presolve", "off", "-crossover", "off", "-barrier", "-solu", solPath)
+	} else {
+		args = append(args, "-solve", "-solu", solPath)
+	}
 
 	var out bytes.Buffer
 	var sink io.Writer = &out

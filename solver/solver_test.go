@@ -413,3 +413,32 @@ func BenchmarkWriteMPS(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// An LP whose optimum is a whole face: the simplex ends at a vertex of it,
+// the interior mode near the face's centre, with the same objective.
+func TestSolveInteriorLandsInsideTheOptimalFace(t *testing.T) {
+	solvertest.RequireCBC(t)
+	m := solver.NewModel(solver.Maximize)
+	var v []solver.Var
+	for i := 0; i < 4; i++ {
+		v = append(v, m.AddVar(0, 1, 1))
+	}
+	m.AddRow(-solver.Inf, 1, term{v[0], 1}, term{v[1], 1})
+	m.AddRow(-solver.Inf, 1, term{v[2], 1}, term{v[3], 1})
+	for _, interior := range []bool{false, true} {
+		res, err := solver.Solve(context.Background(), m, solver.Options{Interior: interior})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != solver.Optimal || math.Abs(res.Objective-2) > 1e-5 {
+			t.Fatalf("interior %v: %v, objective %g; want optimal 2", interior, res.Status, res.Objective)
+		}
+		inside := true
+		for _, x := range res.Values {
+			inside = inside && x > 0.1 && x < 0.9
+		}
+		if inside != interior {
+			t.Errorf("interior %v: values %v", interior, res.Values)
+		}
+	}
+}

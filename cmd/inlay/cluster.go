@@ -166,6 +166,7 @@ type clusterSimFlags struct {
 	tp          string
 	perJob      string
 	ganttWindow string
+	lp          string
 }
 
 func newClusterSimulateCmd() *cobra.Command {
@@ -206,6 +207,7 @@ avg_jct_hours, p50/p90/p99_jct_hours, makespan_hours, utilization (GPU type
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the policies' and the mechanism's draws")
 	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format, or \"estimate\" for inlay's cost model on the cluster's GPUs (default: Gavel's measurements)")
 	fl.StringVar(&f.perJob, "per-job", "", "write every job's result and timeline as JSONL")
+	fl.StringVar(&f.lp, "lp", "simplex", lpFlagHelp)
 	return cmd
 }
 
@@ -232,7 +234,11 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 	if err := job.Validate(trace, jobs, t, c); err != nil {
 		return err
 	}
-	pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
+	lp, err := lpConfig(f.lp)
+	if err != nil {
+		return err
+	}
+	pol, err := registry.New(f.policy, registry.Options{Seed: f.seed, LP: lp})
 	if err != nil {
 		return err
 	}

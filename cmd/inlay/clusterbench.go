@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/bench"
 	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/internal/textfmt"
@@ -19,10 +20,10 @@ import (
 )
 
 type clusterBenchFlags struct {
-	cluster, policies, staticPolicies, seeds, single, multi, window, tp, plot, experiments string
-	staticJobs, workers                                                                    int
-	tailHours                                                                              float64
-	json                                                                                   bool
+	cluster, policies, staticPolicies, seeds, single, multi, window, tp, plot, experiments, lp string
+	staticJobs, workers                                                                        int
+	tailHours                                                                                  float64
+	json                                                                                       bool
 }
 
 func newClusterBenchCmd() *cobra.Command {
@@ -61,7 +62,21 @@ simulations in parallel.`,
 	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
 	fl.StringVar(&f.plot, "plot", "", "write average JCT against rate (.svg or .png; one file per experiment, suffixed -single/-multi)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.StringVar(&f.lp, "lp", "simplex", lpFlagHelp)
 	return cmd
+}
+
+const lpFlagHelp = "how the LP policies solve: simplex (a vertex, with a tie-break that uses the capacity) or interior (as Gavel does: an interior-point method, a point inside the optimal face)"
+
+// lpConfig is the LP policies' configuration for --lp.
+func lpConfig(mode string) (gavel.Config, error) {
+	switch mode {
+	case "", "simplex":
+		return gavel.Config{}, nil
+	case "interior":
+		return gavel.Config{Interior: true}, nil
+	}
+	return gavel.Config{}, fmt.Errorf("--lp: unknown %q (simplex, interior)", mode)
 }
 
 func splitList(s string) []string {
@@ -101,7 +116,11 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := bench.Config{Cluster: c, Table: t, Window: w, TailHours: f.tailHours, Workers: f.workers, Sched: sched.Config{}, Registry: registry.Options{}}
+	lp, err := lpConfig(f.lp)
+	if err != nil {
+		return err
+	}
+	cfg := bench.Config{Cluster: c, Table: t, Window: w, TailHours: f.tailHours, Workers: f.workers, Sched: sched.Config{}, Registry: registry.Options{LP: lp}}
 	exps := map[string]bool{}
 	for _, e := range splitList(f.experiments) {
 		if e != bench.Single && e != bench.Multi && e != bench.Static {

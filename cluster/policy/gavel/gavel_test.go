@@ -219,3 +219,25 @@ func TestFTFBisectionStopsAtAFailedStep(t *testing.T) {
 	}
 	check(t, s, a)
 }
+
+// Solved as Gavel solves it (interior point, no tie-break), max-min
+// fairness is still feasible and no job falls below its equal share.
+func TestMaxMinInterior(t *testing.T) {
+	s := state(t)
+	iso := policy.IsolatedThroughput(s, policy.EqualShare(s))
+	for _, ss := range []bool{false, true} {
+		p := &MaxMin{Variant{Cfg: Config{Interior: true}, SpaceSharing: ss}}
+		a, err := p.Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name(), err)
+		}
+		check(t, s, a)
+		if !ss {
+			for m, thr := range throughputs(s, a) {
+				if thr < iso[m]*(1-1e-3) {
+					t.Errorf("%s: job %d gets %g, below its equal share's %g", p.Name(), m, thr, iso[m])
+				}
+			}
+		}
+	}
+}

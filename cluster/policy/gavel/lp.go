@@ -39,6 +39,13 @@ type Config struct {
 	PairsPerJob int
 	// TimeLimit per LP solve (0: 60 s).
 	TimeLimit time.Duration
+	// Interior solves the LPs as Gavel does, by an interior-point method
+	// (Gavel's cvxpy runs ECOS; here CBC's barrier without crossover,
+	// solver.Options.Interior) and without the tie-break: where the
+	// optimum is not unique the allocation is a point inside the optimal
+	// face, not the vertex the tie-break picks, and entries a vertex
+	// leaves at zero hold small positive shares.
+	Interior bool
 }
 
 func (c *Config) solve() Solve {
@@ -53,7 +60,7 @@ func (c *Config) options() solver.Options {
 	if tl == 0 {
 		tl = 60 * time.Second
 	}
-	return solver.Options{TimeLimit: tl, Threads: 1}
+	return solver.Options{TimeLimit: tl, Threads: 1, Interior: c.Interior}
 }
 
 // pair is a space-sharing candidate: jobs a and b (indices into the
@@ -73,6 +80,9 @@ type lp struct {
 	y     [][]solver.Var // per pair and column
 	// shares holds, per job, the terms of Σ X over the entries holding it.
 	shares [][]solver.Term
+	// noTieBreak leaves the min-max objectives without the tie-break
+	// (Config.Interior).
+	noTieBreak bool
 }
 
 const noVar = solver.Var(-1)

@@ -41,7 +41,9 @@ func (v Variant) name(agnostic, aware, sharing string) string {
 
 // lp starts the variant's LP (maximised) over s.
 func (v Variant) lp(s *policy.State) *lp {
-	return newLP(s, solver.Maximize, v.Agnostic, v.SpaceSharing, v.Cfg.PairsPerJob)
+	b := newLP(s, solver.Maximize, v.Agnostic, v.SpaceSharing, v.Cfg.PairsPerJob)
+	b.noTieBreak = v.Cfg.Interior
+	return b
 }
 
 // maxMinRows adds t and, per job, Σ coef_m·throughput_m − t ≥ 0, with the
@@ -49,6 +51,9 @@ func (v Variant) lp(s *policy.State) *lp {
 func (b *lp) maxMinRows(coef []float64) solver.Var {
 	t := b.model.AddVar(0, solver.Inf, 1)
 	eps := tieBreak / float64(max(len(coef), 1))
+	if b.noTieBreak {
+		eps = 0
+	}
 	for m := range b.s.Jobs {
 		terms := b.throughputTerms(m, coef[m])
 		if len(terms) == 0 {

@@ -42,15 +42,98 @@ type JCT struct {
 	Keep float64
 	// NoSharing turns space sharing off.
 	NoSharing bool
+	// Ageing ranks jobs by the time they would finish under processor
+	// sharing instead of by remaining work: the fair sojourn protocol
+	// (Friedman and Henderson, SIGMETRICS 2003). The policy runs, beside
+	// the real cluster, a virtual one where every active job gets Gavel's
+	// heterogeneity-agnostic max-min share (policy.EqualShare, at its
+	// isolated throughput), and serves first the job that finishes first
+	// there. A short new job still finishes early there and goes first,
+	// as under shortest-remaining-first; a long job that has waited keeps
+	// progressing in the virtual system until its virtual finish comes
+	// ahead of the newcomers', so it cannot starve (on one server FSP
+	// finishes no job later than processor sharing does). No constant.
+	Ageing bool
+
+	// Ageing's virtual system: per job ID, the steps left there, the rate
+	// it has had since the last call, and when it finished there.
+	virtLeft, virtRate, virtDone map[int]float64
+	virtNow                      float64
 }
 
 var _ policy.Policy = (*JCT)(nil)
 
 func (p *JCT) Name() string {
-	if p.NoSharing {
-		return "inlay-noss"
+	name := "inlay"
+	if p.Ageing {
+		name = "inlay-fsp"
 	}
-	return "inlay"
+	if p.NoSharing {
+		name += "-noss"
+	}
+	return name
+}
+
+// virtualFinish advances the virtual processor-sharing system to s.Now and
+// returns each job's finish time there (Ageing): the time it finished
+// there, for a job done in the virtual system but not in the real one,
+// else now plus its virtual steps left over its virtual rate.
+func (p *JCT) virtualFinish(s *policy.State) []float64 {
+	if p.virtLeft == nil {
+		p.virtLeft, p.virtRate, p.virtDone = map[int]float64{}, map[int]float64{}, map[int]float64{}
+		p.virtNow = s.Now
+	}
+	out := make([]float64, len(s.Jobs))
+	var live []policy.Job // jobs still running in the virtual system
+	var liveIdx []int
+	seen := make(map[int]bool, len(s.Jobs))
+	for m := range s.Jobs {
+		j := &s.Jobs[m]
+		seen[j.ID] = true
+		if done, ok := p.virtDone[j.ID]; ok {
+			out[m] = done
+			continue
+		}
+		left, ok := p.virtLeft[j.ID]
+		from := p.virtNow
+		if !ok {
+			// New since the last call (at most a round ago): in the
+			// virtual system from its arrival, at its first rate.
+			left, from = j.Steps, math.Max(j.Arrival, p.virtNow)
+		}
+		if r := p.virtRate[j.ID]; r > 0 {
+			if t := from + left/r; t <= s.Now {
+				p.virtDone[j.ID] = t
+				delete(p.virtLeft, j.ID)
+				out[m] = t
+				continue
+			}
+			left -= r * math.Max(0, s.Now-from)
+		}
+		p.virtLeft[j.ID] = left
+		live = append(live, *j)
+		liveIdx = append(liveIdx, m)
+	}
+	// The live jobs share the cluster max-min fairly until the next call.
+	vs := &policy.State{Now: s.Now, Jobs: live, C: s.C, Table: s.Table}
+	iso := policy.IsolatedThroughput(vs, policy.EqualShare(vs))
+	for i, m := range liveIdx {
+		id := s.Jobs[m].ID
+		p.virtRate[id] = iso[i]
+		out[m] = math.Inf(1)
+		if iso[i] > 0 {
+			out[m] = s.Now + p.virtLeft[id]/iso[i]
+		}
+	}
+	for _, mp := range []map[int]float64{p.virtLeft, p.virtRate, p.virtDone} {
+		for id := range mp {
+			if !seen[id] {
+				delete(mp, id)
+			}
+		}
+	}
+	p.virtNow = s.Now
+	return out
 }
 
 func (p *JCT) Traits() policy.Traits {
@@ -81,7 +164,14 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 	for i := range idx {
 		idx[i] = i
 	}
+	key := work
+	if p.Ageing {
+		key = p.virtualFinish(s)
+	}
 	sort.Slice(idx, func(a, b int) bool {
+		if key[idx[a]] != key[idx[b]] {
+			return key[idx[a]] < key[idx[b]]
+		}
 		if work[idx[a]] != work[idx[b]] {
 			return work[idx[a]] < work[idx[b]]
 		}
@@ -197,7 +287,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 		}
 	}
 	a.Sort()
-	a.Note = fmt.Sprintf("inlay: %d jobs chosen, %d pairs", len(chosen), pairs)
+	a.Note = fmt.Sprintf("%s: %d jobs chosen, %d pairs", p.Name(), len(chosen), pairs)
 	return a, nil
 }
 

@@ -84,6 +84,8 @@ func Registry() map[string]Factory {
 			func(Options) (policy.Policy, error) { return &inlay.JCT{}, nil }},
 		"inlay-noss": {"inlay without space sharing",
 			func(Options) (policy.Policy, error) { return &inlay.JCT{NoSharing: true}, nil }},
+		"inlay-fsp": {"inlay with ageing: jobs ranked by their finish time under fair (processor) sharing, so long jobs cannot starve",
+			func(Options) (policy.Policy, error) { return &inlay.JCT{Ageing: true}, nil }},
 		"inlay-makespan": {"inlay's policy for makespan: the fluid makespan LP recomputed at every event",
 			func(o Options) (policy.Policy, error) { return &inlay.Makespan{LP: o.LP}, nil }},
 		"tetris": {"multi-resource packing (Tetris/DeepRM): GPUs, CPU cores and memory per GPU type, by alignment and speed",

@@ -5,7 +5,12 @@
 // configuration. When no processor runs a whole model, the model falls
 // back as in planner single on the processor whose fallback partition has
 // the lowest estimated latency (subgraph times plus transfers).
-// Priorities are deadline-monotonic. It never asks the evaluator.
+// Priorities are deadline-monotonic. Where the platform gives memory
+// capacities (memory_mib, capacity_mib), models are placed in workload
+// order and a configuration whose weights would take a processor or domain
+// over its capacity, with the models placed before, is passed over for the
+// next fastest that fits (none fits: the fastest, which plan validation
+// then rejects naming the capacity). It never asks the evaluator.
 package bestmap
 
 import (
@@ -36,23 +41,26 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 	}
 	prio := planutil.Priorities(req.Workload)
 	out := &plan.Plan{Planner: p.Name(), Platform: req.Platform.Name}
+	mem := newMemory(req.Platform)
 	for _, m := range req.Workload.Models {
 		if err := planutil.Canceled(ctx, p.Name()); err != nil {
 			return nil, err
 		}
-		subs, err := bestFor(req, m)
+		subs, err := bestFor(req, m, mem)
 		if err != nil {
 			return nil, fmt.Errorf("search: bestmap: model %q: %w", m.Name, err)
 		}
+		mem.add(req.Platform, m, subs)
 		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Priority: prio[m.Name], Subgraphs: subs})
 	}
 	return out, nil
 }
 
-func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
+func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph, error) {
 	pl, lg := req.Platform, m.Layers
 	all := graph.Range(0, len(lg.Layers))
 	best, bestCfg := time.Duration(-1), hw.Config{}
+	fitting, fitCfg := time.Duration(-1), hw.Config{}
 	for proc := range pl.Processors {
 		if !runsAll(pl, m, proc) {
 			continue
@@ -65,7 +73,13 @@ func bestFor(req *plan.Request, m *workload.Model) ([]plan.Subgraph, error) {
 			if best < 0 || d < best {
 				best, bestCfg = d, cfg
 			}
+			if (fitting < 0 || d < fitting) && mem.fits(m, cfg) {
+				fitting, fitCfg = d, cfg
+			}
 		}
+	}
+	if fitting >= 0 {
+		best, bestCfg = fitting, fitCfg
 	}
 	if best >= 0 {
 		blocks := []partition.Block{{Layers: all, Key: bestCfg.Proc}}
@@ -115,4 +129,61 @@ func runsAll(pl *hw.Platform, m *workload.Model, proc int) bool {
 		}
 	}
 	return true
+}
+
+// memory is the weights placed so far against the platform's capacities.
+type memory struct {
+	limits []hw.MemoryLimit
+	used   []int64 // per limit
+}
+
+func newMemory(pl *hw.Platform) *memory {
+	return &memory{limits: pl.MemoryLimits(), used: make([]int64, len(pl.MemoryLimits()))}
+}
+
+// weights is the whole model's weights in the data type of cfg.
+func weights(m *workload.Model, cfg hw.Config) int64 {
+	var b int64
+	for _, l := range m.Layers.Layers {
+		b += hw.WeightBytes(l.Work, cfg.DType)
+	}
+	return b
+}
+
+// fits reports whether the whole model in cfg keeps every capacity that
+// counts cfg's processor.
+func (mem *memory) fits(m *workload.Model, cfg hw.Config) bool {
+	if len(mem.limits) == 0 {
+		return true
+	}
+	b := weights(m, cfg)
+	for i, l := range mem.limits {
+		for _, q := range l.Procs {
+			if q == cfg.Proc && mem.used[i]+b > l.Bytes {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// add counts the weights of a model's subgraphs.
+func (mem *memory) add(pl *hw.Platform, m *workload.Model, subs []plan.Subgraph) {
+	for _, s := range subs {
+		cfg, err := s.Config(pl)
+		if err != nil {
+			continue
+		}
+		var b int64
+		for _, l := range s.Layers {
+			b += hw.WeightBytes(m.Layers.Layers[l].Work, cfg.DType)
+		}
+		for i, l := range mem.limits {
+			for _, q := range l.Procs {
+				if q == cfg.Proc {
+					mem.used[i] += b
+				}
+			}
+		}
+	}
 }

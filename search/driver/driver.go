@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/plan"
 )
@@ -52,11 +53,16 @@ type Driver struct {
 	// why Done first said so ("" while it has not).
 	stale   int
 	stopped string
+	// limits are the platform's memory capacities (none: unlimited).
+	limits []hw.MemoryLimit
 }
 
 // New starts a driver; the wall clock starts now.
 func New(req *plan.Request, eval plan.Evaluator) *Driver {
 	d := &Driver{req: req, eval: eval, now: time.Now, cache: map[string]plan.Score{}}
+	if req.Platform != nil {
+		d.limits = req.Platform.MemoryLimits()
+	}
 	d.start = d.now()
 	d.bestScore.Scale = -1
 	return d
@@ -163,6 +169,10 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if why := d.overMemory(plans[i]); why != "" {
+					scores[i] = plan.Score{Scale: 0, Reason: why}
+					continue
+				}
 				s, err := d.eval.Evaluate(ctx, plans[i])
 				if err != nil {
 					s = plan.Score{Scale: 0, Reason: errline.OneLine(err)}
@@ -203,6 +213,46 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 	}
 	d.report()
 	return scores, ok
+}
+
+// overMemory says which memory capacity of the platform a plan's resident
+// weights exceed (plan.Validate's check; "" when none, or when the plan is
+// malformed, which the evaluator reports). Such a plan scores 0 without a
+// simulation, so every search planner steers clear of it.
+func (d *Driver) overMemory(p *plan.Plan) string {
+	if len(d.limits) == 0 || d.req.Workload == nil {
+		return ""
+	}
+	pl := d.req.Platform
+	use := make([]int64, len(pl.Processors))
+	for _, mp := range p.Models {
+		m := d.req.Workload.Model(mp.Model)
+		if m == nil || m.Layers == nil {
+			return ""
+		}
+		for _, s := range mp.Subgraphs {
+			cfg, err := s.Config(pl)
+			if err != nil {
+				return ""
+			}
+			for _, l := range s.Layers {
+				if l < 0 || l >= len(m.Layers.Layers) {
+					return ""
+				}
+				use[cfg.Proc] += hw.WeightBytes(m.Layers.Layers[l].Work, cfg.DType)
+			}
+		}
+	}
+	for _, l := range d.limits {
+		var sum int64
+		for _, q := range l.Procs {
+			sum += use[q]
+		}
+		if sum > l.Bytes {
+			return fmt.Sprintf("over the memory capacity of %s: %.1f MiB of weights for %.1f MiB", l.What, float64(sum)/(1<<20), float64(l.Bytes)/(1<<20))
+		}
+	}
+	return ""
 }
 
 // offer keeps p when it beats the best so far (ties keep the earlier plan).

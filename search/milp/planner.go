@@ -196,8 +196,9 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		return mine, proof, nil
 	}
 	if len(f.Memory) > 0 {
-		// The start planner knows nothing of memory capacities; the MILP's
-		// plan keeps within them at the least bytes a data type allows.
+		// The start planner's search scores plans over a capacity 0, but it
+		// returns one when it found nothing that fits; the MILP's plan
+		// keeps within them at the least bytes a data type allows.
 		startErr, mineErr := startPlan.Validate(req.Workload, req.Platform), mine.Validate(req.Workload, req.Platform)
 		switch {
 		case startErr != nil && mineErr == nil:

@@ -164,6 +164,10 @@ type Traits struct {
 	// Sticky: an entry with X[g] = 1 keeps its GPUs across rounds (FIFO-like
 	// policies run jobs to completion).
 	Sticky bool
+	// OnlyAllocated: an entry runs only on the types where its share is
+	// positive, and a job the allocation lacks does not run (Gavel's rule
+	// for its FIFO policies: no entry with priority 0 is scheduled).
+	OnlyAllocated bool
 }
 
 // Policy computes allocations. Allocate must be deterministic for a given

@@ -397,7 +397,7 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 			if !ok {
 				continue
 			}
-			if m.traits.EveryRound && x[g] == 0 {
+			if (m.traits.EveryRound || m.traits.OnlyAllocated) && x[g] == 0 {
 				// A policy asked every round decides each round whole:
 				// its zero entries are no fillers.
 				continue
@@ -410,6 +410,9 @@ func (m *Mechanism) Plan(ctx context.Context, now float64) (*Round, error) {
 			per = append(per, c)
 		}
 		for _, id := range m.ids {
+			if m.traits.OnlyAllocated {
+				break // Gavel skips the jobs its FIFO has not allocated
+			}
 			if _, ok := m.allocX[key(id, -1)]; !ok {
 				c := candidate{k: key(id, -1), a: id, b: -1, g: g, x: -1, gpus: m.jobs[id].GPUs}
 				per = append(per, c)

@@ -36,6 +36,8 @@ func Registry() map[string]Factory {
 	return map[string]Factory{
 		"fifo": {"heterogeneity-agnostic first-in first-out, run to completion",
 			func(o Options) (policy.Policy, error) { return agnostic.NewFIFO(o.Seed), nil }},
+		"fifo-gavel": {"Gavel's FIFO as its code runs it: a leaked loop variable puts nearly every job on the V100s (explains Gavel's static FIFO figure)",
+			func(o Options) (policy.Policy, error) { return agnostic.NewGavelFIFO(o.Seed), nil }},
 		"las": {"Gavel's heterogeneity-agnostic LAS: max-min fair GPU-time shares",
 			func(Options) (policy.Policy, error) { return agnostic.LAS{}, nil }},
 		"tiresias": {"Tiresias-style 2D-LAS: attained-service queues, FIFO within a queue",

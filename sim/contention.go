@@ -71,69 +71,96 @@ func loadOf(est cost.Estimator, lg *graph.LayerGraph, set graph.LayerSet, on hw.
 }
 
 // active is a compute task running under the contention model: its
-// uncontended work left (ns) as of segStart, and the slowdown it runs at
-// since then. ver numbers its completion events; an event of an older
-// version is stale (the task was re-rated since) and skipped.
+// uncontended work left (ns) as of segStart, the slowdown it runs at since
+// then, and its completion at that rate (at, with the event queue's
+// sequence number seq taken when it was set, so that it sorts among the
+// queue's events exactly as a queued event would). Its sensitivity k and
+// its resources and uses are copied from the Contention at launch.
 type active struct {
 	req       int64
 	job       int32
-	ver       int32
+	span      int // index into Result.Spans, -1 when not recorded
+	at        time.Duration
+	seq       int64
 	segStart  time.Duration
 	start     time.Duration
 	remaining float64
 	slow      float64
-	span      int // index into Result.Spans, -1 when not recorded
+	k         float64
+	shares    []int
+	use       []float64
 }
 
 // contended is a run's contention state: the running tasks, in launch
-// order (so that re-rating is deterministic), and a scratch load per
-// resource.
+// order (so that re-rating is deterministic), a scratch load per resource,
+// and the index of the task that completes first (-1: none runs).
+//
+// The tasks' completions are kept here rather than in the event queue:
+// every start or end of a task re-rates its neighbours, and a queued
+// completion per re-rating would leave the queue full of stale events
+// (on the phone, where every processor shares the memory channel, most
+// of them). The run loop merges the first of them with the queue by
+// (time, sequence number), which is the order the queue itself keeps.
 type contended struct {
 	c         *Contention
 	p         *dispatch.Program
 	tasks     []active
 	load      []float64
+	next      int
 	stretched int
 }
 
 func newContended(c *Contention, p *dispatch.Program) *contended {
-	return &contended{c: c, p: p, load: make([]float64, len(c.Resources))}
+	return &contended{c: c, p: p, load: make([]float64, len(c.Resources)), next: -1}
 }
 
 // slowdown of running task a given what runs beside it (the loads summed
-// in x.load over every running task, a's own use taken out).
+// in x.load over every running task, a's own use taken out): the model's
+// 1 + min(MaxSlowdown − 1, k · Σ_r min(1, load_r − u_a,r)), written with
+// comparisons (math.Min and math.Max give the same values here: no
+// operand is a signed zero that matters, and a NaN passes through both).
 func (x *contended) slowdown(a *active) float64 {
-	j := &x.p.Jobs[a.job]
-	k := x.c.Sensitivity[a.job]
-	if k == 0 {
+	if a.k == 0 {
 		return 1
 	}
-	use := x.c.Use[a.job]
 	var sum float64
-	for i, r := range x.c.ProcShares[j.Proc] {
-		sum += math.Min(1, math.Max(0, x.load[r]-use[i]))
+	for i, r := range a.shares {
+		v := x.load[r] - a.use[i]
+		if v < 0 {
+			v = 0
+		}
+		if v > 1 {
+			v = 1
+		}
+		sum += v
 	}
-	return 1 + math.Min(cost.MaxSlowdown-1, k*sum)
+	ks := a.k * sum
+	if ks > cost.MaxSlowdown-1 {
+		ks = cost.MaxSlowdown - 1
+	}
+	return 1 + ks
 }
 
-// sumLoads recomputes each resource's summed use over the running tasks.
+// sumLoads recomputes each resource's summed use over the running tasks,
+// in launch order (a running sum updated as tasks come and go would round
+// differently, and the re-rating compares slowdowns exactly).
 func (x *contended) sumLoads() {
 	for i := range x.load {
 		x.load[i] = 0
 	}
 	for ti := range x.tasks {
-		j := &x.p.Jobs[x.tasks[ti].job]
-		use := x.c.Use[x.tasks[ti].job]
-		for i, r := range x.c.ProcShares[j.Proc] {
-			x.load[r] += use[i]
+		a := &x.tasks[ti]
+		for i, r := range a.shares {
+			x.load[r] += a.use[i]
 		}
 	}
 }
 
 // rerate brings every running task's work left up to now and, where its
-// slowdown changed, schedules its completion anew (a new version).
+// slowdown changed, sets its completion anew (taking a sequence number
+// from the queue, as a pushed event would); then finds the first
+// completion. x.load must be the running tasks' summed uses.
 func (x *contended) rerate(now time.Duration, q *eventQueue) {
-	x.sumLoads()
 	for ti := range x.tasks {
 		a := &x.tasks[ti]
 		s := x.slowdown(a)
@@ -144,42 +171,63 @@ func (x *contended) rerate(now time.Duration, q *eventQueue) {
 			a.remaining = math.Max(0, a.remaining-float64(elapsed)/a.slow)
 		}
 		a.segStart, a.slow = now, s
-		a.ver++
-		q.push(event{at: now + time.Duration(math.Ceil(a.remaining*s)), group: -1, req: a.req, job: a.job, ver: a.ver})
+		a.at, a.seq = now+time.Duration(math.Ceil(a.remaining*s)), q.seq
+		q.seq++
 	}
+	x.next = -1
+	for ti := range x.tasks {
+		a := &x.tasks[ti]
+		if x.next < 0 {
+			x.next = ti
+			continue
+		}
+		if n := &x.tasks[x.next]; a.at < n.at || (a.at == n.at && a.seq < n.seq) {
+			x.next = ti
+		}
+	}
+}
+
+// first returns the time and sequence number of the first completion;
+// ok is false when no task runs.
+func (x *contended) first() (at time.Duration, seq int64, ok bool) {
+	if x.next < 0 {
+		return 0, 0, false
+	}
+	a := &x.tasks[x.next]
+	return a.at, a.seq, true
 }
 
 // launch starts a compute task under the model and re-rates the others.
+// The new task is the last in launch order, so adding its uses to the
+// loads gives the sums sumLoads would (the same additions in the same
+// order).
 func (x *contended) launch(now time.Duration, req int64, job int32, span int, q *eventQueue) {
 	x.tasks = append(x.tasks, active{req: req, job: job, segStart: now, start: now,
-		remaining: float64(x.p.Jobs[job].Duration), slow: 0, span: span})
+		remaining: float64(x.p.Jobs[job].Duration), slow: 0, span: span,
+		k: x.c.Sensitivity[job], shares: x.c.ProcShares[x.p.Jobs[job].Proc], use: x.c.Use[job]})
+	a := &x.tasks[len(x.tasks)-1]
+	for i, r := range a.shares {
+		x.load[r] += a.use[i]
+	}
 	x.rerate(now, q)
 }
 
-// complete handles a completion event: ok is false for a stale one. On a
-// current one it removes the task, re-rates the others and returns the
-// task's stretch (elapsed over uncontended duration).
-func (x *contended) complete(e event, q *eventQueue) (a active, stretch float64, ok bool) {
-	for ti := range x.tasks {
-		t := &x.tasks[ti]
-		if t.req != e.req || t.job != e.job {
-			continue
-		}
-		if t.ver != e.ver {
-			return active{}, 0, false
-		}
-		a = *t
-		x.tasks = append(x.tasks[:ti], x.tasks[ti+1:]...)
-		if d := x.p.Jobs[a.job].Duration; d > 0 {
-			stretch = float64(e.at-a.start) / float64(d)
-		}
-		if stretch > 1.01 {
-			x.stretched++
-		}
-		x.rerate(e.at, q)
-		return a, stretch, true
+// complete ends the first task to complete (there must be one): it
+// removes it, re-rates the others and returns it with its stretch
+// (elapsed over uncontended duration).
+func (x *contended) complete(q *eventQueue) (a active, stretch float64) {
+	ti := x.next
+	a = x.tasks[ti]
+	x.tasks = append(x.tasks[:ti], x.tasks[ti+1:]...)
+	if d := x.p.Jobs[a.job].Duration; d > 0 {
+		stretch = float64(a.at-a.start) / float64(d)
 	}
-	return active{}, 0, false
+	if stretch > 1.01 {
+		x.stretched++
+	}
+	x.sumLoads()
+	x.rerate(a.at, q)
+	return a, stretch
 }
 
 // owns reports whether a job runs under the model: a compute job on a

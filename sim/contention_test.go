@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"fmt"
+	"math/rand"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/hw"
 )
 
@@ -105,5 +108,93 @@ func TestContentionDeterministic(t *testing.T) {
 	}
 	if a.Stretched == 0 {
 		t.Error("no job stretched")
+	}
+}
+
+// randomContended is a program of three to five groups on four
+// processors (one with two slots) and a link, three processors sharing a
+// memory channel and a cache and the fourth nothing (its jobs complete
+// through the event queue, beside the contended ones), with jobs of whole
+// milliseconds (so that completions and arrivals often fall on the same
+// instant) and random uses and sensitivities, some zero.
+func randomContended(rng *rand.Rand) *Program {
+	b := newProg().proc("p0", 1).proc("p1", 2).proc("p2", 1).proc("p3", 1).link("bus", true)
+	procs := []string{"p0", "p1", "p2", "p3"}
+	ng := 3 + rng.Intn(3)
+	for g := 0; g < ng; g++ {
+		period := time.Duration(4+rng.Intn(12)) * ms
+		gi := b.group(fmt.Sprintf("g%d", g), period, period*time.Duration(1+rng.Intn(3)))
+		b.p.Groups[gi].Poisson = rng.Intn(2) == 0
+		for m := 0; m < 1+rng.Intn(2); m++ {
+			mi := b.model(gi, fmt.Sprintf("g%dm%d", g, m), rng.Intn(3))
+			prev := -1
+			for j := 0; j < 1+rng.Intn(4); j++ {
+				var deps []int
+				if prev >= 0 {
+					deps = []int{prev}
+				}
+				if prev >= 0 && rng.Intn(2) == 0 {
+					prev = b.transfer(mi, "x", "bus", time.Duration(rng.Intn(2))*ms, deps...)
+					deps = []int{prev}
+				}
+				prev = b.compute(mi, fmt.Sprintf("j%d", j), procs[rng.Intn(len(procs))], time.Duration(rng.Intn(5))*ms+time.Duration(rng.Intn(2))*ms/2, deps...)
+			}
+		}
+	}
+	p := b.build()
+	c := &Contention{
+		Resources: []hw.Shared{{Name: "dram", Kind: hw.SharedMemory, BandwidthGBs: 10, Processors: []string{"p0", "p1", "p2"}},
+			{Name: "llc", Kind: hw.SharedCache, SizeBytes: 1 << 20, Processors: []string{"p0", "p1", "p2"}}},
+		ProcShares:  [][]int{{0, 1}, {0, 1}, {0, 1}, nil},
+		Use:         make([][]float64, len(p.Jobs)),
+		Sensitivity: make([]float64, len(p.Jobs)),
+	}
+	for ji, j := range p.Jobs {
+		if j.Kind != dispatch.Compute || c.ProcShares[j.Proc] == nil {
+			continue
+		}
+		c.Use[ji] = make([]float64, len(c.ProcShares[j.Proc]))
+		for i := range c.Use[ji] {
+			c.Use[ji][i] = []float64{0, 0.25, 0.5, rng.Float64()}[rng.Intn(4)]
+		}
+		c.Sensitivity[ji] = []float64{0, 0.5, 1, 3 * rng.Float64()}[rng.Intn(4)]
+	}
+	p.Contention = c
+	return p
+}
+
+// TestContentionMatchesReference checks the simulator's contended runs
+// against the straightforward implementation (refRun: a queued completion
+// per re-rating, stale ones skipped) on random programs, seeds and scales,
+// with spans and without, to the last field of the result.
+func TestContentionMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(14))
+	var stretched int
+	for i := 0; i < 60; i++ {
+		p := randomContended(rng)
+		if err := p.Validate(); err != nil {
+			t.Fatalf("program %d: %v", i, err)
+		}
+		for _, o := range []Options{
+			{Seed: int64(i), Requests: 60},
+			{Seed: int64(i), Requests: 60, Scale: 2, NoSpans: true},
+			{Seed: int64(i) + 1, Requests: 60, Scale: 4, failFast: true, NoSpans: true},
+		} {
+			want, err := refRun(p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Run(p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("program %d, options %+v: the run differs from the reference:\n got %+v\nwant %+v", i, o, got.Groups, want.Groups)
+			}
+			stretched += got.Stretched
+		}
+	}
+	if stretched == 0 {
+		t.Error("no job was stretched: the programs do not exercise contention")
 	}
 }

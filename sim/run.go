@@ -182,14 +182,14 @@ func (r *Result) Meets() bool {
 const MaxMissRate = 0.01
 
 // event is an arrival of a group's request (group ≥ 0) or the completion
-// of a task (group -1).
+// of a task (group -1). Compute tasks under the contention model complete
+// through the run's contended state instead (see contended).
 type event struct {
 	at    time.Duration
 	seq   int64
 	req   int64 // completions: the task's request
 	job   int32 // completions: the task's job
 	group int32 // arrivals: the group; -1 for completions
-	ver   int32 // completions under contention: the task's version
 }
 
 // eventQueue is a min-heap ordered by (time, sequence number): events at
@@ -284,14 +284,13 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	if prog.Contention != nil && !opt.NoContention {
 		r.cont = newContended(prog.Contention, p)
 	}
-	for len(r.q.a) > 0 {
-		now := r.q.a[0].at
-		handled, err := r.handleEvents(now)
-		if err != nil {
-			return nil, err
+	for {
+		now, ok := r.nextAt()
+		if !ok {
+			break
 		}
-		if !handled {
-			continue // only stale completions of re-rated tasks
+		if err := r.handleEvents(now); err != nil {
+			return nil, err
 		}
 		r.dispatch(now)
 		if r.opt.failFast && r.overMissBudget() {
@@ -381,37 +380,68 @@ func arrivalTimes(p *dispatch.Program, opt Options, horizon time.Duration) [][]t
 	return arrivals
 }
 
-// handleEvents hands every event at now to the dispatcher: arrivals
-// (queueing the group's next) and completions. handled is false when
-// every event at now was a stale completion (see contended).
-func (r *run) handleEvents(now time.Duration) (handled bool, err error) {
-	for len(r.q.a) > 0 && r.q.a[0].at == now {
+// nextAt is the time of the next event: the queue's first or the first
+// completion of a contended task, whichever is earlier; ok is false when
+// there is none.
+func (r *run) nextAt() (now time.Duration, ok bool) {
+	if len(r.q.a) > 0 {
+		now, ok = r.q.a[0].at, true
+	}
+	if r.cont != nil {
+		if at, _, c := r.cont.first(); c && (!ok || at < now) {
+			now, ok = at, true
+		}
+	}
+	return now, ok
+}
+
+// contendedFirst reports whether the next event at now is a contended
+// task's completion rather than the queue's first: it is when it is due
+// at now and was scheduled before the queue's first event at now.
+func (r *run) contendedFirst(now time.Duration) bool {
+	if r.cont == nil {
+		return false
+	}
+	at, seq, ok := r.cont.first()
+	if !ok || at != now {
+		return false
+	}
+	return len(r.q.a) == 0 || r.q.a[0].at != now || seq < r.q.a[0].seq
+}
+
+// handleEvents hands every event at now to the dispatcher, in the order
+// they were scheduled: arrivals (queueing the group's next) and
+// completions.
+func (r *run) handleEvents(now time.Duration) error {
+	for {
+		if r.contendedFirst(now) {
+			r.q.now = now
+			a, stretch := r.cont.complete(&r.q)
+			j := &r.p.Jobs[a.job]
+			r.res.Procs[j.Proc].Busy += a.at - a.start - j.Duration
+			if a.span >= 0 {
+				r.res.Spans[a.span].End = a.at
+				r.res.Spans[a.span].Stretch = stretch
+			}
+			if err := r.d.Complete(dispatch.Task{Request: a.req, Job: int(a.job)}, now); err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			continue
+		}
+		if len(r.q.a) == 0 || r.q.a[0].at != now {
+			return nil
+		}
 		e := r.q.pop()
 		g := int(e.group)
 		if g < 0 {
-			if r.cont != nil && r.cont.owns(e.job) {
-				a, stretch, ok := r.cont.complete(e, &r.q)
-				if !ok {
-					continue // re-rated since: a later event completes it
-				}
-				handled = true
-				j := &r.p.Jobs[e.job]
-				r.res.Procs[j.Proc].Busy += e.at - a.start - j.Duration
-				if a.span >= 0 {
-					r.res.Spans[a.span].End = e.at
-					r.res.Spans[a.span].Stretch = stretch
-				}
-			}
 			if err := r.d.Complete(dispatch.Task{Request: e.req, Job: int(e.job)}, now); err != nil {
-				return false, fmt.Errorf("sim: %w", err)
+				return fmt.Errorf("sim: %w", err)
 			}
-			handled = true
 			continue
 		}
-		handled = true
 		id, err := r.d.Arrive(g, now)
 		if err != nil {
-			return false, fmt.Errorf("sim: %w", err)
+			return fmt.Errorf("sim: %w", err)
 		}
 		if int(id) != len(r.reqs) {
 			panic("sim: dispatcher request IDs are not sequential")
@@ -430,7 +460,6 @@ func (r *run) handleEvents(now time.Duration) (handled bool, err error) {
 			r.q.push(event{at: r.arrivals[g][k], group: e.group})
 		}
 	}
-	return handled, nil
 }
 
 // dispatch starts what the dispatcher launches at now and tallies the

@@ -26,6 +26,7 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,7 +46,12 @@ type Config struct {
 	Platform *hw.Platform
 	// Cost defaults to the platform's analytic model.
 	Cost cost.Estimator
-	// Planners by registry name ("single:npu", "bestmap", "heft", "puzzle", "inlay").
+	// Planners by registry name ("single:npu", "bestmap", "heft", "puzzle",
+	// "inlay"). A name ending in BlindSuffix ("inlay+blind") is that
+	// planner searching with the contention-blind simulator
+	// (sim.Options.NoContention) while the judges keep the contention
+	// model: the two entries side by side say what contention-aware
+	// scoring gains.
 	Planners []string
 	// Scenarios is the number of random scenarios (ignored with Workloads).
 	Scenarios int
@@ -93,6 +99,10 @@ type PlannerResult struct {
 	MILPGap float64 `json:"milp_gap,omitempty"`
 	Error   string  `json:"error,omitempty"`
 }
+
+// BlindSuffix marks a planner entry that searches without the contention
+// model (Config.Planners).
+const BlindSuffix = "+blind"
 
 // PoissonSeed is the seed of the Poisson judge's arrivals for a bench
 // seed: one the planners are never given.
@@ -201,7 +211,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bench: no planners")
 	}
 	planners := make([]plan.Planner, len(cfg.Planners))
+	blind := make([]bool, len(cfg.Planners))
 	for i, name := range cfg.Planners {
+		name, blind[i] = strings.CutSuffix(name, BlindSuffix)
 		p, err := search.New(name)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
@@ -262,7 +274,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				req := &plan.Request{Workload: w, Platform: cfg.Platform, Cost: cfg.Cost, Seed: cfg.Seed + int64(r),
 					Budget: cfg.Budget, Evals: cfg.Evals, Workers: cfg.Workers}
-				eval := &counting{e: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed})}
+				eval := &counting{e: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed, NoContention: blind[pi]})}
 				start := time.Now()
 				p, proof, err := plan.PlanWithProof(ctx, pl, req, eval)
 				secs = append(secs, time.Since(start).Seconds())

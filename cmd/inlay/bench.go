@@ -46,7 +46,12 @@ mean fraction of the upper bound, mean search time.
 
 With --workload, the given workload files are benched instead of random
 scenarios. --evals makes a run reproducible (same seed, evals and workers:
-same plans); --budget is wall-clock time per planner and scenario.`,
+same plans); --budget is wall-clock time per planner and scenario.
+
+A planner named with the suffix +blind ("inlay+blind") searches with the
+simulator's contention model switched off, as plan --contention=false does;
+every plan is still judged with it. --planners inlay,inlay+blind --versus
+inlay/inlay+blind says what contention-aware scoring gains.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, &f)

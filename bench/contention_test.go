@@ -1,0 +1,51 @@
+package bench
+
+import (
+	"context"
+	"testing"
+
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// TestContentionAwarePlanning benches examples/phone-zoo.yaml on the phone
+// (every engine on one LPDDR channel, the CPU clusters on one L3) with the
+// inlay planner scoring plans with the contended simulator and, as
+// inlay+blind, without it. Judged with the contention model, the aware
+// plan of every repeat must be no worse than the blind plan of the same
+// seed, on the planners' own periodic arrivals and on the unseen Poisson
+// ones, and better in the median: equal medians would mean the blind
+// entry is not blind (or the contention model is not in the judge).
+func TestContentionAwarePlanning(t *testing.T) {
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := workload.Load("../examples/phone-zoo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Config{Platform: pl, Planners: []string{"inlay", "inlay" + BlindSuffix},
+		Workloads: []*workload.Workload{w}, Seed: 1, Evals: 20, Workers: 1, Repeats: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aware, blind := rep.Scenarios[0].Results[0], rep.Scenarios[0].Results[1]
+	for _, r := range []PlannerResult{aware, blind} {
+		if r.Error != "" {
+			t.Fatalf("%s: %s", r.Planner, r.Error)
+		}
+		t.Logf("%-11s scale %.3f (repeats %v), Poisson judge %.3f, %d evaluations", r.Planner, r.Scale, r.Repeats, r.PoissonScale, r.Evals)
+	}
+	for i := range aware.Repeats {
+		if aware.Repeats[i] < blind.Repeats[i] {
+			t.Errorf("repeat %d: the contention-aware plan sustains %.4f, the blind one %.4f", i, aware.Repeats[i], blind.Repeats[i])
+		}
+	}
+	if aware.Scale <= blind.Scale {
+		t.Errorf("median scale: aware %.4f, blind %.4f: contention-aware scoring gained nothing", aware.Scale, blind.Scale)
+	}
+	if aware.PoissonScale < blind.PoissonScale {
+		t.Errorf("Poisson judge: aware %.4f below blind %.4f", aware.PoissonScale, blind.PoissonScale)
+	}
+}

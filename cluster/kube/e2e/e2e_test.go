@@ -235,7 +235,7 @@ func TestReplay(t *testing.T) {
 		fmt.Sscan(s, &speedup)
 	}
 	pol, _ := registry.New("gavel", registry.Options{})
-	sr, err := sim.Run(ctx, sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}}, jobs, e.plat, e.table, pol)
+	sr, err := sim.Run(ctx, sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}, Timeline: true}, jobs, e.plat, e.table, pol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +245,13 @@ func TestReplay(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), limit+time.Minute)
 	defer cancel()
 	_, stop, done := startScheduler(t, ctx, e.cs, e, "gavel", "replay", speedup)
+	// INLAY_E2E_LATENCY=compressed lets the time compression multiply the
+	// control plane's latency too (the replay's old clock), for comparison.
+	realTime := os.Getenv("INLAY_E2E_LATENCY") != "compressed"
+	tl := &timeline{}
 	res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-		Namespace: "default", Queue: "replay", Run: "replay200", Policy: "gavel", Timeout: limit, Progress: progress(t)})
+		Namespace: "default", Queue: "replay", Run: "replay200", Policy: "gavel", Timeout: limit, Progress: progress(t),
+		RealTimeLatency: realTime, Timeline: tl.add})
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("scheduler: %v", err)
@@ -258,8 +263,9 @@ func TestReplay(t *testing.T) {
 		t.Errorf("%d jobs unfinished", res.Unfinished)
 	}
 	account(t, e.cs, "default", "replay200", jobs)
-	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g); makespan %.2f vs %.2f h; preemptions %d vs %d",
-		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
+	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g, latency at real speed %v); makespan %.2f vs %.2f h; preemptions %d vs %d",
+		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, realTime, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
+	tl.report(t, speedup, sr)
 	// Where the difference comes from: per job, the replay's extra time in
 	// real seconds (scheduling latency is paid in real time, and the time
 	// compression multiplies it), and the JCT ratio by job length.
@@ -607,4 +613,89 @@ func ready(t *testing.T, cs kubernetes.Interface, name string) {
 	if _, err := cs.CoreV1().Nodes().Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Log(err)
 	}
+}
+
+// timeline collects a replay's transitions and reports where the time
+// between a decision and the workload went.
+type timeline struct {
+	mu sync.Mutex
+	tr []replay.Transition
+}
+
+func (tl *timeline) add(x replay.Transition) {
+	tl.mu.Lock()
+	tl.tr = append(tl.tr, x)
+	tl.mu.Unlock()
+}
+
+// report logs, in real seconds, the medians and 90th percentiles of the
+// latencies from a round's decision to the first pod bound and to the
+// gang running, and from a preemption's decision to the pods stopping;
+// the runs per job against the simulator's; and the wait from submission
+// to the first run against the simulator's (virtual h).
+func (tl *timeline) report(t *testing.T, speedup float64, sr *sim.Result) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var toBind, toRun, toStop, undecided []float64
+	runs := map[int]int{}
+	submit, first := map[int]time.Time{}, map[int]time.Time{}
+	lastBind := map[int]time.Time{}
+	nUndecided := 0
+	for _, x := range tl.tr {
+		switch x.Kind {
+		case "submitted":
+			submit[x.ID] = x.At
+		case "bound":
+			lastBind[x.ID] = x.At
+		case "running":
+			runs[x.ID]++
+			if _, ok := first[x.ID]; !ok {
+				first[x.ID] = x.At
+			}
+			if x.Decided.IsZero() {
+				nUndecided++
+				continue
+			}
+			toRun = append(toRun, x.At.Sub(x.Decided).Seconds())
+			if b, ok := lastBind[x.ID]; ok && !b.Before(x.Decided) {
+				toBind = append(toBind, b.Sub(x.Decided).Seconds())
+			}
+		case "stopped":
+			if !x.Decided.IsZero() {
+				toStop = append(toStop, x.At.Sub(x.Decided).Seconds())
+			} else {
+				undecided = append(undecided, 0)
+			}
+		}
+	}
+	q := func(v []float64) string {
+		if len(v) == 0 {
+			return "none"
+		}
+		w := append([]float64(nil), v...)
+		sort.Float64s(w)
+		return fmt.Sprintf("median %.2f, p90 %.2f (n %d)", w[len(w)/2], w[len(w)*9/10], len(w))
+	}
+	t.Logf("decision → first pod bound: %s", q(toBind))
+	t.Logf("decision → gang running: %s; %d starts without a decision seen", q(toRun), nUndecided)
+	t.Logf("preemption decision → pods stopped: %s; %d stops without one (lost nodes, or seen late)", q(toStop), len(undecided))
+	simRuns := map[int]int{}
+	simWait := map[int]float64{}
+	for _, jr := range sr.PerJob {
+		simRuns[jr.ID] = len(jr.Spans)
+		simWait[jr.ID] = jr.Start - jr.Arrival
+	}
+	var rr, wk, ws []float64
+	for id, n := range runs {
+		rr = append(rr, float64(n))
+		if s, ok := submit[id]; ok {
+			wk = append(wk, first[id].Sub(s).Seconds()*speedup/3600)
+			ws = append(ws, simWait[id]/3600)
+		}
+	}
+	var sr2 []float64
+	for _, n := range simRuns {
+		sr2 = append(sr2, float64(n))
+	}
+	t.Logf("runs per job: replay %s, simulator %s; wait for the first run: replay %s virtual h, simulator %s", q(rr), q(sr2), q(wk), q(ws))
 }

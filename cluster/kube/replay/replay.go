@@ -30,6 +30,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
@@ -79,11 +80,38 @@ type Config struct {
 	Timeout  time.Duration
 	Progress func(done, total int)
 	Log      *slog.Logger
+	// RealTimeLatency charges the time between a scheduler's decision and
+	// the workload starting or stopping on it at real speed: a second of
+	// it lasts one virtual second, as on a real cluster, instead of
+	// Speedup. The decision is the Job's inlay.dev/decided-at (written by
+	// inlay's scheduler with the suspend or before binding), or for a
+	// start without one the first bind seen. The compression then
+	// multiplies only the training, which the simulator models, not the
+	// control plane's reaction time (the Job controller, the binding,
+	// KWOK), which it does not.
+	RealTimeLatency bool
+	// Timeline, when set, is called with every transition the replay
+	// sees (from its workers: it must not block).
+	Timeline func(Transition)
+}
+
+// Transition is one step of a job's life as the replay saw it.
+type Transition struct {
+	Job  string
+	ID   int
+	Kind string // submitted, bound, running, stopped, ended
+	// At is the wall time the replay saw it; Decided the scheduler's
+	// decision it carries out (zero when unknown); Effective the wall
+	// time the workload's clock counts it from (At, or with
+	// RealTimeLatency the decision plus the latency at real speed).
+	At, Decided, Effective time.Time
 }
 
 type run struct {
-	pods  []types.UID
-	start time.Time
+	pods []types.UID
+	// start is when the workload's clock counts the run from; seen when
+	// the gang was seen running; decided the decision it carried out.
+	start, seen, decided time.Time
 	// finishAt is when the run completes if not stopped before.
 	finishAt  time.Time
 	announced bool // finishAt is on the pods
@@ -105,6 +133,36 @@ type emu struct {
 	fin   map[string]bool
 	endAt map[string]time.Time // when the training ended (before the Job is marked Complete)
 	spec  map[string]*job.Job
+	// lastSeen is when the job's last run was seen starting, lastEnd
+	// where its clock stopped; boundAt the first bind seen since.
+	lastSeen, lastEnd, boundAt map[string]time.Time
+}
+
+func (e *emu) note(name, kind string, at, decided, eff time.Time) {
+	if e.cfg.Timeline == nil {
+		return
+	}
+	id := -1
+	if sp := e.spec[name]; sp != nil {
+		id = sp.ID
+	}
+	e.cfg.Timeline(Transition{Job: name, ID: id, Kind: kind, At: at, Decided: decided, Effective: eff})
+}
+
+// charge is when the workload's clock counts a transition seen at now
+// that carries out a decision taken at decided (zero: unknown): now,
+// or with RealTimeLatency the decision plus the latency at real speed.
+func (e *emu) charge(decided, now time.Time) time.Time {
+	if !e.cfg.RealTimeLatency || decided.IsZero() || decided.After(now) {
+		return now
+	}
+	lat := now.Sub(decided)
+	return decided.Add(time.Duration(float64(lat) / e.cfg.Speedup))
+}
+
+func decidedAt(j *batchv1.Job) time.Time {
+	t, _ := jobspec.ParseTime(j.Annotations[scheduler.DecidedAtAnno])
+	return t
 }
 
 // PerPod is the GPUs of each pod of a job of g GPUs on cluster c: the
@@ -207,7 +265,8 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, endAt: map[string]time.Time{}, spec: map[string]*job.Job{}}
+	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, endAt: map[string]time.Time{}, spec: map[string]*job.Job{},
+		lastSeen: map[string]time.Time{}, lastEnd: map[string]time.Time{}, boundAt: map[string]time.Time{}}
 	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
 	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
@@ -290,7 +349,9 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 				return
 			}
 			obj := Object(&cfg, j)
-			obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(time.Now())
+			sub := time.Now()
+			obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(sub)
+			e.note(obj.Name, "submitted", sub, time.Time{}, sub)
 			for {
 				_, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).Create(wctx, obj, metav1.CreateOptions{})
 				if err == nil || apierrors.IsAlreadyExists(err) {
@@ -388,6 +449,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 				e.mu.Lock()
 				e.endAt[name] = end
 				e.mu.Unlock()
+				e.note(name, "ended", now, time.Time{}, end)
 				r = nil
 				break
 			}
@@ -418,15 +480,34 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	}
 	var running []*corev1.Pod
 	alive := map[types.UID]bool{}
+	bound := false
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
 		if !ownedByUID(p, j.UID) {
 			continue
 		}
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			bound = true
+		}
 		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" && e.nodeReady(p.Spec.NodeName) {
 			running = append(running, p)
 			alive[p.UID] = true
 		}
+	}
+	if r == nil && bound {
+		e.mu.Lock()
+		_, seen := e.boundAt[name]
+		if !seen {
+			e.boundAt[name] = now
+		}
+		e.mu.Unlock()
+		if !seen {
+			e.note(name, "bound", now, time.Time{}, now)
+		}
+	} else if r == nil {
+		e.mu.Lock()
+		delete(e.boundAt, name) // a bind that never ran (preempted first)
+		e.mu.Unlock()
 	}
 	pods := jobspec.Gang(j)
 	e.mu.Lock()
@@ -445,8 +526,19 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	if r != nil {
 		for _, u := range r.pods {
 			if !alive[u] {
-				// The run ended before finishing: checkpoint.
-				e.stop(name, r, now, spec, false)
+				// The run ended before finishing: checkpoint. A stop the
+				// scheduler decided after this run's start counts from
+				// its decision.
+				var dec time.Time
+				if d := decidedAt(j); d.After(r.decided) && (!r.decided.IsZero() || d.After(r.seen)) {
+					dec = d
+				}
+				end := e.charge(dec, now)
+				if end.Before(r.start) {
+					end = r.start
+				}
+				e.stop(name, r, end, spec, false)
+				e.note(name, "stopped", now, dec, end)
 				e.mu.Lock()
 				a := map[string]string{jobspec.StepsDoneAnno: strconv.FormatFloat(e.done[name], 'f', 1, 64), jobspec.GPUSecondsAnno: formatGPUSeconds(e.gpuS[name])}
 				e.mu.Unlock()
@@ -469,9 +561,28 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	if pods == 0 || len(running) < pods {
 		return nil
 	}
-	// All pods run: start a run and tell KWOK when it ends.
+	// All pods run: start a run and tell KWOK when it ends. Its clock
+	// starts at the decision it carries out (one taken after the last run
+	// started, or else the first bind seen), plus the latency at real
+	// speed with RealTimeLatency, never before the last run's end.
+	e.mu.Lock()
+	dec := decidedAt(j)
+	if !dec.After(e.lastSeen[name]) {
+		dec = e.boundAt[name]
+	}
+	start := e.charge(dec, now)
+	if start.Before(e.lastEnd[name]) {
+		start = e.lastEnd[name]
+	}
+	if start.After(now) {
+		start = now
+	}
+	e.lastSeen[name] = now
+	delete(e.boundAt, name)
+	e.mu.Unlock()
+	e.note(name, "running", now, dec, start)
 	rate, gpus := e.rate(spec, running)
-	nr := &run{start: now, rate: rate, gpus: gpus, finishAt: now.Add(24 * 365 * time.Hour)}
+	nr := &run{start: start, seen: now, decided: dec, rate: rate, gpus: gpus, finishAt: now.Add(24 * 365 * time.Hour)}
 	for _, p := range running {
 		nr.pods = append(nr.pods, p.UID)
 	}
@@ -480,7 +591,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	left := spec.Steps - e.done[name]
 	e.mu.Unlock()
 	if j.Annotations[StartedAnno] == "" {
-		if err := patchJob(ctx, e.cfg.Client, j, map[string]string{StartedAnno: jobspec.FormatTime(now)}); err != nil {
+		if err := patchJob(ctx, e.cfg.Client, j, map[string]string{StartedAnno: jobspec.FormatTime(start)}); err != nil {
 			return err
 		}
 	}
@@ -488,7 +599,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		e.cfg.Log.Warn("replay: job cannot run on its GPUs; it will not finish", "job", name, "gpus", fmt.Sprint(gpus))
 		return nil
 	}
-	at := now.Add(time.Duration(math.Max(left, 0) / rate / e.cfg.Speedup * float64(time.Second)))
+	at := start.Add(time.Duration(math.Max(left, 0) / rate / e.cfg.Speedup * float64(time.Second)))
 	e.mu.Lock()
 	nr.finishAt = at
 	e.mu.Unlock()
@@ -526,6 +637,7 @@ func (e *emu) stop(name string, r *run, now time.Time, spec *job.Job, finished b
 		dt = math.Min(dt, math.Max(spec.Steps-e.done[name], 0)/r.rate)
 	}
 	e.done[name] = math.Min(spec.Steps, e.done[name]+r.rate*dt)
+	e.lastEnd[name] = now
 	if e.gpuS[name] == nil {
 		e.gpuS[name] = map[string]float64{}
 	}

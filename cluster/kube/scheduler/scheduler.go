@@ -132,7 +132,19 @@ type jobState struct {
 	started time.Time
 	lastPub int
 	state   string // last state written
+	// decidedAt is the wall time of the round that last started, stopped
+	// or moved the job (written as DecidedAtAnno with the change).
+	decidedAt time.Time
 }
+
+// DecidedAtAnno is the wall time (RFC 3339, nanoseconds) of the round
+// whose decision the Job's last start, stop or move carries out. The
+// scheduler writes it in the same request as the change (the spec.suspend
+// patch, or before binding a first start), so a workload can tell the
+// decision from the moment its pods run or stop: the replayer charges that
+// latency at real speed.
+const DecidedAtAnno = "inlay.dev/decided-at"
+
 
 // Scheduler is inlay's Kubernetes scheduler.
 type Scheduler struct {
@@ -834,6 +846,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			if wasRunning {
 				st.preempt++
 				s.stats.Preemptions++
+				st.decidedAt = now
 				s.event(st, corev1.EventTypeNormal, "Preempted", "round %d: preempted by policy %s", s.round, s.cfg.Policy.Name())
 			}
 			st.run, st.slots, st.since = false, nil, time.Time{}
@@ -845,6 +858,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			if wasRunning {
 				st.preempt++
 				s.stats.Preemptions++
+				st.decidedAt = now
 			}
 			st.run, st.slots, st.since = false, nil, time.Time{}
 			s.event(st, corev1.EventTypeNormal, "Waiting", "round %d: allocated %s but no nodes fit its pods of %d GPUs", s.round, s.cfg.Table.GPUs()[p.GPU], st.spec.PerPod)
@@ -859,10 +873,12 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			s.stats.Preemptions++
 			s.event(st, corev1.EventTypeNormal, "Moved", "round %d: moved to %s on %s", s.round, s.cfg.Table.GPUs()[p.GPU], strings.Join(uniq(slots), ","))
 			st.since = time.Time{}
+			st.decidedAt = now
 		}
 		if !wasRunning {
 			s.event(st, corev1.EventTypeNormal, "Allocated", "round %d: %d GPUs of %s on %s", s.round, st.spec.GPUs, s.cfg.Table.GPUs()[p.GPU], strings.Join(uniq(slots), ","))
 			st.since = time.Time{}
+			st.decidedAt = now
 		}
 		st.run, st.slots, st.gpu = true, slots, p.GPU
 		st.rounds++

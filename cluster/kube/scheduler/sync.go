@@ -31,6 +31,7 @@ type desired struct {
 	finishedSeen     time.Time
 	publish          bool
 	state            string
+	decidedAt        time.Time
 }
 
 func (s *Scheduler) snapshot(key string) desired {
@@ -42,7 +43,7 @@ func (s *Scheduler) snapshot(key string) desired {
 	}
 	d := desired{known: true, done: st.done, run: st.run, invalid: st.invalid, spec: st.spec, uid: st.uid,
 		slots: append([]string(nil), st.slots...), rounds: st.rounds, preempt: st.preempt, est: st.est,
-		queuedAt: st.queuedAt, finishedSeen: st.finishedSeen, state: st.state}
+		queuedAt: st.queuedAt, finishedSeen: st.finishedSeen, state: st.state, decidedAt: st.decidedAt}
 	if st.run && st.gpu >= 0 {
 		d.gpu = s.cfg.Table.GPUs()[st.gpu]
 	}
@@ -137,7 +138,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 			state = jobspec.Preempted
 		}
 		if len(bound) > 0 && !suspended {
-			if err := s.setSuspend(ctx, j, true); err != nil {
+			if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
 				return 0, err
 			}
 			s.count(func(st *Stats) { st.Suspends++ })
@@ -168,7 +169,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 	}
 	if wrong {
 		if !suspended {
-			if err := s.setSuspend(ctx, j, true); err != nil {
+			if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
 				return 0, err
 			}
 			s.count(func(st *Stats) { st.Suspends++ })
@@ -179,7 +180,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		if len(bound)+len(terminating) > 0 {
 			return 200 * time.Millisecond, nil // the old pods are going
 		}
-		if err := s.setSuspend(ctx, j, false); err != nil {
+		if err := s.setSuspend(ctx, j, false, d.decidedAt); err != nil {
 			return 0, err
 		}
 		s.count(func(st *Stats) { st.Resumes++ })
@@ -213,6 +214,13 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		for n, ps := range pending {
 			if why := s.fits(n, ps); why != "" {
 				return 100 * time.Millisecond, nil // capacity frees as old pods end
+			}
+		}
+		if at := jobspec.FormatTime(d.decidedAt); !d.decidedAt.IsZero() && j.Annotations[DecidedAtAnno] != at {
+			// A start without a resume (the Job's first): the decision's
+			// time goes on the Job before its pods are bound.
+			if err := s.patch(ctx, j, nil, map[string]string{DecidedAtAnno: at}); err != nil {
+				return 0, err
 			}
 		}
 		for i := 0; i < need; i++ {
@@ -380,8 +388,26 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 	return ""
 }
 
-func (s *Scheduler) setSuspend(ctx context.Context, j *batchv1.Job, v bool) error {
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"suspend": v}})
+// setSuspend suspends or resumes a Job, writing the time of the round that
+// decided it (DecidedAtAnno) in the same patch when known.
+func (s *Scheduler) setSuspend(ctx context.Context, j *batchv1.Job, v bool, decided time.Time) error {
+	var a map[string]string
+	if !decided.IsZero() {
+		a = map[string]string{DecidedAtAnno: jobspec.FormatTime(decided)}
+	}
+	return s.patch(ctx, j, map[string]any{"suspend": v}, a)
+}
+
+// patch merges spec fields and annotations into a Job in one request.
+func (s *Scheduler) patch(ctx context.Context, j *batchv1.Job, spec map[string]any, annos map[string]string) error {
+	body := map[string]any{}
+	if spec != nil {
+		body["spec"] = spec
+	}
+	if annos != nil {
+		body["metadata"] = map[string]any{"annotations": annos}
+	}
+	patch, _ := json.Marshal(body)
 	s.requests.Add(1)
 	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err

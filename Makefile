@@ -85,10 +85,12 @@ fetch-k8s:
 # test-kube (part of test): the control-plane tests that fit (one control
 # plane, 50 KWOK nodes, a 200-job replay at a time compression of 1500 with
 # every job accounted for, a malformed Job, forbidden requests, leader
-# election); e2e-kube runs them all, the faults included, at 300.
+# election, the faults); e2e-kube runs them all at 1000 on the lockstep
+# clock (the fidelity check: the control plane's latency costs no trace
+# time), the default kube-scheduler's replay beside inlay's.
 test-kube: fetch-k8s
 	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestControlPlane|TestReplay$$|TestLeaderElection|TestMalformedAndForbidden|TestFaults' ./cluster/kube/...
 
 e2e-kube: fetch fetch-k8s
-	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=300 INLAY_E2E_DEFAULT_SCHEDULER=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
+	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=1000 INLAY_E2E_LATENCY=lockstep INLAY_E2E_DEFAULT_SCHEDULER=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
 	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e

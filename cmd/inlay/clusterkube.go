@@ -20,6 +20,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
@@ -235,6 +236,7 @@ func newClusterReplayCmd() *cobra.Command {
 	var clusterName, schedName, run string
 	var asJSON, compare, withSched bool
 	var timeout time.Duration
+	latency := "real"
 	cmd := &cobra.Command{
 		Use:   "replay JOBS --kubeconfig FILE --speedup X",
 		Short: "Replay a job trace on Kubernetes (KWOK nodes) and report it as inlay cluster simulate does",
@@ -250,7 +252,17 @@ inlay cluster simulate --json.
 inlay cluster scheduler with the same --speedup). --scheduler
 default-scheduler gives the pods to the default kube-scheduler instead.
 --compare also simulates the trace and prints both, with the JCT ratio.
---cluster must be the cluster the nodes were made from (inlay cluster up).`,
+--cluster must be the cluster the nodes were made from (inlay cluster up).
+
+--latency says what the control plane's reaction time (a round's decision
+to the pods running or gone: the Job controller, the binding, KWOK) costs
+in trace time, which the simulator does not model: real (default) charges
+it at real speed, one trace second per second, as on a real cluster;
+lockstep runs the scheduler (--with-scheduler, or the default
+kube-scheduler) and the replayer on one virtual clock that stands still
+while a round is carried out, so it costs nothing however loaded the
+machine is (the fidelity check; slower in real time); compressed
+multiplies it by --speedup like the training.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -278,6 +290,19 @@ default-scheduler gives the pods to the default kube-scheduler instead.
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			var clock *vclock.Clock
+			switch latency {
+			case "real", "compressed":
+			case "lockstep":
+				if !withSched && schedName == jobspec.SchedulerName {
+					return fmt.Errorf("--latency lockstep needs the scheduler in this process (--with-scheduler) or --scheduler default-scheduler")
+				}
+				if clock, err = vclock.New(f.speedup); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("--latency %q: want real, lockstep or compressed", latency)
+			}
 			var sch *scheduler.Scheduler
 			if withSched {
 				if schedName != jobspec.SchedulerName {
@@ -287,6 +312,7 @@ default-scheduler gives the pods to the default kube-scheduler instead.
 				if err != nil {
 					return err
 				}
+				cfg.Clock = clock
 				if sch, err = scheduler.New(cfg); err != nil {
 					return err
 				}
@@ -306,7 +332,7 @@ default-scheduler gives the pods to the default kube-scheduler instead.
 			startWall := time.Now()
 			res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
 				SchedulerName: schedName, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
-				Progress: func(d, _ int) { barSet(bar, d) }, Log: log})
+				Progress: func(d, _ int) { barSet(bar, d) }, Log: log, Clock: clock, RealTimeLatency: latency == "real"})
 			barDone(bar)
 			if err != nil {
 				return err
@@ -352,6 +378,7 @@ default-scheduler gives the pods to the default kube-scheduler instead.
 	fl.BoolVar(&compare, "compare", false, "also simulate the trace and print both")
 	fl.BoolVar(&withSched, "with-scheduler", false, "run inlay's scheduler in this process")
 	fl.DurationVar(&timeout, "timeout", 0, "give up after this long (real time); unfinished jobs are reported")
+	fl.StringVar(&latency, "latency", latency, "what the control plane's reaction time costs in trace time: real, lockstep or compressed (see above)")
 	_ = cmd.MarkFlagRequired("speedup")
 	return cmd
 }

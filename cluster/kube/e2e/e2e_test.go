@@ -27,6 +27,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
@@ -146,10 +147,10 @@ func trace(t *testing.T, e *env, n int, rate float64, shrink float64, seed uint6
 
 func startScheduler(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64) (*scheduler.Scheduler, context.CancelFunc, chan error) {
 	t.Helper()
-	return startSchedulerAs(t, ctx, cs, e, pol, queue, speedup, "")
+	return startSchedulerAs(t, ctx, cs, e, pol, queue, speedup, "", nil)
 }
 
-func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64, id string) (*scheduler.Scheduler, context.CancelFunc, chan error) {
+func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64, id string, clock *vclock.Clock) (*scheduler.Scheduler, context.CancelFunc, chan error) {
 	t.Helper()
 	p, err := registry.New(pol, registry.Options{})
 	if err != nil {
@@ -157,7 +158,7 @@ func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface
 	}
 	s, err := scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: e.table, Speedup: speedup, Queue: queue,
 		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue, Identity: id})
+		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue, Identity: id, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,14 +245,21 @@ func TestReplay(t *testing.T) {
 	limit := time.Duration(2*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
 	ctx, cancel = context.WithTimeout(context.Background(), limit+time.Minute)
 	defer cancel()
-	_, stop, done := startScheduler(t, ctx, e.cs, e, "gavel", "replay", speedup)
-	// INLAY_E2E_LATENCY=compressed lets the time compression multiply the
-	// control plane's latency too (the replay's old clock), for comparison.
-	realTime := os.Getenv("INLAY_E2E_LATENCY") != "compressed"
+	mode, clock, realTime := clockMode(t, speedup)
+	if clock != nil {
+		// The clock stands still while rounds are carried out.
+		limit += 10 * time.Minute
+		cancel()
+		ctx, cancel = context.WithTimeout(context.Background(), limit+time.Minute)
+		defer cancel()
+	}
+	s, stop, done := startSchedulerAs(t, ctx, e.cs, e, "gavel", "replay", speedup, "", clock)
 	tl := &timeline{}
+	wall := time.Now()
 	res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
 		Namespace: "default", Queue: "replay", Run: "replay200", Policy: "gavel", Timeout: limit, Progress: progress(t),
-		RealTimeLatency: realTime, Timeline: tl.add})
+		RealTimeLatency: realTime, Clock: clock, Timeline: tl.add})
+	elapsed := time.Since(wall)
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("scheduler: %v", err)
@@ -263,9 +271,16 @@ func TestReplay(t *testing.T) {
 		t.Errorf("%d jobs unfinished", res.Unfinished)
 	}
 	account(t, e.cs, "default", "replay200", jobs)
-	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g, latency at real speed %v); makespan %.2f vs %.2f h; preemptions %d vs %d",
-		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, realTime, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
-	tl.report(t, speedup, sr)
+	t.Logf("avg JCT: replay %.3f h, simulator %.3f h, ratio %.3f (speedup %g, clock %s); makespan %.2f vs %.2f h; preemptions %d vs %d",
+		res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, speedup, mode, res.Makespan, sr.Makespan, res.Preemptions, sr.Preemptions)
+	st := s.Stats()
+	held := time.Duration(0)
+	if clock != nil {
+		held = clock.Held()
+	}
+	t.Logf("wall %.0f s, clock held %.0f s; scheduler: %d rounds, policy %.1f ms a round (max %.0f ms), %d binds, %d suspends, %d resumes, %d placements no node could hold, %d cluster-view rebuilds",
+		elapsed.Seconds(), held.Seconds(), st.Rounds, float64(st.PolicyTime.Milliseconds())/math.Max(float64(st.Rounds), 1), float64(st.PolicyMax.Milliseconds()), st.Binds, st.Suspends, st.Resumes, st.Waits, st.Rebuilds)
+	tl.report(t, speedup, clock, sr)
 	// Where the difference comes from: per job, the replay's extra time in
 	// real seconds (scheduling latency is paid in real time, and the time
 	// compression multiplies it), and the JCT ratio by job length.
@@ -296,9 +311,9 @@ func TestLeaderElection(t *testing.T) {
 	cleanRuns(t, e.cs, "leader-a", "leader-b")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	a, stopA, doneA := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-a")
+	a, stopA, doneA := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-a", nil)
 	time.Sleep(3 * time.Second) // a takes the lease first
-	b, stopB, doneB := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-b")
+	b, stopB, doneB := startSchedulerAs(t, ctx, e.cs, e, "gavel", "leader", 600, "sched-b", nil)
 	defer func() {
 		stopB()
 		<-doneB
@@ -556,13 +571,48 @@ func TestReplayDefaultScheduler(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := time.Duration(2*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
+	mode, clock, realTime := clockMode(t, speedup)
+	if clock != nil {
+		limit += 10 * time.Minute
+	}
+	wall := time.Now()
 	res, err := replay.Run(context.Background(), replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kube", Run: "kube200", Policy: "default-scheduler", Timeout: limit, Progress: progress(t)})
+		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kube", Run: "kube200", Policy: "default-scheduler", Timeout: limit, Progress: progress(t),
+		Clock: clock, RealTimeLatency: realTime})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("default kube-scheduler: %d of %d jobs finished in %.0f s (speedup %g); avg JCT of those %.3f h (gavel in the simulator %.3f h); makespan %.2f h",
-		res.Jobs, len(jobs), limit.Seconds(), speedup, res.AvgJCT, sr.AvgJCT, res.Makespan)
+	held := time.Duration(0)
+	if clock != nil {
+		held = clock.Held()
+	}
+	t.Logf("default kube-scheduler: %d of %d jobs finished in %.0f s, clock held %.0f s (speedup %g, clock %s); avg JCT %.3f h, p90 %.3f h, makespan %.2f h; gavel in the simulator %.3f h, p90 %.3f h, makespan %.2f h",
+		res.Jobs, len(jobs), time.Since(wall).Seconds(), held.Seconds(), speedup, mode, res.AvgJCT, res.P90JCT, res.Makespan, sr.AvgJCT, sr.P90JCT, sr.Makespan)
+}
+
+// clockMode reads the replay's clock from INLAY_E2E_LATENCY: real (the
+// default: the latency from a decision to the pods charged at real
+// speed); lockstep (make e2e: the scheduler and the replayer on one
+// virtual clock that stands still while the control plane carries a round
+// out, so the control plane's latency costs no virtual time); compressed
+// (the latency multiplied by the speedup like the training: the replay
+// before either).
+func clockMode(t *testing.T, speedup float64) (string, *vclock.Clock, bool) {
+	mode := os.Getenv("INLAY_E2E_LATENCY")
+	switch mode {
+	case "":
+		mode = "real"
+	case "real", "compressed":
+	case "lockstep":
+		c, err := vclock.New(speedup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mode, c, false
+	default:
+		t.Fatalf("INLAY_E2E_LATENCY=%q: want real, lockstep or compressed", mode)
+	}
+	return mode, nil, mode == "real"
 }
 
 func median(v []float64) float64 {
@@ -633,7 +683,7 @@ func (tl *timeline) add(x replay.Transition) {
 // gang running, and from a preemption's decision to the pods stopping;
 // the runs per job against the simulator's; and the wait from submission
 // to the first run against the simulator's (virtual h).
-func (tl *timeline) report(t *testing.T, speedup float64, sr *sim.Result) {
+func (tl *timeline) report(t *testing.T, speedup float64, clock *vclock.Clock, sr *sim.Result) {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	var toBind, toRun, toStop, undecided []float64
@@ -689,7 +739,11 @@ func (tl *timeline) report(t *testing.T, speedup float64, sr *sim.Result) {
 	for id, n := range runs {
 		rr = append(rr, float64(n))
 		if s, ok := submit[id]; ok {
-			wk = append(wk, first[id].Sub(s).Seconds()*speedup/3600)
+			v := first[id].Sub(s).Seconds() * speedup
+			if clock != nil {
+				v = clock.At(first[id]) - clock.At(s)
+			}
+			wk = append(wk, v/3600)
 			ws = append(ws, simWait[id]/3600)
 		}
 	}

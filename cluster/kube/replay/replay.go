@@ -31,6 +31,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
@@ -90,6 +91,12 @@ type Config struct {
 	// control plane's reaction time (the Job controller, the binding,
 	// KWOK), which it does not.
 	RealTimeLatency bool
+	// Clock, when set, is the virtual clock shared with inlay's scheduler
+	// in this process (its speedup replaces Speedup): the replay creates
+	// the Jobs and ends the runs in its time, and holds it while a Job's
+	// creation or completion reaches the API server; the scheduler holds
+	// it while a round is carried out. RealTimeLatency is then moot.
+	Clock *vclock.Clock
 	// Timeline, when set, is called with every transition the replay
 	// sees (from its workers: it must not block).
 	Timeline func(Transition)
@@ -115,8 +122,14 @@ type run struct {
 	// finishAt is when the run completes if not stopped before.
 	finishAt  time.Time
 	announced bool // finishAt is on the pods
-	rate      float64
-	gpus      map[string]int // GPU type → GPUs
+	// With a clock: finishV is the virtual end; ending is set once the
+	// clock reached it (the replay holds the clock until the Job is seen
+	// complete).
+	clocked, ending bool
+	finishV         float64
+	names           []string // the pods, for the late announcement
+	rate            float64
+	gpus            map[string]int // GPU type → GPUs
 }
 
 type emu struct {
@@ -136,6 +149,151 @@ type emu struct {
 	// lastSeen is when the job's last run was seen starting, lastEnd
 	// where its clock stopped; boundAt the first bind seen since.
 	lastSeen, lastEnd, boundAt map[string]time.Time
+	holding                    map[string]time.Time // clock holds for ending runs, since
+	// moving holds the clock, for a scheduler other than inlay's (which
+	// holds it itself), while a job's pods are on their way: being
+	// created, bindable but not bound, or bound but not yet running.
+	moving map[string]time.Time
+	// stuck: jobs whose transition outlasted 30 s; the clock no longer
+	// waits for them until they run.
+	stuck map[string]bool
+}
+
+// foreign reports whether the replay holds the clock for another
+// scheduler's transitions.
+func (e *emu) foreign() bool {
+	return e.cfg.Clock != nil && e.cfg.SchedulerName != jobspec.SchedulerName
+}
+
+// setMoving holds or releases the clock for a job's transition (under mu).
+func (e *emu) setMoving(name string, on bool) {
+	_, held := e.moving[name]
+	switch {
+	case on && !held && !e.stuck[name]:
+		e.cfg.Clock.Hold()
+		e.moving[name] = time.Now()
+	case !on && held:
+		delete(e.moving, name)
+		e.cfg.Clock.Release()
+	}
+}
+
+// inTransit reports whether a Job's pods are on their way to running:
+// fewer live pods than its gang (the Job controller creates them), a pod
+// that fits a node but is not bound yet (the scheduler has not got to
+// it), or one bound and not running yet.
+func (e *emu) inTransit(j *batchv1.Job, objs []any) bool {
+	if j.Spec.Suspend != nil && *j.Spec.Suspend {
+		return false
+	}
+	live := 0
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if !ownedByUID(p, j.UID) || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		live++
+		if p.Spec.NodeName == "" {
+			if e.fitsSomewhere(p) {
+				return true
+			}
+		} else if p.Status.Phase != corev1.PodRunning {
+			return true
+		}
+	}
+	return live < jobspec.Gang(j)
+}
+
+// fitsSomewhere reports whether a pod's requests fit beside the replay's
+// live bound pods on some Ready, schedulable, untainted node.
+func (e *emu) fitsSomewhere(p *corev1.Pod) bool {
+	used := map[string]jobspec.Requests{}
+	for _, o := range e.podIx.List() {
+		q := o.(*corev1.Pod)
+		if q.Spec.NodeName == "" || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		r, u := jobspec.PodRequests(&q.Spec), used[q.Spec.NodeName]
+		u.GPUs += r.GPUs
+		u.MilliCPU += r.MilliCPU
+		u.Memory += r.Memory
+		used[q.Spec.NodeName] = u
+	}
+	want := jobspec.PodRequests(&p.Spec)
+	list, _ := e.nodes.List(labels.Everything())
+	for _, n := range list {
+		if !nodes.Ready(n) || n.Spec.Unschedulable || len(n.Spec.Taints) > 0 {
+			continue
+		}
+		u := used[n.Name]
+		al := n.Status.Allocatable
+		cpu, mem := al[corev1.ResourceCPU], al[corev1.ResourceMemory]
+		if u.GPUs+want.GPUs <= int64(nodes.GPUs(n)) && u.MilliCPU+want.MilliCPU <= float64(cpu.MilliValue()) && u.Memory+want.Memory <= mem.Value() {
+			return true
+		}
+	}
+	return false
+}
+
+// span is the virtual seconds from a to b.
+func (e *emu) span(a, b time.Time) float64 {
+	if e.cfg.Clock != nil {
+		return e.cfg.Clock.At(b) - e.cfg.Clock.At(a)
+	}
+	return b.Sub(a).Seconds() * e.cfg.Speedup
+}
+
+// release ends the clock hold for a job's ending run, if any (under mu).
+func (e *emu) release(name string) {
+	if _, ok := e.holding[name]; ok {
+		delete(e.holding, name)
+		e.cfg.Clock.Release()
+	}
+}
+
+// finisher ends clocked runs when the clock reaches their end: it holds
+// the clock and has the sync tell KWOK to complete the pods now. A hold
+// not released in 30 s (the API server away) is released here.
+func (e *emu) finisher(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var due []string
+		e.mu.Lock()
+		v := e.cfg.Clock.Now()
+		for name, r := range e.runs {
+			if r.clocked && !r.ending && r.rate > 0 && v >= r.finishV {
+				r.ending = true
+				r.finishAt = e.cfg.Clock.Wall(r.finishV)
+				if _, ok := e.holding[name]; !ok {
+					e.cfg.Clock.Hold()
+					e.holding[name] = time.Now()
+				}
+				due = append(due, name)
+			}
+		}
+		for name, since := range e.holding {
+			if time.Since(since) > 30*time.Second {
+				e.release(name)
+			}
+		}
+		for name, since := range e.moving {
+			if time.Since(since) > 30*time.Second {
+				e.setMoving(name, false)
+				e.stuck[name] = true
+			}
+		}
+		e.mu.Unlock()
+		sort.Strings(due)
+		for _, name := range due {
+			e.queue.Add(name)
+		}
+	}
 }
 
 func (e *emu) note(name, kind string, at, decided, eff time.Time) {
@@ -153,7 +311,7 @@ func (e *emu) note(name, kind string, at, decided, eff time.Time) {
 // that carries out a decision taken at decided (zero: unknown): now,
 // or with RealTimeLatency the decision plus the latency at real speed.
 func (e *emu) charge(decided, now time.Time) time.Time {
-	if !e.cfg.RealTimeLatency || decided.IsZero() || decided.After(now) {
+	if !e.cfg.RealTimeLatency || e.cfg.Clock != nil || decided.IsZero() || decided.After(now) {
 		return now
 	}
 	lat := now.Sub(decided)
@@ -249,6 +407,9 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if cfg.SchedulerName == "" {
 		cfg.SchedulerName = jobspec.SchedulerName
 	}
+	if cfg.Clock != nil {
+		cfg.Speedup = cfg.Clock.Speedup()
+	}
 	if !(cfg.Speedup > 0) || math.IsInf(cfg.Speedup, 0) {
 		return nil, fmt.Errorf("replay: speedup must be positive, got %g", cfg.Speedup)
 	}
@@ -266,7 +427,17 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	e := &emu{cfg: cfg, runs: map[string]*run{}, done: map[string]float64{}, gpuS: map[string]map[string]float64{}, fin: map[string]bool{}, endAt: map[string]time.Time{}, spec: map[string]*job.Job{},
-		lastSeen: map[string]time.Time{}, lastEnd: map[string]time.Time{}, boundAt: map[string]time.Time{}}
+		lastSeen: map[string]time.Time{}, lastEnd: map[string]time.Time{}, boundAt: map[string]time.Time{}, holding: map[string]time.Time{}, moving: map[string]time.Time{}, stuck: map[string]bool{}}
+	defer func() {
+		e.mu.Lock()
+		for name := range e.holding {
+			e.release(name)
+		}
+		for name := range e.moving {
+			e.setMoving(name, false)
+		}
+		e.mu.Unlock()
+	}()
 	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
 	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
@@ -334,38 +505,48 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 			}
 		}()
 	}
+	if cfg.Clock != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.finisher(wctx)
+		}()
+	}
 	// Create the Jobs at their arrival times.
 	start := time.Now()
+	var v0 float64
+	if cfg.Clock != nil {
+		v0 = cfg.Clock.Now()
+	}
 	t0 := cfg.Jobs[0].Arrival
 	createErr := make(chan error, 1)
 	go func() {
 		for i := range cfg.Jobs {
 			j := &cfg.Jobs[i]
-			at := start.Add(time.Duration((j.Arrival - t0) / cfg.Speedup * float64(time.Second)))
-			select {
-			case <-time.After(time.Until(at)):
-			case <-wctx.Done():
-				createErr <- nil
-				return
-			}
-			obj := Object(&cfg, j)
-			sub := time.Now()
-			obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(sub)
-			e.note(obj.Name, "submitted", sub, time.Time{}, sub)
-			for {
-				_, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).Create(wctx, obj, metav1.CreateOptions{})
-				if err == nil || apierrors.IsAlreadyExists(err) {
-					break
-				}
-				if wctx.Err() != nil {
+			if cfg.Clock != nil {
+				if cfg.Clock.Until(wctx, v0+j.Arrival-t0) != nil {
 					createErr <- nil
 					return
 				}
-				if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
-					createErr <- fmt.Errorf("replay: create %s: %w", obj.Name, err)
+				// The clock waits for the Job to reach the API server and
+				// the informers (the simulator adds it at its arrival).
+				cfg.Clock.Hold()
+			} else {
+				at := start.Add(time.Duration((j.Arrival - t0) / cfg.Speedup * float64(time.Second)))
+				select {
+				case <-time.After(time.Until(at)):
+				case <-wctx.Done():
+					createErr <- nil
 					return
 				}
-				time.Sleep(200 * time.Millisecond) // the API server is away: try again
+			}
+			err := e.create(wctx, j)
+			if cfg.Clock != nil {
+				cfg.Clock.Release()
+			}
+			if err != nil || wctx.Err() != nil {
+				createErr <- err
+				return
 			}
 		}
 		createErr <- nil
@@ -411,6 +592,37 @@ wait:
 		return nil, fmt.Errorf("replay: read the Jobs back: %w", err)
 	}
 	return Report(cfg, list.Items)
+}
+
+// create submits trace job j (retrying while the API server is away) and,
+// with a clock, waits until the replay's informer has it.
+func (e *emu) create(ctx context.Context, j *job.Job) error {
+	cfg := &e.cfg
+	obj := Object(cfg, j)
+	sub := time.Now()
+	obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(sub)
+	e.note(obj.Name, "submitted", sub, time.Time{}, sub)
+	for {
+		_, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).Create(ctx, obj, metav1.CreateOptions{})
+		if err == nil || apierrors.IsAlreadyExists(err) {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
+			return fmt.Errorf("replay: create %s: %w", obj.Name, err)
+		}
+		time.Sleep(200 * time.Millisecond) // the API server is away: try again
+	}
+	if cfg.Clock != nil {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
+			if _, err := e.jobs.Jobs(cfg.Namespace).Get(obj.Name); err == nil {
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // sync plays one Job's workload.
@@ -475,6 +687,12 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		}
 		e.mu.Lock()
 		e.fin[name] = true
+		if e.cfg.Clock != nil {
+			e.release(name)
+			if e.foreign() {
+				e.setMoving(name, false)
+			}
+		}
 		e.mu.Unlock()
 		return nil
 	}
@@ -519,6 +737,12 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		delete(e.endAt, name)
 		ended = false
 	}
+	if e.foreign() {
+		if r != nil {
+			delete(e.stuck, name)
+		}
+		e.setMoving(name, !ended && r == nil && e.inTransit(j, objs))
+	}
 	e.mu.Unlock()
 	if ended {
 		return nil // waiting for the Job controller to mark it Complete
@@ -540,6 +764,9 @@ func (e *emu) sync(ctx context.Context, name string) error {
 				e.stop(name, r, end, spec, false)
 				e.note(name, "stopped", now, dec, end)
 				e.mu.Lock()
+				if e.cfg.Clock != nil {
+					e.release(name)
+				}
 				a := map[string]string{jobspec.StepsDoneAnno: strconv.FormatFloat(e.done[name], 'f', 1, 64), jobspec.GPUSecondsAnno: formatGPUSeconds(e.gpuS[name])}
 				e.mu.Unlock()
 				if err := patchJob(ctx, e.cfg.Client, j, a); err != nil {
@@ -549,7 +776,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 				break
 			}
 		}
-		if r != nil && r.announced {
+		if r != nil && (r.announced || (r.clocked && !r.ending)) {
 			return nil
 		}
 	}
@@ -599,6 +826,17 @@ func (e *emu) sync(ctx context.Context, name string) error {
 		e.cfg.Log.Warn("replay: job cannot run on its GPUs; it will not finish", "job", name, "gpus", fmt.Sprint(gpus))
 		return nil
 	}
+	if e.cfg.Clock != nil {
+		// The finisher ends the run when the clock reaches its end.
+		e.mu.Lock()
+		nr.clocked = true
+		nr.finishV = e.cfg.Clock.At(start) + math.Max(left, 0)/rate
+		for _, p := range running {
+			nr.names = append(nr.names, p.Name)
+		}
+		e.mu.Unlock()
+		return nil
+	}
 	at := start.Add(time.Duration(math.Max(left, 0) / rate / e.cfg.Speedup * float64(time.Second)))
 	e.mu.Lock()
 	nr.finishAt = at
@@ -611,9 +849,15 @@ func (e *emu) announce(ctx context.Context, r *run, running []*corev1.Pod) error
 	e.mu.Lock()
 	at := r.finishAt
 	e.mu.Unlock()
-	for _, p := range running {
+	names := r.names
+	if len(names) == 0 {
+		for _, p := range running {
+			names = append(names, p.Name)
+		}
+	}
+	for _, n := range names {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{controlplane.FinishAnnotation: jobspec.FormatTime(at)}}})
-		if _, err := e.cfg.Client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := e.cfg.Client.CoreV1().Pods(e.cfg.Namespace).Patch(ctx, n, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
@@ -632,7 +876,7 @@ func (e *emu) nodeReady(n string) bool {
 func (e *emu) stop(name string, r *run, now time.Time, spec *job.Job, finished bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	dt := now.Sub(r.start).Seconds() * e.cfg.Speedup
+	dt := e.span(r.start, now)
 	if finished && r.rate > 0 {
 		dt = math.Min(dt, math.Max(spec.Steps-e.done[name], 0)/r.rate)
 	}
@@ -728,6 +972,15 @@ func parseGPUSeconds(s string) map[string]float64 {
 	return out
 }
 
+// span is the virtual seconds from wall a to wall b: on the clock, or
+// compressed by the speedup.
+func (cfg *Config) span(a, b time.Time) float64 {
+	if cfg.Clock != nil {
+		return cfg.Clock.At(b) - cfg.Clock.At(a)
+	}
+	return b.Sub(a).Seconds() * cfg.Speedup
+}
+
 // Report computes the simulator's metrics from the replay's Jobs: times
 // in trace seconds, (wall − submission) × speedup after each job's arrival.
 func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
@@ -747,11 +1000,11 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 		if k := byID[j.ID]; k != nil {
 			sub, okSub := jobspec.ParseTime(k.Annotations[jobspec.SubmittedAtAnno])
 			if st, ok := jobspec.ParseTime(k.Annotations[StartedAnno]); ok && okSub {
-				jr.Start = j.Arrival + st.Sub(sub).Seconds()*cfg.Speedup
+				jr.Start = j.Arrival + cfg.span(sub, st)
 			}
 			if fin, ok := jobspec.ParseTime(k.Annotations[FinishedAnno]); ok && okSub {
 				if done, succeeded := jobspec.Done(k); done && succeeded {
-					jr.JCT = fin.Sub(sub).Seconds() * cfg.Speedup
+					jr.JCT = cfg.span(sub, fin)
 					jr.Finish = j.Arrival + jr.JCT
 				}
 			}

@@ -42,6 +42,7 @@ import (
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/throughput"
@@ -87,6 +88,11 @@ type Config struct {
 	// StatusEvery is how many rounds pass between progress annotations of
 	// a running Job (default 5; state changes are written at once).
 	StatusEvery int
+	// StatusInterval is the least wall time between two progress
+	// annotations of a Job (default 10 s): under a time compression a
+	// round lasts a fraction of a second, and thousands of running Jobs
+	// patched every few rounds would flood the API server.
+	StatusInterval time.Duration
 	// LeaderElection, when set, runs the scheduler only while it holds the
 	// lease LeaseNamespace/LeaseName.
 	LeaderElection bool
@@ -94,6 +100,13 @@ type Config struct {
 	LeaseName      string
 	Identity       string
 	Log            *slog.Logger
+	// Clock, when set, is a replay's virtual clock (shared with the
+	// replayer in one process; its speedup replaces Speedup): the
+	// scheduler holds it from each round's start until the round's
+	// decisions are carried out, or SettleTimeout (default 30 s) has
+	// passed, so that the control plane's latency costs no virtual time.
+	Clock         *vclock.Clock
+	SettleTimeout time.Duration
 }
 
 // Stats are the scheduler's counters.
@@ -102,6 +115,10 @@ type Stats struct {
 	// Fallbacks counts allocations for which the policy's LP failed and
 	// it returned its cheaper allocation (policy.Allocation.Fallback).
 	Fallbacks int64
+	// Waits counts placements the mechanism made that no nodes could
+	// hold (a pod's GPUs on one node); Rebuilds the mechanism's rebuilds
+	// on a changed cluster view (nodes NotReady, gone or back).
+	Waits, Rebuilds int64
 	// PolicyTime is the total time spent in the mechanism's Plan;
 	// PolicyMax the longest round.
 	PolicyTime, PolicyMax time.Duration
@@ -120,18 +137,19 @@ type jobState struct {
 	done          bool
 	finishedSeen  time.Time
 	// desired state of this round
-	run     bool
-	gpu     int // column
-	slots   []string
-	moved   bool
-	placed  *sched.Placed
-	since   time.Time // when all pods were bound this run
-	rounds  int
-	preempt int
-	est     float64
-	started time.Time
-	lastPub int
-	state   string // last state written
+	run       bool
+	gpu       int // column
+	slots     []string
+	moved     bool
+	placed    *sched.Placed
+	since     time.Time // when all pods were bound this run
+	rounds    int
+	preempt   int
+	est       float64
+	started   time.Time
+	lastPub   int
+	lastPubAt time.Time
+	state     string // last state written
 	// decidedAt is the wall time of the round that last started, stopped
 	// or moved the job (written as DecidedAtAnno with the change).
 	decidedAt time.Time
@@ -144,7 +162,6 @@ type jobState struct {
 // decision from the moment its pods run or stop: the replayer charges that
 // latency at real speed.
 const DecidedAtAnno = "inlay.dev/decided-at"
-
 
 // Scheduler is inlay's Kubernetes scheduler.
 type Scheduler struct {
@@ -184,6 +201,12 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Policy.Traits().SpaceSharing {
 		return nil, fmt.Errorf("cluster/kube/scheduler: policy %s shares GPUs between jobs, which Kubernetes' device plugin cannot do; choose a policy without space sharing", cfg.Policy.Name())
 	}
+	if cfg.Clock != nil {
+		cfg.Speedup = cfg.Clock.Speedup()
+	}
+	if cfg.SettleTimeout <= 0 {
+		cfg.SettleTimeout = 30 * time.Second
+	}
 	if cfg.Speedup == 0 {
 		cfg.Speedup = 1
 	}
@@ -201,6 +224,9 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	if cfg.StatusEvery <= 0 {
 		cfg.StatusEvery = 5
+	}
+	if cfg.StatusInterval <= 0 {
+		cfg.StatusInterval = 10 * time.Second
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -392,6 +418,8 @@ func (s *Scheduler) run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	next := time.Now()
+	nextV := math.Inf(-1)
+	clock := s.cfg.Clock
 	for {
 		select {
 		case <-ctx.Done():
@@ -399,6 +427,11 @@ func (s *Scheduler) run(ctx context.Context) error {
 			wg.Wait()
 			return nil
 		case <-timer.C:
+			if clock != nil && clock.Now() < nextV {
+				// Someone held the clock: the round is not due yet.
+				timer.Reset(max(time.Until(clock.Wall(nextV)), time.Millisecond))
+				continue
+			}
 		case <-s.kick:
 			// An arrival on an idle cluster starts a round at once (as the
 			// simulator jumps to the next arrival).
@@ -409,13 +442,61 @@ func (s *Scheduler) run(ctx context.Context) error {
 				continue
 			}
 		}
+		if clock != nil {
+			clock.Hold()
+		}
 		start := time.Now()
 		if err := s.doRound(ctx, start); err != nil {
 			s.log.Error("round failed", "err", err)
 		}
+		if clock != nil {
+			s.settle(ctx)
+			clock.Release()
+			nextV = clock.At(start) + s.cfg.Sched.Round
+			timer.Reset(max(time.Until(clock.Wall(nextV)), time.Millisecond))
+			continue
+		}
 		next = start.Add(period)
 		timer.Reset(time.Until(next))
 	}
+}
+
+// settle waits until the round's decisions are carried out (every job
+// that runs has its gang running, every other has no pod bound), at most
+// SettleTimeout.
+func (s *Scheduler) settle(ctx context.Context) {
+	deadline := time.Now().Add(s.cfg.SettleTimeout)
+	for {
+		if s.settled() {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.log.Warn("round not carried out in time; the clock runs on", "timeout", s.cfg.SettleTimeout)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Scheduler) settled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.st {
+		if st.done || st.invalid != "" || !st.added {
+			continue
+		}
+		if st.run && st.since.IsZero() {
+			return false
+		}
+		if !st.run && len(s.boundNodes(st)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // poke asks for a round when the cluster is idle.
@@ -426,7 +507,12 @@ func (s *Scheduler) poke(bool) {
 	}
 }
 
-func (s *Scheduler) virtual(t time.Time) float64 { return t.Sub(s.epoch).Seconds() * s.cfg.Speedup }
+func (s *Scheduler) virtual(t time.Time) float64 {
+	if s.cfg.Clock != nil {
+		return s.cfg.Clock.At(t) - s.cfg.Clock.At(s.epoch)
+	}
+	return t.Sub(s.epoch).Seconds() * s.cfg.Speedup
+}
 
 // restore rebuilds the state from the API server: Jobs in queue order
 // (inlay.dev/queued-at, then creation), their annotations, and the nodes
@@ -467,14 +553,22 @@ func (s *Scheduler) sortedStates() []*jobState {
 // syncJobs adds new Jobs, marks finished and deleted ones (under mu).
 func (s *Scheduler) syncJobs(now time.Time) {
 	list, _ := s.jobs.List(s.jobSelector())
+	// Queue order, each Job's time read once (thousands of Jobs a round).
+	at := make(map[*batchv1.Job]time.Time, len(list))
+	for _, j := range list {
+		at[j] = queuedAt(j)
+	}
 	sort.Slice(list, func(i, k int) bool {
-		a, b := queuedAt(list[i]), queuedAt(list[k])
+		a, b := at[list[i]], at[list[k]]
 		if !a.Equal(b) {
 			return a.Before(b)
 		}
-		return list[i].Namespace+"/"+list[i].Name < list[k].Namespace+"/"+list[k].Name
+		if list[i].Namespace != list[k].Namespace {
+			return list[i].Namespace < list[k].Namespace
+		}
+		return list[i].Name < list[k].Name
 	})
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(list))
 	for _, j := range list {
 		key := j.Namespace + "/" + j.Name
 		seen[key] = true
@@ -688,6 +782,7 @@ func (s *Scheduler) clusterView(now time.Time) error {
 		s.nodeIdx[n] = i
 	}
 	if old != nil {
+		s.stats.Rebuilds++
 		s.log.Info("cluster changed; mechanism rebuilt", "nodes", len(names))
 	}
 	for _, st := range s.sortedStates() {
@@ -740,17 +835,26 @@ func (s *Scheduler) addToMechAt(st *jobState, j *batchv1.Job, attained float64) 
 	}
 }
 
+var gpuTypes sync.Map // name → chw.GPUType, from the presets
+
 func gpuType(name string) chw.GPUType {
 	// Peak figures order the mechanism's GPU types fastest first; the
 	// presets know them, a bare name gets none (ties keep table order).
+	// The presets are parsed once per name, not every round.
+	if g, ok := gpuTypes.Load(name); ok {
+		return g.(chw.GPUType)
+	}
+	g := chw.GPUType{Name: name}
 	for _, pn := range chw.Presets() {
 		if p, err := chw.Preset(pn); err == nil {
-			if g, ok := p.GPUType(name); ok {
-				return g
+			if t, ok := p.GPUType(name); ok {
+				g = t
+				break
 			}
 		}
 	}
-	return chw.GPUType{Name: name}
+	gpuTypes.Store(name, g)
+	return g
 }
 
 // doRound accounts the round that ended and plans the next one.
@@ -850,11 +954,14 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 				s.event(st, corev1.EventTypeNormal, "Preempted", "round %d: preempted by policy %s", s.round, s.cfg.Policy.Name())
 			}
 			st.run, st.slots, st.since = false, nil, time.Time{}
-			s.queue.Add(st.key)
+			if wasRunning {
+				s.queue.Add(st.key)
+			}
 			continue
 		}
 		slots := s.slots(st, p, free)
 		if slots == nil {
+			s.stats.Waits++
 			if wasRunning {
 				st.preempt++
 				s.stats.Preemptions++
@@ -862,7 +969,9 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			}
 			st.run, st.slots, st.since = false, nil, time.Time{}
 			s.event(st, corev1.EventTypeNormal, "Waiting", "round %d: allocated %s but no nodes fit its pods of %d GPUs", s.round, s.cfg.Table.GPUs()[p.GPU], st.spec.PerPod)
-			s.queue.Add(st.key)
+			if wasRunning {
+				s.queue.Add(st.key)
+			}
 			continue
 		}
 		pp := p
@@ -882,9 +991,18 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 		}
 		st.run, st.slots, st.gpu = true, slots, p.GPU
 		st.rounds++
-		s.queue.Add(st.key)
+		// A job kept where it runs needs its worker only for progress.
+		if !same || s.publishDue(st, now) {
+			s.queue.Add(st.key)
+		}
 	}
 	return nil
+}
+
+// publishDue reports whether a running Job's progress annotations are
+// due: StatusEvery rounds and StatusInterval since the last (under mu).
+func (s *Scheduler) publishDue(st *jobState, now time.Time) bool {
+	return s.round-st.lastPub >= s.cfg.StatusEvery && now.Sub(st.lastPubAt) >= s.cfg.StatusInterval
 }
 
 func (s *Scheduler) keeps(st *jobState, want map[int]sched.Placed) bool {

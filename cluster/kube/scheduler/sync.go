@@ -47,7 +47,7 @@ func (s *Scheduler) snapshot(key string) desired {
 	if st.run && st.gpu >= 0 {
 		d.gpu = s.cfg.Table.GPUs()[st.gpu]
 	}
-	if s.round-st.lastPub >= s.cfg.StatusEvery {
+	if s.publishDue(st, time.Now()) {
 		d.publish = true
 	}
 	return d
@@ -439,6 +439,7 @@ func (s *Scheduler) published(j *batchv1.Job, state string) {
 	if st := s.st[j.Namespace+"/"+j.Name]; st != nil {
 		st.state = state
 		st.lastPub = s.round
+		st.lastPubAt = time.Now()
 	}
 	s.mu.Unlock()
 }

@@ -378,7 +378,11 @@ func (p *Makespan) Traits() policy.Traits {
 }
 
 func (p *Makespan) Allocate(ctx context.Context, s *policy.State) (*policy.Allocation, error) {
-	inner := &gavel.Makespan{Variant: gavel.Variant{Cfg: p.LP, SpaceSharing: p.SpaceSharing}}
+	// inlay's own LP takes the vertex with the tie-break whatever the LP
+	// mode of Gavel's policies (gavel.Config.Interior is Gavel's way).
+	cfg := p.LP
+	cfg.Interior = false
+	inner := &gavel.Makespan{Variant: gavel.Variant{Cfg: cfg, SpaceSharing: p.SpaceSharing}}
 	a, err := inner.Allocate(ctx, s)
 	if err != nil {
 		return nil, err

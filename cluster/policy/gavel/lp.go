@@ -90,8 +90,20 @@ const noVar = solver.Var(-1)
 // newLP declares the variables and base constraints. tp gives the
 // throughputs (nil: the table's alone figures); agnostic uses 1 for every
 // type a job can run on.
-func newLP(s *policy.State, sense solver.Sense, agnostic, spaceSharing bool, pairsPerJob int) *lp {
+//
+// gavelForm states the LP as Gavel's policies do (Config.Interior): with
+// heterogeneity-aware throughputs, a variable for every job on every type
+// with enough GPUs, zero throughput included, and no upper bound of 1 on
+// it (Σ X ≤ 1 implies it). The optimum is the same; the point an
+// interior-point method returns inside the optimal face is not, as it
+// depends on every inequality of the formulation.
+func newLP(s *policy.State, sense solver.Sense, agnostic, spaceSharing bool, pairsPerJob int, gavelForm ...bool) *lp {
 	b := &lp{s: s, model: solver.NewModel(sense)}
+	gf := len(gavelForm) > 0 && gavelForm[0] && !agnostic
+	ub := 1.0
+	if gf {
+		ub = solver.Inf
+	}
 	n, G := len(s.Jobs), len(s.C.Count)
 	b.tp = make([][]float64, n)
 	b.x = make([][]solver.Var, n)
@@ -104,14 +116,14 @@ func newLP(s *policy.State, sense solver.Sense, agnostic, spaceSharing bool, pai
 		for g := range s.C.Count {
 			b.x[m][g] = noVar
 			t := s.Alone(j, g)
-			if s.C.Count[g] < j.GPUs || t <= 0 {
+			if s.C.Count[g] < j.GPUs || (t <= 0 && !gf) {
 				continue
 			}
 			if agnostic {
 				t = 1
 			}
 			b.tp[m][g] = t
-			v := b.model.AddVar(0, 1, 0)
+			v := b.model.AddVar(0, ub, 0)
 			b.x[m][g] = v
 			b.shares[m] = append(b.shares[m], solver.Term{Var: v, Coef: 1})
 			capTerms[g] = append(capTerms[g], solver.Term{Var: v, Coef: float64(j.GPUs)})
@@ -127,7 +139,7 @@ func newLP(s *policy.State, sense solver.Sense, agnostic, spaceSharing bool, pai
 				if pr.t[g][0] <= 0 || pr.t[g][1] <= 0 || s.C.Count[g] < s.Jobs[pr.a].GPUs {
 					continue
 				}
-				v := b.model.AddVar(0, 1, 0)
+				v := b.model.AddVar(0, ub, 0)
 				b.y[p][g] = v
 				b.shares[pr.a] = append(b.shares[pr.a], solver.Term{Var: v, Coef: 1})
 				b.shares[pr.b] = append(b.shares[pr.b], solver.Term{Var: v, Coef: 1})

@@ -41,7 +41,7 @@ func (v Variant) name(agnostic, aware, sharing string) string {
 
 // lp starts the variant's LP (maximised) over s.
 func (v Variant) lp(s *policy.State) *lp {
-	b := newLP(s, solver.Maximize, v.Agnostic, v.SpaceSharing, v.Cfg.PairsPerJob)
+	b := newLP(s, solver.Maximize, v.Agnostic, v.SpaceSharing, v.Cfg.PairsPerJob, v.Cfg.Interior)
 	b.noTieBreak = v.Cfg.Interior
 	return b
 }

@@ -3,9 +3,12 @@
 // normalised to its share but lets every job linger; inlay aims at Gavel's
 // own objectives instead:
 //
-//   - average JCT (policy "inlay"): shortest remaining work first, with the
-//     work measured in GPU-seconds on the job's fastest type, so that the
-//     jobs that can finish soonest hold the cluster; the chosen jobs are then
+//   - average JCT (policy "inlay"): the job that would finish first under
+//     fair sharing goes first (the fair sojourn protocol, see
+//     JCT.NoAgeing), which is shortest remaining work first for new jobs
+//     and keeps long ones from starving ("inlay-srpt" ranks by remaining
+//     work alone, measured in GPU-seconds on the job's fastest type); the
+//     chosen jobs are then
 //     matched to GPU types by comparative advantage (a job that gains most
 //     from a V100 over a K80 gets the V100), and the GPUs of the chosen jobs
 //     are shared with waiting jobs when the pair's combined normalised
@@ -15,8 +18,9 @@
 //     minutes), so that the schedule tracks the fluid optimum whose value is
 //     the lower bound (package bound).
 //
-// "inlay" needs no solver: sorting and a greedy matching, O(n log n + n·G)
-// per round plus O(n·K) for the pairing (K candidates per GPU).
+// "inlay" needs no solver: sorting, the closed-form equal share and a
+// greedy matching, O(n log n + n·G) per round plus O(n·K) for the pairing
+// (K candidates per GPU).
 package inlay
 
 import (
@@ -42,20 +46,21 @@ type JCT struct {
 	Keep float64
 	// NoSharing turns space sharing off.
 	NoSharing bool
-	// Ageing ranks jobs by the time they would finish under processor
-	// sharing instead of by remaining work: the fair sojourn protocol
-	// (Friedman and Henderson, SIGMETRICS 2003). The policy runs, beside
-	// the real cluster, a virtual one where every active job gets Gavel's
+	// NoAgeing ranks jobs by remaining work alone ("inlay-srpt"). By
+	// default jobs are ranked by the time they would finish under processor
+	// sharing: the fair sojourn protocol (Friedman and Henderson,
+	// SIGMETRICS 2003). The policy runs, beside the real cluster, a virtual
+	// one where the jobs not yet done there get Gavel's
 	// heterogeneity-agnostic max-min share (policy.EqualShare, at its
 	// isolated throughput), and serves first the job that finishes first
-	// there. A short new job still finishes early there and goes first,
-	// as under shortest-remaining-first; a long job that has waited keeps
+	// there. A short new job still finishes early there and goes first, as
+	// under shortest-remaining-first; a long job that has waited keeps
 	// progressing in the virtual system until its virtual finish comes
 	// ahead of the newcomers', so it cannot starve (on one server FSP
 	// finishes no job later than processor sharing does). No constant.
-	Ageing bool
+	NoAgeing bool
 
-	// Ageing's virtual system: per job ID, the steps left there, the rate
+	// The ageing's virtual system: per job ID, the steps left there, the rate
 	// it has had since the last call, and when it finished there.
 	virtLeft, virtRate, virtDone map[int]float64
 	virtNow                      float64
@@ -65,8 +70,8 @@ var _ policy.Policy = (*JCT)(nil)
 
 func (p *JCT) Name() string {
 	name := "inlay"
-	if p.Ageing {
-		name = "inlay-fsp"
+	if p.NoAgeing {
+		name = "inlay-srpt"
 	}
 	if p.NoSharing {
 		name += "-noss"
@@ -75,7 +80,7 @@ func (p *JCT) Name() string {
 }
 
 // virtualFinish advances the virtual processor-sharing system to s.Now and
-// returns each job's finish time there (Ageing): the time it finished
+// returns each job's finish time there (the ageing): the time it finished
 // there, for a job done in the virtual system but not in the real one,
 // else now plus its virtual steps left over its virtual rate.
 func (p *JCT) virtualFinish(s *policy.State) []float64 {
@@ -165,7 +170,7 @@ func (p *JCT) Allocate(_ context.Context, s *policy.State) (*policy.Allocation, 
 		idx[i] = i
 	}
 	key := work
-	if p.Ageing {
+	if !p.NoAgeing {
 		key = p.virtualFinish(s)
 	}
 	sort.Slice(idx, func(a, b int) bool {

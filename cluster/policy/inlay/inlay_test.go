@@ -29,7 +29,7 @@ func TestJCTChoosesShortAndMatchesTypes(t *testing.T) {
 		// Far longer: waits.
 		{ID: 2, Row: row("ResNet-18 (batch size 32)"), GPUs: 1, Weight: 1, Steps: 1e9, Remaining: 1e9, Last: -1},
 	}}
-	p := &JCT{NoSharing: true}
+	p := &JCT{NoSharing: true, NoAgeing: true}
 	a, err := p.Allocate(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -104,13 +104,13 @@ func TestAgeingRunsTheLongJobThatWaited(t *testing.T) {
 		}
 		return picked
 	}
-	for _, p := range []*JCT{{NoSharing: true}, {NoSharing: true, Ageing: true}} {
+	for _, p := range []*JCT{{NoSharing: true, NoAgeing: true}, {NoSharing: true}} {
 		ranLong := false
 		for _, id := range runs(p) {
 			ranLong = ranLong || id == 0
 		}
-		if ranLong != p.Ageing {
-			t.Errorf("%s: picks %v: the long job runs %v, want %v", p.Name(), runs(&JCT{NoSharing: p.NoSharing, Ageing: p.Ageing}), ranLong, p.Ageing)
+		if ranLong == p.NoAgeing {
+			t.Errorf("%s: picks %v: the long job runs %v, want %v", p.Name(), runs(&JCT{NoSharing: p.NoSharing, NoAgeing: p.NoAgeing}), ranLong, !p.NoAgeing)
 		}
 	}
 }

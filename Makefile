@@ -7,7 +7,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test test-kube fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s
+.PHONY: test test-kube fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -82,6 +82,11 @@ cross:
 fetch-k8s:
 	bash scripts/k8s.sh
 
+# fetch-kueue: fetch-k8s and Kueue's controller manager and CRDs (for the
+# Kueue replay of make e2e-kube; another few minutes cold).
+fetch-kueue:
+	bash scripts/k8s.sh kueue
+
 # test-kube (part of test): the control-plane tests that fit (one control
 # plane, 50 KWOK nodes, a 200-job replay at a time compression of 1500 with
 # every job accounted for, a malformed Job, forbidden requests, leader
@@ -91,6 +96,6 @@ fetch-k8s:
 test-kube: fetch-k8s
 	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestControlPlane|TestReplay$$|TestLeaderElection|TestMalformedAndForbidden|TestFaults' ./cluster/kube/...
 
-e2e-kube: fetch fetch-k8s
-	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=1000 INLAY_E2E_LATENCY=lockstep INLAY_E2E_DEFAULT_SCHEDULER=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
+e2e-kube: fetch fetch-kueue
+	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=1000 INLAY_E2E_LATENCY=lockstep INLAY_E2E_DEFAULT_SCHEDULER=1 INLAY_E2E_KUEUE=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
 	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e

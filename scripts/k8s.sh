@@ -44,4 +44,21 @@ if ! [ -x "$BIN/kwok" ] || [ "$(cat "$BIN/kwok.version" 2>/dev/null)" != "$KWOK_
   GOBIN="$BIN" CGO_ENABLED=0 "$GO" install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
   echo "$KWOK_VERSION" > "$BIN/kwok.version"
 fi
+# scripts/k8s.sh kueue (make fetch-kueue, for make e2e-kube) also builds
+# Kueue's controller manager from the wrapper module cluster/kube/tools/kueue
+# and copies its CRDs (config/components/crd/bases of the module) beside it.
+if [ "${1:-}" = kueue ]; then
+  KUEUE_DIR="$ROOT/cluster/kube/tools/kueue"
+  KUEUE_VERSION=$(cd "$KUEUE_DIR" && "$GO" list -m -f '{{.Version}}' sigs.k8s.io/kueue)
+  if ! [ -x "$BIN/kueue" ] || [ "$(cat "$BIN/kueue.version" 2>/dev/null)" != "$KUEUE_VERSION" ]; then
+    echo "k8s: building kueue $KUEUE_VERSION (minutes on a cold cache)" >&2
+    (cd "$KUEUE_DIR" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$BIN/kueue.tmp" sigs.k8s.io/kueue/cmd/kueue)
+    src=$(cd "$KUEUE_DIR" && "$GO" list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+    rm -rf "$BIN/kueue-crds" && mkdir -p "$BIN/kueue-crds"
+    cp "$src"/config/components/crd/bases/*.yaml "$BIN/kueue-crds/"
+    chmod u+w "$BIN"/kueue-crds/*.yaml
+    mv "$BIN/kueue.tmp" "$BIN/kueue"
+    echo "$KUEUE_VERSION" > "$BIN/kueue.version"
+  fi
+fi
 echo "k8s: control plane binaries ready in $BIN" >&2

@@ -16,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/kueue"
 	"github.com/inlay-dev/inlay/cluster/kube/manifests"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
@@ -30,13 +31,17 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// kueueQueue is the LocalQueue that inlay cluster up --kueue makes and
+// inlay cluster replay --scheduler kueue submits to.
+const kueueQueue = "kueue"
+
 func kubeCommands() []*cobra.Command {
 	return []*cobra.Command{newClusterUpCmd(), newClusterDownCmd(), newClusterSchedulerCmd(), newClusterReplayCmd()}
 }
 
 func newClusterUpCmd() *cobra.Command {
 	var clusterName, dir string
-	var kubeSched bool
+	var kubeSched, withKueue bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "up --cluster C --dir D",
@@ -48,7 +53,10 @@ tokens and etcd data in D, creates one KWOK node per server of the cluster
 nvidia.com/gpu), installs the inlay scheduler's RBAC, writes D/kubeconfig,
 prints its path and returns once every node is Ready. The processes keep
 running; inlay cluster down --dir D stops them. The binaries come from
-make fetch (scripts/k8s.sh).`,
+make fetch (scripts/k8s.sh). --kueue also installs Kueue (make
+fetch-kueue: its CRDs and controller manager) with one ResourceFlavor per
+GPU type, a ClusterQueue holding the cluster's GPUs, CPUs and memory, and
+the LocalQueue default/kueue, for inlay cluster replay --scheduler kueue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
@@ -89,6 +97,15 @@ make fetch (scripts/k8s.sh).`,
 				return err
 			}
 			barDone(bar)
+			if withKueue {
+				if err := kueue.Install(wctx, cp); err != nil {
+					return err
+				}
+				if err := kueue.Queues(wctx, cp.Config, p, "default", kueueQueue); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "kueue: running, LocalQueue default/%s (ClusterQueue %s, one flavor per GPU type)\n", kueueQueue, kueue.ClusterQueueName(kueueQueue))
+			}
 			ok = true
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d nodes Ready; stop with inlay cluster down --dir %s\n", p.Summary(), len(p.Nodes), dir)
 			fmt.Fprintln(cmd.OutOrStdout(), cp.Kubeconfig)
@@ -97,7 +114,8 @@ make fetch (scripts/k8s.sh).`,
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "gavel-108", "cluster preset or YAML file whose servers become KWOK nodes")
 	cmd.Flags().StringVar(&dir, "dir", "", "the control plane's folder (certificates, etcd data, logs, kubeconfig)")
-	cmd.Flags().BoolVar(&kubeSched, "kube-scheduler", true, "also run the default kube-scheduler (for replays with --scheduler default-scheduler)")
+	cmd.Flags().BoolVar(&kubeSched, "kube-scheduler", true, "also run the default kube-scheduler (for replays with --scheduler default-scheduler or kueue)")
+	cmd.Flags().BoolVar(&withKueue, "kueue", false, "also install and run Kueue (make fetch-kueue) with LocalQueue default/"+kueueQueue+" (for replays with --scheduler kueue)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the control plane and the nodes")
 	return cmd
 }
@@ -250,7 +268,10 @@ inlay cluster simulate --json.
 
 --with-scheduler runs inlay's scheduler in this process (otherwise run
 inlay cluster scheduler with the same --speedup). --scheduler
-default-scheduler gives the pods to the default kube-scheduler instead.
+default-scheduler gives the pods to the default kube-scheduler instead;
+--scheduler kueue creates the Jobs suspended in Kueue's LocalQueue
+default/kueue (inlay cluster up --kueue), which admits them by quota per
+GPU type, and kube-scheduler places their pods.
 --compare also simulates the trace and prints both, with the JCT ratio.
 --cluster must be the cluster the nodes were made from (inlay cluster up).
 
@@ -325,13 +346,23 @@ multiplies it by --speedup like the training.`,
 				}()
 			}
 			policyName := f.policy
+			podSched, labels, suspend := schedName, map[string]string(nil), false
+			switch schedName {
+			case jobspec.SchedulerName, "default-scheduler":
+			case "kueue":
+				// Kueue admits the suspended Jobs of its LocalQueue; the
+				// default kube-scheduler places their pods.
+				podSched, labels, suspend = "default-scheduler", map[string]string{kueue.QueueLabel: kueueQueue}, true
+			default:
+				return fmt.Errorf("--scheduler %q: want %s, default-scheduler or kueue", schedName, jobspec.SchedulerName)
+			}
 			if schedName != jobspec.SchedulerName {
 				policyName = schedName
 			}
 			bar := newBar(len(jobs), "replaying")
 			startWall := time.Now()
 			res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
-				SchedulerName: schedName, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
+				SchedulerName: podSched, Labels: labels, Suspend: suspend, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
 				Progress: func(d, _ int) { barSet(bar, d) }, Log: log, Clock: clock, RealTimeLatency: latency == "real"})
 			barDone(bar)
 			if err != nil {
@@ -372,7 +403,7 @@ multiplies it by --speedup like the training.`,
 	fl := cmd.Flags()
 	fl.Float64Var(&f.speedup, "speedup", 0, "trace seconds per real second (required)")
 	fl.StringVar(&clusterName, "cluster", "gavel-108", "the cluster the KWOK nodes were made from")
-	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "schedulerName of the pods: inlay, or default-scheduler (kube-scheduler)")
+	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "who schedules: inlay, default-scheduler (kube-scheduler), or kueue (Kueue's LocalQueue default/"+kueueQueue+" from inlay cluster up --kueue, then kube-scheduler)")
 	fl.StringVar(&run, "run", "replay", "name of this replay (label inlay.dev/replay on its Jobs)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object (inlay cluster simulate's fields)")
 	fl.BoolVar(&compare, "compare", false, "also simulate the trace and print both")

@@ -59,6 +59,7 @@ var tokenUsers = []struct{ name, groups string }{
 	{"kube-controller-manager", "system:masters"},
 	{"kube-scheduler", "system:masters"},
 	{"kwok", "system:masters"},
+	{"kueue", "system:masters"},
 }
 
 // newPKI writes the certificates, keys and token file into dir.

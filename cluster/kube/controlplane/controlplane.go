@@ -267,6 +267,10 @@ func (c *ControlPlane) args(name string) []string {
 			"--authentication-kubeconfig=" + pk("kube-scheduler"), "--authorization-kubeconfig=" + pk("kube-scheduler"),
 			"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.ports["scheduler"]),
 			"--leader-elect=false", "--kube-api-qps=1000", "--kube-api-burst=2000", "--profiling=false", "--v=0"}
+	case "kueue":
+		// Paths inside the folder the process is chrooted into (kueueCommand).
+		return []string{"--config=/config.yaml", "--kubeconfig=/kubeconfig",
+			"--feature-gates=VisibilityOnDemand=false", "--zap-log-level=info"}
 	case "kwok":
 		return []string{"--kubeconfig=" + pk("kwok"), "--config=" + filepath.Join(c.Dir, "kwok.yaml"),
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + KWOKAnnotation + "=fake",
@@ -282,8 +286,8 @@ var getOpts = metav1.GetOptions{}
 const KWOKAnnotation = "kwok.x-k8s.io/node"
 
 // StartComponent starts one component (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler, kwok) and waits until it
-// serves; the fault tests stop and restart the API server with it.
+// kube-controller-manager, kube-scheduler, kwok, and kueue once its CRDs
+// are installed: see kueue.go) and waits until it serves; the fault tests stop and restart the API server with it.
 func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 	if cmd := c.procs[name]; cmd != nil {
 		return fmt.Errorf("controlplane: %s is running", name)
@@ -297,12 +301,20 @@ func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 		return err
 	}
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if name == "kueue" {
+		if cmd, err = c.kueueCommand(args); err != nil {
+			logf.Close()
+			return err
+		}
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
 	if !c.opts.Detach {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
+	if cmd.Env == nil {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
+	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("controlplane: start %s: %w", name, err)
@@ -328,6 +340,9 @@ func (c *ControlPlane) StartComponent(ctx context.Context, name string) error {
 		ready = func() bool { return httpOK(hc, c.Server+"/readyz", c.pki.tokens["admin"]) }
 	case "kwok":
 		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports["kwok"])
+		ready = func() bool { return httpOK(http.DefaultClient, url, "") }
+	case "kueue":
+		url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.ports["kueue-health"])
 		ready = func() bool { return httpOK(http.DefaultClient, url, "") }
 	}
 	tick := time.NewTicker(100 * time.Millisecond)

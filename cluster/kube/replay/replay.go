@@ -74,6 +74,12 @@ type Config struct {
 	Namespace, Queue string
 	// Run names this replay (label inlay.dev/replay); default "replay".
 	Run string
+	// Labels are put on every Job besides inlay's (Kueue's queue name).
+	Labels map[string]string
+	// Suspend creates the Jobs suspended, for a queueing controller that
+	// admits them by resuming them (Kueue, whose webhook would suspend
+	// them on creation).
+	Suspend bool
 	// Policy names the policy in the report.
 	Policy string
 	// Timeout bounds the replay in real time (0: none); jobs not finished
@@ -356,15 +362,22 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 	}
 	backoff := int32(1000)
 	lbl := map[string]string{jobspec.QueueLabel: cfg.Queue, RunLabel: cfg.Run}
+	jobLbl := map[string]string{}
+	for k, v := range cfg.Labels {
+		jobLbl[k] = v
+	}
+	for k, v := range lbl {
+		jobLbl[k] = v
+	}
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: JobName(cfg.Run, j.ID), Namespace: cfg.Namespace, Labels: lbl,
+		ObjectMeta: metav1.ObjectMeta{Name: JobName(cfg.Run, j.ID), Namespace: cfg.Namespace, Labels: jobLbl,
 			Annotations: map[string]string{
 				jobspec.TypeAnno: j.Type, jobspec.StepsAnno: strconv.FormatFloat(j.Steps, 'g', -1, 64),
 				jobspec.WeightAnno:  strconv.FormatFloat(j.PriorityWeight(), 'g', -1, 64),
 				jobspec.ArrivalAnno: strconv.FormatFloat(j.Arrival, 'g', -1, 64), jobspec.TraceIDAnno: strconv.Itoa(j.ID),
 			}},
 		Spec: batchv1.JobSpec{
-			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff,
+			Parallelism: &pods, Completions: &pods, BackoffLimit: &backoff, Suspend: ptr(cfg.Suspend),
 			// The pods of a training job end together: the first that
 			// succeeds completes the Job (and a preemption never leaves a
 			// part of the gang succeeded).

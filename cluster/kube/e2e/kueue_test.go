@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/kube/kueue"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/replay"
+	"github.com/inlay-dev/inlay/cluster/policy/registry"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sim"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// TestReplayKueue (INLAY_E2E_KUEUE=1, make e2e-kube) replays TestReplay's
+// trace through Kueue: the Jobs are created suspended in a LocalQueue,
+// Kueue admits each by quota to the first GPU type (ResourceFlavor) with
+// room for all its pods and resumes it with that type's node selector, and
+// the default kube-scheduler places the pods. Every job must finish once,
+// and every Job must have been admitted by Kueue (a finished Workload, and
+// the flavor's node selector on its pods); the JCT is logged beside the
+// simulator's gavel on the same trace (the README's comparison).
+func TestReplayKueue(t *testing.T) {
+	if os.Getenv("INLAY_E2E_KUEUE") != "1" {
+		t.Skip("runs under make e2e-kube (INLAY_E2E_KUEUE=1)")
+	}
+	e := setup(t)
+	if _, err := e.cp.KueueCRDs(); err != nil {
+		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := kueue.Install(ctx, e.cp); err != nil {
+		t.Fatal(err)
+	}
+	if err := kueue.Queues(ctx, e.cp.Config, e.plat, "default", "kueue"); err != nil {
+		t.Fatal(err)
+	}
+	cleanRuns(t, e.cs, "kueue200")
+	jobs := trace(t, e, 200, 40, 20, 1)
+	speedup := 1500.0
+	if s := os.Getenv("INLAY_E2E_SPEEDUP"); s != "" {
+		fmt.Sscan(s, &speedup)
+	}
+	pol, _ := registry.New("gavel", registry.Options{})
+	sr, err := sim.Run(context.Background(), sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}}, jobs, e.plat, e.table, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kueue runs every admitted job to its end with no time sharing, so
+	// it may take longer than gavel: four times the simulator's makespan.
+	limit := time.Duration(4*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
+	res, err := replay.Run(context.Background(), replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
+		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kueue", Run: "kueue200", Policy: "kueue",
+		Labels: map[string]string{kueue.QueueLabel: "kueue"}, Suspend: true, Timeout: limit, Progress: progress(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Unfinished != 0 {
+		t.Errorf("%d jobs unfinished", res.Unfinished)
+	}
+	account(t, e.cs, "default", "kueue200", jobs)
+
+	// Kueue admitted them: one finished Workload per Job, and the pods of
+	// each carry the node selector of the flavor it was admitted to.
+	dyn, err := dynamic.NewForConfig(e.cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wls, err := dyn.Resource(schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta1", Resource: "workloads"}).Namespace("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := 0
+	flavors := map[string]int{}
+	for _, w := range wls.Items {
+		if !strings.HasPrefix(w.GetName(), "job-kueue200-") {
+			continue
+		}
+		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Finished" && m["status"] == "True" {
+				finished++
+			}
+		}
+		psa, _, _ := unstructured.NestedSlice(w.Object, "status", "admission", "podSetAssignments")
+		for _, a := range psa {
+			m, _ := a.(map[string]any)
+			fl, _, _ := unstructured.NestedStringMap(m, "flavors")
+			flavors[fl["nvidia.com/gpu"]]++
+		}
+	}
+	if finished != len(jobs) {
+		t.Errorf("%d finished Kueue Workloads for run kueue200, want %d", finished, len(jobs))
+	}
+	pods, err := e.cs.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: replay.RunLabel + "=kueue200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeSelector[nodes.TypeLabel] == "" {
+			t.Errorf("pod %s: no %s node selector (not admitted through a flavor)", p.Name, nodes.TypeLabel)
+			break
+		}
+	}
+	t.Logf("kueue: %d of %d jobs finished (speedup %g); avg JCT %.3f h (gavel in the simulator %.3f h, %.2fx); makespan %.2f h; admissions by flavor %v",
+		res.Jobs, len(jobs), speedup, res.AvgJCT, sr.AvgJCT, res.AvgJCT/sr.AvgJCT, res.Makespan, flavors)
+}

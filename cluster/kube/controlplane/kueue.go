@@ -58,8 +58,6 @@ kind: Configuration
 namespace: %s
 health:
   healthProbeBindAddress: 127.0.0.1:%d
-  readinessEndpointName: readyz
-  livenessEndpointName: healthz
 metrics:
   bindAddress: 127.0.0.1:%d
 webhook:

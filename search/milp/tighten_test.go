@@ -1,0 +1,233 @@
+package milp_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/search"
+	"github.com/inlay-dev/inlay/search/milp"
+	"github.com/inlay-dev/inlay/search/space"
+	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/solver"
+	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/zoo"
+)
+
+// BenchmarkTighten compares formulation variants and CBC settings on the
+// bench's scenarios (inlay bench --seed 1 --max-models TIGHT_MODELS, default
+// 4; TIGHT_SCENARIOS of them, default 4) on phone: each variant is solved
+// by CBC on one thread (deterministic) for TIGHT_LIMIT (default 30s) from
+// the same start (the inlay planner at a fixed number of evaluations,
+// TIGHT_EVALS, default 400; 0 starts cold), and one line per (variant,
+// scenario) gives the status, the bound, the incumbent and the gap.
+// TIGHT_VARIANTS lists the variants (comma-separated names of
+// tightenVariants). Run:
+// TIGHT_VARIANTS=base,... go test -run '^$' -bench Tighten -benchtime 1x -timeout 0 ./search/milp/
+func BenchmarkTighten(b *testing.B) {
+	limit := envDuration(b, "TIGHT_LIMIT", 30*time.Second)
+	models := envInt(b, "TIGHT_MODELS", 4)
+	scenarios := envInt(b, "TIGHT_SCENARIOS", 4)
+	evals := envInt(b, "TIGHT_EVALS", 400)
+	names := strings.Split(os.Getenv("TIGHT_VARIANTS"), ",")
+	if names[0] == "" {
+		names = []string{"base"}
+	}
+	for b.Loop() {
+		ss := tightenScenarios(b, models, scenarios, evals)
+		for _, name := range names {
+			v, ok := tightenVariants[name]
+			if !ok {
+				b.Fatalf("TIGHT_VARIANTS: no variant %q", name)
+			}
+			for si, s := range ss {
+				f, err := milp.Formulate(s.sp, v.form)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// CPU seconds, not wall-clock ones, so that variants measured
+				// on a loaded machine get the same work; no watchdog.
+				args := append([]string{"-timeMode", "cpu", "-sec", fmt.Sprint(limit.Seconds())}, v.args...)
+				opt := solver.Options{Threads: 1, Args: args}
+				if s.start != nil && !v.cold {
+					opt.Start = f.Start(s.start)
+				}
+				if dir := os.Getenv("TIGHT_LOG"); dir != "" {
+					lf, err := os.Create(fmt.Sprintf("%s/%s-%d.log", dir, name, si))
+					if err != nil {
+						b.Fatal(err)
+					}
+					opt.Log = lf
+					defer lf.Close()
+				}
+				res, err := solver.Solve(context.Background(), f.Model, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := 0.0
+				if opt.Start != nil {
+					start = f.Model.Objective(opt.Start)
+				}
+				load, _ := os.ReadFile("/proc/loadavg")
+				fmt.Printf("tighten: %-14s scenario %d (%d models): %-8s bound %.6g incumbent %.6g (start %.6g) gap %6.2f%%  %5.1fs  %d×%d  load %s\n",
+					name, si, len(s.sp.Models), res.Status, res.Bound, res.Objective, start, 100*res.Gap, res.Wall.Seconds(),
+					f.Model.NumRows(), f.Model.NumVars(), strings.Fields(string(load))[0])
+			}
+		}
+	}
+}
+
+type tightenVariant struct {
+	form milp.FormulateOptions
+	args []string
+	cold bool
+}
+
+var tightenVariants = map[string]tightenVariant{
+	"base":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}},
+	"prox":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-proximity", "on"}},
+	"intn":   {form: milp.FormulateOptions{Deadlines: true, IntegerCounts: true}, args: []string{"-cuts", "off"}},
+	"dropdl": {form: milp.FormulateOptions{Deadlines: true, DropSlackDeadlines: true}, args: []string{"-cuts", "off"}},
+	"both":   {form: milp.FormulateOptions{Deadlines: true, IntegerCounts: true, DropSlackDeadlines: true}, args: []string{"-cuts", "off"}},
+	"cold":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}, cold: true},
+	"cuts":   {form: milp.FormulateOptions{Deadlines: true}},
+	"nopre":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-preprocess", "off"}},
+	"strong": {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-strong", "20", "-trust", "10"}},
+	"probe":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-probing", "on"}},
+}
+
+func envDuration(b *testing.B, key string, def time.Duration) time.Duration {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func envInt(b *testing.B, key string, def int) int {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err != nil {
+		b.Fatalf("%s: %v", key, err)
+	}
+	return n
+}
+
+type tightenScenario struct {
+	sp    *space.Space
+	start *space.Assignment
+}
+
+// tightenScenarios draws the bench's scenarios and their start plans.
+func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScenario {
+	pl, err := hw.Resolve("phone")
+	if err != nil {
+		b.Fatal(err)
+	}
+	est, _, err := profile.CostModel("", false, pl, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := map[string]*workload.Model{}
+	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
+		if m, ok := cache[name]; ok {
+			return m.Graph, m.Layers, nil
+		}
+		g, err := zoo.Build(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		cache[name] = &workload.Model{Graph: g, Layers: lg}
+		return g, lg, nil
+	}
+	rng := rand.New(rand.NewSource(1))
+	var ss []tightenScenario
+	for range scenarios {
+		w, err := workload.Scenario(rng, workload.ScenarioOptions{Networks: zoo.BenchNetworks(), MaxModels: models}, build)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Platform = pl.Name
+		req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1, Evals: evals}
+		sp, err := space.New(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := tightenScenario{sp: sp}
+		if evals > 0 {
+			// TIGHT_CACHE keeps the start plans between runs.
+			cached := ""
+			if dir := os.Getenv("TIGHT_CACHE"); dir != "" {
+				cached = fmt.Sprintf("%s/start-%d-%d-%d.yaml", dir, models, len(ss), evals)
+			}
+			p, err := plan.Load(cached)
+			if err != nil {
+				inlay, err := search.New("inlay")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p, err = inlay.Plan(context.Background(), req, sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})); err != nil {
+					b.Fatal(err)
+				}
+				if cached != "" {
+					if err := p.Save(cached); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if s.start, err = sp.FromPlan(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ss = append(ss, s)
+	}
+	return ss
+}
+
+// BenchmarkTightenDiag prints, for the same scenarios, each processor's and
+// link's load at the root LP's optimum and in the start plan, to see which
+// rows bind. Run: go test -run '^$' -bench TightenDiag -benchtime 1x ./search/milp/
+func BenchmarkTightenDiag(b *testing.B) {
+	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	for b.Loop() {
+		for si, s := range ss {
+			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := f.Start(s.start)
+			for _, row := range f.LoadRows() {
+				lp, st := 0.0, 0.0
+				for _, t := range row.Terms {
+					lp += t.Coef * res.Values[t.Var]
+					st += t.Coef * start[t.Var]
+				}
+				fmt.Printf("diag: scenario %d %-12s LP %.6g start %.6g\n", si, row.Name, lp, st)
+			}
+			fmt.Printf("diag: scenario %d LP objective %.6g, start %.6g\n", si, res.Objective, start[f.L])
+		}
+	}
+}

@@ -124,12 +124,6 @@ type auxVar struct {
 type FormulateOptions struct {
 	// Deadlines adds the critical-path rows.
 	Deadlines bool
-	// IntegerCounts declares the subgraph counts n[m][p] integer.
-	IntegerCounts bool
-	// DropSlackDeadlines leaves out the critical-path rows of a group
-	// whose models, each at its slowest allowed costs and one after
-	// another, fit its deadline: no assignment can break it.
-	DropSlackDeadlines bool
 }
 
 // Formulate states the planning MILP of a search space.
@@ -212,12 +206,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 			if len(uses) == 0 {
 				continue
 			}
-			var n solver.Var
-			if opt.IntegerCounts {
-				n = m.AddIntVar(0, float64(len(uses)), 0)
-			} else {
-				n = m.AddVar(0, solver.Inf, 0)
-			}
+			n := m.AddVar(0, solver.Inf, 0)
 			f.aux = append(f.aux, auxVar{kind: auxCount, v: n, m: mi, p: p})
 			for _, x := range uses {
 				m.AddRow(0, solver.Inf, solver.Term{Var: n, Coef: 1}, solver.Term{Var: x, Coef: -1})
@@ -263,7 +252,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 	f.memory()
 	f.symmetry(load)
 	if opt.Deadlines {
-		if err := f.deadlines(opt.DropSlackDeadlines); err != nil {
+		if err := f.deadlines(); err != nil {
 			return nil, err
 		}
 	}
@@ -512,9 +501,8 @@ func (f *Formulation) symmetry(load [][]solver.Term) {
 	}
 }
 
-// deadlines adds the critical-path rows (with dropSlack, not those of a
-// group that slack proves: slackDeadline).
-func (f *Formulation) deadlines(dropSlack bool) error {
+// deadlines adds the critical-path rows.
+func (f *Formulation) deadlines() error {
 	w, m := f.sp.W, f.Model
 	index := map[string]int{}
 	for mi, sm := range f.sp.Models {
@@ -526,9 +514,6 @@ func (f *Formulation) deadlines(dropSlack bool) error {
 			return fmt.Errorf("milp: %w", err)
 		}
 		D := g.Deadline.Seconds()
-		if dropSlack && f.slackDeadline(order, index, D) {
-			continue
-		}
 		finish := map[int][]solver.Var{} // model → finish var per layer
 		for _, name := range order {
 			mi := index[name]
@@ -569,37 +554,6 @@ func (f *Formulation) deadlines(dropSlack bool) error {
 		}
 	}
 	return nil
-}
-
-// slackDeadline reports whether the models of a group, each along its
-// longest path at the largest lower-bound cost of every layer over the
-// processors that can run it, fit the deadline D even one after another
-// (the group's critical path is at most that sum): then no assignment
-// breaks the deadline and its rows would bind nothing.
-func (f *Formulation) slackDeadline(order []string, index map[string]int, D float64) bool {
-	total := 0.0
-	for _, name := range order {
-		mi := index[name]
-		lg := f.sp.Models[mi].Layers
-		finish := make([]float64, len(lg.Layers))
-		longest := 0.0
-		for l := range lg.Layers { // layer IDs are topological
-			worst := 0.0
-			for p, x := range f.X[mi][l] {
-				if x >= 0 {
-					worst = math.Max(worst, f.LB[mi][l][p])
-				}
-			}
-			s := 0.0
-			for _, pr := range lg.Preds[l] {
-				s = math.Max(s, finish[pr])
-			}
-			finish[l] = s + worst
-			longest = math.Max(longest, finish[l])
-		}
-		total += longest
-	}
-	return total <= D*(1-1e-9)
 }
 
 // Start returns the MIP start of an assignment: x from it and every other

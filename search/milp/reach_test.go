@@ -77,7 +77,7 @@ func BenchmarkReach(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: []string{"-cuts", "off"}})
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2})
 			if err != nil {
 				b.Fatal(err)
 			}

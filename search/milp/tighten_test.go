@@ -94,9 +94,6 @@ type tightenVariant struct {
 var tightenVariants = map[string]tightenVariant{
 	"base":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}},
 	"prox":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-proximity", "on"}},
-	"intn":   {form: milp.FormulateOptions{Deadlines: true, IntegerCounts: true}, args: []string{"-cuts", "off"}},
-	"dropdl": {form: milp.FormulateOptions{Deadlines: true, DropSlackDeadlines: true}, args: []string{"-cuts", "off"}},
-	"both":   {form: milp.FormulateOptions{Deadlines: true, IntegerCounts: true, DropSlackDeadlines: true}, args: []string{"-cuts", "off"}},
 	"cold":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}, cold: true},
 	"cuts":   {form: milp.FormulateOptions{Deadlines: true}},
 	"nopre":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-preprocess", "off"}},

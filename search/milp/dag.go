@@ -43,6 +43,12 @@ type DAGOptions struct {
 	// must be a valid schedule of the problem; its makespan also caps the
 	// horizon, which keeps the big-M constants small.
 	Start *heft.Schedule
+	// GlobalBigM uses the horizon H as every disjunction's big-M and
+	// leaves the start times unbounded below H (the looser form, kept for
+	// comparison: BenchmarkDAGBigM).
+	GlobalBigM bool
+	// Args are extra CBC options (solver.Options.Args).
+	Args []string
 }
 
 // ScheduleDAG minimises the makespan of a task graph exactly, with a
@@ -54,10 +60,16 @@ type DAGOptions struct {
 //	  w[e,p,q] ≥ x[a,p] + x[b,q] − 1 (a on p, b on q);
 //	unordered pairs {a,b} with no path between them: y[a,b] ∈ {0,1} (a first)
 //	  and s[a,b] ≥ x[a,p] + x[b,p] − 1 (same processor), then
-//	  S[b] ≥ F[a] − H·(2 − y − s) and S[a] ≥ F[b] − H·(1 + y − s);
+//	  S[b] ≥ F[a] − M[a,b]·(2 − y − s) and S[a] ≥ F[b] − M[b,a]·(1 + y − s);
 //	C ≥ Σ_t cost[t,p]·x[t,p] on each p (load cut).
 //
-// H is the horizon: the start schedule's makespan, else the serial one. The
+// H is the horizon: the start schedule's makespan, else the serial one;
+// C ≤ H. Each big-M is the least that the data allow: with head[t] the
+// longest path of least task costs into t (no task starts earlier) and
+// tail[t] the one out of t after it finishes (no task finishes later than
+// H − tail[t]), S[t] ∈ [head[t], H − tail[t] − least cost of t] and
+// M[a,b] = H − tail[a] − head[b] ≥ F[a] − S[b] in every schedule within
+// the horizon. The
 // pairs linked by a path are already ordered by the precedence rows. The
 // returned schedule is rebuilt from the solution's assignment and its
 // order on each processor as the earliest schedule with that order (never
@@ -116,8 +128,46 @@ func ScheduleDAG(ctx context.Context, pb *heft.Problem, opt DAGOptions) (*heft.S
 	}
 	H *= 1 + 1e-9
 
+	// Least costs, heads and tails (communication may be 0: both ends on
+	// one processor).
+	least := make([]float64, n)
+	for t := range n {
+		least[t] = math.Inf(1)
+		for p := range P {
+			least[t] = math.Min(least[t], pb.Cost[t][p])
+		}
+	}
+	head, tail := make([]float64, n), make([]float64, n)
+	for _, t := range order {
+		for _, e := range pred[t] {
+			a := pb.Edges[e].From
+			head[t] = math.Max(head[t], head[a]+least[a])
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		a := order[i]
+		for _, e := range pb.Edges {
+			if e.From == a {
+				tail[a] = math.Max(tail[a], least[e.To]+tail[e.To])
+			}
+		}
+	}
+	critical := 0.0
+	for t := range n {
+		critical = math.Max(critical, head[t]+least[t]+tail[t])
+	}
+	bigM := func(a, b int) float64 {
+		if opt.GlobalBigM {
+			return H
+		}
+		return math.Max(0, H-tail[a]-head[b])
+	}
+
 	m := solver.NewModel(solver.Minimize)
 	C := m.AddVar(0, H, 1)
+	if !opt.GlobalBigM {
+		m.SetBounds(C, math.Min(critical, H), H)
+	}
 	x := make([][]solver.Var, n)
 	S := make([]solver.Var, n)
 	for t := range n {
@@ -132,6 +182,9 @@ func ScheduleDAG(ctx context.Context, pb *heft.Problem, opt DAGOptions) (*heft.S
 		}
 		m.AddRow(1, 1, row...)
 		S[t] = m.AddVar(0, H, 0)
+		if !opt.GlobalBigM {
+			m.SetBounds(S[t], head[t], math.Max(head[t], H-tail[t]-least[t]))
+		}
 	}
 	// finish(t) terms: S[t] + Σ cost·x
 	finish := func(t int, sign float64) []solver.Term {
@@ -203,10 +256,11 @@ func ScheduleDAG(ctx context.Context, pb *heft.Problem, opt DAGOptions) (*heft.S
 			for p := range P {
 				m.AddRow(-1, solver.Inf, solver.Term{Var: s, Coef: 1}, solver.Term{Var: x[a][p], Coef: -1}, solver.Term{Var: x[b][p], Coef: -1})
 			}
-			// S[b] − F[a] − H·y − H·s ≥ −2H
-			m.AddRow(-2*H, solver.Inf, append(finish(a, -1), solver.Term{Var: S[b], Coef: 1}, solver.Term{Var: y, Coef: -H}, solver.Term{Var: s, Coef: -H})...)
-			// S[a] − F[b] + H·y − H·s ≥ −H
-			m.AddRow(-H, solver.Inf, append(finish(b, -1), solver.Term{Var: S[a], Coef: 1}, solver.Term{Var: y, Coef: H}, solver.Term{Var: s, Coef: -H})...)
+			// S[b] − F[a] − M·y − M·s ≥ −2M
+			Mab, Mba := bigM(a, b), bigM(b, a)
+			m.AddRow(-2*Mab, solver.Inf, append(finish(a, -1), solver.Term{Var: S[b], Coef: 1}, solver.Term{Var: y, Coef: -Mab}, solver.Term{Var: s, Coef: -Mab})...)
+			// S[a] − F[b] + M·y − M·s ≥ −M
+			m.AddRow(-Mba, solver.Inf, append(finish(b, -1), solver.Term{Var: S[a], Coef: 1}, solver.Term{Var: y, Coef: Mba}, solver.Term{Var: s, Coef: -Mba})...)
 			pairs = append(pairs, pair{a, b, y, s})
 		}
 	}
@@ -238,7 +292,7 @@ func ScheduleDAG(ctx context.Context, pb *heft.Problem, opt DAGOptions) (*heft.S
 	if limit <= 0 {
 		limit = 60 * time.Second
 	}
-	res, err := solver.Solve(ctx, m, solver.Options{TimeLimit: limit, Threads: opt.Threads, Start: start})
+	res, err := solver.Solve(ctx, m, solver.Options{TimeLimit: limit, Threads: opt.Threads, Start: start, Args: opt.Args})
 	if err != nil {
 		return nil, Proof{}, err
 	}

@@ -27,7 +27,8 @@ import (
 // mobilenet_v2, resnet50, mobilenet_v3_large, efficientnet_b0,
 // yolov5s) in one group at 10 Hz on REACH_PLATFORM (default phone). It
 // prints one line per size: layers × processors × models, status, gap,
-// time. Run: go test -run '^$' -bench Reach -benchtime 1x ./search/milp/
+// time. REACH_CBC_ARGS adds CBC options ("-cuts off"). Run:
+// go test -run '^$' -bench Reach -benchtime 1x ./search/milp/
 func BenchmarkReach(b *testing.B) {
 	limit := 60 * time.Second
 	if v := os.Getenv("REACH_LIMIT"); v != "" {
@@ -77,7 +78,7 @@ func BenchmarkReach(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2})
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: strings.Fields(os.Getenv("REACH_CBC_ARGS"))})
 			if err != nil {
 				b.Fatal(err)
 			}

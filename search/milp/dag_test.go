@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -122,9 +120,8 @@ func BenchmarkDAGBigM(b *testing.B) {
 				if global {
 					form = "global M  "
 				}
-				load, _ := os.ReadFile("/proc/loadavg")
 				fmt.Printf("dagbigm: seed %d, %d tasks: %s %-8s makespan %6.1f bound %6.1f gap %5.1f%% %6.1fs wall  load %s\n",
-					seed, n, form, proof.Status, proof.Incumbent, proof.Bound, 100*proof.Gap, proof.Wall.Seconds(), strings.Fields(string(load))[0])
+					seed, n, form, proof.Status, proof.Incumbent, proof.Bound, 100*proof.Gap, proof.Wall.Seconds(), loadavg())
 			}
 		}
 	}

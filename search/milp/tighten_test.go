@@ -76,10 +76,9 @@ func BenchmarkTighten(b *testing.B) {
 				if opt.Start != nil {
 					start = f.Model.Objective(opt.Start)
 				}
-				load, _ := os.ReadFile("/proc/loadavg")
 				fmt.Printf("tighten: %-14s scenario %d (%d models): %-8s bound %.6g incumbent %.6g (start %.6g) gap %6.2f%%  %5.1fs  %d×%d  load %s\n",
 					name, si, len(s.sp.Models), res.Status, res.Bound, res.Objective, start, 100*res.Gap, res.Wall.Seconds(),
-					f.Model.NumRows(), f.Model.NumVars(), strings.Fields(string(load))[0])
+					f.Model.NumRows(), f.Model.NumVars(), loadavg())
 			}
 		}
 	}
@@ -227,4 +226,13 @@ func BenchmarkTightenDiag(b *testing.B) {
 			fmt.Printf("diag: scenario %d LP objective %.6g, start %.6g\n", si, res.Objective, start[f.L])
 		}
 	}
+}
+
+// loadavg is the one-minute load average ("?" where /proc has none).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }

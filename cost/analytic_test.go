@@ -106,9 +106,10 @@ func TestMonotonic(t *testing.T) {
 func TestSaturatingEfficiency(t *testing.T) {
 	p := preset(t, "phone")
 	a := NewAnalytic(p)
-	c := cfg(t, p, "npu")
-	// The compute term alone: the overheads are the fit's, not the
-	// processor's nominal ones, where a data type carries a fit.
+	// The GPU: its default factors saturate (the phone NPU's published fit
+	// has no saturation size).
+	c := cfg(t, p, "gpu")
+	// The compute term alone.
 	compute := func(macs int64) float64 {
 		rows, _, err := a.Explain(chain(1, macs, 8, 4, 4), graph.Range(0, 1), c)
 		if err != nil {

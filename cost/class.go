@@ -18,9 +18,9 @@ const (
 	Conv1D       OpClass = "conv1d"        // convolutions over one axis (audio front-ends, sequences)
 	MatMul       OpClass = "matmul"        // Gemm, MatMul, attention products
 	Elementwise  OpClass = "elementwise"   // activations, arithmetic, casts
-	Pool         OpClass = "pool"          // pooling, resizing
+	Pool         OpClass = "pool"          // windowed pooling, resizing
 	Norm         OpClass = "norm"          // batch, layer, instance, group norm
-	Reduce       OpClass = "reduce"        // reductions, softmax, top-k
+	Reduce       OpClass = "reduce"        // reductions (global pools included), softmax, top-k
 	Recurrent    OpClass = "recurrent"     // LSTM, GRU, RNN
 	DataMovement OpClass = "data-movement" // reshape, transpose, concat, gather
 	Control      OpClass = "control"       // If, Loop, Scan
@@ -34,11 +34,13 @@ var opClass = map[string]OpClass{
 	"Conv": Conv, "ConvTranspose": Conv, "ConvInteger": Conv, "QLinearConv": Conv,
 	"Gemm": MatMul, "MatMul": MatMul, "MatMulInteger": MatMul, "QLinearMatMul": MatMul, "Einsum": MatMul,
 	"Attention": MatMul, "MultiHeadAttention": MatMul, "FusedMatMul": MatMul,
-	"MaxPool": Pool, "AveragePool": Pool, "GlobalAveragePool": Pool, "GlobalMaxPool": Pool,
-	"LpPool": Pool, "GlobalLpPool": Pool, "MaxRoiPool": Pool, "RoiAlign": Pool, "MaxUnpool": Pool,
+	"MaxPool": Pool, "AveragePool": Pool, "LpPool": Pool, "MaxRoiPool": Pool, "RoiAlign": Pool, "MaxUnpool": Pool,
 	"Resize": Pool, "Upsample": Pool, "GridSample": Pool,
 	"BatchNormalization": Norm, "LayerNormalization": Norm, "InstanceNormalization": Norm,
 	"GroupNormalization": Norm, "LRN": Norm, "SkipLayerNormalization": Norm, "SimplifiedLayerNormalization": Norm,
+	// A global pool is a reduction over the spatial axes (GlobalAveragePool
+	// is ReduceMean over them), not a windowed pool.
+	"GlobalAveragePool": Reduce, "GlobalMaxPool": Reduce, "GlobalLpPool": Reduce,
 	"ReduceMean": Reduce, "ReduceSum": Reduce, "ReduceMax": Reduce, "ReduceMin": Reduce, "ReduceProd": Reduce,
 	"ReduceL1": Reduce, "ReduceL2": Reduce, "ReduceLogSum": Reduce, "ReduceLogSumExp": Reduce,
 	"ReduceSumSquare": Reduce, "Softmax": Reduce, "LogSoftmax": Reduce, "Hardmax": Reduce, "TopK": Reduce,

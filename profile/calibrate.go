@@ -147,6 +147,12 @@ type CalibrateOptions struct {
 	// factor, so that a factor the samples barely pin down stays near its
 	// nominal figure instead of wandering to a bound (0: no penalty).
 	Prior float64
+	// PriorSkipClasses leaves the class fractions (compute.*) out of the
+	// prior: where their starting values are cost.DefaultEfficiency's
+	// generic guesses rather than figures of the processor, the prior
+	// holds only the processor's nominal figures (throughput, bandwidth,
+	// overheads, sizes).
+	PriorSkipClasses bool
 }
 
 // selectParams keeps the parameters opt.Params names (all when nil).
@@ -485,6 +491,9 @@ func fitEfficiency(pd predictor, before cost.Efficiency, fit []Sample, opt Calib
 		}
 		if opt.Prior > 0 {
 			for _, p := range params {
+				if opt.PriorSkipClasses && strings.HasPrefix(p.name, "compute.") {
+					continue
+				}
 				if c, v := p.get(&center), p.get(&e); c > 0 && v > 0 {
 					d := math.Log(v / c)
 					sum += opt.Prior * d * d

@@ -162,13 +162,19 @@ func containsStr(list []string, s string) bool {
 	return false
 }
 
-// PublishedParams are the factors a whole-model fit adjusts: per data
-// type the sustained throughput and memory bandwidth, the efficiency of
-// each operator class the models exercise, the saturation size, and the
-// per-layer and dispatch overheads. The cache and boundary terms of a
-// profile calibration stay off (whole-model figures cannot separate them).
-var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.elementwise", "compute.norm", "compute.pool",
-	"peak_scale", "bandwidth_scale", "half_flops", "dispatch_overhead", "layer_overhead", "on_chip_bytes"}
+// PublishedParams are the factors a whole-model fit adjusts for the
+// first data type: the compute fractions of dense and depthwise
+// convolutions (the two kinds of work that the published networks
+// separate: dense convolutions at their 32-channel-padded work, depthwise
+// ones on the vector units), the memory bandwidth, and the dispatch and
+// per-layer overheads. The other classes keep cost.DefaultEfficiency's
+// fractions, and the fit uses no saturation size (HalfFLOPs 0): seven
+// networks do not pin down more, and fitted, those factors explained one
+// network's layers with another's (EfficientNet's squeeze-excitation
+// pools and thin layers charged to Inception-v3's). The cache and
+// boundary terms of a profile calibration stay off (whole-model figures
+// cannot separate them).
+var PublishedParams = []string{"compute.conv", "compute.depthwise", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
 
 // PublishedParamsOther are the factors fitted for the other data types,
 // starting from the first one's fit: throughput, bandwidth and overheads
@@ -255,8 +261,11 @@ type PublishedFit struct {
 // fit follows their spread. Rows with CPU layers are left out of the fit
 // and reported apart. Each model is also left out once and predicted by
 // the fit to the others (leave-one-model-out). The processor's starting
-// point is its nominal figures (peak_gops, mem_bandwidth_gbs, overheads)
-// and cost.DefaultEfficiency, whatever fitted figures the platform holds.
+// point is its nominal figures (peak_gops, mem_bandwidth_gbs as the
+// sustained rate, overheads) and cost.DefaultEfficiency's class
+// fractions without a saturation size, whatever fitted figures the
+// platform holds; the prior pulls the processor's figures toward their
+// nominal values, not the class fractions.
 func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*PublishedFit, error) {
 	if len(rows) == 0 {
 		return nil, errors.New("profile: no published rows")
@@ -317,15 +326,20 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 	// fitOf fits the samples from a starting point (nil: the defaults)
 	// with the given factors.
 	fitOf := func(ss []Sample, from *cost.Efficiency, names []string) (cost.Efficiency, error) {
-		var start []cost.Efficiency
-		if from != nil {
-			start = make([]cost.Efficiency, len(base.Processors))
-			for i, p := range base.Processors {
-				start[i] = cost.DefaultEfficiency(p.Kind)
-			}
-			start[proc] = from.Clone()
+		start := make([]cost.Efficiency, len(base.Processors))
+		for i, p := range base.Processors {
+			start[i] = cost.DefaultEfficiency(p.Kind)
 		}
-		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names, Prior: opt.Prior})
+		if from != nil {
+			start[proc] = from.Clone()
+		} else {
+			// The processor's mem_bandwidth_gbs is the sustained rate of
+			// its DMA, which streams the weights: the fit starts there (and
+			// the prior pulls toward it), not at a default efficiency's
+			// share of it. No saturation size (PublishedParams).
+			start[proc].Memory, start[proc].HalfFLOPs = 1, 0
+		}
+		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names, Prior: opt.Prior, PriorSkipClasses: true})
 		if err != nil {
 			return cost.Efficiency{}, err
 		}

@@ -81,6 +81,8 @@ func TestFitPublishedRecovers(t *testing.T) {
 	npu, _ := pl.Find("npu")
 	truth := cost.DefaultEfficiency("npu")
 	truth.PeakScale, truth.BandwidthScale, truth.DispatchOverhead, truth.LayerOverhead = 0.4, 0.8, 150*time.Microsecond, 4*time.Microsecond
+	// The published fit's structure: the nominal bandwidth, no saturation.
+	truth.Memory, truth.HalfFLOPs = 1, 0
 	a, err := cost.NewPartlyCalibrated(pl, map[int]cost.Efficiency{npu: truth})
 	if err != nil {
 		t.Fatal(err)

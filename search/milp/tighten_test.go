@@ -91,13 +91,15 @@ type tightenVariant struct {
 }
 
 var tightenVariants = map[string]tightenVariant{
-	"base":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}},
-	"prox":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-proximity", "on"}},
-	"cold":   {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}, cold: true},
-	"cuts":   {form: milp.FormulateOptions{Deadlines: true}},
-	"nopre":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-preprocess", "off"}},
-	"strong": {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-strong", "20", "-trust", "10"}},
-	"probe":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-probing", "on"}},
+	"base":      {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}},
+	"prox":      {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-proximity", "on"}},
+	"cuts+vnd":  {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-Vnd", "on"}},
+	"cuts+dins": {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-Dins", "on"}},
+	"cold":      {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off"}, cold: true},
+	"cuts":      {form: milp.FormulateOptions{Deadlines: true}},
+	"nopre":     {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-preprocess", "off"}},
+	"strong":    {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-strong", "20", "-trust", "10"}},
+	"probe":     {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-probing", "on"}},
 }
 
 func envDuration(b *testing.B, key string, def time.Duration) time.Duration {

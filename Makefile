@@ -98,4 +98,4 @@ test-kube: fetch-k8s
 
 e2e-kube: fetch fetch-kueue
 	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=1000 INLAY_E2E_LATENCY=lockstep INLAY_E2E_DEFAULT_SCHEDULER=1 INLAY_E2E_KUEUE=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
-	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e
+	INLAY_KUBE_TESTS=1 INLAY_SCALE_LEASE_S=240 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e

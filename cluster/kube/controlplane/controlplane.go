@@ -81,6 +81,11 @@ type Options struct {
 	// waits for a heartbeat before it marks a node NotReady (default 20 s;
 	// Kubernetes' default is 50 s).
 	NodeMonitorGracePeriod time.Duration
+	// NodeLeaseDuration is the node leases' duration KWOK keeps (default
+	// 40 s); KWOK renews each a fraction of it, so at a thousand nodes a
+	// longer lease (with a longer grace) cuts the API server's steady
+	// load from the heartbeats.
+	NodeLeaseDuration time.Duration
 	// Detach keeps the processes running after this process exits (inlay
 	// cluster up); otherwise they are killed when it dies, so that a test
 	// that panics or times out leaves nothing behind.
@@ -127,6 +132,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = 3 * time.Minute
+	}
+	if opts.NodeLeaseDuration <= 0 {
+		opts.NodeLeaseDuration = 40 * time.Second
 	}
 	if opts.NodeMonitorGracePeriod == 0 {
 		opts.NodeMonitorGracePeriod = 20 * time.Second
@@ -274,7 +282,7 @@ func (c *ControlPlane) args(name string) []string {
 	case "kwok":
 		return []string{"--kubeconfig=" + pk("kwok"), "--config=" + filepath.Join(c.Dir, "kwok.yaml"),
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=" + KWOKAnnotation + "=fake",
-			"--node-lease-duration-seconds=40", "--cidr=10.240.0.1/12", "--node-ip=10.239.0.1", "--v=WARN",
+			fmt.Sprintf("--node-lease-duration-seconds=%d", int(c.opts.NodeLeaseDuration.Seconds())), "--cidr=10.240.0.1/12", "--node-ip=10.239.0.1", "--v=WARN",
 			fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports["kwok"])}
 	}
 	return nil
@@ -598,3 +606,41 @@ func SkipUnlessEnabled(t testing.TB) {
 		t.Skip("control-plane test: runs under make e2e (INLAY_KUBE_TESTS=1, binaries from make fetch-k8s)")
 	}
 }
+
+// CPUTimes is the CPU time (user and system) each running component has
+// used so far, read from /proc (Linux; an error elsewhere). Benchmarks take
+// differences to charge a phase's work to the components.
+func (c *ControlPlane) CPUTimes() (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for name, cmd := range c.procs {
+		if cmd.Process == nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			return nil, err
+		}
+		// The fields after the command name (which may hold spaces, in
+		// parentheses): utime and stime are the 12th and 13th, in ticks.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			return nil, fmt.Errorf("controlplane: /proc/%d/stat: no command name", cmd.Process.Pid)
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 13 {
+			return nil, fmt.Errorf("controlplane: /proc/%d/stat: %d fields", cmd.Process.Pid, len(f))
+		}
+		u, err1 := strconv.ParseInt(f[11], 10, 64)
+		st, err2 := strconv.ParseInt(f[12], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("controlplane: /proc/%d/stat: bad times", cmd.Process.Pid)
+		}
+		out[name] = time.Duration(u+st) * time.Second / clockTicks
+	}
+	return out, nil
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc's CPU times (100 on
+// every architecture Go supports).
+const clockTicks = 100

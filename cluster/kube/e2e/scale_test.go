@@ -6,7 +6,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -67,7 +70,8 @@ network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 	table, _ := throughput.Gavel()
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
-		cp, err := controlplane.Start(context.Background(), controlplane.Options{Dir: dir, NodeMonitorGracePeriod: 5 * time.Minute})
+		cp, err := controlplane.Start(context.Background(), controlplane.Options{Dir: dir, NodeMonitorGracePeriod: 5 * time.Minute,
+			NodeLeaseDuration: time.Duration(envInt("INLAY_SCALE_LEASE_S", 40)) * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +87,18 @@ network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 		if err := nodes.WaitReady(ctx, cs, plat, nil); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%d nodes Ready in %.1f s", len(plat.Nodes), time.Since(t0).Seconds())
+		ready := time.Since(t0)
+		cpuReady := cpuTimes(b, cp)
+		// The nodes' upkeep (KWOK's leases, the node controller) while
+		// nothing else runs.
+		idle := 20 * time.Second
+		time.Sleep(idle)
+		cpuIdle := cpuTimes(b, cp)
+		nn := float64(len(plat.Nodes))
+		b.Logf("%d nodes Ready in %.1f s; CPU to create them and make them Ready: %s; idle upkeep over %v: %s",
+			len(plat.Nodes), ready.Seconds(), cpuReady.String(), idle, cpuIdle.minus(cpuReady).String())
+		b.ReportMetric(cpuReady.total().Seconds()*1000/nn, "cp-cpu-ms/node-created")
+		b.ReportMetric(cpuIdle.minus(cpuReady).total().Seconds()*1000/nn/idle.Minutes(), "cp-cpu-ms/node/min-idle")
 		jobs, err := job.Generate(job.GenConfig{Jobs: njobs, Rate: float64(njobs) / 4, Seed: 11, MultiGPU: true}, table)
 		if err != nil {
 			b.Fatal(err)
@@ -115,8 +130,12 @@ network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 		}()
 		start := time.Now()
 		res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: table, Cluster: plat, Speedup: speedup,
-			Queue: "scale", Run: "scale", Policy: pol, Timeout: 25 * time.Minute})
+			Queue: "scale", Run: "scale", Policy: pol, Timeout: time.Duration(envInt("INLAY_SCALE_TIMEOUT_MIN", 25)) * time.Minute,
+			Progress: benchProgress(b, s)})
 		wall := time.Since(start).Seconds()
+		cpuRun := cpuTimes(b, cp).minus(cpuIdle)
+		b.Logf("CPU over the replay: %s", cpuRun.String())
+		b.ReportMetric(cpuRun.total().Seconds()*1000/float64(len(jobs)), "cp-cpu-ms/job")
 		stop()
 		close(memDone)
 		if err != nil {
@@ -133,5 +152,69 @@ network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 		b.ReportMetric(float64(st.MaxActive), "max-active-jobs")
 		b.Logf("%d jobs: %d finished, %d unfinished in %.0f s; %d binds, %d rounds", len(jobs), res.Jobs, res.Unfinished, wall, st.Binds, st.Rounds)
 		cp.Stop()
+	}
+}
+
+// cpu is CPU time per process: the control plane's components, and
+// "test" for this process (the scheduler and the replayer).
+type cpu map[string]time.Duration
+
+func cpuTimes(b *testing.B, cp *controlplane.ControlPlane) cpu {
+	m, err := cp.CPUTimes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		m["test"] = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return cpu(m)
+}
+
+func (c cpu) minus(o cpu) cpu {
+	out := cpu{}
+	for k, v := range c {
+		out[k] = v - o[k]
+	}
+	return out
+}
+
+// total is the control plane's CPU time (this process left out).
+func (c cpu) total() time.Duration {
+	var t time.Duration
+	for k, v := range c {
+		if k != "test" {
+			t += v
+		}
+	}
+	return t
+}
+
+func (c cpu) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var sb strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		fmt.Fprintf(&sb, "%s %.1f s", k, c[k].Seconds())
+	}
+	return sb.String()
+}
+
+// benchProgress logs a replay's finished jobs and the scheduler's binds
+// and rounds every 30 s.
+func benchProgress(b *testing.B, s *scheduler.Scheduler) func(done, total int) {
+	last := time.Now()
+	return func(done, total int) {
+		if time.Since(last) > 30*time.Second {
+			last = time.Now()
+			st := s.Stats()
+			b.Logf("%s: %d of %d jobs finished; %d binds, %d rounds, policy max %v, %d active at most", time.Now().Format("15:04:05"), done, total, st.Binds, st.Rounds, st.PolicyMax, st.MaxActive)
+		}
 	}
 }

@@ -534,11 +534,30 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	t0 := cfg.Jobs[0].Arrival
 	createErr := make(chan error, 1)
 	go func() {
+		// Up to createParallel creations in flight: under a time
+		// compression arrivals come faster than one request's latency on
+		// a loaded API server, and one at a time the trace would arrive
+		// late.
+		sem := make(chan struct{}, createParallel)
+		var cwg sync.WaitGroup
+		var errMu sync.Mutex
+		var firstErr error
+		failed := func() bool {
+			errMu.Lock()
+			defer errMu.Unlock()
+			return firstErr != nil
+		}
+		defer func() {
+			cwg.Wait()
+			createErr <- firstErr
+		}()
 		for i := range cfg.Jobs {
 			j := &cfg.Jobs[i]
+			if failed() {
+				return
+			}
 			if cfg.Clock != nil {
 				if cfg.Clock.Until(wctx, v0+j.Arrival-t0) != nil {
-					createErr <- nil
 					return
 				}
 				// The clock waits for the Job to reach the API server and
@@ -549,20 +568,34 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 				select {
 				case <-time.After(time.Until(at)):
 				case <-wctx.Done():
-					createErr <- nil
 					return
 				}
 			}
-			err := e.create(wctx, j)
-			if cfg.Clock != nil {
-				cfg.Clock.Release()
-			}
-			if err != nil || wctx.Err() != nil {
-				createErr <- err
+			select {
+			case sem <- struct{}{}:
+			case <-wctx.Done():
+				if cfg.Clock != nil {
+					cfg.Clock.Release()
+				}
 				return
 			}
+			cwg.Add(1)
+			go func() {
+				defer cwg.Done()
+				err := e.create(wctx, j)
+				if cfg.Clock != nil {
+					cfg.Clock.Release()
+				}
+				<-sem
+				if err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+			}()
 		}
-		createErr <- nil
 	}()
 	// Wait for every Job to finish.
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -606,6 +639,9 @@ wait:
 	}
 	return Report(cfg, list.Items)
 }
+
+// createParallel bounds the Job creations in flight.
+const createParallel = 16
 
 // create submits trace job j (retrying while the API server is away) and,
 // with a clock, waits until the replay's informer has it.

@@ -131,7 +131,7 @@ network: {bandwidth_gbs: 1.25, latency_us: 50, racks: 1}
 		start := time.Now()
 		res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: table, Cluster: plat, Speedup: speedup,
 			Queue: "scale", Run: "scale", Policy: pol, Timeout: time.Duration(envInt("INLAY_SCALE_TIMEOUT_MIN", 25)) * time.Minute,
-			Progress: benchProgress(b, s)})
+			Progress: benchProgress(b, s), CreateParallel: 16})
 		wall := time.Since(start).Seconds()
 		cpuRun := cpuTimes(b, cp).minus(cpuIdle)
 		b.Logf("CPU over the replay: %s", cpuRun.String())

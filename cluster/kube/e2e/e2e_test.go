@@ -559,8 +559,18 @@ func TestReplayDefaultScheduler(t *testing.T) {
 		t.Skip("runs under make e2e (INLAY_E2E_DEFAULT_SCHEDULER=1)")
 	}
 	e := setup(t)
-	cleanRuns(t, e.cs, "kube200")
-	jobs := trace(t, e, 200, 40, 20, 1)
+	externalReplay(t, e, "kube200", "default-scheduler", 2, nil)
+}
+
+// externalReplay replays TestReplay's trace as run with the pods given to
+// the default kube-scheduler (after edit, when set, changes the replay's
+// configuration), on the clock INLAY_E2E_LATENCY names, within slack times
+// the simulator's gavel makespan (plus 5 minutes, 15 on the lockstep
+// clock), logs the replay beside gavel in the simulator and returns both.
+func externalReplay(t *testing.T, e *env, run, policy string, slack float64, edit func(*replay.Config)) (res, sr *sim.Result, jobs []job.Job) {
+	t.Helper()
+	cleanRuns(t, e.cs, run)
+	jobs = trace(t, e, 200, 40, 20, 1)
 	speedup := 1500.0
 	if s := os.Getenv("INLAY_E2E_SPEEDUP"); s != "" {
 		fmt.Sscan(s, &speedup)
@@ -570,15 +580,19 @@ func TestReplayDefaultScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := time.Duration(2*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
+	limit := time.Duration(slack*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
 	mode, clock, realTime := clockMode(t, speedup)
 	if clock != nil {
 		limit += 10 * time.Minute
 	}
 	wall := time.Now()
-	res, err := replay.Run(context.Background(), replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kube", Run: "kube200", Policy: "default-scheduler", Timeout: limit, Progress: progress(t),
-		Clock: clock, RealTimeLatency: realTime})
+	cfg := replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
+		SchedulerName: "default-scheduler", Namespace: "default", Queue: run, Run: run, Policy: policy, Timeout: limit, Progress: progress(t),
+		Clock: clock, RealTimeLatency: realTime}
+	if edit != nil {
+		edit(&cfg)
+	}
+	res, err = replay.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,8 +600,9 @@ func TestReplayDefaultScheduler(t *testing.T) {
 	if clock != nil {
 		held = clock.Held()
 	}
-	t.Logf("default kube-scheduler: %d of %d jobs finished in %.0f s, clock held %.0f s (speedup %g, clock %s); avg JCT %.3f h, p90 %.3f h, makespan %.2f h; gavel in the simulator %.3f h, p90 %.3f h, makespan %.2f h",
-		res.Jobs, len(jobs), time.Since(wall).Seconds(), held.Seconds(), speedup, mode, res.AvgJCT, res.P90JCT, res.Makespan, sr.AvgJCT, sr.P90JCT, sr.Makespan)
+	t.Logf("%s: %d of %d jobs finished in %.0f s, clock held %.0f s (speedup %g, clock %s); avg JCT %.3f h, p90 %.3f h, makespan %.2f h; gavel in the simulator %.3f h, p90 %.3f h, makespan %.2f h",
+		policy, res.Jobs, len(jobs), time.Since(wall).Seconds(), held.Seconds(), speedup, mode, res.AvgJCT, res.P90JCT, res.Makespan, sr.AvgJCT, sr.P90JCT, sr.Makespan)
+	return res, sr, jobs
 }
 
 // clockMode reads the replay's clock from INLAY_E2E_LATENCY: real (the

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -11,9 +10,6 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/kueue"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
-	"github.com/inlay-dev/inlay/cluster/policy/registry"
-	"github.com/inlay-dev/inlay/cluster/sched"
-	"github.com/inlay-dev/inlay/cluster/sim"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,36 +43,15 @@ func TestReplayKueue(t *testing.T) {
 	if err := kueue.Queues(ctx, e.cp.Config, e.plat, "default", "kueue"); err != nil {
 		t.Fatal(err)
 	}
-	cleanRuns(t, e.cs, "kueue200")
-	jobs := trace(t, e, 200, 40, 20, 1)
-	speedup := 1500.0
-	if s := os.Getenv("INLAY_E2E_SPEEDUP"); s != "" {
-		fmt.Sscan(s, &speedup)
-	}
-	pol, _ := registry.New("gavel", registry.Options{})
-	sr, err := sim.Run(context.Background(), sim.Config{Sched: sched.Config{Round: 360, ResetInterval: 1920}}, jobs, e.plat, e.table, pol)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Kueue runs every admitted job to its end with no time sharing, so
 	// it may take longer than gavel: four times the simulator's makespan.
-	limit := time.Duration(4*sr.Makespan*3600/speedup*float64(time.Second)) + 5*time.Minute
-	mode, clock, realTime := clockMode(t, speedup)
-	if clock != nil {
-		limit += 10 * time.Minute
-	}
-	wall := time.Now()
 	// On the lockstep clock the replayer holds the clock while an admitted
 	// Job's pods are on their way (as for the default scheduler alone);
 	// Kueue's own admission time, a suspended Job waiting to be resumed,
 	// counts as queueing.
-	res, err := replay.Run(context.Background(), replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-		SchedulerName: "default-scheduler", Namespace: "default", Queue: "kueue", Run: "kueue200", Policy: "kueue",
-		Labels: map[string]string{kueue.QueueLabel: "kueue"}, Suspend: true, Timeout: limit, Progress: progress(t),
-		Clock: clock, RealTimeLatency: realTime})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _, jobs := externalReplay(t, e, "kueue200", "kueue", 4, func(c *replay.Config) {
+		c.Queue, c.Labels, c.Suspend = "kueue", map[string]string{kueue.QueueLabel: "kueue"}, true
+	})
 	if res.Unfinished != 0 {
 		t.Errorf("%d jobs unfinished", res.Unfinished)
 	}
@@ -124,6 +99,5 @@ func TestReplayKueue(t *testing.T) {
 			break
 		}
 	}
-	t.Logf("kueue: %d of %d jobs finished in %.0f s (speedup %g, clock %s); avg JCT %.3f h, p90 %.3f h, makespan %.2f h; gavel in the simulator %.3f h, p90 %.3f h, makespan %.2f h; admissions by flavor %v",
-		res.Jobs, len(jobs), time.Since(wall).Seconds(), speedup, mode, res.AvgJCT, res.P90JCT, res.Makespan, sr.AvgJCT, sr.P90JCT, sr.Makespan, flavors)
+	t.Logf("kueue: admissions by flavor %v", flavors)
 }

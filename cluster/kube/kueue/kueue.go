@@ -83,7 +83,7 @@ func Install(ctx context.Context, cp *controlplane.ControlPlane) error {
 		}
 	}
 	for _, n := range names {
-		if err := waitEstablished(ctx, dyn, n); err != nil {
+		if err := waitCondition(ctx, dyn.Resource(crdGVR), n, "Established", "CRD "+n); err != nil {
 			return err
 		}
 	}
@@ -122,21 +122,23 @@ func readObjects(path string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
+// waitCondition polls a cluster-scoped object until its status has the
+// condition cond True; what names it in the error.
+func waitCondition(ctx context.Context, ri dynamic.ResourceInterface, name, cond, what string) error {
 	for {
-		o, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		o, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
 			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 			for _, c := range conds {
 				m, _ := c.(map[string]any)
-				if m["type"] == "Established" && m["status"] == "True" {
+				if m["type"] == cond && m["status"] == "True" {
 					return nil
 				}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kueue: CRD %s not established: %w", name, ctx.Err())
+			return fmt.Errorf("kueue: %s not %s: %w", what, cond, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -244,21 +246,6 @@ func Queues(ctx context.Context, cfg *rest.Config, c *chw.Platform, ns, queue st
 		}
 	}
 	name := ClusterQueueName(queue)
-	for {
-		o, err := dyn.Resource(cqGVR).Get(ctx, name, metav1.GetOptions{})
-		if err == nil {
-			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-			for _, c := range conds {
-				m, _ := c.(map[string]any)
-				if m["type"] == "Active" && m["status"] == "True" {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("kueue: ClusterQueue %s not active (is the kueue component running? its log is in the control plane's logs/kueue.log): %w", name, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return waitCondition(ctx, dyn.Resource(cqGVR), name, "Active",
+		"ClusterQueue "+name+" (is the kueue component running? its log is the control plane's logs/kueue.log)")
 }

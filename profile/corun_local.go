@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,13 +32,12 @@ func (l *Local) corun(ctx context.Context, cond CorunCondition, timed func() ([]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread() // ends with the goroutine: the pinning never leaks
-			if len(pr.Cores) > 0 {
-				if err := pinThread(pr.Cores); err != nil {
-					ready <- fmt.Errorf("pin %s to cores %v: %w", pr.Name, pr.Cores, err)
-					return
-				}
+			release, err := pinThread(pr.Cores) // restored after: the pinning never leaks
+			if err != nil {
+				ready <- fmt.Errorf("pin %s to cores %v: %w", pr.Name, pr.Cores, err)
+				return
 			}
+			defer release()
 			if ld.StreamBytes > 0 {
 				n, d := stream(&stop, ld.StreamBytes, ld.Duty, ready)
 				moved.Add(n)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -105,15 +104,14 @@ func (l *Local) Measure(ctx context.Context, req MeasureRequest) (Timing, error)
 	}
 	done := make(chan result, 1)
 	go func() {
-		// The thread stays locked: it ends with the goroutine, so that its
-		// pinning never leaks to other goroutines.
-		runtime.LockOSThread()
-		if len(pr.Cores) > 0 {
-			if err := pinThread(pr.Cores); err != nil {
-				done <- result{err: fmt.Errorf("profile: measure on %s: pin to cores %v: %w", pr.Name, pr.Cores, err)}
-				return
-			}
+		// Pinned for the measurement, its affinity restored after (or the
+		// thread ends with the goroutine): the pinning never leaks.
+		release, err := pinThread(pr.Cores)
+		if err != nil {
+			done <- result{err: fmt.Errorf("profile: measure on %s: pin to cores %v: %w", pr.Name, pr.Cores, err)}
+			return
 		}
+		defer release()
 		t, err := l.measure(ctx, req, pr, names, outputs, data)
 		done <- result{t, err}
 	}()

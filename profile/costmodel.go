@@ -75,6 +75,13 @@ func CostModel(path string, named bool, pl *hw.Platform, w *workload.Workload) (
 		if n := pe.Cold(); n > 0 {
 			s += fmt.Sprintf("; %d with cold-cache figures", n)
 		}
+		if h, ok := pe.HandOffs(); ok {
+			mode := "pinned"
+			if !h.Pinned {
+				mode = "unpinned"
+			}
+			s += fmt.Sprintf("; hand-off %v on one processor, %v between two (%s)", h.Same.Round(time.Microsecond), h.Cross.Round(time.Microsecond), mode)
+		}
 		if n := pe.InSitu(); n > 0 {
 			s += fmt.Sprintf("; %d in-situ measurement(s) (inlay run --record) stand in for the profiler's", n)
 		}

@@ -65,13 +65,23 @@ type Estimator struct {
 	corunK  map[Key]float64
 	configK map[string]float64
 
+	// handOffs are the device's measured hand-offs, by pinning; unpinned
+	// selects which one HandOff answers with (UseUnpinned). situ holds the
+	// keys answered from in-situ figures, which include the hand-off.
+	handOffs map[bool]HandOff
+	unpinned bool
+	situ     map[Key]bool
+
 	// byClass indexes figures for LayerLowerBound; lbs caches its tables.
 	byClass map[figureClass][]measuredFigure
 	lbMu    sync.Mutex
 	lbs     map[lbKey]*lbTable
 }
 
-var _ cost.ContentionEstimator = (*Estimator)(nil)
+var (
+	_ cost.ContentionEstimator = (*Estimator)(nil)
+	_ cost.HandOffEstimator    = (*Estimator)(nil)
+)
 
 // NewEstimator reads the device's measurements from the store and returns
 // an estimator that answers from them where one matches exactly, else from
@@ -148,7 +158,22 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 			e.figures[r.Key] = r.Typical
 			e.models[r.Model] = true
 			e.insitu++
+			if e.situ == nil {
+				e.situ = map[Key]bool{}
+			}
+			e.situ[r.Key] = true
 		}
+	}
+	hos, err := st.HandOffs(device)
+	if err != nil {
+		e.err = err
+		return e
+	}
+	for _, h := range hos {
+		if e.handOffs == nil {
+			e.handOffs = map[bool]HandOff{}
+		}
+		e.handOffs[h.Pinned] = h
 	}
 	e.byClass = map[figureClass][]measuredFigure{}
 	for k, d := range e.figures {
@@ -213,6 +238,38 @@ func subgraphKey(device string, pl *hw.Platform, twins []int, lg *graph.LayerGra
 	return Key{Device: device, Model: ModelID(lg.Model), Layers: set.Key(),
 		Processor: pl.Processors[twins[on.Proc]].Name, Backend: on.Backend, DType: on.DType.String(),
 		Shapes: ShapesKey(ins)}, nil
+}
+
+// UseUnpinned makes HandOff answer with the hand-off measured with the
+// runtime's workers unpinned (inlay run --no-pin) instead of pinned (the
+// default). Call it before the estimator is shared.
+func (e *Estimator) UseUnpinned(unpinned bool) { e.unpinned = unpinned }
+
+// HandOffs returns the measured hand-off HandOff answers with, and whether
+// the store has one.
+func (e *Estimator) HandOffs() (HandOff, bool) {
+	h, ok := e.handOffs[!e.unpinned]
+	return h, ok
+}
+
+// HandOff is the device's measured hand-off before set (the same
+// processor's figure when from is on.Proc, else the cross one), for the
+// pinning chosen (UseUnpinned); 0 when the store has none, and for a set
+// answered from an in-situ figure, which includes it.
+func (e *Estimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
+	h, ok := e.handOffs[!e.unpinned]
+	if !ok {
+		return 0
+	}
+	if len(e.situ) > 0 {
+		if k, err := e.Key(lg, set, on); err == nil && e.situ[k] {
+			return 0
+		}
+	}
+	if from == on.Proc {
+		return h.Same
+	}
+	return h.Cross
 }
 
 // Subgraph returns the measured median for the set on the config when the

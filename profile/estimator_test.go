@@ -196,3 +196,64 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 }
 
 type platformless struct{ cost.Estimator }
+
+// TestEstimatorHandOff checks the hand-off the estimator prices: none
+// without a measurement, the pinned figures by default and the unpinned
+// ones when asked, the same-processor figure when the dependency ran on the
+// subgraph's own processor, and none for a subgraph answered from an
+// in-situ figure (which includes it). The store keeps one per pinning.
+func TestEstimatorHandOff(t *testing.T) {
+	lg := testLayers(t, "mobilenet_v2")
+	pl, err := hw.Host([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := cost.NewAnalytic(pl)
+	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	set, cfg0 := graph.Range(0, 5), pl.DefaultConfig(0)
+	if h := NewEstimator(st, "dev", base).HandOff(lg, set, cfg0, 1); h != 0 {
+		t.Errorf("no hand-off measured: %v, want 0", h)
+	}
+	us := time.Microsecond
+	for _, h := range []HandOff{{Pinned: true, Same: 9 * us, Cross: 99 * us, Samples: 3}, {Pinned: false, Same: 8 * us, Cross: 30 * us, Samples: 3}, {Pinned: true, Same: 5 * us, Cross: 70 * us, Samples: 100}} {
+		if err := st.PutHandOff("dev", h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.PutHandOff("dev", HandOff{Pinned: true, Same: -us, Cross: us, Samples: 1}); err == nil {
+		t.Error("a negative hand-off was stored")
+	}
+	hos, err := st.HandOffs("dev")
+	if err != nil || len(hos) != 2 || hos[0].Pinned || hos[1].Cross != 70*us || hos[1].Samples != 100 {
+		t.Fatalf("HandOffs = %+v, %v; want unpinned then the latest pinned", hos, err)
+	}
+	e := NewEstimator(st, "dev", base)
+	for _, tc := range []struct {
+		unpinned bool
+		from     int
+		want     time.Duration
+	}{{false, 1, 70 * us}, {false, 0, 5 * us}, {true, 1, 30 * us}, {true, 0, 8 * us}} {
+		e.UseUnpinned(tc.unpinned)
+		if got := e.HandOff(lg, set, cfg0, tc.from); got != tc.want {
+			t.Errorf("unpinned %v, from %d: %v, want %v", tc.unpinned, tc.from, got, tc.want)
+		}
+	}
+	k, err := e.Key(lg, set, cfg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutInSitu(InSitu{Key: k, Typical: 200 * us, Timing: Timing{Median: 150 * us, Reps: 50}}); err != nil {
+		t.Fatal(err)
+	}
+	es := NewEstimator(st, "dev", base)
+	if got := es.HandOff(lg, set, cfg0, 1); got != 0 {
+		t.Errorf("in-situ subgraph: hand-off %v, want 0", got)
+	}
+	if got := es.HandOff(lg, graph.Range(0, 6), cfg0, 1); got != 70*us {
+		t.Errorf("other subgraph: hand-off %v, want 70µs", got)
+	}
+}

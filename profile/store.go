@@ -115,7 +115,8 @@ CREATE TABLE calibrations (
 	PRIMARY KEY (device, processor)
 );` + insituSchema
 
-// insituSchema is the table of in-situ measurements (PutInSitu). It came
+// insituSchema is the tables of in-situ measurements (PutInSitu,
+// AddArrivalLag) and of measured hand-offs (PutHandOff). They came
 // after schema version 1 was published and is added to older version-1
 // files when they are opened, so it needs no new version.
 const insituSchema = `
@@ -144,6 +145,15 @@ CREATE TABLE IF NOT EXISTS insitu_arrivals (
 	lag_ns         INTEGER NOT NULL,
 	requests       INTEGER NOT NULL,
 	recorded_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS handoffs (
+	device      TEXT NOT NULL,
+	pinned      INTEGER NOT NULL,
+	same_ns     INTEGER NOT NULL,
+	cross_ns    INTEGER NOT NULL,
+	samples     INTEGER NOT NULL,
+	measured_at TEXT NOT NULL,
+	PRIMARY KEY (device, pinned)
 );`
 
 // Open opens the store at path, creating the file (and its folder) and the
@@ -525,6 +535,63 @@ func (s *Store) ArrivalLag(device string) (a ArrivalLag, ok bool, err error) {
 	}
 	a.Lag = time.Duration(lag)
 	return a, true, nil
+}
+
+// HandOff is a device's measured runtime hand-off (runtime.ProbeHandOff):
+// the median delay from a subgraph's end to the start of the next one that
+// waits for it, on the same processor and on another one, with the
+// runtime's workers pinned to their cores or not. Samples is the number of
+// hand-offs timed for the smaller of the two.
+type HandOff struct {
+	Pinned      bool
+	Same, Cross time.Duration
+	Samples     int
+	MeasuredAt  time.Time
+}
+
+// PutHandOff stores the device's hand-off for h.Pinned, replacing the one
+// measured before.
+func (s *Store) PutHandOff(device string, h HandOff) error {
+	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 {
+		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays are required", s.path)
+	}
+	at := h.MeasuredAt
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (device, pinned) DO UPDATE SET same_ns = excluded.same_ns, cross_ns = excluded.cross_ns,
+		samples = excluded.samples, measured_at = excluded.measured_at`,
+		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// HandOffs returns the device's measured hand-offs, unpinned first.
+func (s *Store) HandOffs(device string) ([]HandOff, error) {
+	rows, err := s.db.Query(`SELECT pinned, same_ns, cross_ns, samples, measured_at FROM handoffs WHERE device = ? ORDER BY pinned`, device)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	var out []HandOff
+	for rows.Next() {
+		var h HandOff
+		var same, cross int64
+		var at string
+		if err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at); err != nil {
+			return nil, storeError(s.path, err)
+		}
+		h.Same, h.Cross = time.Duration(same), time.Duration(cross)
+		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
 }
 
 // MergeInSitu adds a run's in-situ measurement to the one stored under the

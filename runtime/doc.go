@@ -94,7 +94,11 @@
 // per request, the hand-off of its first task from the event loop (or
 // the worker that took its arrival) to a worker (a thread wake-up), and per task, the dispatcher's bookkeeping
 // (Result.HandOff, Result.Report: averages over the tasks, microseconds
-// when the work stays on one core); and the slower runs of subgraphs
+// when the work stays on one core). Between dependent subgraphs the
+// simulator charges the hand-off that ProbeHandOff measures (the median
+// gap from one subgraph's end to the next one's start, on one processor
+// and across two, through Run itself; inlay profile stores it, see
+// cost.HandOffEstimator); it does not charge the slower runs of subgraphs
 // whose caches cooled while the core idled between requests (a profile
 // measures a subgraph run after run). BenchmarkOverhead measures the
 // runtime against plain ort calls, back to back and one request at a time.

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/workload"
@@ -29,7 +31,13 @@ import (
 //     every model it is listed after; every subgraph of the earlier model
 //     precedes some sink, so the later model starts only after the earlier
 //     one finished entirely. The dependency is control only: no copy.
-//   - a model's jobs carry its plan's Priority.
+//   - a model's jobs carry its plan's Priority;
+//   - when the estimator is a cost.HandOffEstimator, a compute job's
+//     duration includes the runtime's hand-off before it: the largest over
+//     its dependencies (in the model and, for a source subgraph, the sinks
+//     of the models it waits for) of the hand-off from the processor that
+//     dependency ran on (a transfer's: the processor of the subgraph that
+//     produced the data).
 //
 // A model listed in two groups is instantiated once per group. Compile checks
 // what it needs to build a sound program (every model planned, every layer in
@@ -92,6 +100,17 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 					dp.Jobs[src].Deps = append(dp.Jobs[src].Deps, b.sinks...)
 				}
 			}
+			if ho, ok := est.(cost.HandOffEstimator); ok && len(g.After[name]) > 0 {
+				for i, src := range inst.sources {
+					var h time.Duration
+					for _, before := range g.After[name] {
+						for _, sink := range instances[before].sinks {
+							h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
+						}
+					}
+					dp.Jobs[src].Duration += h
+				}
+			}
 		}
 	}
 	if err := dp.Validate(); err != nil {
@@ -108,6 +127,18 @@ type modelJobs struct {
 	sources  []int          // compute jobs without dependencies
 	sinks    []int          // compute jobs nothing in the model waits for
 	loads    []cost.Load    // per job (zero for transfers), when asked for
+	// lg, sets and cfgs are the model's layer graph and, per subgraph
+	// (compute job), its layers and configuration: what a hand-off is
+	// priced on.
+	lg   *graph.LayerGraph
+	sets []graph.LayerSet
+	cfgs []hw.Config
+}
+
+// handOff is the estimator's hand-off before subgraph si after a job on
+// processor from.
+func (mj *modelJobs) handOff(ho cost.HandOffEstimator, si, from int) time.Duration {
+	return ho.HandOff(mj.lg, mj.sets[si], mj.cfgs[si], from)
 }
 
 type instance struct{ sources, sinks []int }
@@ -157,7 +188,7 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 	for i := range owner {
 		owner[i] = -1
 	}
-	mj := &modelJobs{name: name, priority: mp.Priority}
+	mj := &modelJobs{name: name, priority: mp.Priority, lg: lg}
 	procs := make([]int, len(mp.Subgraphs))
 	for si, sg := range mp.Subgraphs {
 		if len(sg.Layers) == 0 {
@@ -181,6 +212,8 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 			return nil, fmt.Errorf("sim: model %q: subgraph %d (layers %s) on %s: %w", name, si, sg.Layers.Key(), sg.Processor, err)
 		}
 		procs[si] = cfg.Proc
+		mj.sets = append(mj.sets, sg.Layers)
+		mj.cfgs = append(mj.cfgs, cfg)
 		if withLoads {
 			l, _, err := loadOf(est, lg, sg.Layers, cfg)
 			if err != nil {
@@ -246,6 +279,15 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 			}
 		}
 		mj.jobs[k.to].Deps = append(mj.jobs[k.to].Deps, dep)
+	}
+	if ho, ok := est.(cost.HandOffEstimator); ok {
+		hand := make([]time.Duration, n)
+		for _, k := range pairs {
+			hand[k.to] = max(hand[k.to], mj.handOff(ho, k.to, procs[k.from]))
+		}
+		for si, h := range hand {
+			mj.jobs[si].Duration += h
+		}
 	}
 	edges := make([][2]int, len(pairs))
 	for i, k := range pairs {

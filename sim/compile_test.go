@@ -234,3 +234,56 @@ func TestEvaluator(t *testing.T) {
 	}
 	t.Logf("infeasible reason: %s", s.Reason)
 }
+
+// handOffEstimator is testEstimator with a hand-off: same on one
+// processor, cross between two.
+type handOffEstimator struct {
+	*testEstimator
+	same, cross time.Duration
+}
+
+func (h handOffEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
+	if from == on.Proc {
+		return h.same
+	}
+	return h.cross
+}
+
+// TestCompileHandOff checks that a hand-off estimator's delay lands on the
+// job after a cut, once, priced on the processor the data came from (a
+// transfer's: the producer's), and on a model's source after the models it
+// waits for; a job without dependencies pays none.
+func TestCompileHandOff(t *testing.T) {
+	tests := []struct {
+		name  string
+		after bool
+		want  []string
+	}{
+		{
+			// a[1] waits for a[0] (P0, through the copy): 4 ms + 1 ms cross;
+			// b has no dependency: none.
+			name: "transfer", want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-10"},
+		},
+		{
+			// b after a: its dependency a[1] ran on P1, its own processor:
+			// 5 ms + 0.25 ms.
+			name: "after", after: true,
+			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-9.5", "P1 b[0] r0 9.5-14.75"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, pl, est := handSetup(false, tc.after)
+			prog, err := Compile(w, pl, handOffEstimator{est, 250 * time.Microsecond, time.Millisecond}, handPlan())
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := one(t, prog)
+			got := spanLines(res)
+			sortByStart(got, res)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("schedule\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -134,6 +134,15 @@ func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on 
 	return d, err
 }
 
+// HandOff is the base's (0 when the base prices none). cachedEstimator
+// is a cost.HandOffEstimator whatever its base, so Compile asks it.
+func (c *cachedEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
+	if ho, ok := c.base.(cost.HandOffEstimator); ok {
+		return ho.HandOff(lg, set, on, from)
+	}
+	return 0
+}
+
 func (c *cachedEstimator) Transfer(bytes int64, from, to int) time.Duration {
 	return c.base.Transfer(bytes, from, to)
 }

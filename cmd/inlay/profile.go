@@ -21,6 +21,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/runtime"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -28,6 +29,7 @@ import (
 
 type profileFlags struct {
 	platform, agentURL, token, ortLib string
+	handOff                           bool
 	reps, warmup, chunks, cold        int
 	planners                          []string
 	budget                            time.Duration
@@ -91,6 +93,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
+	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
@@ -154,6 +157,7 @@ platform with the fitted figures (-o).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
@@ -225,6 +229,11 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	defer st.Close()
 	fmt.Fprintf(out, "profiling %s on %s (device %s, ONNX Runtime %s) into %s\n", path, pl.Name, info.Name, info.ORTVersion, st.Path())
+	if f.handOff && f.agentURL == "" {
+		if err := probeHandOffs(ctx, out, st, info.Name, pl, f.ortLib); err != nil {
+			return err
+		}
+	}
 
 	plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
 	if err != nil {
@@ -286,6 +295,34 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	fmt.Fprintln(out)
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
+}
+
+// probeHandOffs measures the runtime's hand-off on this machine, pinned and
+// unpinned (runtime.ProbeHandOff), stores both for the device and prints
+// them. A platform with fewer than two processors ONNX Runtime runs on
+// has no hand-off between processors to measure: it says so and goes on.
+func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device string, pl *hw.Platform, lib string) error {
+	var line []string
+	for _, unpinned := range []bool{false, true} {
+		pr, err := runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: lib, NoPin: unpinned})
+		if err != nil {
+			if strings.Contains(err.Error(), "fewer than two") {
+				fmt.Fprintf(out, "hand-off: not measured (%v)\n", err)
+				return nil
+			}
+			return fmt.Errorf("profile: %w", err)
+		}
+		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples}); err != nil {
+			return err
+		}
+		mode := "pinned"
+		if unpinned {
+			mode = "unpinned"
+		}
+		line = append(line, fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond)))
+	}
+	fmt.Fprintf(out, "hand-off between dependent subgraphs (median of each kind, runtime.ProbeHandOff): %s\n", strings.Join(line, "; "))
+	return nil
 }
 
 // profilePlans runs the chosen planners with the current cost model and

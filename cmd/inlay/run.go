@@ -177,6 +177,9 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
+	if pe, ok := est.(*profile.Estimator); ok {
+		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
+	}
 	lag, err := recordedArrivalLag(cmd, profile.LocalDeviceName())
 	if err != nil {
 		return err

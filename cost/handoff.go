@@ -1,0 +1,27 @@
+package cost
+
+import (
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+)
+
+// HandOffEstimator is an Estimator that also knows the runtime's hand-off
+// before a subgraph: from the end of the job it depends on, on processor
+// from, to the subgraph starting on its own processor (the report back to
+// the dispatcher, its decision, and the wake-up of the worker that runs
+// it: a thread hand-off when from is another processor). A profile taken
+// one subgraph at a time does not see it; a fragmented plan pays it at
+// every cut. The simulator adds it to the subgraph's service time when its
+// estimator is one (the processor cannot start other work on a worker
+// being woken, and the dispatcher's bookkeeping is serial), once per job:
+// the largest over the job's dependencies. A figure that already includes
+// it (an in-situ measurement from a real run) answers 0.
+type HandOffEstimator interface {
+	Estimator
+	// HandOff is the delay before set starts on on after a job it
+	// depends on ended on processor from (from == on.Proc: the same
+	// processor).
+	HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration
+}

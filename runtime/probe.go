@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// ProbeConfig says where and how to measure the runtime's hand-off.
+type ProbeConfig struct {
+	Platform *hw.Platform
+	// Library is ONNX Runtime's shared library (ort.Open).
+	Library string
+	// NoPin measures with the workers unpinned (Config.NoPin).
+	NoPin bool
+	// Duration is how long each of the probe's two runs lasts; 0 means
+	// DefaultProbeDuration.
+	Duration time.Duration
+	// Procs are the two processors the hand-off is measured between; nil
+	// means the platform's first two that run ort-cpu.
+	Procs []string
+}
+
+// DefaultProbeDuration is a probe run's length: at the probe's 40 Hz,
+// about 60 requests of 7 hand-offs each.
+const DefaultProbeDuration = 1500 * time.Millisecond
+
+// probeChunks is how many subgraphs the probe cuts its model into.
+const probeChunks = 8
+
+// HandOffProbe is what ProbeHandOff measured: the median delay from a
+// subgraph's end to the start of the next one, which waits for it, when
+// both run on one processor (Same) and when they alternate between two
+// (Cross), over Samples hand-offs each (at least).
+type HandOffProbe struct {
+	Same, Cross time.Duration
+	Samples     int
+	Procs       [2]string
+}
+
+// ProbeHandOff measures the runtime's own delay between dependent
+// subgraphs, which a profile that times one subgraph at a time does not
+// see (cost.HandOffEstimator): it runs a small zoo network (MobileNetV2
+// at 64×64) cut into eight subgraphs through Run, the real workers and
+// dispatcher, at 40 requests a second so that the workers go idle between
+// requests as in a plan; once with every subgraph on the first processor
+// and once alternating between the two, and takes the median gap in the
+// spans. It needs ONNX Runtime and a platform with two ort-cpu
+// processors.
+func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
+	pl := pc.Platform
+	if pl == nil {
+		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: no platform")
+	}
+	procs := pc.Procs
+	if procs == nil {
+		for _, p := range pl.Processors {
+			if slices.Contains(p.Backends, Backend) {
+				procs = append(procs, p.Name)
+			}
+		}
+	}
+	if len(procs) < 2 {
+		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: platform %s has fewer than two processors that run %s", pl.Name, Backend)
+	}
+	out := HandOffProbe{Procs: [2]string{procs[0], procs[1]}}
+	w, err := workload.LoadData([]byte(`platform: `+pl.Name+`
+models:
+  - {name: probe, zoo: mobilenet_v2, input: [1, 3, 64, 64]}
+groups:
+  - {name: probe, models: [probe], rate_hz: 40, deadline_ms: 25}
+`), "handoff-probe.yaml")
+	if err != nil {
+		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: %w", err)
+	}
+	lg := w.Models[0].Layers
+	n := len(lg.Layers)
+	if n < probeChunks {
+		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: the probe network has %d layers, fewer than %d", n, probeChunks)
+	}
+	dur := pc.Duration
+	if dur <= 0 {
+		dur = DefaultProbeDuration
+	}
+	for _, cross := range []bool{false, true} {
+		mp := plan.ModelPlan{Model: "probe", Hash: w.Models[0].Graph.Hash}
+		labels := map[string]int{}
+		for c := 0; c < probeChunks; c++ {
+			set := graph.Range(c*n/probeChunks, (c+1)*n/probeChunks)
+			proc := procs[0]
+			if cross {
+				proc = procs[c%2]
+			}
+			mp.Subgraphs = append(mp.Subgraphs, plan.Subgraph{Layers: set, Processor: proc, Backend: Backend, DType: graph.Float32.String()})
+			labels[fmt.Sprintf("probe[%s]", set.Key())] = c
+		}
+		p := &plan.Plan{Planner: "handoff-probe", Platform: pl.Name, Models: []plan.ModelPlan{mp}}
+		res, err := Run(ctx, Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: pc.Library,
+			Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second})
+		if err != nil {
+			return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: %w", err)
+		}
+		gaps := probeGaps(res, labels)
+		if len(gaps) == 0 {
+			return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: the run timed no hand-off (%d requests completed)", res.Groups[0].Completed)
+		}
+		slices.Sort(gaps)
+		med := gaps[len(gaps)/2]
+		if cross {
+			out.Cross = med
+		} else {
+			out.Same = med
+		}
+		if out.Samples == 0 || len(gaps) < out.Samples {
+			out.Samples = len(gaps)
+		}
+	}
+	return out, nil
+}
+
+// probeGaps are the gaps from each probe subgraph's end to the next one's
+// start, per request, from a run's spans (labels maps a span's label to
+// its subgraph's position; negative gaps, clock noise, count as 0).
+func probeGaps(res *Result, labels map[string]int) []time.Duration {
+	type at struct{ start, end time.Duration }
+	byReq := map[int][]at{}
+	for _, s := range res.Spans {
+		c, ok := labels[strings.TrimSpace(s.Label)]
+		if !ok {
+			continue
+		}
+		r := byReq[s.Request]
+		if r == nil {
+			r = make([]at, probeChunks)
+			for i := range r {
+				r[i].start = -1
+			}
+			byReq[s.Request] = r
+		}
+		r[c] = at{s.Start, s.End}
+	}
+	reqs := make([]int, 0, len(byReq))
+	for id := range byReq {
+		reqs = append(reqs, id)
+	}
+	slices.Sort(reqs)
+	var gaps []time.Duration
+	for _, id := range reqs {
+		r := byReq[id]
+		for c := 1; c < len(r); c++ {
+			if r[c-1].start < 0 || r[c].start < 0 {
+				continue
+			}
+			gaps = append(gaps, max(r[c].start-r[c-1].end, 0))
+		}
+	}
+	return gaps
+}

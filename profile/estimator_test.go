@@ -65,17 +65,7 @@ func TestTwins(t *testing.T) {
 }
 
 func TestEstimatorHitsAndMisses(t *testing.T) {
-	lg := testLayers(t, "mobilenet_v2")
-	pl, err := hw.Host([]int{0, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := cost.NewAnalytic(pl)
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	lg, pl, base, st := hostSetup(t)
 	measuredSet := graph.Range(0, 5)
 	failedSet := graph.Range(5, 7)
 	cfg0 := pl.DefaultConfig(0)
@@ -197,23 +187,30 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 
 type platformless struct{ cost.Estimator }
 
+// hostSetup is MobileNetV2's layers, a two-core host, its analytic model
+// and an empty store (closed when the test ends).
+func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *Store) {
+	t.Helper()
+	lg := testLayers(t, "mobilenet_v2")
+	pl, err := hw.Host([]int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return lg, pl, cost.NewAnalytic(pl), st
+}
+
 // TestEstimatorHandOff checks the hand-off the estimator prices: none
 // without a measurement, the pinned figures by default and the unpinned
 // ones when asked, the same-processor figure when the dependency ran on the
 // subgraph's own processor, and none for a subgraph answered from an
 // in-situ figure (which includes it). The store keeps one per pinning.
 func TestEstimatorHandOff(t *testing.T) {
-	lg := testLayers(t, "mobilenet_v2")
-	pl, err := hw.Host([]int{0, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := cost.NewAnalytic(pl)
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	lg, pl, base, st := hostSetup(t)
 	set, cfg0 := graph.Range(0, 5), pl.DefaultConfig(0)
 	if h := NewEstimator(st, "dev", base).HandOff(lg, set, cfg0, 1); h != 0 {
 		t.Errorf("no hand-off measured: %v, want 0", h)

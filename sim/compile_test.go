@@ -73,12 +73,19 @@ func handPlan() *plan.Plan {
 	}}
 }
 
+// TestCompileHandSchedules checks the schedules of the hand setup; with
+// handOff, the estimator prices a hand-off (0.25 ms on one processor, 1 ms
+// across): it lands on the job after a cut, once, priced on the processor
+// the data came from (a transfer's: the producer's), and on a model's
+// source after the models it waits for; a job without dependencies pays
+// none.
 func TestCompileHandSchedules(t *testing.T) {
 	tests := []struct {
-		name   string
-		shared bool
-		after  bool
-		want   []string
+		name    string
+		shared  bool
+		after   bool
+		handOff bool
+		want    []string
 	}{
 		{
 			// a[0] on P0 [0,3]; the 1 MB copy [3,4.5]; P1 runs b (priority 0)
@@ -90,10 +97,26 @@ func TestCompileHandSchedules(t *testing.T) {
 			name: "after", after: true,
 			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-8.5", "P1 b[0] r0 8.5-13.5"},
 		},
+		{
+			// a[1] waits for a[0] (P0, through the copy): 4 ms + 1 ms
+			// across; b has no dependency: none.
+			name: "transfer, hand-off", handOff: true,
+			want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-10"},
+		},
+		{
+			// b after a: its dependency a[1] ran on P1, its own processor:
+			// 5 ms + 0.25 ms.
+			name: "after, hand-off", after: true, handOff: true,
+			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-9.5", "P1 b[0] r0 9.5-14.75"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w, pl, est := handSetup(tc.shared, tc.after)
+			w, pl, te := handSetup(tc.shared, tc.after)
+			var est cost.Estimator = te
+			if tc.handOff {
+				est = handOffEstimator{te, 250 * time.Microsecond, time.Millisecond}
+			}
 			prog, err := Compile(w, pl, est, handPlan())
 			if err != nil {
 				t.Fatal(err)
@@ -247,43 +270,4 @@ func (h handOffEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on h
 		return h.same
 	}
 	return h.cross
-}
-
-// TestCompileHandOff checks that a hand-off estimator's delay lands on the
-// job after a cut, once, priced on the processor the data came from (a
-// transfer's: the producer's), and on a model's source after the models it
-// waits for; a job without dependencies pays none.
-func TestCompileHandOff(t *testing.T) {
-	tests := []struct {
-		name  string
-		after bool
-		want  []string
-	}{
-		{
-			// a[1] waits for a[0] (P0, through the copy): 4 ms + 1 ms cross;
-			// b has no dependency: none.
-			name: "transfer", want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-10"},
-		},
-		{
-			// b after a: its dependency a[1] ran on P1, its own processor:
-			// 5 ms + 0.25 ms.
-			name: "after", after: true,
-			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-9.5", "P1 b[0] r0 9.5-14.75"},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			w, pl, est := handSetup(false, tc.after)
-			prog, err := Compile(w, pl, handOffEstimator{est, 250 * time.Microsecond, time.Millisecond}, handPlan())
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := one(t, prog)
-			got := spanLines(res)
-			sortByStart(got, res)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("schedule\n got %q\nwant %q", got, tc.want)
-			}
-		})
-	}
 }

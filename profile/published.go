@@ -164,23 +164,30 @@ func containsStr(list []string, s string) bool {
 
 // PublishedParams are the factors a whole-model fit adjusts for the
 // first data type: the compute fractions of dense and depthwise
-// convolutions (the two kinds of work that the published networks
-// separate: dense convolutions at their 32-channel-padded work, depthwise
-// ones on the vector units), the memory bandwidth, and the dispatch and
-// per-layer overheads. The other classes keep cost.DefaultEfficiency's
-// fractions, and the fit uses no saturation size (HalfFLOPs 0): seven
-// networks do not pin down more, and fitted, those factors explained one
-// network's layers with another's (EfficientNet's squeeze-excitation
-// pools and thin layers charged to Inception-v3's). The cache and
-// boundary terms of a profile calibration stay off (whole-model figures
-// cannot separate them).
-var PublishedParams = []string{"compute.conv", "compute.depthwise", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
+// convolutions and of element-wise work (the kinds of work the published
+// networks separate: dense convolutions at their 32-channel-padded work,
+// depthwise ones and activations on the vector units: YOLOv8's and
+// EfficientNet's SiLU, whose sigmoid a float graph computes there), the
+// memory bandwidth, and the dispatch and per-layer overheads. The other
+// classes keep cost.DefaultEfficiency's fractions, and the fit uses no
+// saturation size (HalfFLOPs 0): seven networks do not pin down more, and
+// fitted, those factors explained one network's layers with another's
+// (EfficientNet's squeeze-excitation pools and thin layers charged to
+// Inception-v3's). The cache and boundary terms of a profile calibration
+// stay off (whole-model figures cannot separate them).
+var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.elementwise", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
 
 // PublishedParamsOther are the factors fitted for the other data types,
-// starting from the first one's fit: throughput, bandwidth and overheads
-// per type, the per-class fractions and saturation size shared (a few
-// rows per type do not pin down more).
-var PublishedParamsOther = []string{"peak_scale", "dispatch_overhead", "layer_overhead", "requant_gbs"}
+// starting from the first one's fit: the dense convolutions' fraction
+// (an integer type's convolutions run on other multipliers than a float
+// type's), throughput, overheads and the requantisation rate per type;
+// the other fractions and the bandwidth are the first type's (a few rows
+// per type do not pin down more), except that an integer type starts its
+// element-wise fraction from the default, not from a float type's fit: a
+// quantized graph runs its activations as table lookups, which a float
+// type's fraction does not describe (inherited, it put int8's held-out
+// median at 23 %).
+var PublishedParamsOther = []string{"compute.conv", "peak_scale", "dispatch_overhead", "layer_overhead", "requant_gbs"}
 
 // DefaultPublishedPrior is FitPublished's regularisation toward the
 // starting figures (CalibrateOptions.Prior).
@@ -332,6 +339,9 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		}
 		if from != nil {
 			start[proc] = from.Clone()
+			if len(ss) > 0 && !ss[0].Config.DType.IsFloat() { // see PublishedParamsOther
+				start[proc].Compute[cost.Elementwise] = cost.DefaultEfficiency(pr.Kind).Compute[cost.Elementwise]
+			}
 		} else {
 			// The processor's mem_bandwidth_gbs is the sustained rate of
 			// its DMA, which streams the weights: the fit starts there (and

@@ -106,8 +106,8 @@ func TestFitPublishedRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := 0
-	// The four factors the truth moved (four models pin down no more).
-	res, err := FitPublished(pl, rows, PublishedOptions{MaxEvals: 600, Source: "synthetic.csv", Params: PublishedParamsOther, Prior: -1,
+	// Four factors the truth moved (four models pin down no more).
+	res, err := FitPublished(pl, rows, PublishedOptions{MaxEvals: 600, Source: "synthetic.csv", Params: []string{"peak_scale", "dispatch_overhead", "layer_overhead", "requant_gbs"}, Prior: -1,
 		Progress: func(int, int) { calls++ }})
 	if err != nil {
 		t.Fatal(err)

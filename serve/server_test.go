@@ -252,12 +252,17 @@ func TestPlanAndSimulate(t *testing.T) {
 	if same.MaxRateScale != o.MaxRateScale {
 		t.Errorf("simulate: %v, plan said %v", same.MaxRateScale, o.MaxRateScale)
 	}
-	// A faster NPU never lowers the rate of a plan; one taken away is refused.
+	// A faster NPU never lowers the plan's proven bound, and its rate by
+	// little at most: the dispatch is a list schedule, where a faster
+	// processor can reorder the queues and lose some (Graham's anomalies;
+	// the refitted phone preset shows 0.8 % here). One taken away is
+	// refused.
 	speed := mustJSON(map[string]any{"workload": in, "plan": o.Plan, "whatif": map[string]any{"processors": []any{map[string]any{"name": "npu", "speed": 2}}}})
 	st, body = do(t, h, "POST", "/api/simulate", speed)
 	var fast Outcome
-	if err := json.Unmarshal([]byte(body), &fast); err != nil || st != 200 || fast.MaxRateScale < o.MaxRateScale {
-		t.Errorf("NPU at 2x: %d, %v (was %v)", st, fast.MaxRateScale, o.MaxRateScale)
+	if err := json.Unmarshal([]byte(body), &fast); err != nil || st != 200 || fast.MaxRateScale < 0.95*o.MaxRateScale ||
+		fast.UpperBoundScale == nil || same.UpperBoundScale == nil || *fast.UpperBoundScale < *same.UpperBoundScale {
+		t.Errorf("NPU at 2x: %d, %v (was %v), bound %v (was %v)", st, fast.MaxRateScale, o.MaxRateScale, fast.UpperBoundScale, same.UpperBoundScale)
 	}
 	off := mustJSON(map[string]any{"workload": in, "plan": o.Plan, "whatif": map[string]any{"processors": []any{map[string]any{"name": "npu", "off": true}}}})
 	if st, body := do(t, h, "POST", "/api/simulate", off); st != 400 || !strings.Contains(body, "re-plan") {

@@ -80,6 +80,7 @@ type Formulation struct {
 	caps     []float64
 	loadRows [][]solver.Term // processor and shared-link loads (without L)
 	loadName []string
+	loadProc []int // the processor of each load row; -1 for a link
 }
 
 // LoadRow is one load that L bounds: a processor's or a shared link's.
@@ -240,6 +241,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 		m.AddRow(0, solver.Inf, append([]solver.Term{{Var: f.L, Coef: 1}}, negate(load[p])...)...)
 		f.loadRows = append(f.loadRows, load[p])
 		f.loadName = append(f.loadName, pl.Processors[p].Name)
+		f.loadProc = append(f.loadProc, p)
 	}
 	for li, terms := range linkLoad {
 		if len(terms) == 0 {
@@ -248,6 +250,7 @@ func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 		m.AddRow(0, solver.Inf, append([]solver.Term{{Var: f.L, Coef: 1}}, negate(terms)...)...)
 		f.loadRows = append(f.loadRows, terms)
 		f.loadName = append(f.loadName, "link "+pl.Links[li].From+"-"+pl.Links[li].To)
+		f.loadProc = append(f.loadProc, -1)
 	}
 	f.memory()
 	f.symmetry(load)

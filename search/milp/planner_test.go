@@ -154,18 +154,25 @@ func TestPlannerHandSolvable(t *testing.T) {
 	}
 }
 
-// The MILP's bound is an upper bound on the rate of every contiguous
-// plan: on a three-layer, two-processor instance every assignment's load
-// limit is at most 1/Bound, and one attains it.
-func TestBoundCoversEveryContiguousPlan(t *testing.T) {
-	solvertest.RequireCBC(t)
+// twoDomains is processors P0 in domain d0 and P1 in d1, across a shared
+// link of 1 GB/s and 100 µs, with an additive estimator of the given
+// dispatch overhead (no layers yet).
+func twoDomains(dispatch time.Duration) (*hw.Platform, *additive) {
 	pl := &hw.Platform{Name: "hand", Domains: []hw.Domain{{Name: "d0"}, {Name: "d1"}},
 		Links: []hw.Link{{From: "d0", To: "d1", BandwidthGBs: 1, Latency: 100 * time.Microsecond, Shared: true}}}
 	for i, d := range []string{"d0", "d1"} {
 		pl.Processors = append(pl.Processors, &hw.Processor{Name: "P" + string(rune('0'+i)), Kind: "cpu", Backends: []string{"ort-cpu"},
 			DTypes: []hw.DTypeSpec{{DType: graph.Float32, PeakGOPS: 10}}, Concurrency: 1, Domain: d})
 	}
-	est := &additive{pl: pl, times: map[*graph.LayerGraph][][]time.Duration{}, dispatch: 200 * time.Microsecond}
+	return pl, &additive{pl: pl, times: map[*graph.LayerGraph][][]time.Duration{}, dispatch: dispatch}
+}
+
+// The MILP's bound is an upper bound on the rate of every contiguous
+// plan: on a three-layer, two-processor instance every assignment's load
+// limit is at most 1/Bound, and one attains it.
+func TestBoundCoversEveryContiguousPlan(t *testing.T) {
+	solvertest.RequireCBC(t)
+	pl, est := twoDomains(200 * time.Microsecond)
 	g := chain("m", 3)
 	lg, err := graph.BuildLayers(g)
 	if err != nil {

@@ -238,3 +238,73 @@ func loadavg() string {
 	}
 	return "?"
 }
+
+// BenchmarkImprove measures the neighbourhood search (Formulation.Improve)
+// on the same scenarios and starts as BenchmarkTighten: for each share s of
+// IMPROVE_SHARES (comma-separated, default "0,0.5"; "0.5/5s" sets Improve's
+// SubLimit too), CBC solves the full
+// MILP with the planner's options (-Vnd on, one thread) for (1−s) of
+// IMPROVE_LIMIT (wall-clock, default 90s, the bench's milp:budget=120s
+// less the start's quarter) and Improve takes CBC's incumbent on for the
+// rest; one line per (scenario, share) gives the full MILP's bound, CBC's
+// incumbent, Improve's and the gap of the better to that bound.
+// IMPROVE_LOG=1 prints every sub-MILP. Run:
+// TIGHT_CACHE=dir go test -run '^$' -bench Improve -benchtime 1x -timeout 0 ./search/milp/
+func BenchmarkImprove(b *testing.B) {
+	limit := envDuration(b, "IMPROVE_LIMIT", 90*time.Second)
+	shares := strings.Split(os.Getenv("IMPROVE_SHARES"), ",")
+	if shares[0] == "" {
+		shares = []string{"0", "0.5"}
+	}
+	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	for b.Loop() {
+		for si, s := range ss {
+			for _, sh := range shares {
+				var share float64
+				sh, sub, _ := strings.Cut(sh, "/")
+				if _, err := fmt.Sscan(sh, &share); err != nil || share < 0 || share >= 1 {
+					b.Fatalf("IMPROVE_SHARES: %q", sh)
+				}
+				var subLimit time.Duration
+				if sub != "" {
+					var err error
+					if subLimit, err = time.ParseDuration(sub); err != nil {
+						b.Fatalf("IMPROVE_SHARES: %q: %v", sub, err)
+					}
+				}
+				f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				args := []string{"-Vnd", "on"}
+				began := time.Now()
+				res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: time.Duration(float64(limit) * (1 - share)),
+					Threads: 1, Args: args, Start: f.Start(s.start), Grace: 20 * time.Second})
+				if err != nil {
+					b.Fatal(err)
+				}
+				full, lns := res.Objective, res.Objective
+				line := ""
+				if left := limit - time.Since(began); share > 0 && res.Status == solver.Stopped && left > time.Second {
+					a, err := f.Assignment(res.Values)
+					if err != nil {
+						b.Fatal(err)
+					}
+					opt := milp.ImproveOptions{Budget: left, SubLimit: subLimit, Threads: 1, Args: args}
+					if os.Getenv("IMPROVE_LOG") == "1" {
+						opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
+					}
+					_, st, err := f.Improve(context.Background(), a, opt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					lns = st.Load
+					line = fmt.Sprintf(" (%d of %d sub-MILPs taken, exhausted %v)", st.Improved, st.Solves, st.Exhausted)
+				}
+				fmt.Printf("improve: scenario %d (%d models) share %.2f sub-limit %v: %-8s bound %.6g start %.6g cbc %.6g (%.1fs) improved %.6g%s gap %5.2f%% → %5.2f%%  %5.1fs  load %s\n",
+					si, len(s.sp.Models), share, subLimit, res.Status, res.Bound, f.Model.Objective(f.Start(s.start)), full, res.Wall.Seconds(), lns, line,
+					100*(full-res.Bound)/full, 100*(lns-res.Bound)/lns, time.Since(began).Seconds(), loadavg())
+			}
+		}
+	}
+}

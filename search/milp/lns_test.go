@@ -1,0 +1,140 @@
+package milp_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/milp"
+	"github.com/inlay-dev/inlay/search/space"
+	"github.com/inlay-dev/inlay/solver"
+	"github.com/inlay-dev/inlay/solver/solvertest"
+	"github.com/inlay-dev/inlay/workload"
+)
+
+// lnsInstance: two models of three layers (chains) on P0 (domain d0) and
+// P1 (domain d1, across a shared link), with a dispatch overhead, at 50 Hz
+// in one group with a loose deadline.
+func lnsInstance(t *testing.T) *milp.Formulation {
+	t.Helper()
+	pl, est := twoDomains(300 * time.Microsecond)
+	w := &workload.Workload{Platform: "hand"}
+	for _, spec := range []struct {
+		name  string
+		times [][]time.Duration
+	}{
+		{"a", [][]time.Duration{{2 * ms, 3 * ms}, {4 * ms, 1 * ms}, {1 * ms, 5 * ms}}},
+		{"b", [][]time.Duration{{3 * ms, 2 * ms}, {2 * ms, 2 * ms}, {5 * ms, 1 * ms}}},
+	} {
+		g := chain(spec.name, 3)
+		lg, err := graph.BuildLayers(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est.times[lg] = spec.times
+		w.Models = append(w.Models, &workload.Model{Name: spec.name, Graph: g, Layers: lg, Zoo: spec.name})
+	}
+	w.Groups = []*workload.Group{{Name: "g", Models: []string{"a", "b"}, Period: 20 * ms, Deadline: time.Second, Arrival: workload.Periodic}}
+	sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// From a start with everything on P0, the neighbourhood search reaches the
+// optimum over all 64 assignments (its last neighbourhood, both models,
+// is the whole problem here), never takes a worse or infeasible
+// incumbent, and leaves the formulation's bounds as they were.
+func TestImproveReachesOptimum(t *testing.T) {
+	solvertest.RequireCBC(t)
+	f := lnsInstance(t)
+	best := math.Inf(1)
+	for mask := range 64 {
+		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+		if err := f.Model.Check(f.Start(a), 1e-6); err != nil {
+			t.Fatalf("assignment %06b: %v", mask, err)
+		}
+		best = math.Min(best, f.Load(a))
+	}
+	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+	if f.Load(start) <= best*(1+1e-6) {
+		t.Fatalf("the start (load %g) is already optimal (%g): the instance tests nothing", f.Load(start), best)
+	}
+	type bounds struct{ lo, hi float64 }
+	before := make([]bounds, f.Model.NumVars())
+	for v := range before {
+		before[v].lo, before[v].hi = f.Model.Bounds(solver.Var(v))
+	}
+	var steps []float64
+	got, st, err := f.Improve(context.Background(), start, milp.ImproveOptions{SubLimit: 20 * time.Second, Threads: 1,
+		Log: func(string) { steps = append(steps, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := f.Start(got)
+	if err := f.Model.Check(x, 1e-6); err != nil {
+		t.Fatalf("result infeasible for the full formulation: %v", err)
+	}
+	if math.Abs(st.Start-f.Load(start)) > 1e-12 || math.Abs(st.Load-x[f.L]) > 1e-12 {
+		t.Errorf("stats say %g → %g, the assignments %g → %g", st.Start, st.Load, f.Load(start), x[f.L])
+	}
+	if math.Abs(st.Load-best) > 1e-9*best {
+		t.Errorf("load %g after %d sub-MILPs (%d taken), want the optimum %g", st.Load, st.Solves, st.Improved, best)
+	}
+	if st.Improved == 0 || !st.Exhausted || st.Solves != len(steps) {
+		t.Errorf("stats %+v (%d log lines): want improvements, then a full round without", st, len(steps))
+	}
+	for v, b := range before {
+		if lo, hi := f.Model.Bounds(solver.Var(v)); lo != b.lo || hi != b.hi {
+			t.Fatalf("variable %d left with bounds [%g, %g], was [%g, %g]", v, lo, hi, b.lo, b.hi)
+		}
+	}
+}
+
+// From the optimum it stays there: no sub-MILP is taken, and the result
+// is the start.
+func TestImproveNeverWorse(t *testing.T) {
+	solvertest.RequireCBC(t)
+	f := lnsInstance(t)
+	var opt *space.Assignment
+	for mask := range 64 {
+		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+		if opt == nil || f.Load(a) < f.Load(opt) {
+			opt = a
+		}
+	}
+	got, st, err := f.Improve(context.Background(), opt, milp.ImproveOptions{SubLimit: 20 * time.Second, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Improved != 0 || st.Load != f.Load(opt) || !st.Exhausted {
+		t.Errorf("from the optimum %g: stats %+v", f.Load(opt), st)
+	}
+	for m := range opt.Proc {
+		for l := range opt.Proc[m] {
+			if got.Proc[m][l] != opt.Proc[m][l] {
+				t.Fatalf("model %d layer %d moved from P%d to P%d without improvement", m, l, opt.Proc[m][l], got.Proc[m][l])
+			}
+		}
+	}
+}
+
+func TestParseOptionsImprove(t *testing.T) {
+	o, err := milp.ParseOptions("budget=120s, improve=off")
+	if err != nil || o.Budget != 120*time.Second || !o.NoImprove {
+		t.Errorf("got %+v, %v", o, err)
+	}
+	for _, bad := range []string{"improve=maybe", "budget=120s,cuts=on", "improve"} {
+		if _, err := milp.ParseOptions(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand"
+	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -56,7 +59,51 @@ var (
 
 	fullRunsMu sync.Mutex
 	fullRuns   = map[string]*fullRun{}
+	// fullRunUse orders the cached runs by last use (oldest first) and
+	// fullRunBytes is their size: the cache keeps at most
+	// fullRunBudget() bytes of them, besides the one in use.
+	fullRunUse   []string
+	fullRunBytes = map[string]int64{}
 )
+
+// fullRunBudget is how many bytes of full runs the cache keeps: every
+// node output of a model is held, and kept for all 57 zoo variants
+// (yolov5m's quantized forms at 640×640 among them) they outgrew the
+// machine's 24 GB (make e2e-zoo was killed for memory). INLAY_VERIFY_CACHE_MB
+// overrides the default 3 GiB; an evicted model is run again when asked.
+func fullRunBudget() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("INLAY_VERIFY_CACHE_MB"), 10, 64); err == nil && v >= 0 {
+		return v << 20
+	}
+	return 3 << 30
+}
+
+// size is the bytes a full run holds: the model and every value.
+func (fr *fullRun) size() int64 {
+	n := int64(len(fr.bytes))
+	for _, v := range fr.values {
+		n += int64(len(v.Raw))
+	}
+	return n
+}
+
+// touchFullRun marks name as used now and evicts the least recently used
+// runs beyond the budget (never name). fullRunsMu is held.
+func touchFullRun(name string) {
+	fullRunUse = slices.DeleteFunc(fullRunUse, func(n string) bool { return n == name })
+	fullRunUse = append(fullRunUse, name)
+	var total int64
+	for _, n := range fullRunUse {
+		total += fullRunBytes[n]
+	}
+	for len(fullRunUse) > 1 && total > fullRunBudget() {
+		old := fullRunUse[0]
+		fullRunUse = fullRunUse[1:]
+		total -= fullRunBytes[old]
+		delete(fullRuns, old)
+		delete(fullRunBytes, old)
+	}
+}
 
 // openRuntime opens ONNX Runtime once for the test binary.
 func openRuntime(t testing.TB) *ort.Runtime {
@@ -93,6 +140,7 @@ func getFullRun(t testing.TB, src source) *fullRun {
 	fullRunsMu.Lock()
 	defer fullRunsMu.Unlock()
 	if fr := fullRuns[src.name]; fr != nil {
+		touchFullRun(src.name)
 		return fr
 	}
 	rt := openRuntime(t)
@@ -104,6 +152,8 @@ func getFullRun(t testing.TB, src source) *fullRun {
 		t.Fatalf("%s: %v", src.name, err)
 	}
 	fullRuns[src.name] = fr
+	fullRunBytes[src.name] = fr.size()
+	touchFullRun(src.name)
 	return fr
 }
 

@@ -14,15 +14,19 @@
 //     moved and resuming it when it runs again, so a Job keeps its identity
 //     across rounds.
 //   - Every decision is an Event on the Job, and its state is in the Job's
-//     annotations (package jobspec).
+//     annotations (package jobspec) and in its status conditions
+//     InlayScheduled and, for malformed annotations, InlayInvalid.
 //
 // Nodes are read as GPU servers (package nodes): only Ready, schedulable
 // nodes of a known GPU type, without taints the scheduler is not told to
 // tolerate, enter the cluster the policy sees; a pod is bound only where
 // its requests fit beside every pod already there (KWOK enforces nothing)
-// and it tolerates the node's taints. State lives in the API server: a
-// restarted scheduler rebuilds it from the Jobs' annotations and the pods'
-// bindings.
+// and it tolerates the node's taints, and beside the pods whose binding
+// this scheduler has sent but its informer not yet shown. State lives in
+// the API server: a restarted scheduler rebuilds it from the Jobs'
+// annotations and the pods' bindings (a gang left half-bound by a
+// scheduler killed in its bindings is completed or suspended like any
+// other whose pods sit where the round does not want them).
 package scheduler
 
 import (
@@ -191,6 +195,17 @@ type Scheduler struct {
 	round     int
 	stats     Stats
 	requests  atomic.Int64
+	// assumed holds the pods whose Binding is sent (or about to be) but
+	// whose binding the informer has not shown yet: they hold their
+	// node's resources for fits (under mu), as kube-scheduler's assumed
+	// pods do.
+	assumed map[types.UID]assumedPod
+}
+
+// assumedPod is a pod bound, or being bound, to node, not yet seen so.
+type assumedPod struct {
+	ns, name, node string
+	req            jobspec.Requests
 }
 
 // New checks the configuration and returns a scheduler.
@@ -241,7 +256,8 @@ func New(cfg Config) (*Scheduler, error) {
 		h, _ := os.Hostname()
 		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{}, kick: make(chan struct{}, 1)}, nil
+	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
+		assumed: map[types.UID]assumedPod{}, kick: make(chan struct{}, 1)}, nil
 }
 
 // Stats returns a copy of the counters.
@@ -310,20 +326,10 @@ func (s *Scheduler) jobSelector() labels.Selector {
 const podsByNode = "node"
 const podsByJob = "job"
 
-func (s *Scheduler) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// A new term starts from the API server's state alone.
-	s.mu.Lock()
-	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
-	s.mu.Unlock()
-	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
-	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
-	jobInf := jobFac.Batch().V1().Jobs()
-	podInf := fac.Core().V1().Pods()
-	nodeInf := fac.Core().V1().Nodes()
-	if err := podInf.Informer().AddIndexers(cache.Indexers{
+// podIndexers index pods by the node they are bound to and by the Job
+// that controls them.
+func podIndexers() cache.Indexers {
+	return cache.Indexers{
 		podsByNode: func(o any) ([]string, error) {
 			if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 				return []string{p.Spec.NodeName}, nil
@@ -338,7 +344,24 @@ func (s *Scheduler) run(ctx context.Context) error {
 			}
 			return nil, nil
 		},
-	}); err != nil {
+	}
+}
+
+func (s *Scheduler) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A new term starts from the API server's state alone.
+	s.mu.Lock()
+	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
+	s.assumed = map[types.UID]assumedPod{}
+	s.mu.Unlock()
+	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
+	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
+	jobInf := jobFac.Batch().V1().Jobs()
+	podInf := fac.Core().V1().Pods()
+	nodeInf := fac.Core().V1().Nodes()
+	if err := podInf.Informer().AddIndexers(podIndexers()); err != nil {
 		return err
 	}
 	s.jobs, s.pods, s.nodes = jobInf.Lister(), podInf.Lister(), nodeInf.Lister()

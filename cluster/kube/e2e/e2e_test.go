@@ -7,12 +7,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -168,11 +170,17 @@ func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface
 
 // newScheduler is the tests' scheduler: policy pol on the Jobs of queue,
 // Gavel's round and reset interval, leader election on the lease
-// inlay-system/inlay-QUEUE, logging from level.
+// inlay-system/inlay-QUEUE, logging from level (INLAY_E2E_LOG overrides).
 func newScheduler(cs kubernetes.Interface, table *throughput.Table, pol, queue string, speedup float64, id string, clock *vclock.Clock, level slog.Level) (*scheduler.Scheduler, error) {
 	p, err := registry.New(pol, registry.Options{})
 	if err != nil {
 		return nil, err
+	}
+	if v := os.Getenv("INLAY_E2E_LOG"); v != "" {
+		// INLAY_E2E_LOG=debug, info, warn or error: the schedulers' log level.
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return nil, fmt.Errorf("INLAY_E2E_LOG: %w", err)
+		}
 	}
 	return scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: table, Speedup: speedup, Queue: queue,
 		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
@@ -229,6 +237,31 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 		if seen[replay.JobName(run, j.ID)] != 1 {
 			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(run, j.ID)])
 		}
+	}
+}
+
+// dumpRun logs the state of a run's unfinished Jobs and their pods.
+func dumpRun(t *testing.T, cs kubernetes.Interface, run string) {
+	ctx := context.Background()
+	list, err := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	pods, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	for i := range list.Items {
+		j := &list.Items[i]
+		if done, _ := jobspec.Done(j); done {
+			continue
+		}
+		var ps []string
+		for _, p := range pods.Items {
+			if p.Labels["batch.kubernetes.io/job-name"] == j.Name {
+				ps = append(ps, fmt.Sprintf("%s on %q %s deleting %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil))
+			}
+		}
+		t.Logf("%s: suspend %v, parallelism %d, active %d, annotations %v, conditions %v, pods %v", j.Name, j.Spec.Suspend != nil && *j.Spec.Suspend,
+			*j.Spec.Parallelism, j.Status.Active, j.Annotations, conditions(j), ps)
 	}
 }
 
@@ -435,6 +468,14 @@ func TestMalformedAndForbidden(t *testing.T) {
 	}
 	if res.Unfinished != 0 {
 		t.Errorf("%d good jobs unfinished beside a malformed one", res.Unfinished)
+		dumpRun(t, e.cs, "malformed-ok")
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+		for _, g := range strings.Split(buf.String(), "\n\n") {
+			if strings.Contains(g, "kube/scheduler") {
+				t.Log(g)
+			}
+		}
 	}
 	// The state annotation and the condition, written through the
 	// service account's jobs/status patch.

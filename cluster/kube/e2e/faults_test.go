@@ -369,7 +369,11 @@ func (w *watcher) checkNode(name string) {
 		used.GPUs += r.GPUs
 		used.MilliCPU += r.MilliCPU
 		used.Memory += r.Memory
-		names = append(names, q.Name)
+		going := ""
+		if q.DeletionTimestamp != nil {
+			going = ", going"
+		}
+		names = append(names, fmt.Sprintf("%s (%s%s, rv %s)", q.Name, q.Status.Phase, going, q.ResourceVersion))
 	}
 	al := n.Status.Allocatable
 	cpu, mem := al[corev1.ResourceCPU], al[corev1.ResourceMemory]

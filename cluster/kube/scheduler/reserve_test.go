@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	corev1 "k8s.io/api/core/v1"
@@ -72,6 +73,22 @@ func TestReserve(t *testing.T) {
 	// a's Binding is in flight; the informer still shows a-0 unbound.
 	if ok, again := s.reserve("default/b", db, []*corev1.Pod{pb}, []string{"n1"}); ok || again == 0 {
 		t.Fatalf("b: reserved (%v, %v) on n1 beside a's binding in flight", ok, again)
+	}
+	// a's worker again before the informer showed the binding (an event
+	// of the Job's own): a-0 is not bound a second time, anywhere.
+	if ok, again := s.reserve("default/a", da, []*corev1.Pod{pa}, []string{"n2"}); ok || again == 0 {
+		t.Fatalf("a: a-0 reserved again (%v, %v) while its binding is in flight", ok, again)
+	}
+	// A failed binding that was not made after all expires.
+	a := s.assumed[pa.UID]
+	a.expires = time.Now().Add(-time.Second)
+	s.assumed[pa.UID] = a
+	if ok, _ := s.reserve("default/b", s.want("default/b"), []*corev1.Pod{pb}, []string{"n1"}); !ok {
+		t.Fatal("b: not reserved on n1 after a's failed binding expired")
+	}
+	s.unassume([]*corev1.Pod{pb})
+	if ok, _ := s.reserve("default/a", da, []*corev1.Pod{pa}, []string{"n1"}); !ok {
+		t.Fatal("a: not reserved again after its failed binding expired")
 	}
 	// The informer catches up: a-0 is bound, counted from the cache, and
 	// its assumption forgotten.

@@ -180,6 +180,7 @@ type Scheduler struct {
 	rec   record.EventRecorder
 	kick  chan struct{}
 
+	term      sync.Mutex // held by a term of run
 	mu        sync.Mutex
 	st        map[string]*jobState
 	byID      map[int]*jobState
@@ -203,9 +204,13 @@ type Scheduler struct {
 }
 
 // assumedPod is a pod bound, or being bound, to node, not yet seen so.
+// A binding that failed may still have been made (a timeout, a lost
+// response): its pod stays assumed until expires (zero: until the informer
+// shows it bound, or it is gone).
 type assumedPod struct {
 	ns, name, node string
 	req            jobspec.Requests
+	expires        time.Time
 }
 
 // New checks the configuration and returns a scheduler.
@@ -280,28 +285,48 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if !s.cfg.LeaderElection {
 		return s.run(ctx)
 	}
+	errc := make(chan error, 1)
 	for {
 		lock := &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.LeaseNamespace, Name: s.cfg.LeaseName},
 			Client:     s.cs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: s.cfg.Identity},
 		}
-		var runErr error
+		lctx, lcancel := context.WithCancel(ctx)
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 			ReleaseOnCancel: true, Name: s.cfg.LeaseName,
 			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(ctx context.Context) { runErr = s.run(ctx) },
+				OnStartedLeading: func(tctx context.Context) {
+					// A term ends with its context (the lease lost);
+					// a failure of its own ends the campaign too,
+					// rather than holding the lease doing nothing.
+					if err := s.run(tctx); err != nil && tctx.Err() == nil {
+						select {
+						case errc <- err:
+						default:
+						}
+						lcancel()
+					}
+				},
 				OnStoppedLeading: func() {},
 			},
 		})
 		if err != nil {
+			lcancel()
 			return err
 		}
 		s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
-		le.Run(ctx)
-		if runErr != nil {
-			return runErr
+		le.Run(lctx)
+		lcancel()
+		// le.Run returns without waiting for the term it started: wait
+		// for it here (run holds term throughout).
+		s.term.Lock()
+		s.term.Unlock()
+		select {
+		case err := <-errc:
+			return err
+		default:
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -348,6 +373,11 @@ func podIndexers() cache.Indexers {
 }
 
 func (s *Scheduler) run(ctx context.Context) error {
+	// One term at a time: the leader elector does not wait for the term
+	// it started when it loses the lease, and the next term resets the
+	// state that the last one's workers may still use.
+	s.term.Lock()
+	defer s.term.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A new term starts from the API server's state alone.

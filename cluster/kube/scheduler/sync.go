@@ -238,14 +238,16 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 			s.requests.Add(1)
 			err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
 			if apierrors.IsConflict(err) {
-				// Bound already (by a scheduler before this one): the
-				// informer shows where, and the next sync moves the
-				// Job if that is not where this round wants it.
-				s.unassume(toBind[i : i+1])
+				// Bound already: it stays assumed until the informer
+				// shows where, and the next sync moves the Job if that
+				// is not where this round wants it.
+				s.log.Info("pod bound already", "pod", p.Namespace+"/"+p.Name, "node", free[i], "err", err)
 				continue
 			}
 			if err != nil {
-				s.unassume(toBind[i:])
+				// This one may have been made; the rest were not sent.
+				s.expire(toBind[i], bindGrace)
+				s.unassume(toBind[i+1:])
 				s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, free[i], err)
 				return 0, err
 			}
@@ -360,6 +362,12 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 	if st := s.st[key]; st == nil || !st.run || st.uid != d.uid || !equalStrings(st.slots, d.slots) {
 		return false, 0 // the round that changed it queued the Job again
 	}
+	for _, p := range pods {
+		if s.stillAssumed(p.UID) {
+			// Its binding is made or in flight, not yet seen.
+			return false, 100 * time.Millisecond
+		}
+	}
 	byNode := map[string][]*corev1.Pod{}
 	var order []string
 	for i, p := range pods {
@@ -379,7 +387,39 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 	return true, 0
 }
 
-// unassume withdraws reservations whose Binding was not made.
+// bindGrace is how long a pod whose Binding failed stays assumed: the
+// binding may have been made all the same, and the informer shows it
+// within that time if so.
+const bindGrace = 10 * time.Second
+
+// stillAssumed reports whether a pod is assumed and not yet seen bound,
+// gone or expired; it forgets the assumption otherwise (under mu).
+func (s *Scheduler) stillAssumed(uid types.UID) bool {
+	a, ok := s.assumed[uid]
+	if !ok {
+		return false
+	}
+	p, err := s.pods.Pods(a.ns).Get(a.name)
+	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
+		// Seen bound (the informer counts it where it is), gone, or
+		// its failed binding not made after all.
+		delete(s.assumed, uid)
+		return false
+	}
+	return true
+}
+
+// expire gives the assumption of a pod whose Binding failed a deadline.
+func (s *Scheduler) expire(p *corev1.Pod, after time.Duration) {
+	s.mu.Lock()
+	if a, ok := s.assumed[p.UID]; ok {
+		a.expires = time.Now().Add(after)
+		s.assumed[p.UID] = a
+	}
+	s.mu.Unlock()
+}
+
+// unassume withdraws reservations whose Binding was not sent.
 func (s *Scheduler) unassume(pods []*corev1.Pod) {
 	s.mu.Lock()
 	for _, p := range pods {
@@ -391,7 +431,7 @@ func (s *Scheduler) unassume(pods []*corev1.Pod) {
 // fits checks that pods fit on node beside the pods already there (bound
 // in the informer's view, or assumed), and tolerate its taints; it returns
 // why not, or "" (under mu: it forgets the assumptions that the informer
-// has caught up with).
+// has caught up with, or that expired).
 func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 	n, err := s.nodes.Get(node)
 	if err != nil {
@@ -431,12 +471,7 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		count++
 	}
 	for uid, a := range s.assumed {
-		if a.node != node {
-			continue
-		}
-		if p, err := s.pods.Pods(a.ns).Get(a.name); err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) {
-			// Seen bound (counted above, where it is), or gone.
-			delete(s.assumed, uid)
+		if a.node != node || !s.stillAssumed(uid) {
 			continue
 		}
 		used.MilliCPU += a.req.MilliCPU

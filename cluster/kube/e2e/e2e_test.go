@@ -260,8 +260,14 @@ func dumpRun(t *testing.T, cs kubernetes.Interface, run string) {
 				ps = append(ps, fmt.Sprintf("%s on %q %s deleting %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil))
 			}
 		}
-		t.Logf("%s: suspend %v, parallelism %d, active %d, annotations %v, conditions %v, pods %v", j.Name, j.Spec.Suspend != nil && *j.Spec.Suspend,
-			*j.Spec.Parallelism, j.Status.Active, j.Annotations, conditions(j), ps)
+		var evs []string
+		if el, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + j.Name}); err == nil {
+			for _, ev := range el.Items {
+				evs = append(evs, fmt.Sprintf("%s %s ×%d: %s", ev.Source.Component, ev.Reason, ev.Count, ev.Message))
+			}
+		}
+		t.Logf("%s: suspend %v, parallelism %d, active %d, annotations %v, conditions %v, pods %v, events %v", j.Name, j.Spec.Suspend != nil && *j.Spec.Suspend,
+			*j.Spec.Parallelism, j.Status.Active, j.Annotations, conditions(j), ps, evs)
 	}
 }
 
@@ -447,7 +453,7 @@ func TestMalformedAndForbidden(t *testing.T) {
 		}
 	}
 	jobs := trace(t, e, 4, 3600, 200, 7)
-	_, stop, done := startScheduler(t, ctx, sa, e, "gavel", "faults", 600)
+	sch, stop, done := startScheduler(t, ctx, sa, e, "gavel", "faults", 600)
 	defer func() {
 		stop()
 		if err := <-done; err != nil {
@@ -468,6 +474,8 @@ func TestMalformedAndForbidden(t *testing.T) {
 	}
 	if res.Unfinished != 0 {
 		t.Errorf("%d good jobs unfinished beside a malformed one", res.Unfinished)
+		st := sch.Stats()
+		t.Logf("scheduler: %d rounds, %d binds, %d placements no node could hold, %d rebuilds", st.Rounds, st.Binds, st.Waits, st.Rebuilds)
 		dumpRun(t, e.cs, "malformed-ok")
 		var buf bytes.Buffer
 		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)

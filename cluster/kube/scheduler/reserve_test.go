@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -30,7 +32,7 @@ func reserveFixture(t *testing.T) (*Scheduler, cache.Indexer) {
 			t.Fatal(err)
 		}
 	}
-	s := &Scheduler{nodes: corelisters.NewNodeLister(nodeIx), pods: corelisters.NewPodLister(podIx), podIx: podIx,
+	s := &Scheduler{log: slog.New(slog.NewTextHandler(io.Discard, nil)), nodes: corelisters.NewNodeLister(nodeIx), pods: corelisters.NewPodLister(podIx), podIx: podIx,
 		st: map[string]*jobState{}, assumed: map[types.UID]assumedPod{}}
 	for _, j := range []string{"a", "b"} {
 		s.st["default/"+j] = &jobState{key: "default/" + j, ns: "default", name: j, uid: types.UID("job-" + j), run: true, slots: []string{"n1"}}

@@ -360,11 +360,13 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.st[key]; st == nil || !st.run || st.uid != d.uid || !equalStrings(st.slots, d.slots) {
+		s.log.Debug("gang not bound: the round changed its mind", "job", key)
 		return false, 0 // the round that changed it queued the Job again
 	}
 	for _, p := range pods {
 		if s.stillAssumed(p.UID) {
 			// Its binding is made or in flight, not yet seen.
+			s.log.Debug("gang not bound: a pod's binding not seen yet", "job", key, "pod", p.Name)
 			return false, 100 * time.Millisecond
 		}
 	}
@@ -378,6 +380,7 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 	}
 	for _, n := range order {
 		if why := s.fits(n, byNode[n]); why != "" {
+			s.log.Debug("gang not bound: no room", "job", key, "node", n, "why", why)
 			return false, 100 * time.Millisecond // capacity frees as old pods end
 		}
 	}

@@ -269,6 +269,15 @@ func dumpRun(t *testing.T, cs kubernetes.Interface, run string) {
 		t.Logf("%s: suspend %v, parallelism %d, active %d, annotations %v, conditions %v, pods %v, events %v", j.Name, j.Spec.Suspend != nil && *j.Spec.Suspend,
 			*j.Spec.Parallelism, j.Status.Active, j.Annotations, conditions(j), ps, evs)
 	}
+	// Every bound pod, to see what holds the nodes they wait for.
+	if all, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range all.Items {
+			if p.Spec.NodeName != "" {
+				t.Logf("bound: %s/%s on %s, %s, deleting %v, %d GPUs", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase,
+					p.DeletionTimestamp != nil, jobspec.PodRequests(&p.Spec).GPUs)
+			}
+		}
+	}
 }
 
 // TestReplay replays 200 jobs on 50 nodes with inlay's scheduler and the

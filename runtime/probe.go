@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,8 +26,53 @@ type ProbeConfig struct {
 	// DefaultProbeDuration.
 	Duration time.Duration
 	// Procs are the two processors the hand-off is measured between; nil
-	// means the platform's first two that run ort-cpu.
+	// means the platform's first two that run ort-cpu (ProbePair).
 	Procs []string
+}
+
+// ErrNoProbePair is the error (matched with errors.Is) of a hand-off
+// probe on a platform with fewer than two processors that run Backend:
+// there is no hand-off between processors to measure there.
+var ErrNoProbePair = errors.New("fewer than two processors run " + Backend)
+
+// ProbePair returns the two processors a hand-off probe on pl measures
+// between: procs when given (exactly two distinct processors of pl that
+// run Backend), else the platform's first two that run it. A platform
+// without two such processors is an error that wraps ErrNoProbePair.
+func ProbePair(pl *hw.Platform, procs []string) ([2]string, error) {
+	if pl == nil {
+		return [2]string{}, fmt.Errorf("runtime: hand-off probe: no platform")
+	}
+	if procs == nil {
+		for _, p := range pl.Processors {
+			if slices.Contains(p.Backends, Backend) {
+				procs = append(procs, p.Name)
+			}
+		}
+		if len(procs) < 2 {
+			return [2]string{}, fmt.Errorf("runtime: hand-off probe: platform %s: %w", pl.Name, ErrNoProbePair)
+		}
+		return [2]string{procs[0], procs[1]}, nil
+	}
+	if len(procs) != 2 {
+		return [2]string{}, fmt.Errorf("runtime: hand-off probe: %d processors given, want two", len(procs))
+	}
+	var pair [2]string
+	for i, name := range procs {
+		id, err := pl.Find(name)
+		if err != nil {
+			return [2]string{}, fmt.Errorf("runtime: hand-off probe: unknown processor %q (platform %s has %s)", name, pl.Name, strings.Join(pl.Names(), ", "))
+		}
+		pr := pl.Processors[id]
+		if !slices.Contains(pr.Backends, Backend) {
+			return [2]string{}, fmt.Errorf("runtime: hand-off probe: processor %s does not run %s", pr.Name, Backend)
+		}
+		pair[i] = pr.Name
+	}
+	if pair[0] == pair[1] {
+		return [2]string{}, fmt.Errorf("runtime: hand-off probe: processor %s given twice, want two different ones", pair[0])
+	}
+	return pair, nil
 }
 
 // DefaultProbeDuration is a probe run's length: at the probe's 40 Hz,
@@ -54,24 +100,18 @@ type HandOffProbe struct {
 // requests as in a plan; once with every subgraph on the first processor
 // and once alternating between the two, and takes the median gap in the
 // spans. It needs ONNX Runtime and a platform with two ort-cpu
-// processors.
+// processors: without them its error wraps ErrNoProbePair.
 func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 	pl := pc.Platform
 	if pl == nil {
 		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: no platform")
 	}
-	procs := pc.Procs
-	if procs == nil {
-		for _, p := range pl.Processors {
-			if slices.Contains(p.Backends, Backend) {
-				procs = append(procs, p.Name)
-			}
-		}
+	pair, err := ProbePair(pl, pc.Procs)
+	if err != nil {
+		return HandOffProbe{}, err
 	}
-	if len(procs) < 2 {
-		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: platform %s has fewer than two processors that run %s", pl.Name, Backend)
-	}
-	out := HandOffProbe{Procs: [2]string{procs[0], procs[1]}}
+	procs := pair[:]
+	out := HandOffProbe{Procs: pair}
 	w, err := workload.LoadData([]byte(`platform: `+pl.Name+`
 models:
   - {name: probe, zoo: mobilenet_v2, input: [1, 3, 64, 64]}

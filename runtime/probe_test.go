@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/report"
 )
@@ -45,7 +47,41 @@ func TestProbeHandOff(t *testing.T) {
 	}
 	t.Logf("hand-off: same %v, cross %v over %d (%s, %s)", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1])
 	_, err = ProbeHandOff(context.Background(), ProbeConfig{Platform: pl, Library: lib, Procs: []string{pl.Processors[0].Name}})
-	if err == nil || !strings.Contains(err.Error(), "fewer than two") {
-		t.Errorf("one processor: %v", err)
+	if err == nil || errors.Is(err, ErrNoProbePair) || !strings.Contains(err.Error(), "want two") {
+		t.Errorf("one processor given: %v, want a plain error asking for two", err)
+	}
+}
+
+// TestProbePair checks how the probe's two processors are chosen and
+// refused; a platform without two ort-cpu processors is ErrNoProbePair
+// (which inlay profile reports and goes on from), anything else a plain
+// error.
+func TestProbePair(t *testing.T) {
+	cores := hw.HostCores()
+	one, err := hw.Host(cores[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ProbePair(one, nil); !errors.Is(err, ErrNoProbePair) || !strings.Contains(err.Error(), one.Name) {
+		t.Errorf("one-processor platform: %v, want ErrNoProbePair naming the platform", err)
+	}
+	if _, err := ProbeHandOff(context.Background(), ProbeConfig{Platform: one}); !errors.Is(err, ErrNoProbePair) {
+		t.Errorf("probe on a one-processor platform: %v, want ErrNoProbePair", err)
+	}
+	pl := hostPlatform(t)
+	a, b := pl.Processors[0].Name, pl.Processors[1].Name
+	if got, err := ProbePair(pl, nil); err != nil || got != [2]string{a, b} {
+		t.Errorf("default pair: %v, %v; want [%s %s]", got, err, a, b)
+	}
+	if got, err := ProbePair(pl, []string{b, a}); err != nil || got != [2]string{b, a} {
+		t.Errorf("pair given: %v, %v; want [%s %s]", got, err, b, a)
+	}
+	for _, procs := range [][]string{{a}, {a, b, a}, {a, a}, {a, "nosuch"}} {
+		if _, err := ProbePair(pl, procs); err == nil || errors.Is(err, ErrNoProbePair) {
+			t.Errorf("procs %q: %v, want a plain error", procs, err)
+		}
+	}
+	if _, err := ProbePair(nil, nil); err == nil || errors.Is(err, ErrNoProbePair) {
+		t.Errorf("no platform: %v", err)
 	}
 }

@@ -120,6 +120,7 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeInvalid          = "invalid"
 	CodeMeasureFailed    = "measure_failed"
+	CodeNoProbePair      = "no_probe_pair" // 422: no two processors to probe a hand-off between (runtime.ErrNoProbePair)
 	CodeBusy             = "busy"
 	CodeInternal         = "internal"
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/runtime"
 )
 
 // Client talks to an agent; it implements profile.Device, so that the
@@ -38,7 +39,7 @@ func NewClient(baseURL, token string) *Client {
 
 // StatusError is an error answer of the agent.
 type StatusError struct {
-	// Op is the operation: "info" or "measure".
+	// Op is the operation: "info", "measure", "run" or "handoff".
 	Op string
 	// Status is the HTTP status, Code the agent's error code (see the
 	// package documentation) and Message its one-line explanation.
@@ -51,6 +52,15 @@ func (e *StatusError) Error() string {
 	msg := strings.TrimPrefix(e.Message, "agent: ")
 	msg = strings.TrimPrefix(msg, e.Op+": ")
 	return fmt.Sprintf("agent: %s: %d %s: %s", e.Op, e.Status, http.StatusText(e.Status), msg)
+}
+
+// Unwrap is runtime.ErrNoProbePair for the answer no_probe_pair (the
+// device has no two processors to probe a hand-off between), else nil.
+func (e *StatusError) Unwrap() error {
+	if e.Code == CodeNoProbePair {
+		return runtime.ErrNoProbePair
+	}
+	return nil
 }
 
 // ModelFailed reports whether the agent answered that the device could not

@@ -17,7 +17,9 @@
 // the upload limit), invalid (422: unknown processor, backend or data type,
 // bad shapes, inputs that do not match the model, warm-up or repetitions
 // out of range), measure_failed (422: the device could not run the model,
-// e.g. ONNX Runtime rejected it), busy (503: too many measurements queued),
+// e.g. ONNX Runtime rejected it), no_probe_pair (422: a hand-off probe on a
+// device without two processors that run ort-cpu; the client's error wraps
+// runtime.ErrNoProbePair), busy (503: too many measurements queued),
 // internal (500: a panic inside the agent, recovered; the agent keeps
 // serving).
 //
@@ -47,11 +49,28 @@
 // overlap. Errors as above: invalid (422) for a workload, file or plan that
 // does not load, measure_failed (422) for a run that fails.
 //
+// POST /v1/handoff (only when the agent has a HandOffProber; inlay agent
+// always has one) takes a HandOffBody: no_pin (measure with the runtime's
+// workers unpinned, as inlay run --no-pin runs), duration_ms (each of the
+// probe's two runs; 0 or absent: runtime.DefaultProbeDuration, at most the
+// run limit) and procs (the two processors to hand off between; absent:
+// the device's first two that run ort-cpu). The agent runs
+// runtime.ProbeHandOff on its own processors, the hand-off probe inlay
+// profile runs on this machine, and answers a HandOffAnswerBody: the
+// median hand-off on one processor (same_ns) and between the two
+// (cross_ns), the samples and the processors, and whether the workers
+// were pinned. inlay profile --agent stores both pinnings for the device,
+// as it does locally. A probe holds the device like a measurement does.
+// Errors: invalid (422) for a duration out of range or processors that are
+// not two distinct ort-cpu processors of the device, no_probe_pair (422)
+// for a device without two, measure_failed (422) for a probe that fails.
+//
 // # Serving
 //
-// Measurements and runs take the device one at a time, in arrival order,
-// so that they never disturb each other; requests beyond the queue limit are
-// refused with 503, and a request whose client goes away leaves the queue.
+// Measurements, runs and hand-off probes take the device one at a time, in
+// arrival order, so that they never disturb each other; requests beyond the
+// queue limit are refused with 503, and a request whose client goes away
+// leaves the queue.
 // Serve adds read timeouts (headers and body), an idle timeout and a
 // graceful shutdown: when its context ends it stops accepting, lets running
 // measurements finish for a grace period, then cancels them.

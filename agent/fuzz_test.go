@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/inlay-dev/inlay/runtime"
 )
 
 // FuzzMeasure feeds arbitrary bodies, models and shapes to /v1/measure: the
@@ -58,6 +62,52 @@ func FuzzMeasure(f *testing.F) {
 					if d < 1 {
 						t.Fatalf("a bad shape reached the device: %v", in.Shape)
 					}
+				}
+			}
+		}
+	})
+}
+
+// FuzzHandOff feeds arbitrary bodies to /v1/handoff: every one gets a JSON
+// status of the protocol, never a panic or a 500, and only well-formed
+// probes (a duration in range, no processors or two distinct ort-cpu ones
+// of the device) reach the prober.
+func FuzzHandOff(f *testing.F) {
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"no_pin": true, "duration_ms": 250, "procs": ["cpu-prime", "cpu-eff"]}`))
+	f.Add([]byte(`{"procs": ["cpu-prime", "npu"], "duration_ms": -1e308}`))
+	f.Add([]byte(`{"procs": ["cpu", "cpu-prime"]}`))
+	f.Add([]byte("\x00\xff{"))
+	pl := phonePlatform(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		pr := &fakeProber{}
+		s := NewServer(&fakeDevice{pl: pl}, testToken, Options{MaxUpload: 1 << 16, MaxRunDuration: time.Minute, Prober: pr})
+		r := httptest.NewRequest(http.MethodPost, "/v1/handoff", bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		switch w.Code {
+		case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+		default:
+			t.Fatalf("status %d for body %q: %s", w.Code, body, w.Body.Bytes())
+		}
+		var eb ErrorBody
+		if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "" || strings.ContainsAny(eb.Error, "\r\n")) {
+			t.Fatalf("status %d without a one-line JSON error: %q", w.Code, w.Body.Bytes())
+		}
+		for _, opt := range pr.calls() {
+			if opt.Duration < 0 || opt.Duration > time.Minute {
+				t.Fatalf("a probe of %v reached the prober", opt.Duration)
+			}
+			if opt.Procs == nil {
+				continue
+			}
+			if len(opt.Procs) != 2 || opt.Procs[0] == opt.Procs[1] {
+				t.Fatalf("processors %q reached the prober", opt.Procs)
+			}
+			for _, name := range opt.Procs {
+				if id, err := pl.Find(name); err != nil || !contains(pl.Processors[id].Backends, runtime.Backend) {
+					t.Fatalf("processor %q reached the prober", name)
 				}
 			}
 		}

@@ -51,8 +51,12 @@ type Options struct {
 	// Executor, when not nil, runs plans for POST /v1/run; without one
 	// the agent only measures.
 	Executor Executor
-	// MaxRunDuration bounds a run's duration (default DefaultMaxRunDuration).
+	// MaxRunDuration bounds a run's duration (default DefaultMaxRunDuration),
+	// and a hand-off probe's.
 	MaxRunDuration time.Duration
+	// Prober, when not nil, measures the runtime's hand-off for POST
+	// /v1/handoff; without one that endpoint answers 404.
+	Prober HandOffProber
 	// Logf, when not nil, receives one line per request served and per
 	// recovered panic.
 	Logf func(format string, args ...any)
@@ -110,6 +114,7 @@ func NewServer(dev profile.Device, token string, opt Options) *Server {
 	s.mux.HandleFunc("/v1/info", s.info)
 	s.mux.HandleFunc("/v1/measure", s.measure)
 	s.mux.HandleFunc("/v1/run", s.run)
+	s.mux.HandleFunc("/v1/handoff", s.handOff)
 	return s
 }
 
@@ -135,7 +140,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		writeError(rec, http.StatusNotFound, CodeNotFound, fmt.Sprintf("agent: no such endpoint %s (try /v1/info, /v1/measure, /v1/run)", r.URL.Path))
+		writeError(rec, http.StatusNotFound, CodeNotFound, fmt.Sprintf("agent: no such endpoint %s (try /v1/info, /v1/measure, /v1/run, /v1/handoff)", r.URL.Path))
 		return
 	}
 	s.mux.ServeHTTP(rec, r)

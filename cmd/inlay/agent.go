@@ -53,12 +53,13 @@ its processor's cores) over HTTP. The host runs
 GET /v1/info advertises the device's processors and backends; POST
 /v1/measure takes one ONNX subgraph (JSON, the model base64-encoded, at most
 --max-upload bytes) with its input shapes and answers its timings; POST
-/v1/run (unless --no-run) runs a plan on this device, sent by
+/v1/handoff measures the runtime's hand-off between dependent subgraphs on
+this device (what inlay profile --handoff stores); POST /v1/run (unless --no-run) runs a plan on this device, sent by
 
     inlay agent run WORKLOAD --plan plan.yaml --url http://THIS-DEVICE:PORT --token T
 
-Every request needs "Authorization: Bearer T"; measurements and runs take
-the device one at a time.
+Every request needs "Authorization: Bearer T"; measurements, probes and runs
+take the device one at a time.
 Ctrl-C or SIGTERM stops the agent gracefully. The token may also come from
 $` + agentTokenEnv + `. It travels in the clear over HTTP: serve on a trusted
 network, or keep the default loopback address and reach it through an SSH
@@ -128,7 +129,7 @@ func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready f
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	opt := agent.Options{MaxUpload: int64(f.maxUpload)}
+	opt := agent.Options{MaxUpload: int64(f.maxUpload), Prober: &agent.LocalProber{Library: f.ortLib, Platform: pl}}
 	if !f.noRun {
 		opt.Executor = &agent.LocalExecutor{Library: f.ortLib, Platform: pl}
 	}

@@ -226,6 +226,28 @@ func TestAgentCommandServes(t *testing.T) {
 			t.Errorf("agent run output lacks %q:\n%s", want, runOut.String())
 		}
 	}
+
+	// inlay profile through the agent probes the hand-off on the agent's
+	// device, pinned and unpinned, and stores both under its name.
+	store := filepath.Join(t.TempDir(), "profiles.db")
+	prof, _, err := profileCLI(t, "profile", wpath, "--agent", url, "--token", "from-env", "--profiles", store,
+		"--planner", "none", "--chunks", "1", "--reps", "1", "--warmup", "0", "--cold", "0", "--corun=false")
+	if err != nil {
+		t.Fatalf("profile --agent: %v\n%s", err, prof)
+	}
+	if !strings.Contains(prof, "hand-off between dependent subgraphs") || !strings.Contains(prof, "unpinned: same processor") {
+		t.Errorf("profile --agent does not report the hand-off:\n%s", prof)
+	}
+	st, err := profile.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hos, err := st.HandOffs(info.Name)
+	st.Close()
+	if err != nil || len(hos) != 2 || hos[0].Pinned || !hos[1].Pinned || hos[0].Samples == 0 || hos[1].Cross <= 0 {
+		t.Errorf("hand-offs stored for %s: %+v, %v; want an unpinned and a pinned one", info.Name, hos, err)
+	}
+
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

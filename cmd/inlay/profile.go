@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -93,7 +94,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
-	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
+	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine or, with --agent, on the agent's device; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds of the calibration: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the calibration fits: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
@@ -229,8 +230,16 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	defer st.Close()
 	fmt.Fprintf(out, "profiling %s on %s (device %s, ONNX Runtime %s) into %s\n", path, pl.Name, info.Name, info.ORTVersion, st.Path())
-	if f.handOff && f.agentURL == "" {
-		if err := probeHandOffs(ctx, out, st, info.Name, pl, f.ortLib); err != nil {
+	if f.handOff {
+		probe := func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
+			return runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: f.ortLib, NoPin: unpinned})
+		}
+		if c, ok := dev.(*agent.Client); ok {
+			probe = func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
+				return c.HandOff(ctx, agent.HandOffOptions{NoPin: unpinned})
+			}
+		}
+		if err := probeHandOffs(ctx, out, st, info.Name, probe); err != nil {
 			return err
 		}
 	}
@@ -297,16 +306,19 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
 }
 
-// probeHandOffs measures the runtime's hand-off on this machine, pinned and
-// unpinned (runtime.ProbeHandOff), stores both for the device and prints
-// them. A platform with fewer than two processors ONNX Runtime runs on
-// has no hand-off between processors to measure: it says so and goes on.
-func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device string, pl *hw.Platform, lib string) error {
+// probeHandOffs measures the runtime's hand-off with probe, pinned and
+// unpinned (runtime.ProbeHandOff on this machine, or through the agent on
+// its device), stores both for the device and prints them. A platform with
+// fewer than two processors ONNX Runtime runs on has no hand-off between
+// processors to measure (runtime.ErrNoProbePair), nor does an agent
+// without the endpoint: it says so and goes on.
+func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device string, probe func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error)) error {
 	var line []string
 	for _, unpinned := range []bool{false, true} {
-		pr, err := runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: lib, NoPin: unpinned})
+		pr, err := probe(ctx, unpinned)
 		if err != nil {
-			if strings.Contains(err.Error(), "fewer than two") {
+			var se *agent.StatusError
+			if errors.Is(err, runtime.ErrNoProbePair) || (errors.As(err, &se) && se.Code == agent.CodeNotFound) {
 				fmt.Fprintf(out, "hand-off: not measured (%v)\n", err)
 				return nil
 			}

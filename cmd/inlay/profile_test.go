@@ -2,13 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/runtime"
 )
 
 // profileCLI runs inlay with args and returns stdout and stderr.
@@ -110,5 +116,57 @@ func TestProfilesFlagErrors(t *testing.T) {
 				t.Errorf("error %v, want one line with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestProbeHandOffsErrors checks which probe errors profile goes on from:
+// runtime.ErrNoProbePair (however it is worded, and through an agent) and
+// an agent without the endpoint; any other error stops it, even one whose
+// text says "fewer than two".
+func TestProbeHandOffsErrors(t *testing.T) {
+	st, err := profile.Open(filepath.Join(t.TempDir(), "p.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	failing := func(err error) func(context.Context, bool) (runtime.HandOffProbe, error) {
+		return func(context.Context, bool) (runtime.HandOffProbe, error) { return runtime.HandOffProbe{}, err }
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		goOn bool
+	}{
+		{"no pair", fmt.Errorf("runtime: hand-off probe: platform p: %w", runtime.ErrNoProbePair), true},
+		{"no pair, through an agent", &agent.StatusError{Op: "handoff", Status: 422, Code: agent.CodeNoProbePair, Message: "x"}, true},
+		{"agent without the endpoint", &agent.StatusError{Op: "handoff", Status: 404, Code: agent.CodeNotFound, Message: "x"}, true},
+		{"other failure", errors.New("runtime: hand-off probe: fewer than two requests completed"), false},
+		{"agent failure", &agent.StatusError{Op: "handoff", Status: 422, Code: agent.CodeMeasureFailed, Message: "fewer than two"}, false},
+	} {
+		var out bytes.Buffer
+		err := probeHandOffs(context.Background(), &out, st, "dev", failing(tc.err))
+		if tc.goOn && (err != nil || !strings.Contains(out.String(), "hand-off: not measured")) {
+			t.Errorf("%s: %v, output %q; want it reported and skipped", tc.name, err, out.String())
+		}
+		if !tc.goOn && (err == nil || out.Len() != 0) {
+			t.Errorf("%s: %v, output %q; want the error", tc.name, err, out.String())
+		}
+	}
+	if hos, err := st.HandOffs("dev"); err != nil || len(hos) != 0 {
+		t.Errorf("failed probes stored %+v, %v", hos, err)
+	}
+	// A probe that works is stored per pinning.
+	var asked []bool
+	ok := func(_ context.Context, unpinned bool) (runtime.HandOffProbe, error) {
+		asked = append(asked, unpinned)
+		return runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 30, Procs: [2]string{"cpu0", "cpu1"}}, nil
+	}
+	var out bytes.Buffer
+	if err := probeHandOffs(context.Background(), &out, st, "dev", ok); err != nil {
+		t.Fatal(err)
+	}
+	hos, err := st.HandOffs("dev")
+	if err != nil || len(hos) != 2 || fmt.Sprint(asked) != "[false true]" || hos[1].Cross != 70*time.Microsecond || !strings.Contains(out.String(), "cpu0 to cpu1 70µs") {
+		t.Errorf("stored %+v (%v) after probes %v; output %q", hos, err, asked, out.String())
 	}
 }

@@ -13,6 +13,7 @@ func main() {
 		"./search/dag:FuzzDAGParse",
 		"./hw:FuzzParse",
 		"./agent:FuzzMeasure",
+		"./agent:FuzzHandOff",
 		"./cluster/hw:FuzzClusterParse",
 		"./cluster/job:FuzzTraceParse",
 		"./cluster/throughput:FuzzGavelParse",

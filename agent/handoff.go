@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/runtime"
+)
+
+// HandOffBody is the request of POST /v1/handoff: measure the runtime's
+// hand-off between dependent subgraphs on the agent's device
+// (runtime.ProbeHandOff).
+type HandOffBody struct {
+	// NoPin measures with the runtime's workers unpinned (inlay run
+	// --no-pin); by default they are pinned to their processors' cores.
+	NoPin bool `json:"no_pin,omitempty"`
+	// DurationMS is the length of each of the probe's two runs; 0 means
+	// runtime.DefaultProbeDuration.
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Procs are the two processors to hand off between; empty means the
+	// platform's first two that run ort-cpu.
+	Procs []string `json:"procs,omitempty"`
+}
+
+// HandOffAnswerBody is the answer of POST /v1/handoff; durations in
+// nanoseconds.
+type HandOffAnswerBody struct {
+	// SameNS is the median hand-off on one processor, CrossNS between
+	// the two of Procs, over at least Samples hand-offs each.
+	SameNS  int64     `json:"same_ns"`
+	CrossNS int64     `json:"cross_ns"`
+	Samples int       `json:"samples"`
+	Procs   [2]string `json:"procs"`
+	// Pinned is whether the workers were pinned (not NoPin).
+	Pinned bool `json:"pinned"`
+}
+
+// HandOffOptions are the parameters of a hand-off probe.
+type HandOffOptions struct {
+	NoPin    bool
+	Duration time.Duration
+	Procs    []string
+}
+
+// HandOffProber measures the runtime's hand-off on the device: the prober
+// side of POST /v1/handoff.
+type HandOffProber interface {
+	ProbeHandOff(ctx context.Context, opt HandOffOptions) (runtime.HandOffProbe, error)
+}
+
+// LocalProber probes the hand-off on this machine with package runtime.
+type LocalProber struct {
+	Library  string
+	Platform *hw.Platform
+}
+
+var _ HandOffProber = (*LocalProber)(nil)
+
+// ProbeHandOff runs runtime.ProbeHandOff on the prober's platform.
+func (p *LocalProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (runtime.HandOffProbe, error) {
+	return runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: p.Platform, Library: p.Library, NoPin: opt.NoPin, Duration: opt.Duration, Procs: opt.Procs})
+}
+
+func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, http.MethodPost)
+		return
+	}
+	if s.opt.Prober == nil {
+		writeError(w, http.StatusNotFound, CodeNotFound, "agent: handoff: this agent does not probe hand-offs (it was started without a prober)")
+		return
+	}
+	body, ok := s.readBody(w, r, "handoff")
+	if !ok {
+		return
+	}
+	defer s.waiting.Add(-1)
+	var hb HandOffBody
+	if err := decodeStrict(body, &hb); err != nil {
+		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: handoff: body is not a hand-off request: "+oneLine(err.Error()))
+		return
+	}
+	// Checked as a float, before the conversion could overflow.
+	if !(hb.DurationMS >= 0) || hb.DurationMS > float64(s.opt.MaxRunDuration/time.Millisecond) {
+		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, fmt.Sprintf("agent: handoff: duration %vms: want 0 (the default) to %v", hb.DurationMS, s.opt.MaxRunDuration))
+		return
+	}
+	opt := HandOffOptions{NoPin: hb.NoPin, Duration: time.Duration(hb.DurationMS * float64(time.Millisecond))}
+	if len(hb.Procs) > 0 {
+		opt.Procs = hb.Procs
+	}
+	di, err := s.dev.Info(r.Context())
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: handoff: device info: "+oneLine(err.Error()))
+		return
+	}
+	if _, err := runtime.ProbePair(di.Platform, opt.Procs); err != nil {
+		writeHandOffError(w, err, CodeInvalid)
+		return
+	}
+	ctx := r.Context()
+	select {
+	case s.slot <- struct{}{}:
+	case <-ctx.Done():
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: handoff: cancelled while queued")
+		return
+	}
+	defer func() { <-s.slot }()
+	pr, err := s.opt.Prober.ProbeHandOff(ctx, opt)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: handoff: cancelled: "+oneLine(err.Error()))
+	case err != nil:
+		writeHandOffError(w, err, CodeMeasureFailed)
+	default:
+		writeJSON(w, http.StatusOK, HandOffAnswerBody{SameNS: int64(pr.Same), CrossNS: int64(pr.Cross), Samples: pr.Samples, Procs: pr.Procs, Pinned: !hb.NoPin})
+	}
+}
+
+// writeHandOffError answers a probe's error: no_probe_pair when the
+// platform has no two processors to hand off between, else code (both
+// 422).
+func writeHandOffError(w http.ResponseWriter, err error, code string) {
+	if errors.Is(err, runtime.ErrNoProbePair) {
+		code = CodeNoProbePair
+	}
+	writeError(w, http.StatusUnprocessableEntity, code, "agent: handoff: "+oneLine(err.Error()))
+}
+
+// HandOff measures the runtime's hand-off on the agent's device
+// (runtime.ProbeHandOff there). Errors as Measure's; when the device has
+// no two processors to hand off between, the error wraps
+// runtime.ErrNoProbePair.
+func (c *Client) HandOff(ctx context.Context, opt HandOffOptions) (runtime.HandOffProbe, error) {
+	hb := HandOffBody{NoPin: opt.NoPin, DurationMS: float64(opt.Duration) / float64(time.Millisecond), Procs: opt.Procs}
+	body, err := json.Marshal(hb)
+	if err != nil {
+		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: encode request: %w", err)
+	}
+	var ab HandOffAnswerBody
+	if err := c.do(ctx, "handoff", http.MethodPost, "/v1/handoff", body, &ab); err != nil {
+		return runtime.HandOffProbe{}, err
+	}
+	if ab.Samples < 1 || ab.SameNS < 0 || ab.CrossNS < 0 || ab.Procs[0] == "" || ab.Procs[1] == "" {
+		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered an empty probe (%d samples between %q and %q)", ab.Samples, ab.Procs[0], ab.Procs[1])
+	}
+	return runtime.HandOffProbe{Same: time.Duration(ab.SameNS), Cross: time.Duration(ab.CrossNS), Samples: ab.Samples, Procs: ab.Procs}, nil
+}

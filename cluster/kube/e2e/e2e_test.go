@@ -413,6 +413,9 @@ func TestMalformedAndForbidden(t *testing.T) {
 		}
 	}()
 	cfgR := replay.Config{Client: e.cs, Table: e.table, Cluster: e.plat, Namespace: "default", Queue: "faults", Run: "malformed"}
+	// The malformed Job names no scheduler, so the default kube-scheduler
+	// binds its pods: they hold GPUs that inlay's policy must not hand to
+	// the good Jobs (it once did, and a good Job waited for them).
 	bad := replay.Object(&cfgR, &jobs[0])
 	bad.Name = "malformed"
 	bad.Annotations[jobspec.StepsAnno] = "lots"

@@ -310,20 +310,9 @@ func (s *Scheduler) jobSelector() labels.Selector {
 const podsByNode = "node"
 const podsByJob = "job"
 
-func (s *Scheduler) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	// A new term starts from the API server's state alone.
-	s.mu.Lock()
-	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
-	s.mu.Unlock()
-	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
-	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
-	jobInf := jobFac.Batch().V1().Jobs()
-	podInf := fac.Core().V1().Pods()
-	nodeInf := fac.Core().V1().Nodes()
-	if err := podInf.Informer().AddIndexers(cache.Indexers{
+// podIndexers index pods by their node and by the Job that controls them.
+func podIndexers() cache.Indexers {
+	return cache.Indexers{
 		podsByNode: func(o any) ([]string, error) {
 			if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 				return []string{p.Spec.NodeName}, nil
@@ -338,7 +327,23 @@ func (s *Scheduler) run(ctx context.Context) error {
 			}
 			return nil, nil
 		},
-	}); err != nil {
+	}
+}
+
+func (s *Scheduler) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A new term starts from the API server's state alone.
+	s.mu.Lock()
+	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
+	s.mu.Unlock()
+	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
+	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
+	jobInf := jobFac.Batch().V1().Jobs()
+	podInf := fac.Core().V1().Pods()
+	nodeInf := fac.Core().V1().Nodes()
+	if err := podInf.Informer().AddIndexers(podIndexers()); err != nil {
 		return err
 	}
 	s.jobs, s.pods, s.nodes = jobInf.Lister(), podInf.Lister(), nodeInf.Lister()
@@ -718,8 +723,12 @@ func (s *Scheduler) usable(n *corev1.Node) bool {
 	return true
 }
 
-// foreignGPUs is the GPUs that pods of other schedulers, or of Jobs this
-// scheduler does not serve (another queue), hold on a node (under mu).
+// foreignGPUs is the GPUs that live pods the policy does not account for
+// hold on a node (under mu): pods of Jobs this scheduler does not serve
+// (another queue, no Job), pods another scheduler bound, and pods of Jobs
+// it refused as invalid. A Job that carries inlay's queue label but whose
+// pods name another scheduler is invalid, and its pods, bound by that
+// scheduler, hold GPUs that the policy must not hand out again.
 func (s *Scheduler) foreignGPUs(node string) int {
 	objs, _ := s.podIx.ByIndex(podsByNode, node)
 	n := 0
@@ -728,14 +737,29 @@ func (s *Scheduler) foreignGPUs(node string) int {
 		if !live(p) {
 			continue
 		}
-		if k := jobKey(p); k != "" {
-			if st := s.st[k]; st != nil && ownedBy(p, st.uid) {
-				continue // one of ours
-			}
+		if s.accounted(p) {
+			continue
 		}
 		n += int(jobspec.PodRequests(&p.Spec).GPUs)
 	}
 	return n
+}
+
+// accounted reports whether a pod is one the policy's mechanism accounts
+// for: inlay's pod of a valid Job this scheduler serves (under mu). Its
+// GPUs are the mechanism's to give; pods of a job that has just stopped or
+// finished still hold them until they end, which the binding waits for
+// (fits), without the cluster view changing.
+func (s *Scheduler) accounted(p *corev1.Pod) bool {
+	if p.Spec.SchedulerName != jobspec.SchedulerName {
+		return false
+	}
+	k := jobKey(p)
+	if k == "" {
+		return false
+	}
+	st := s.st[k]
+	return st != nil && ownedBy(p, st.uid) && st.invalid == ""
 }
 
 // clusterView builds the platform the policy sees from the usable nodes;

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -270,4 +271,55 @@ func (h handOffEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on h
 		return h.same
 	}
 	return h.cross
+}
+
+// countingHandOff is handOffEstimator counting the hand-offs asked of it.
+type countingHandOff struct {
+	handOffEstimator
+	calls *atomic.Int64
+}
+
+func (c countingHandOff) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
+	c.calls.Add(1)
+	return c.handOffEstimator.HandOff(lg, set, on, from)
+}
+
+// TestCachedHandOff checks that the evaluator's cache asks the base for
+// each hand-off once (per subgraph, configuration and processor it comes
+// from), and that programs compiled through it are the base's.
+func TestCachedHandOff(t *testing.T) {
+	w, pl, te := handSetup(false, true)
+	calls := &atomic.Int64{}
+	base := countingHandOff{handOffEstimator{te, 250 * time.Microsecond, time.Millisecond}, calls}
+	want, err := Compile(w, pl, base, handPlan())
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := calls.Load()
+	if direct == 0 {
+		t.Fatal("the plan prices no hand-off")
+	}
+	c := newCachedEstimator(base)
+	for i := 0; i < 3; i++ {
+		got, err := Compile(w, pl, c, handPlan())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Program, want.Program) {
+			t.Fatalf("compile %d through the cache differs:\n got %+v\nwant %+v", i, got.Program.Jobs, want.Program.Jobs)
+		}
+	}
+	if n := calls.Load() - direct; n != direct {
+		t.Errorf("three compiles through the cache asked the base %d hand-offs, want %d (the first compile's)", n, direct)
+	}
+	// Another processor the dependency came from is another answer.
+	lg := w.Model("a").Layers
+	on := hw.Config{Proc: 1, Backend: "ort-cpu", DType: graph.Float32}
+	if same, cross := c.HandOff(lg, graph.LayerSet{1}, on, 1), c.HandOff(lg, graph.LayerSet{1}, on, 0); same != 250*time.Microsecond || cross != time.Millisecond {
+		t.Errorf("cached hand-offs: same %v, cross %v; want 250µs, 1ms", same, cross)
+	}
+	// A base without hand-offs prices none, and is not asked.
+	if h := newCachedEstimator(te).HandOff(lg, graph.LayerSet{1}, on, 0); h != 0 {
+		t.Errorf("base without hand-offs: %v", h)
+	}
 }

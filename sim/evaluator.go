@@ -14,9 +14,10 @@ import (
 )
 
 // Evaluator scores plans by simulation: Evaluate = Compile +
-// MaxSustainableScale. It is safe for concurrent use; subgraph costs are
-// cached across evaluations per (model, layer-set key, processor, backend,
-// dtype), so a search that revisits subgraphs pays for each once. The model
+// MaxSustainableScale. It is safe for concurrent use; subgraph costs (and
+// loads and hand-offs) are cached across evaluations per (model, layer-set
+// key, processor, backend, dtype), so a search that revisits subgraphs pays
+// for each once. The model
 // is identified by its layer graph rather than its content hash: one ONNX
 // file loaded at two input shapes has one hash but two cost tables.
 type Evaluator struct {
@@ -77,13 +78,22 @@ type costVal struct {
 	err error
 }
 
-// cachedEstimator memoises Subgraph and Load. Transfer is cheap and
-// passed through. Load is zero (no contention) when the base has none.
+// cachedEstimator memoises Subgraph, Load and HandOff. Transfer is cheap
+// and passed through. Load is zero (no contention) when the base has none,
+// HandOff likewise. The maps are only looked up, never ranged over.
 type cachedEstimator struct {
 	base  cost.Estimator
 	mu    sync.RWMutex
 	m     map[costKey]costVal
 	loads map[costKey]loadVal
+	hands map[handKey]time.Duration
+}
+
+// handKey is a hand-off's: the subgraph's and the processor its
+// dependency ran on.
+type handKey struct {
+	costKey
+	from int
 }
 
 type loadVal struct {
@@ -116,7 +126,7 @@ func newCachedEstimator(base cost.Estimator) *cachedEstimator {
 	if c, ok := base.(*cachedEstimator); ok {
 		return c
 	}
-	return &cachedEstimator{base: base, m: map[costKey]costVal{}, loads: map[costKey]loadVal{}}
+	return &cachedEstimator{base: base, m: map[costKey]costVal{}, loads: map[costKey]loadVal{}, hands: map[handKey]time.Duration{}}
 }
 
 func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
@@ -134,13 +144,28 @@ func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on 
 	return d, err
 }
 
-// HandOff is the base's (0 when the base prices none). cachedEstimator
-// is a cost.HandOffEstimator whatever its base, so Compile asks it.
+// HandOff is the base's (0 when the base prices none), memoised: a
+// profile.Estimator's looks up the subgraph's store key (its boundary
+// inputs and their shapes) to tell an in-situ figure, at every cut of
+// every compile. cachedEstimator is a cost.HandOffEstimator whatever its
+// base, so Compile asks it.
 func (c *cachedEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
-	if ho, ok := c.base.(cost.HandOffEstimator); ok {
-		return ho.HandOff(lg, set, on, from)
+	ho, ok := c.base.(cost.HandOffEstimator)
+	if !ok {
+		return 0
 	}
-	return 0
+	k := handKey{costKey{lg: lg, set: set.Key(), cfg: on}, from}
+	c.mu.RLock()
+	h, ok := c.hands[k]
+	c.mu.RUnlock()
+	if ok {
+		return h
+	}
+	h = ho.HandOff(lg, set, on, from)
+	c.mu.Lock()
+	c.hands[k] = h
+	c.mu.Unlock()
+	return h
 }
 
 func (c *cachedEstimator) Transfer(bytes int64, from, to int) time.Duration {

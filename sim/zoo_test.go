@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -202,6 +204,115 @@ func BenchmarkEvaluate(b *testing.B) {
 		b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
 		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
 	})
+	// profiled alternates, as above, the contended evaluation with the
+	// analytic model and one with a profile store over it that holds the
+	// measured hand-offs and an in-situ figure (the analytic one) for
+	// every subgraph of the plan, as after inlay run --record: the
+	// estimator's HandOff is asked at every cut of every evaluation (the
+	// evaluator caches Subgraph and Load, not HandOff), and each time
+	// looks up whether the subgraph has an in-situ figure. The plan's
+	// scores agree (an in-situ subgraph's hand-off is 0, as the analytic
+	// model's always is), and the ratio is the store's cost.
+	b.Run("profiled", func(b *testing.B) {
+		pe := profiledEstimator(b, w, pl, est, p)
+		prof := sim.NewEvaluator(w, pl, pe, sim.Options{Seed: 1})
+		want, err := evs[false].Evaluate(context.Background(), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got, err := prof.Evaluate(context.Background(), p); err != nil || got != want {
+			b.Fatalf("with the profile store: %+v, %v; want %+v", got, err, want)
+		}
+		var wall, cpu [2]time.Duration
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for m, ev := range []*sim.Evaluator{evs[false], prof} {
+				w0, c0 := time.Now(), cpuTime()
+				if _, err := ev.Evaluate(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+				wall[m] += time.Since(w0)
+				cpu[m] += cpuTime() - c0
+			}
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
+		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
+		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+	})
+	// profiled-compile is the part of profiled where the hand-offs are
+	// priced: compiling the plan with each evaluator's (warm) cost cache,
+	// alternating, and the ratio of the two.
+	b.Run("profiled-compile", func(b *testing.B) {
+		prof := sim.NewEvaluator(w, pl, profiledEstimator(b, w, pl, est, p), sim.Options{Seed: 1})
+		ests := []cost.Estimator{evs[false].Cached(), prof.Cached()}
+		for _, e := range ests {
+			if _, err := sim.Compile(w, pl, e, p); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var wall, cpu [2]time.Duration
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for m, e := range ests {
+				w0, c0 := time.Now(), cpuTime()
+				if _, err := sim.Compile(w, pl, e, p); err != nil {
+					b.Fatal(err)
+				}
+				wall[m] += time.Since(w0)
+				cpu[m] += cpuTime() - c0
+			}
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
+		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
+		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
+		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+	})
+}
+
+// profiledEstimator is a profile.Estimator over base whose store (in a
+// temporary folder) holds pinned and unpinned hand-offs and, for every
+// subgraph of p, an in-situ figure equal to base's.
+func profiledEstimator(tb testing.TB, w *workload.Workload, pl *hw.Platform, base cost.Estimator, p *plan.Plan) *profile.Estimator {
+	tb.Helper()
+	st, err := profile.Open(filepath.Join(tb.TempDir(), "profiles.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	const device = "bench"
+	for _, pinned := range []bool{true, false} {
+		if err := st.PutHandOff(device, profile.HandOff{Pinned: pinned, Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 100}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, mp := range p.Models {
+		lg := w.Model(mp.Model).Layers
+		for _, sg := range mp.Subgraphs {
+			cfg, err := sg.Config(pl)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			d, err := base.Subgraph(lg, sg.Layers, cfg)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			k, err := profile.SubgraphKey(device, pl, lg, sg.Layers, cfg)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if err := st.PutInSitu(profile.InSitu{Key: k, Typical: d, Timing: profile.Timing{Median: d, Reps: 10}}); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	e := profile.NewEstimator(st, device, base)
+	if e.Err() != nil || e.InSitu() == 0 {
+		tb.Fatalf("profile estimator: %v (%d in-situ figures)", e.Err(), e.InSitu())
+	}
+	return e
 }
 
 // TestZooContentionMatchesReference runs the nine-model scenario's

@@ -214,7 +214,10 @@ inlay.dev/gpu-type, count from the nvidia.com/gpu capacity) through the
 Binding subresource, and preempts by suspending Jobs (spec.suspend),
 resuming them when they run again. Decisions are Events on the Jobs; state
 is in annotations inlay.dev/state, allocated, rounds, preemptions,
-steps-estimated. --manifests prints the RBAC and Deployment manifests.`,
+steps-estimated, and in the Job's status conditions InlayScheduled (True
+while allocated; False, reason Queued, Preempted or Finished) and
+InlayInvalid (malformed annotations). --manifests prints the RBAC and
+Deployment manifests.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.manifests {

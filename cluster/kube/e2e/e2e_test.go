@@ -7,12 +7,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -120,6 +122,10 @@ func setup(t *testing.T) *env {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		// The test binary run again as a scheduler process (TestFaults).
+		os.Exit(schedulerChild())
+	}
 	code := m.Run()
 	if shared != nil {
 		shared.cp.Stop()
@@ -152,13 +158,7 @@ func startScheduler(t *testing.T, ctx context.Context, cs kubernetes.Interface, 
 
 func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64, id string, clock *vclock.Clock) (*scheduler.Scheduler, context.CancelFunc, chan error) {
 	t.Helper()
-	p, err := registry.New(pol, registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: e.table, Speedup: speedup, Queue: queue,
-		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue, Identity: id, Clock: clock})
+	s, err := newScheduler(cs, e.table, pol, queue, speedup, id, clock, slog.LevelWarn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +166,25 @@ func startSchedulerAs(t *testing.T, ctx context.Context, cs kubernetes.Interface
 	done := make(chan error, 1)
 	go func() { done <- s.Run(sctx) }()
 	return s, cancel, done
+}
+
+// newScheduler is the tests' scheduler: policy pol on the Jobs of queue,
+// Gavel's round and reset interval, leader election on the lease
+// inlay-system/inlay-QUEUE, logging from level (INLAY_E2E_LOG overrides).
+func newScheduler(cs kubernetes.Interface, table *throughput.Table, pol, queue string, speedup float64, id string, clock *vclock.Clock, level slog.Level) (*scheduler.Scheduler, error) {
+	p, err := registry.New(pol, registry.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if v := os.Getenv("INLAY_E2E_LOG"); v != "" {
+		// INLAY_E2E_LOG=debug, info, warn or error: the schedulers' log level.
+		if err := level.UnmarshalText([]byte(v)); err != nil {
+			return nil, fmt.Errorf("INLAY_E2E_LOG: %w", err)
+		}
+	}
+	return scheduler.New(scheduler.Config{Client: cs, Policy: p, Table: table, Speedup: speedup, Queue: queue,
+		Sched: sched.Config{Round: 360, ResetInterval: 1920}, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+		LeaderElection: true, LeaseNamespace: "inlay-system", LeaseName: "inlay-" + queue, Identity: id, Clock: clock})
 }
 
 // cleanRuns deletes the named replays' Jobs (and so their pods) when the
@@ -217,6 +236,46 @@ func account(t *testing.T, cs kubernetes.Interface, ns, run string, jobs []job.J
 	for _, j := range jobs {
 		if seen[replay.JobName(run, j.ID)] != 1 {
 			t.Errorf("trace job %d: %d Job objects", j.ID, seen[replay.JobName(run, j.ID)])
+		}
+	}
+}
+
+// dumpRun logs the state of a run's unfinished Jobs and their pods.
+func dumpRun(t *testing.T, cs kubernetes.Interface, run string) {
+	ctx := context.Background()
+	list, err := cs.BatchV1().Jobs("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	pods, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	for i := range list.Items {
+		j := &list.Items[i]
+		if done, _ := jobspec.Done(j); done {
+			continue
+		}
+		var ps []string
+		for _, p := range pods.Items {
+			if p.Labels["batch.kubernetes.io/job-name"] == j.Name {
+				ps = append(ps, fmt.Sprintf("%s on %q %s deleting %v", p.Name, p.Spec.NodeName, p.Status.Phase, p.DeletionTimestamp != nil))
+			}
+		}
+		var evs []string
+		if el, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + j.Name}); err == nil {
+			for _, ev := range el.Items {
+				evs = append(evs, fmt.Sprintf("%s %s ×%d: %s", ev.Source.Component, ev.Reason, ev.Count, ev.Message))
+			}
+		}
+		t.Logf("%s: suspend %v, parallelism %d, active %d, annotations %v, conditions %v, pods %v, events %v", j.Name, j.Spec.Suspend != nil && *j.Spec.Suspend,
+			*j.Spec.Parallelism, j.Status.Active, j.Annotations, conditions(j), ps, evs)
+	}
+	// Every bound pod, to see what holds the nodes they wait for.
+	if all, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range all.Items {
+			if p.Spec.NodeName != "" {
+				t.Logf("bound: %s/%s on %s, %s, deleting %v, %d GPUs", p.Namespace, p.Name, p.Spec.NodeName, p.Status.Phase,
+					p.DeletionTimestamp != nil, jobspec.PodRequests(&p.Spec).GPUs)
+			}
 		}
 	}
 }
@@ -357,23 +416,17 @@ func TestLeaderElection(t *testing.T) {
 }
 
 // TestMalformedAndForbidden: a Job with malformed inlay annotations gets a
-// Warning Event and state invalid while a good Job beside it finishes; the
-// scheduler's service account cannot do what its ClusterRole leaves out.
+// Warning Event, state invalid and the condition InlayInvalid (which the
+// Job controller's own status updates keep) while good Jobs beside it
+// finish; the scheduler's service account cannot do what its ClusterRole
+// leaves out.
 func TestMalformedAndForbidden(t *testing.T) {
 	e := setup(t)
 	cleanRuns(t, e.cs, "malformed", "malformed-ok")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// Run the scheduler under its own service account.
-	tok, err := manifests.Token(ctx, e.cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := e.cp.KubeconfigFor("inlay-scheduler", tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	cfg, err := clientcmd.BuildConfigFromFlags("", saKubeconfig(t, ctx, e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,6 +448,10 @@ func TestMalformedAndForbidden(t *testing.T) {
 			_, err := sa.BatchV1().Jobs("default").Update(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.UpdateOptions{})
 			return err
 		}},
+		{"update a Job's status (it may only patch it)", func() error {
+			_, err := sa.BatchV1().Jobs("default").UpdateStatus(ctx, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.UpdateOptions{})
+			return err
+		}},
 		{"lease outside its namespace", func() error {
 			_, err := sa.CoordinationV1().Leases("default").List(ctx, metav1.ListOptions{})
 			return err
@@ -405,7 +462,7 @@ func TestMalformedAndForbidden(t *testing.T) {
 		}
 	}
 	jobs := trace(t, e, 4, 3600, 200, 7)
-	_, stop, done := startScheduler(t, ctx, sa, e, "gavel", "faults", 600)
+	sch, stop, done := startScheduler(t, ctx, sa, e, "gavel", "faults", 600)
 	defer func() {
 		stop()
 		if err := <-done; err != nil {
@@ -429,24 +486,42 @@ func TestMalformedAndForbidden(t *testing.T) {
 	}
 	if res.Unfinished != 0 {
 		t.Errorf("%d good jobs unfinished beside a malformed one", res.Unfinished)
+		st := sch.Stats()
+		t.Logf("scheduler: %d rounds, %d binds, %d placements no node could hold, %d rebuilds", st.Rounds, st.Binds, st.Waits, st.Rebuilds)
+		dumpRun(t, e.cs, "malformed-ok")
+		var buf bytes.Buffer
+		_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+		for _, g := range strings.Split(buf.String(), "\n\n") {
+			if strings.Contains(g, "kube/scheduler") {
+				t.Log(g)
+			}
+		}
 	}
+	// The state annotation and the condition, written through the
+	// service account's jobs/status patch.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		j, err := e.cs.BatchV1().Jobs("default").Get(ctx, "malformed", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.Annotations[jobspec.StateAnno] == jobspec.Invalid {
+		c, ok := cond(j, scheduler.InvalidCondition)
+		if j.Annotations[jobspec.StateAnno] == jobspec.Invalid && ok {
 			if !strings.Contains(j.Annotations[jobspec.ReasonAnno], "inlay.dev/steps") {
 				t.Errorf("reason %q does not name the annotation", j.Annotations[jobspec.ReasonAnno])
+			}
+			if c.Status != corev1.ConditionTrue || c.Reason != "InvalidAnnotation" || !strings.Contains(c.Message, "inlay.dev/steps") {
+				t.Errorf("condition %s=%s, reason %q, message %q; want True, InvalidAnnotation, naming inlay.dev/steps", c.Type, c.Status, c.Reason, c.Message)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("malformed Job: state %q, want invalid", j.Annotations[jobspec.StateAnno])
+			t.Fatalf("malformed Job: state %q, conditions %v; want invalid and %s", j.Annotations[jobspec.StateAnno], conditions(j), scheduler.InvalidCondition)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The Job controller's next status update keeps the condition.
+	suspendedKeeps(t, ctx, e.cs, "malformed", scheduler.InvalidCondition)
 	evs, err := e.cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=malformed"})
 	if err != nil {
 		t.Fatal(err)
@@ -460,97 +535,6 @@ func TestMalformedAndForbidden(t *testing.T) {
 	if !warned {
 		t.Error("no Warning Event InvalidJob on the malformed Job")
 	}
-}
-
-// TestFaults replays jobs while a node running a job is made NotReady and
-// another deleted, the scheduler is killed and restarted, and the API
-// server is stopped for 30 s; every job finishes exactly once.
-func TestFaults(t *testing.T) {
-	e := setup(t)
-	cleanRuns(t, e.cs, "chaos")
-	// A loaded machine's API server takes minutes to catch up after the
-	// outage (every informer lists again).
-	ctx, cancel := context.WithTimeout(context.Background(), 13*time.Minute)
-	defer cancel()
-	speedup := 300.0
-	jobs := trace(t, e, 30, 200, 10, 3)
-	s1, stop1, done1 := startScheduler(t, ctx, e.cs, e, "gavel", "chaos", speedup)
-	_ = s1
-	resCh := make(chan *sim.Result, 1)
-	errCh := make(chan error, 1)
-	go func() {
-		res, err := replay.Run(ctx, replay.Config{Client: e.cs, Jobs: jobs, Table: e.table, Cluster: e.plat, Speedup: speedup,
-			Namespace: "default", Queue: "chaos", Run: "chaos", Timeout: 12 * time.Minute, Progress: progress(t)})
-		resCh <- res
-		errCh <- err
-	}()
-	// Wait until two nodes run jobs, then make one NotReady and delete
-	// the other.
-	var victim, deleted string
-	for deleted == "" {
-		time.Sleep(200 * time.Millisecond)
-		pods, err := e.cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: replay.RunLabel + "=chaos"})
-		if err != nil {
-			continue
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" {
-				if victim == "" {
-					victim = p.Spec.NodeName
-				} else if p.Spec.NodeName != victim {
-					deleted = p.Spec.NodeName
-					break
-				}
-			}
-		}
-		if ctx.Err() != nil {
-			t.Fatal("no two nodes ran jobs")
-		}
-	}
-	t.Logf("node %s: NotReady (KWOK stops managing it)", victim)
-	notReady(t, ctx, e.cs, victim)
-	t.Logf("node %s: deleted", deleted)
-	gone, err := e.cs.CoreV1().Nodes().Get(ctx, deleted, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.cs.CoreV1().Nodes().Delete(ctx, deleted, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Second)
-	// Kill the scheduler and start another; it rebuilds from the API.
-	stop1()
-	if err := <-done1; err != nil {
-		t.Logf("first scheduler: %v", err)
-	}
-	_, stop2, done2 := startScheduler(t, ctx, e.cs, e, "gavel", "chaos", speedup)
-	time.Sleep(2 * time.Second)
-	// The API server away for 30 s.
-	t.Log("API server stopped for 30 s")
-	e.cp.StopComponent("kube-apiserver")
-	time.Sleep(30 * time.Second)
-	if err := e.cp.StartComponent(ctx, "kube-apiserver"); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("API server back")
-	res, err := <-resCh, <-errCh
-	stop2()
-	if err := <-done2; err != nil {
-		t.Errorf("restarted scheduler: %v", err)
-	}
-	// Give the nodes back for the other tests.
-	ready(t, e.cs, victim)
-	gone.ResourceVersion, gone.UID, gone.Status = "", "", corev1.NodeStatus{Capacity: gone.Status.Capacity, Allocatable: gone.Status.Allocatable}
-	if _, err := e.cs.CoreV1().Nodes().Create(context.Background(), gone, metav1.CreateOptions{}); err != nil {
-		t.Logf("re-create %s: %v", deleted, err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Unfinished != 0 {
-		t.Errorf("%d jobs unfinished after the faults", res.Unfinished)
-	}
-	account(t, e.cs, "default", "chaos", jobs)
 }
 
 // TestReplayDefaultScheduler (INLAY_E2E_DEFAULT_SCHEDULER=1, make e2e)

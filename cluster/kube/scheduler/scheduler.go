@@ -14,15 +14,19 @@
 //     moved and resuming it when it runs again, so a Job keeps its identity
 //     across rounds.
 //   - Every decision is an Event on the Job, and its state is in the Job's
-//     annotations (package jobspec).
+//     annotations (package jobspec) and in its status conditions
+//     InlayScheduled and, for malformed annotations, InlayInvalid.
 //
 // Nodes are read as GPU servers (package nodes): only Ready, schedulable
 // nodes of a known GPU type, without taints the scheduler is not told to
 // tolerate, enter the cluster the policy sees; a pod is bound only where
 // its requests fit beside every pod already there (KWOK enforces nothing)
-// and it tolerates the node's taints. State lives in the API server: a
-// restarted scheduler rebuilds it from the Jobs' annotations and the pods'
-// bindings.
+// and it tolerates the node's taints, and beside the pods whose binding
+// this scheduler has sent but its informer not yet shown. State lives in
+// the API server: a restarted scheduler rebuilds it from the Jobs'
+// annotations and the pods' bindings (a gang left half-bound by a
+// scheduler killed in its bindings is completed or suspended like any
+// other whose pods sit where the round does not want them).
 package scheduler
 
 import (
@@ -176,6 +180,7 @@ type Scheduler struct {
 	rec   record.EventRecorder
 	kick  chan struct{}
 
+	term      sync.Mutex // held by a term of run
 	mu        sync.Mutex
 	st        map[string]*jobState
 	byID      map[int]*jobState
@@ -191,6 +196,21 @@ type Scheduler struct {
 	round     int
 	stats     Stats
 	requests  atomic.Int64
+	// assumed holds the pods whose Binding is sent (or about to be) but
+	// whose binding the informer has not shown yet: they hold their
+	// node's resources for fits (under mu), as kube-scheduler's assumed
+	// pods do.
+	assumed map[types.UID]assumedPod
+}
+
+// assumedPod is a pod bound, or being bound, to node, not yet seen so.
+// A binding that failed may still have been made (a timeout, a lost
+// response): its pod stays assumed until expires (zero: until the informer
+// shows it bound, or it is gone).
+type assumedPod struct {
+	ns, name, node string
+	req            jobspec.Requests
+	expires        time.Time
 }
 
 // New checks the configuration and returns a scheduler.
@@ -241,7 +261,8 @@ func New(cfg Config) (*Scheduler, error) {
 		h, _ := os.Hostname()
 		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{}, kick: make(chan struct{}, 1)}, nil
+	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
+		assumed: map[types.UID]assumedPod{}, kick: make(chan struct{}, 1)}, nil
 }
 
 // Stats returns a copy of the counters.
@@ -264,28 +285,48 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	if !s.cfg.LeaderElection {
 		return s.run(ctx)
 	}
+	errc := make(chan error, 1)
 	for {
 		lock := &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: s.cfg.LeaseNamespace, Name: s.cfg.LeaseName},
 			Client:     s.cs.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: s.cfg.Identity},
 		}
-		var runErr error
+		lctx, lcancel := context.WithCancel(ctx)
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock: lock, LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 			ReleaseOnCancel: true, Name: s.cfg.LeaseName,
 			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(ctx context.Context) { runErr = s.run(ctx) },
+				OnStartedLeading: func(tctx context.Context) {
+					// A term ends with its context (the lease lost);
+					// a failure of its own ends the campaign too,
+					// rather than holding the lease doing nothing.
+					if err := s.run(tctx); err != nil && tctx.Err() == nil {
+						select {
+						case errc <- err:
+						default:
+						}
+						lcancel()
+					}
+				},
 				OnStoppedLeading: func() {},
 			},
 		})
 		if err != nil {
+			lcancel()
 			return err
 		}
 		s.log.Info("waiting for the leader lease", "lease", s.cfg.LeaseNamespace+"/"+s.cfg.LeaseName, "identity", s.cfg.Identity)
-		le.Run(ctx)
-		if runErr != nil {
-			return runErr
+		le.Run(lctx)
+		lcancel()
+		// le.Run returns without waiting for the term it started: wait
+		// for it here (run holds term throughout).
+		s.term.Lock()
+		s.term.Unlock()
+		select {
+		case err := <-errc:
+			return err
+		default:
 		}
 		if ctx.Err() != nil {
 			return nil
@@ -310,7 +351,8 @@ func (s *Scheduler) jobSelector() labels.Selector {
 const podsByNode = "node"
 const podsByJob = "job"
 
-// podIndexers index pods by their node and by the Job that controls them.
+// podIndexers index pods by the node they are bound to and by the Job
+// that controls them.
 func podIndexers() cache.Indexers {
 	return cache.Indexers{
 		podsByNode: func(o any) ([]string, error) {
@@ -331,11 +373,17 @@ func podIndexers() cache.Indexers {
 }
 
 func (s *Scheduler) run(ctx context.Context) error {
+	// One term at a time: the leader elector does not wait for the term
+	// it started when it loses the lease, and the next term resets the
+	// state that the last one's workers may still use.
+	s.term.Lock()
+	defer s.term.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A new term starts from the API server's state alone.
 	s.mu.Lock()
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
+	s.assumed = map[types.UID]assumedPod{}
 	s.mu.Unlock()
 	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
 	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),

@@ -90,7 +90,10 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		return 0, err
 	}
 	if d.invalid != "" {
-		return 0, s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid)
+		if err := s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid); err != nil {
+			return 0, err
+		}
+		return 0, s.condition(ctx, j, InvalidCondition, corev1.ConditionTrue, "InvalidAnnotation", "inlay cannot schedule this Job: "+d.invalid)
 	}
 	if d.done {
 		_, ok := jobspec.Done(j)
@@ -110,7 +113,11 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		if j.Annotations[jobspec.FinishedAtAnno] == "" {
 			a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
 		}
-		return 0, s.annotate(ctx, j, a, jobspec.Finished)
+		if err := s.annotate(ctx, j, a, jobspec.Finished); err != nil {
+			return 0, err
+		}
+		return 0, s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, "Finished",
+			fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt))
 	}
 	base := map[string]string{}
 	if j.Annotations[jobspec.QueuedAtAnno] == "" {
@@ -148,6 +155,13 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 		if err := s.annotate(ctx, j, base, state); err != nil {
+			return 0, err
+		}
+		reason, msg := "Queued", "waiting for GPUs"
+		if state == jobspec.Preempted {
+			reason, msg = "Preempted", "preempted at a round boundary; waiting for GPUs"
+		}
+		if err := s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, reason, msg); err != nil {
 			return 0, err
 		}
 		if len(terminating) > 0 {
@@ -207,28 +221,33 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		if len(free) < need {
 			return 0, fmt.Errorf("%d pods to bind, %d slots", need, len(free))
 		}
-		pending := map[string][]*corev1.Pod{}
-		for i := 0; i < need; i++ {
-			pending[free[i]] = append(pending[free[i]], unbound[i])
-		}
-		for n, ps := range pending {
-			if why := s.fits(n, ps); why != "" {
-				return 100 * time.Millisecond, nil // capacity frees as old pods end
-			}
+		toBind := unbound[:need]
+		if ok, again := s.reserve(key, d, toBind, free[:need]); !ok {
+			return again, nil
 		}
 		if at := jobspec.FormatTime(d.decidedAt); !d.decidedAt.IsZero() && j.Annotations[DecidedAtAnno] != at {
 			// A start without a resume (the Job's first): the decision's
 			// time goes on the Job before its pods are bound.
 			if err := s.patch(ctx, j, nil, map[string]string{DecidedAtAnno: at}); err != nil {
+				s.unassume(toBind)
 				return 0, err
 			}
 		}
-		for i := 0; i < need; i++ {
-			p := unbound[i]
+		for i, p := range toBind {
 			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: free[i]}}
 			s.requests.Add(1)
 			err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsConflict(err) {
+			if apierrors.IsConflict(err) {
+				// Bound already: it stays assumed until the informer
+				// shows where, and the next sync moves the Job if that
+				// is not where this round wants it.
+				s.log.Info("pod bound already", "pod", p.Namespace+"/"+p.Name, "node", free[i], "err", err)
+				continue
+			}
+			if err != nil {
+				// This one may have been made; the rest were not sent.
+				s.expire(toBind[i], bindGrace)
+				s.unassume(toBind[i+1:])
 				s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, free[i], err)
 				return 0, err
 			}
@@ -259,7 +278,10 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 	}
-	return 0, s.annotate(ctx, j, base, jobspec.Running)
+	if err := s.annotate(ctx, j, base, jobspec.Running); err != nil {
+		return 0, err
+	}
+	return 0, s.condition(ctx, j, ScheduledCondition, corev1.ConditionTrue, "Allocated", fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu))
 }
 
 // runningSince reports whether the gang's pods are all bound and Running.
@@ -326,8 +348,93 @@ func (s *Scheduler) reapLost(ctx context.Context, pods []*corev1.Pod) error {
 	return nil
 }
 
-// fits checks that pods fit on node beside the pods already there, and
-// tolerate its taints; it returns why not, or "".
+// reserve decides, under mu, to bind pods to nodes (pods[i] to
+// nodes[i]): only while the Job's desired state is still the one synced
+// (a round since may have preempted it or given its nodes to another Job,
+// and the worker would bind a gang that the round no longer wants), and
+// only where all of them fit beside the pods bound there and those whose
+// binding is in flight. The reserved pods count as bound until the
+// informer shows them so (fits), or unassume withdraws them. It returns
+// false, and when to look again, when the gang is not to be bound now.
+func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []string) (bool, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.st[key]; st == nil || !st.run || st.uid != d.uid || !equalStrings(st.slots, d.slots) {
+		s.log.Debug("gang not bound: the round changed its mind", "job", key)
+		return false, 0 // the round that changed it queued the Job again
+	}
+	for _, p := range pods {
+		if s.stillAssumed(p.UID) {
+			// Its binding is made or in flight, not yet seen.
+			s.log.Debug("gang not bound: a pod's binding not seen yet", "job", key, "pod", p.Name)
+			return false, 100 * time.Millisecond
+		}
+	}
+	byNode := map[string][]*corev1.Pod{}
+	var order []string
+	for i, p := range pods {
+		if byNode[nodes[i]] == nil {
+			order = append(order, nodes[i])
+		}
+		byNode[nodes[i]] = append(byNode[nodes[i]], p)
+	}
+	for _, n := range order {
+		if why := s.fits(n, byNode[n]); why != "" {
+			s.log.Debug("gang not bound: no room", "job", key, "node", n, "why", why)
+			return false, 100 * time.Millisecond // capacity frees as old pods end
+		}
+	}
+	for i, p := range pods {
+		s.assumed[p.UID] = assumedPod{ns: p.Namespace, name: p.Name, node: nodes[i], req: jobspec.PodRequests(&p.Spec)}
+	}
+	return true, 0
+}
+
+// bindGrace is how long a pod whose Binding failed stays assumed: the
+// binding may have been made all the same, and the informer shows it
+// within that time if so.
+const bindGrace = 10 * time.Second
+
+// stillAssumed reports whether a pod is assumed and not yet seen bound,
+// gone or expired; it forgets the assumption otherwise (under mu).
+func (s *Scheduler) stillAssumed(uid types.UID) bool {
+	a, ok := s.assumed[uid]
+	if !ok {
+		return false
+	}
+	p, err := s.pods.Pods(a.ns).Get(a.name)
+	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
+		// Seen bound (the informer counts it where it is), gone, or
+		// its failed binding not made after all.
+		delete(s.assumed, uid)
+		return false
+	}
+	return true
+}
+
+// expire gives the assumption of a pod whose Binding failed a deadline.
+func (s *Scheduler) expire(p *corev1.Pod, after time.Duration) {
+	s.mu.Lock()
+	if a, ok := s.assumed[p.UID]; ok {
+		a.expires = time.Now().Add(after)
+		s.assumed[p.UID] = a
+	}
+	s.mu.Unlock()
+}
+
+// unassume withdraws reservations whose Binding was not sent.
+func (s *Scheduler) unassume(pods []*corev1.Pod) {
+	s.mu.Lock()
+	for _, p := range pods {
+		delete(s.assumed, p.UID)
+	}
+	s.mu.Unlock()
+}
+
+// fits checks that pods fit on node beside the pods already there (bound
+// in the informer's view, or assumed), and tolerate its taints; it returns
+// why not, or "" (under mu: it forgets the assumptions that the informer
+// has caught up with, or that expired).
 func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 	n, err := s.nodes.Get(node)
 	if err != nil {
@@ -364,6 +471,15 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		used.MilliCPU += r.MilliCPU
 		used.Memory += r.Memory
 		used.GPUs += r.GPUs
+		count++
+	}
+	for uid, a := range s.assumed {
+		if a.node != node || !s.stillAssumed(uid) {
+			continue
+		}
+		used.MilliCPU += a.req.MilliCPU
+		used.Memory += a.req.Memory
+		used.GPUs += a.req.GPUs
 		count++
 	}
 	for _, p := range pods {
@@ -410,6 +526,45 @@ func (s *Scheduler) patch(ctx context.Context, j *batchv1.Job, spec map[string]a
 	patch, _ := json.Marshal(body)
 	s.requests.Add(1)
 	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// Conditions the scheduler writes on a Job's status, through the
+// jobs/status subresource as a strategic merge by condition type: the Job
+// controller's own conditions (Suspended, Complete, ...) stay as they are,
+// and the Job controller keeps these, since it updates the status it read
+// (an update over a status changed since fails, and it reads again).
+const (
+	// InvalidCondition is True on a Job whose inlay annotations do not
+	// parse, with reason InvalidAnnotation and a message that names the
+	// annotation and says what is wrong with it.
+	InvalidCondition batchv1.JobConditionType = "InlayInvalid"
+	// ScheduledCondition says whether the Job's gang holds GPUs: True
+	// with reason Allocated while it runs (the message names the GPU
+	// type), False with reason Queued or Preempted while it waits, and
+	// Finished once it ended.
+	ScheduledCondition batchv1.JobConditionType = "InlayScheduled"
+)
+
+// condition sets a condition on the Job's status unless it already says
+// the same; the transition time stays while the status does not change.
+func (s *Scheduler) condition(ctx context.Context, j *batchv1.Job, typ batchv1.JobConditionType, status corev1.ConditionStatus, reason, msg string) error {
+	now := metav1.Now()
+	c := batchv1.JobCondition{Type: typ, Status: status, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
+	for _, o := range j.Status.Conditions {
+		if o.Type != typ {
+			continue
+		}
+		if o.Status == status && o.Reason == reason && o.Message == msg {
+			return nil
+		}
+		if o.Status == status {
+			c.LastTransitionTime = o.LastTransitionTime
+		}
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []batchv1.JobCondition{c}}})
+	s.requests.Add(1)
+	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

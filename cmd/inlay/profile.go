@@ -158,7 +158,6 @@ platform with the fitted figures (-o).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
-	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")

@@ -48,6 +48,12 @@ type Job struct {
 	// LastGPUs is the number of GPUs it ran on in the previous round (0:
 	// it did not run).
 	LastGPUs int
+	// Chunk, when above 1, is how many of the job's GPUs must sit on one
+	// server together (the GPUs of one Kubernetes pod): the mechanism
+	// places them in whole chunks, and leaves the job out of a round in
+	// which the free GPUs of its type are too scattered for that. 0 or 1:
+	// any split.
+	Chunk int
 }
 
 // Cluster is what a policy knows of the cluster: per column of the table,

@@ -546,6 +546,10 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 			continue
 		}
 		n := c.gpus
+		if k := m.chunk(c); k > 1 {
+			assigned[i] = placeChunks(srv, free, n, k, m.cfg.Placement)
+			continue
+		}
 		var got []int
 		if m.cfg.Placement == Consolidated {
 			best := -1
@@ -582,6 +586,9 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 		assigned[i] = got
 	}
 	for i, c := range chosen {
+		if assigned[i] == nil {
+			continue // its chunks found no servers this round
+		}
 		p := Placed{A: c.a, B: c.b, GPU: g, Servers: assigned[i]}
 		// A job is spread (and slowed by the network) when its GPUs sit on
 		// several servers although one server of the type could hold them;
@@ -641,6 +648,80 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 	}
 	m.placedLast[g] = now
 	return out
+}
+
+// chunk is the GPUs that must share a server for candidate c (the larger
+// of its jobs' chunks; 0 when any split will do, or when the chunk does
+// not divide the GPUs it is given).
+func (m *Mechanism) chunk(c candidate) int {
+	k := m.jobs[c.a].Chunk
+	if c.b >= 0 {
+		k = max(k, m.jobs[c.b].Chunk)
+	}
+	if k <= 1 || c.gpus%k != 0 {
+		return 0
+	}
+	return k
+}
+
+// placeChunks takes n GPUs in chunks of k, each chunk on one server, from
+// the servers' free GPUs (updated): the whole job on the fullest-fitting
+// single server when one holds it, else chunks from the servers with the
+// most free GPUs (consolidated: as many chunks as a server holds; spread:
+// one a server, on the servers it has least on first). It returns nil, taking nothing, when the free GPUs
+// are too scattered.
+func placeChunks(srv []server, free []int, n, k int, pl Placement) []int {
+	var got []int
+	if pl == Consolidated {
+		best := -1
+		for s := range srv {
+			if free[s] >= n && (best < 0 || free[s] < free[best]) {
+				best = s
+			}
+		}
+		if best >= 0 {
+			for range n {
+				got = append(got, srv[best].node)
+			}
+			free[best] -= n
+			return got
+		}
+	}
+	took := make([]int, len(srv))
+	for len(got) < n {
+		s := -1
+		for t := range srv {
+			if free[t] < k {
+				continue
+			}
+			switch {
+			case s < 0:
+				s = t
+			case pl == Spread && took[t] != took[s]:
+				if took[t] < took[s] {
+					s = t // spread: the servers it has least on first
+				}
+			case free[t] > free[s]:
+				s = t
+			}
+		}
+		if s < 0 {
+			for t, g := range took {
+				free[t] += g
+			}
+			return nil
+		}
+		take := k
+		if pl == Consolidated {
+			take = min(free[s]/k*k, n-len(got))
+		}
+		for range take {
+			got = append(got, srv[s].node)
+		}
+		free[s] -= take
+		took[s] += take
+	}
+	return got
 }
 
 // rateN is job j's rate on n GPUs of column g (policy.ScaledRate).

@@ -337,8 +337,8 @@ func TestReplay(t *testing.T) {
 	if clock != nil {
 		held = clock.Held()
 	}
-	t.Logf("wall %.0f s, clock held %.0f s; scheduler: %d rounds, policy %.1f ms a round (max %.0f ms), %d binds, %d suspends, %d resumes, %d placements no node could hold, %d cluster-view rebuilds",
-		elapsed.Seconds(), held.Seconds(), st.Rounds, float64(st.PolicyTime.Milliseconds())/math.Max(float64(st.Rounds), 1), float64(st.PolicyMax.Milliseconds()), st.Binds, st.Suspends, st.Resumes, st.Waits, st.Rebuilds)
+	t.Logf("wall %.0f s, clock held %.0f s; scheduler: %d rounds, policy %.1f ms a round (max %.0f ms), %d binds, %d suspends, %d resumes, %d placements no node could hold, %d bound elsewhere than planned, %d cluster-view rebuilds",
+		elapsed.Seconds(), held.Seconds(), st.Rounds, float64(st.PolicyTime.Milliseconds())/math.Max(float64(st.Rounds), 1), float64(st.PolicyMax.Milliseconds()), st.Binds, st.Suspends, st.Resumes, st.Waits, st.Refits, st.Rebuilds)
 	tl.report(t, speedup, clock, sr)
 	// Where the difference comes from: per job, the replay's extra time in
 	// real seconds (scheduling latency is paid in real time, and the time

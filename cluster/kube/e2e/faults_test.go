@@ -209,8 +209,9 @@ func (p *schedProc) tail(n int) string {
 }
 
 // watcher follows pods, nodes and Jobs through informers and checks at
-// every pod event (each resource's watch is one ordered stream, so these
-// are the states the API server went through) that no node holds more
+// every pod event (each resource's watch is one ordered stream, so within
+// a watch these are the states the API server went through; an overcommit
+// is confirmed with the API server, see confirm) that no node holds more
 // GPUs, CPU or memory than it has (counting its bound pods that have not
 // ended, terminating ones too, as a kubelet would), that no pod changes
 // its node, and that no Job has more pods bound than its gang. It also
@@ -233,11 +234,20 @@ type watcher struct {
 	// onHalf, when set, is called (under mu) when a binding leaves a
 	// gang of several pods half-bound.
 	onHalf func(job string)
+	// cs, when set, is asked to confirm an overcommit the informers show
+	// (see checkNode); unconfirmed counts those it did not, notes says
+	// what they were.
+	cs          kubernetes.Interface
+	ctx         context.Context
+	confirming  map[string]bool
+	pending     sync.WaitGroup
+	unconfirmed int
+	notes       []string
 }
 
 func newWatcher(nodes, jobs cache.Indexer) *watcher {
 	return &watcher{nodes: nodes, jobs: jobs, pods: map[types.UID]*corev1.Pod{}, node: map[types.UID]string{},
-		half: map[string]time.Time{}, ended: map[string][]time.Time{}}
+		half: map[string]time.Time{}, ended: map[string][]time.Time{}, confirming: map[string]bool{}}
 }
 
 func watch(t *testing.T, ctx context.Context, cs kubernetes.Interface) *watcher {
@@ -245,6 +255,7 @@ func watch(t *testing.T, ctx context.Context, cs kubernetes.Interface) *watcher 
 	fac := informers.NewSharedInformerFactory(cs, 0)
 	podInf, nodeInf, jobInf := fac.Core().V1().Pods().Informer(), fac.Core().V1().Nodes(), fac.Batch().V1().Jobs()
 	w := newWatcher(nodeInf.Informer().GetIndexer(), jobInf.Informer().GetIndexer())
+	w.cs, w.ctx = cs, ctx
 	pod := func(o any) *corev1.Pod {
 		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
 			o = d.Obj
@@ -375,12 +386,68 @@ func (w *watcher) checkNode(name string) {
 		}
 		names = append(names, fmt.Sprintf("%s (%s%s, rv %s)", q.Name, q.Status.Phase, going, q.ResourceVersion))
 	}
-	al := n.Status.Allocatable
-	cpu, mem := al[corev1.ResourceCPU], al[corev1.ResourceMemory]
-	if used.GPUs > int64(nodes.GPUs(n)) || used.MilliCPU > float64(cpu.MilliValue()) || used.Memory > mem.Value() {
+	if over(n, used) {
 		sort.Strings(names)
-		w.fault("node %s overcommitted: %d GPUs of %d, %.0f mCPU of %d, %d B of %d, by %s", name, used.GPUs, nodes.GPUs(n),
-			used.MilliCPU, cpu.MilliValue(), used.Memory, mem.Value(), strings.Join(names, ","))
+		msg := fmt.Sprintf("node %s overcommitted: %d GPUs of %d, %.0f mCPU of %d, %d B of %d, by %s", name, used.GPUs, nodes.GPUs(n),
+			used.MilliCPU, n.Status.Allocatable.Cpu().MilliValue(), used.Memory, n.Status.Allocatable.Memory().Value(), strings.Join(names, ","))
+		if w.cs == nil {
+			w.fault("%s", msg)
+			return
+		}
+		if !w.confirming[name] {
+			w.confirming[name] = true
+			w.pending.Add(1)
+			go w.confirm(n, msg)
+		}
+	}
+}
+
+// over reports whether used exceeds what node n has.
+func over(n *corev1.Node, used jobspec.Requests) bool {
+	al := n.Status.Allocatable
+	return used.GPUs > int64(nodes.GPUs(n)) || used.MilliCPU > float64(al.Cpu().MilliValue()) || used.Memory > al.Memory().Value()
+}
+
+// confirm asks the API server for the pods bound to node n when the
+// informers show it overcommitted. The informers' view is the API
+// server's history only within one watch: after the API server's outage
+// they list again, and until the list is through, a pod deleted in the
+// meantime can still sit beside the one that took its place. An
+// overcommit the API server's own list shows is a fault; one it does not
+// is counted and noted.
+func (w *watcher) confirm(n *corev1.Node, msg string) {
+	defer w.pending.Done()
+	ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
+	defer cancel()
+	list, err := w.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.confirming, n.Name)
+	if err != nil {
+		w.fault("%s (not confirmed: %v)", msg, err)
+		return
+	}
+	var used jobspec.Requests
+	var names []string
+	for i := range list.Items {
+		q := &list.Items[i]
+		if !live(q) {
+			continue
+		}
+		r := jobspec.PodRequests(&q.Spec)
+		used.GPUs += r.GPUs
+		used.MilliCPU += r.MilliCPU
+		used.Memory += r.Memory
+		names = append(names, fmt.Sprintf("%s (%s, rv %s)", q.Name, q.Status.Phase, q.ResourceVersion))
+	}
+	sort.Strings(names)
+	if over(n, used) {
+		w.fault("%s; the API server lists %s", msg, strings.Join(names, ","))
+		return
+	}
+	w.unconfirmed++
+	if len(w.notes) < 5 {
+		w.notes = append(w.notes, fmt.Sprintf("%s %s; the API server lists %s", time.Now().Format("15:04:05.000"), msg, strings.Join(names, ",")))
 	}
 }
 
@@ -537,8 +604,15 @@ func TestFaults(t *testing.T) {
 		t.Errorf("%d jobs unfinished after the faults", res.Unfinished)
 	}
 	account(t, e.cs, "default", "chaos", jobs)
+	w.pending.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for _, note := range w.notes {
+		t.Logf("the informers showed an overcommit the API server did not: %s", note)
+	}
+	if w.unconfirmed > len(w.notes) {
+		t.Logf("and %d more such", w.unconfirmed-len(w.notes))
+	}
 	for _, f := range w.faults {
 		t.Error(f)
 	}

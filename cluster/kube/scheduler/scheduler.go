@@ -123,6 +123,10 @@ type Stats struct {
 	// hold (a pod's GPUs on one node); Rebuilds the mechanism's rebuilds
 	// on a changed cluster view (nodes NotReady, gone or back).
 	Waits, Rebuilds int64
+	// Refits counts placements bound on other nodes than the mechanism's
+	// servers (they had no room for whole pods); the mechanism is told
+	// where the job went.
+	Refits int64
 	// PolicyTime is the total time spent in the mechanism's Plan;
 	// PolicyMax the longest round.
 	PolicyTime, PolicyMax time.Duration
@@ -708,7 +712,7 @@ func (s *Scheduler) addToMech(st *jobState, j *batchv1.Job) {
 	rem := math.Max(st.spec.Steps-done, 1e-6*st.spec.Steps)
 	s.mech.Add(policy.Job{ID: st.id, Row: st.spec.Row, GPUs: st.spec.GPUs, Weight: st.spec.Weight,
 		Arrival: s.virtual(st.queuedAt), Steps: st.spec.Steps, Remaining: rem, Attained: 0,
-		CPUs: st.spec.CPUs, MemoryGiB: st.spec.MemoryGiB})
+		CPUs: st.spec.CPUs, MemoryGiB: st.spec.MemoryGiB, Chunk: st.spec.PerPod})
 	st.added = true
 }
 
@@ -1046,6 +1050,20 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			}
 			continue
 		}
+		if !s.onServers(slots, p.Servers) {
+			// Bound elsewhere than the mechanism put it: tell it, so that
+			// its next rounds keep the job where it runs and do not give
+			// those nodes to others.
+			s.stats.Refits++
+			srv := make([]int, 0, len(slots)*st.spec.PerPod)
+			for _, n := range slots {
+				for range st.spec.PerPod {
+					srv = append(srv, s.nodeIdx[n])
+				}
+			}
+			s.mech.Restore(st.id, p.GPU, srv)
+			p.Servers = srv
+		}
 		pp := p
 		st.placed = &pp
 		same := wasRunning && equalStrings(slots, st.slots)
@@ -1126,6 +1144,28 @@ func (s *Scheduler) slots(st *jobState, p sched.Placed, free map[string]int) []s
 	}
 	sort.SliceStable(col, func(i, j int) bool { return free[col[i]] > free[col[j]] })
 	return take(col)
+}
+
+// onServers reports whether one node a pod, slots, holds exactly the
+// mechanism's servers (node indices, one a GPU).
+func (s *Scheduler) onServers(slots []string, servers []int) bool {
+	want := map[int]int{}
+	for _, i := range servers {
+		want[i]++
+	}
+	per := 0
+	if len(slots) > 0 {
+		per = len(servers) / len(slots)
+	}
+	for _, n := range slots {
+		want[s.nodeIdx[n]] -= per
+	}
+	for _, c := range want {
+		if c != 0 {
+			return false
+		}
+	}
+	return len(servers) == per*len(slots)
 }
 
 func uniq(a []string) []string {

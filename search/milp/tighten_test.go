@@ -3,6 +3,7 @@ package milp_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"strings"
@@ -48,7 +49,8 @@ func BenchmarkTighten(b *testing.B) {
 			if !ok {
 				b.Fatalf("TIGHT_VARIANTS: no variant %q", name)
 			}
-			for si, s := range ss {
+			for _, s := range ss {
+				si := s.index
 				f, err := milp.Formulate(s.sp, v.form)
 				if err != nil {
 					b.Fatal(err)
@@ -129,6 +131,7 @@ func envInt(b *testing.B, key string, def int) int {
 type tightenScenario struct {
 	sp    *space.Space
 	start *space.Assignment
+	index int // the scenario's index in the bench
 }
 
 // tightenScenarios draws the bench's scenarios and their start plans.
@@ -158,8 +161,17 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 		return g, lg, nil
 	}
 	rng := rand.New(rand.NewSource(1))
+	// TIGHT_ONLY (comma-separated indices) keeps only those scenarios;
+	// the others are still drawn, so that the indices are the bench's.
+	only := map[int]bool{}
+	for _, f := range strings.Split(os.Getenv("TIGHT_ONLY"), ",") {
+		var i int
+		if _, err := fmt.Sscan(f, &i); err == nil {
+			only[i] = true
+		}
+	}
 	var ss []tightenScenario
-	for range scenarios {
+	for si := range scenarios {
 		w, err := workload.Scenario(rng, workload.ScenarioOptions{Networks: zoo.BenchNetworks(), MaxModels: models}, build)
 		if err != nil {
 			b.Fatal(err)
@@ -170,12 +182,15 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 		if err != nil {
 			b.Fatal(err)
 		}
-		s := tightenScenario{sp: sp}
+		s := tightenScenario{sp: sp, index: si}
+		if len(only) > 0 && !only[si] {
+			continue
+		}
 		if evals > 0 {
 			// TIGHT_CACHE keeps the start plans between runs.
 			cached := ""
 			if dir := os.Getenv("TIGHT_CACHE"); dir != "" {
-				cached = fmt.Sprintf("%s/start-%d-%d-%d.yaml", dir, models, len(ss), evals)
+				cached = fmt.Sprintf("%s/start-%d-%d-%d.yaml", dir, models, si, evals)
 			}
 			p, err := plan.Load(cached)
 			if err != nil {
@@ -207,7 +222,8 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 func BenchmarkTightenDiag(b *testing.B) {
 	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
 	for b.Loop() {
-		for si, s := range ss {
+		for _, s := range ss {
+			si := s.index
 			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
 			if err != nil {
 				b.Fatal(err)
@@ -258,7 +274,8 @@ func BenchmarkImprove(b *testing.B) {
 	}
 	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
 	for b.Loop() {
-		for si, s := range ss {
+		for _, s := range ss {
+			si := s.index
 			for _, sh := range shares {
 				var share float64
 				sh, sub, _ := strings.Cut(sh, "/")
@@ -304,6 +321,88 @@ func BenchmarkImprove(b *testing.B) {
 				fmt.Printf("improve: scenario %d (%d models) share %.2f sub-limit %v: %-8s bound %.6g start %.6g cbc %.6g (%.1fs) improved %.6g%s gap %5.2f%% → %5.2f%%  %5.1fs  load %s\n",
 					si, len(s.sp.Models), share, subLimit, res.Status, res.Bound, f.Model.Objective(f.Start(s.start)), full, res.Wall.Seconds(), lns, line,
 					100*(full-res.Bound)/full, 100*(lns-res.Bound)/lns, time.Since(began).Seconds(), loadavg())
+			}
+		}
+	}
+}
+
+// BenchmarkGapDiag prints, per load row, the layer, dispatch, transfer and
+// latency parts at the root LP's optimum and in the start plan.
+func BenchmarkGapDiag(b *testing.B) {
+	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	for b.Loop() {
+		for _, s := range ss {
+			si := s.index
+			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := f.Start(s.start)
+			names, lp := f.LoadParts(res.Values)
+			_, st := f.LoadParts(start)
+			for i := range names {
+				fmt.Printf("gapdiag: scenario %d %-14s LP %.5f %.5f %.5f %.5f | start %.5f %.5f %.5f %.5f\n", si, names[i],
+					lp[i][0], lp[i][1], lp[i][2], lp[i][3], st[i][0], st[i][1], st[i][2], st[i][3])
+			}
+			fmt.Printf("gapdiag: scenario %d LP %.6g start %.6g\n", si, res.Objective, start[f.L])
+		}
+	}
+}
+
+// BenchmarkBranchDiag branches once on each subgraph count n[m][p] (0:
+// model m off p; ≥ 1: a whole dispatch) and prints the two children's LP
+// bounds against the root's: where the lesser child rises, branching on
+// the counts raises the bound.
+func BenchmarkBranchDiag(b *testing.B) {
+	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	for b.Loop() {
+		for _, s := range ss {
+			si := s.index
+			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			root, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			vars, ms, ps := f.Counts()
+			for i, n := range vars {
+				val := root.Values[n]
+				lo, hi := f.Model.Bounds(n)
+				var kids [2]float64
+				for k := range 2 {
+					var saved [][3]float64
+					if k == 0 {
+						f.Model.SetBounds(n, 0, 0)
+						for _, x := range f.X[ms[i]] {
+							if v := x[ps[i]]; v >= 0 {
+								a, c := f.Model.Bounds(v)
+								saved = append(saved, [3]float64{float64(v), a, c})
+								f.Model.SetBounds(v, 0, 0)
+							}
+						}
+					} else {
+						f.Model.SetBounds(n, 1, hi)
+					}
+					r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					kids[k] = r.Objective
+					if r.Status == solver.Infeasible {
+						kids[k] = math.Inf(1)
+					}
+					for _, sv := range saved {
+						f.Model.SetBounds(solver.Var(sv[0]), sv[1], sv[2])
+					}
+					f.Model.SetBounds(n, lo, hi)
+				}
+				fmt.Printf("branchdiag: scenario %d model %d proc %d n=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, ms[i], ps[i], val, root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
 			}
 		}
 	}

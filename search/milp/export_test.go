@@ -1,0 +1,38 @@
+package milp
+
+import "github.com/inlay-dev/inlay/solver"
+
+// LoadParts splits each load row at x into its layer, dispatch, transfer
+// and latency parts (for the benchmarks' diagnostics).
+func (f *Formulation) LoadParts(x []float64) (names []string, parts [][4]float64) {
+	kind := map[int]int{}
+	for _, av := range f.aux {
+		switch av.kind {
+		case auxCount:
+			kind[int(av.v)] = 1
+		case auxPair:
+			kind[int(av.v)] = 2
+		case auxLinkPair:
+			kind[int(av.v)] = 3
+		}
+	}
+	for i, row := range f.loadRows {
+		var p [4]float64
+		for _, t := range row {
+			p[kind[int(t.Var)]] += t.Coef * x[t.Var]
+		}
+		names = append(names, f.loadName[i])
+		parts = append(parts, p)
+	}
+	return names, parts
+}
+
+// Counts lists the subgraph-count variables n[m][p].
+func (f *Formulation) Counts() (vars []solver.Var, ms, ps []int) {
+	for _, av := range f.aux {
+		if av.kind == auxCount {
+			vars, ms, ps = append(vars, av.v), append(ms, av.m), append(ps, av.p)
+		}
+	}
+	return vars, ms, ps
+}

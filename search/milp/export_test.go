@@ -36,3 +36,14 @@ func (f *Formulation) Counts() (vars []solver.Var, ms, ps []int) {
 	}
 	return vars, ms, ps
 }
+
+// LinkPairs lists the latency indicators of (model, domain pair): vars,
+// their models, and the domains.
+func (f *Formulation) LinkPairs() (vars []solver.Var, ms, ds, es []int) {
+	for _, av := range f.aux {
+		if av.kind == auxLinkPair {
+			vars, ms, ds, es = append(vars, av.v), append(ms, av.m), append(ds, av.p), append(es, av.q)
+		}
+	}
+	return vars, ms, ds, es
+}

@@ -354,7 +354,8 @@ func BenchmarkGapDiag(b *testing.B) {
 }
 
 // BenchmarkBranchDiag branches once on each subgraph count n[m][p] (0:
-// model m off p; ≥ 1: a whole dispatch) and prints the two children's LP
+// model m off p; ≥ 1: a whole dispatch) and on each latency indicator of
+// a (model, domain pair) (0 or 1), and prints the two children's LP
 // bounds against the root's: where the lesser child rises, branching on
 // the counts raises the bound.
 func BenchmarkBranchDiag(b *testing.B) {
@@ -371,6 +372,9 @@ func BenchmarkBranchDiag(b *testing.B) {
 				b.Fatal(err)
 			}
 			vars, ms, ps := f.Counts()
+			if os.Getenv("BRANCH_COUNTS") == "0" {
+				vars = nil
+			}
 			for i, n := range vars {
 				val := root.Values[n]
 				lo, hi := f.Model.Bounds(n)
@@ -403,6 +407,26 @@ func BenchmarkBranchDiag(b *testing.B) {
 					f.Model.SetBounds(n, lo, hi)
 				}
 				fmt.Printf("branchdiag: scenario %d model %d proc %d n=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, ms[i], ps[i], val, root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
+			}
+			// The latency indicators: 0 (no tensor of the model crosses
+			// from D to E) or 1 (a whole latency).
+			pvars, pms, pds, pes := f.LinkPairs()
+			for i, v := range pvars {
+				lo, hi := f.Model.Bounds(v)
+				var kids [2]float64
+				for k := range 2 {
+					f.Model.SetBounds(v, float64(k), float64(k))
+					r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+					if err != nil {
+						b.Fatal(err)
+					}
+					kids[k] = r.Objective
+					if r.Status == solver.Infeasible {
+						kids[k] = math.Inf(1)
+					}
+					f.Model.SetBounds(v, lo, hi)
+				}
+				fmt.Printf("branchdiag: scenario %d model %d domains %d→%d latency=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, pms[i], pds[i], pes[i], root.Values[v], root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
 			}
 		}
 	}

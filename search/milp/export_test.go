@@ -1,6 +1,13 @@
 package milp
 
-import "github.com/inlay-dev/inlay/solver"
+import (
+	"context"
+	"time"
+
+	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/space"
+	"github.com/inlay-dev/inlay/solver"
+)
 
 // LoadParts splits each load row at x into its layer, dispatch, transfer
 // and latency parts (for the benchmarks' diagnostics).
@@ -46,4 +53,9 @@ func (f *Formulation) LinkPairs() (vars []solver.Var, ms, ds, es []int) {
 		}
 	}
 	return vars, ms, ds, es
+}
+
+// SolveAgain is the planner's second solve of the full MILP from a.
+func SolveAgain(ctx context.Context, f *Formulation, a *space.Assignment, proof *plan.Proof, limit time.Duration) (*space.Assignment, bool) {
+	return (&Planner{}).solveAgain(ctx, f, a, proof, true, limit, 1, nil)
 }

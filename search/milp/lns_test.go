@@ -127,6 +127,47 @@ func TestImproveNeverWorse(t *testing.T) {
 	}
 }
 
+// The planner's second solve of the full MILP, from an incumbent that is
+// not optimal and a proof with a weak bound: it finds the optimum, proves
+// it (bound = optimum, gap 0, "optimal"), and the incumbent it returns is
+// feasible at that load. From the optimum with a proof whose bound is
+// already tight, the bound stays and nothing moves.
+func TestSolveAgain(t *testing.T) {
+	solvertest.RequireCBC(t)
+	f := lnsInstance(t)
+	best := math.Inf(1)
+	var opt *space.Assignment
+	for mask := range 64 {
+		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+		if l := f.Load(a); l < best {
+			best, opt = l, a
+		}
+	}
+	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+	weak := best / 2
+	proof := &plan.Proof{Status: "stopped", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
+	got, root := milp.SolveAgain(context.Background(), f, start, proof, 20*time.Second)
+	x := f.Start(got)
+	if err := f.Model.Check(x, 1e-6); err != nil {
+		t.Fatalf("incumbent infeasible: %v", err)
+	}
+	if math.Abs(x[f.L]-best) > 1e-9*best || math.Abs(proof.Incumbent-best) > 1e-9*best {
+		t.Errorf("incumbent %g (proof %g), want the optimum %g", x[f.L], proof.Incumbent, best)
+	}
+	if proof.Status != "optimal" || math.Abs(proof.Bound-best) > 1e-6*best || proof.Gap > 1e-6 || root {
+		t.Errorf("proof %+v (root bound %v): want optimal, bound %g, gap 0", proof, root, best)
+	}
+	if math.Abs(proof.ScaleBound-1/proof.Bound) > 1e-9*proof.ScaleBound {
+		t.Errorf("scale bound %g, bound %g", proof.ScaleBound, proof.Bound)
+	}
+	// A bound already above what the second solve proves is kept.
+	tight := &plan.Proof{Status: "stopped", Incumbent: best, Bound: best, ScaleBound: 1 / best}
+	got, _ = milp.SolveAgain(context.Background(), f, opt, tight, 20*time.Second)
+	if tight.Bound != best || tight.Gap > 1e-9 || f.Load(got) != best {
+		t.Errorf("from the optimum: proof %+v, load %g, want bound and load %g", tight, f.Load(got), best)
+	}
+}
+
 func TestParseOptionsImprove(t *testing.T) {
 	o, err := milp.ParseOptions("budget=120s, improve=off")
 	if err != nil || o.Budget != 120*time.Second || !o.NoImprove {

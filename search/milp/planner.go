@@ -26,9 +26,12 @@ type Options struct {
 	// Budget, when set, replaces the request's budget (so that a bench can
 	// give the MILP longer than the heuristics: "milp:budget=120s").
 	Budget time.Duration
-	// ImproveShare is the share of the solver's time that the
-	// neighbourhood search (Formulation.Improve) gets after CBC's first
-	// solve of the full MILP (default 0.5); NoImprove leaves it out.
+	// ImproveShare is the share of the solver's time that CBC's first
+	// solve of the full MILP gets, and the most that the neighbourhood
+	// search (Formulation.Improve) then takes from its incumbent (default
+	// 1/3 each); CBC solves the full MILP again from the search's
+	// incumbent for the rest. NoImprove leaves the search and the second
+	// solve out: CBC gets all of it.
 	ImproveShare float64
 	NoImprove    bool
 }
@@ -71,8 +74,8 @@ func New(opt Options) *Planner {
 	if opt.StartShare <= 0 || opt.StartShare >= 1 {
 		opt.StartShare = 0.25
 	}
-	if opt.ImproveShare <= 0 || opt.ImproveShare >= 1 {
-		opt.ImproveShare = 0.5
+	if opt.ImproveShare <= 0 || opt.ImproveShare >= 0.5 {
+		opt.ImproveShare = 1.0 / 3
 	}
 	return &Planner{opt: opt}
 }
@@ -140,16 +143,20 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	// (2.50 % and 1.67 %).
 	cbcArgs := []string{"-Vnd", "on"}
 	opt := solver.Options{TimeLimit: max(budget-time.Since(began), time.Second), Threads: max(req.Workers, 1), Args: cbcArgs}
-	// With a feasible start, CBC's first solve of the full MILP gets part
-	// of the time (its root LP gives the proven bound, its heuristics a
-	// first improvement) and the neighbourhood search the rest (Improve:
-	// fix-and-optimise on the same MILP, from CBC's incumbent).
+	// With a feasible start, CBC's first solve of the full MILP gets a
+	// share of the time (its root LP gives the proven bound, its
+	// heuristics a first improvement), the neighbourhood search at most as
+	// much (Improve: fix-and-optimise on the same MILP, from CBC's
+	// incumbent), and a second solve of the full MILP from the search's
+	// incumbent the rest: with that incumbent CBC prunes enough of its
+	// tree to raise the bound, or to prove the incumbent optimal.
 	improve := false
+	solverTime := opt.TimeLimit
 	if startAssign != nil {
 		opt.Start = f.Start(startAssign)
 		if !p.opt.NoImprove && f.Model.Check(opt.Start, 1e-6) == nil {
 			improve = true
-			opt.TimeLimit = max(time.Duration(float64(opt.TimeLimit)*(1-p.opt.ImproveShare)), time.Second)
+			opt.TimeLimit = max(time.Duration(float64(solverTime)*p.opt.ImproveShare), time.Second)
 		}
 	}
 	opt.Grace = 20 * time.Second
@@ -189,9 +196,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	case res.Bound > 0 && !math.IsInf(res.Bound, 0):
 		proof.ScaleBound = 1 / res.Bound
 	}
-	if res.RootBound && res.Status != solver.Optimal {
-		proof.Note = joinNote(proof.Note, "the bound is the root LP relaxation's: CBC stopped before branch and bound improved on it")
-	}
+	rootBound := res.RootBound && res.Status != solver.Optimal
 	if res.FromStart {
 		how := "stopped"
 		if res.Killed {
@@ -219,7 +224,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		}
 		if f.Model.Check(f.Start(a), 1e-6) == nil {
 			t0 := time.Now()
-			better, st, err := f.Improve(ctx, a, ImproveOptions{Budget: left, Threads: max(req.Workers, 1), Args: cbcArgs})
+			better, st, err := f.Improve(ctx, a, ImproveOptions{Budget: min(left, time.Duration(float64(solverTime)*p.opt.ImproveShare)), Threads: max(req.Workers, 1), Args: cbcArgs})
 			if err != nil {
 				proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
 			}
@@ -234,7 +239,13 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 				}
 			}
 			proof.Seconds += time.Since(t0).Seconds()
+			if left := budget - time.Since(began); ctx.Err() == nil && left >= 2*time.Second {
+				a, rootBound = p.solveAgain(ctx, f, a, proof, rootBound, left, max(req.Workers, 1), cbcArgs)
+			}
 		}
+	}
+	if rootBound {
+		proof.Note = joinNote(proof.Note, "the bound is the root LP relaxation's: CBC stopped before branch and bound improved on it")
 	}
 	if startAssign != nil {
 		a.Priority = append([]int(nil), startAssign.Priority...)
@@ -281,6 +292,56 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		return startPlan, proof, nil
 	}
 	return mine, proof, nil
+}
+
+// solveAgain has CBC solve the full MILP once more, from the incumbent a,
+// within limit, and updates the proof: the better incumbent, the tighter
+// of the two solves' bounds (each is a bound on the full MILP), the gap
+// between them, "optimal" when this solve proves it. It returns the
+// incumbent and whether the bound is still a root LP's.
+func (p *Planner) solveAgain(ctx context.Context, f *Formulation, a *space.Assignment, proof *plan.Proof, rootBound bool, limit time.Duration, threads int, args []string) (*space.Assignment, bool) {
+	x := f.Start(a)
+	t0 := time.Now()
+	res, err := solver.Solve(ctx, f.Model, solver.Options{TimeLimit: limit, Threads: threads, Args: args, Start: x, Grace: 20 * time.Second})
+	proof.Seconds += time.Since(t0).Seconds()
+	if err != nil {
+		proof.Note = joinNote(proof.Note, "CBC's second solve gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+		return a, rootBound
+	}
+	inc := x[f.L]
+	if res.Status.HasSolution() && !res.FromStart && res.Objective < inc*(1-1e-9) {
+		if b, err := f.Assignment(res.Values); err == nil {
+			b.Priority = append([]int(nil), a.Priority...)
+			if y := f.Start(b); f.Model.Check(y, 1e-6) == nil && y[f.L] < inc {
+				proof.Note = joinNote(proof.Note, fmt.Sprintf("CBC's second solve, from that incumbent, lowered it to %.6g", y[f.L]))
+				a, inc = b, y[f.L]
+			}
+		}
+	}
+	bound := proof.Bound
+	switch {
+	case res.Status == solver.Optimal:
+		// Proven optimal: the bound is the optimum (CBC's own objective,
+		// at least as low as the incumbent rebuilt from it).
+		bound = math.Max(bound, math.Min(res.Objective, inc))
+		proof.Status = res.Reason
+		rootBound = false
+	case res.Status.HasSolution() && !math.IsInf(res.Bound, 0) && !math.IsNaN(res.Bound) && (math.IsNaN(bound) || res.Bound > bound):
+		bound = res.Bound
+		rootBound = res.RootBound
+	}
+	if !math.IsNaN(bound) && bound > proof.Bound {
+		proof.Note = joinNote(proof.Note, fmt.Sprintf("CBC's second solve raised the bound from %.6g to %.6g", proof.Bound, bound))
+		proof.Bound = bound
+		if bound > 0 {
+			proof.ScaleBound = 1 / bound
+		}
+	}
+	proof.Incumbent = inc
+	if !math.IsNaN(proof.Bound) && !math.IsInf(proof.Bound, 0) {
+		proof.Gap = math.Max(0, inc-proof.Bound) / math.Max(inc, 1e-12)
+	}
+	return a, rootBound
 }
 
 func joinNote(a, b string) string {

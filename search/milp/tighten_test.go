@@ -264,7 +264,9 @@ func loadavg() string {
 // less the start's quarter) and Improve takes CBC's incumbent on for the
 // rest; one line per (scenario, share) gives the full MILP's bound, CBC's
 // incumbent, Improve's and the gap of the better to that bound.
-// IMPROVE_LOG=1 prints every sub-MILP. Run:
+// IMPROVE_LOG=1 prints every sub-MILP; IMPROVE_AFTER=DURATION has CBC
+// solve the full MILP once more, from the search's result, for that long.
+// Run:
 // TIGHT_CACHE=dir go test -run '^$' -bench Improve -benchtime 1x -timeout 0 ./search/milp/
 func BenchmarkImprove(b *testing.B) {
 	limit := envDuration(b, "IMPROVE_LIMIT", 90*time.Second)
@@ -311,12 +313,22 @@ func BenchmarkImprove(b *testing.B) {
 					if os.Getenv("IMPROVE_LOG") == "1" {
 						opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
 					}
-					_, st, err := f.Improve(context.Background(), a, opt)
+					got, st, err := f.Improve(context.Background(), a, opt)
 					if err != nil {
 						b.Fatal(err)
 					}
 					lns = st.Load
 					line = fmt.Sprintf(" (%d of %d sub-MILPs taken, exhausted %v)", st.Improved, st.Solves, st.Exhausted)
+					if after := envDuration(b, "IMPROVE_AFTER", 0); after > 0 {
+						// CBC once more on the full MILP, from the search's
+						// result: does it find better, or raise the bound?
+						again, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
+							Threads: 1, Args: args, Start: f.Start(got), Grace: 20 * time.Second})
+						if err != nil {
+							b.Fatal(err)
+						}
+						line += fmt.Sprintf("; then CBC %v: %s bound %.7g incumbent %.7g (gap %.2f%%)", after, again.Status, again.Bound, again.Objective, 100*again.Gap)
+					}
 				}
 				fmt.Printf("improve: scenario %d (%d models) share %.2f sub-limit %v: %-8s bound %.6g start %.6g cbc %.6g (%.1fs) improved %.6g%s gap %5.2f%% → %5.2f%%  %5.1fs  load %s\n",
 					si, len(s.sp.Models), share, subLimit, res.Status, res.Bound, f.Model.Objective(f.Start(s.start)), full, res.Wall.Seconds(), lns, line,
@@ -428,6 +440,50 @@ func BenchmarkBranchDiag(b *testing.B) {
 				}
 				fmt.Printf("branchdiag: scenario %d model %d domains %d→%d latency=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, pms[i], pds[i], pes[i], root.Values[v], root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
 			}
+		}
+	}
+}
+
+// BenchmarkImproveFirst runs the two the other way round: the
+// neighbourhood search from the start plan for IMPROVE_FIRST_SHARE
+// (default 0.5) of IMPROVE_LIMIT (default 90s), then CBC on the full MILP
+// from the search's result for the rest; one line per scenario gives the
+// search's incumbent, CBC's bound and incumbent, and the gap.
+func BenchmarkImproveFirst(b *testing.B) {
+	limit := envDuration(b, "IMPROVE_LIMIT", 90*time.Second)
+	share := 0.5
+	if v := os.Getenv("IMPROVE_FIRST_SHARE"); v != "" {
+		if _, err := fmt.Sscan(v, &share); err != nil || share <= 0 || share >= 1 {
+			b.Fatalf("IMPROVE_FIRST_SHARE: %q", v)
+		}
+	}
+	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	for b.Loop() {
+		for _, s := range ss {
+			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := []string{"-Vnd", "on"}
+			began := time.Now()
+			opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
+			if os.Getenv("IMPROVE_LOG") == "1" {
+				opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
+			}
+			got, st, err := f.Improve(context.Background(), s.start, opt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			lnsWall := time.Since(began)
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: max(limit-time.Since(began), time.Second),
+				Threads: 1, Args: args, Start: f.Start(got), Grace: 20 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inc := math.Min(res.Objective, st.Load)
+			fmt.Printf("improvefirst: scenario %d (%d models) share %.2f: start %.6g search %.6g (%d of %d taken, %.1fs) then cbc %-8s bound %.6g incumbent %.6g (%.1fs) gap %5.2f%%  %5.1fs  load %s\n",
+				s.index, len(s.sp.Models), share, st.Start, st.Load, st.Improved, st.Solves, lnsWall.Seconds(), res.Status, res.Bound, res.Objective, res.Wall.Seconds(),
+				100*(inc-res.Bound)/inc, time.Since(began).Seconds(), loadavg())
 		}
 	}
 }

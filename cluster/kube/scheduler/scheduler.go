@@ -959,7 +959,14 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			p := *st.placed
 			ran := 0.0
 			if !st.since.IsZero() {
-				ran = math.Max(0, vnow-math.Max(s.lastPlanV, s.virtual(st.since)))
+				// A job that finished within the round ran until then,
+				// not to its end (as the simulator charges it): the time
+				// received sets the policy's priorities.
+				end := vnow
+				if !st.finishedSeen.IsZero() {
+					end = math.Min(end, s.virtual(st.finishedSeen))
+				}
+				ran = math.Max(0, end-math.Max(s.lastPlanV, s.virtual(st.since)))
 			}
 			mj := s.mech.Job(st.id)
 			steps := math.Max(0, math.Min(p.Rate[0]*ran, mj.Remaining-1e-6*mj.Steps))

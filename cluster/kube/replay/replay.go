@@ -944,7 +944,10 @@ func (e *emu) stop(name string, r *run, now time.Time, spec *job.Job, finished b
 
 // rate is the job's steps/s on the pods' nodes: the slowest GPU type's
 // (data-parallel steps wait for the slowest worker), spread over servers
-// when the pods are on more than one.
+// when the pods are on more than one although one server of the type
+// could hold the job; a job larger than any server of its type gets the
+// table's figure, as the simulator and the mechanism charge it (Gavel's
+// convention: they have no consolidated choice).
 func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) {
 	row, err := e.cfg.Table.Resolve(spec.Type, spec.GPUs)
 	gpus := map[string]int{}
@@ -967,7 +970,7 @@ func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) 
 			return 0, gpus
 		}
 		r := e.cfg.Table.Alone(row, c)
-		if len(srv) > 1 {
+		if len(srv) > 1 && (e.cfg.Cluster == nil || spec.GPUs <= e.cfg.Cluster.MaxGPUsPerNode(g)) {
 			r = e.cfg.Table.Spread(row, c)
 		}
 		rate = math.Min(rate, r)

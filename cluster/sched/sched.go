@@ -552,18 +552,7 @@ func (m *Mechanism) place(g int, chosen []candidate) []Placed {
 		}
 		var got []int
 		if m.cfg.Placement == Consolidated {
-			best := -1
-			for s := range srv {
-				if free[s] >= n && (best < 0 || free[s] < free[best]) {
-					best = s
-				}
-			}
-			if best >= 0 {
-				for k := 0; k < n; k++ {
-					got = append(got, srv[best].node)
-				}
-				free[best] -= n
-			}
+			got = bestFit(srv, free, n)
 		}
 		for len(got) < n {
 			// Most free first; spread takes one GPU a server a pass.
@@ -668,25 +657,15 @@ func (m *Mechanism) chunk(c candidate) int {
 // the servers' free GPUs (updated): the whole job on the fullest-fitting
 // single server when one holds it, else chunks from the servers with the
 // most free GPUs (consolidated: as many chunks as a server holds; spread:
-// one a server, on the servers it has least on first). It returns nil, taking nothing, when the free GPUs
-// are too scattered.
+// one a server, on the servers it has least on first). It returns nil,
+// taking nothing, when the free GPUs are too scattered.
 func placeChunks(srv []server, free []int, n, k int, pl Placement) []int {
-	var got []int
 	if pl == Consolidated {
-		best := -1
-		for s := range srv {
-			if free[s] >= n && (best < 0 || free[s] < free[best]) {
-				best = s
-			}
-		}
-		if best >= 0 {
-			for range n {
-				got = append(got, srv[best].node)
-			}
-			free[best] -= n
+		if got := bestFit(srv, free, n); got != nil {
 			return got
 		}
 	}
+	var got []int
 	took := make([]int, len(srv))
 	for len(got) < n {
 		s := -1
@@ -721,6 +700,26 @@ func placeChunks(srv []server, free []int, n, k int, pl Placement) []int {
 		free[s] -= take
 		took[s] += take
 	}
+	return got
+}
+
+// bestFit puts all n GPUs on the server with the fewest free GPUs that
+// still holds them (free updated), or returns nil when none does.
+func bestFit(srv []server, free []int, n int) []int {
+	best := -1
+	for s := range srv {
+		if free[s] >= n && (best < 0 || free[s] < free[best]) {
+			best = s
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	got := make([]int, n)
+	for k := range got {
+		got[k] = srv[best].node
+	}
+	free[best] -= n
 	return got
 }
 

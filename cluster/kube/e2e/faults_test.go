@@ -370,24 +370,13 @@ func (w *watcher) checkNode(name string) {
 		return // deleted: nothing to hold the pods to
 	}
 	n := o.(*corev1.Node)
-	var used jobspec.Requests
-	var names []string
+	var on []*corev1.Pod
 	for _, q := range w.pods {
-		if q.Spec.NodeName != name || !live(q) {
-			continue
+		if q.Spec.NodeName == name {
+			on = append(on, q)
 		}
-		r := jobspec.PodRequests(&q.Spec)
-		used.GPUs += r.GPUs
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		going := ""
-		if q.DeletionTimestamp != nil {
-			going = ", going"
-		}
-		names = append(names, fmt.Sprintf("%s (%s%s, rv %s)", q.Name, q.Status.Phase, going, q.ResourceVersion))
 	}
-	if over(n, used) {
-		sort.Strings(names)
+	if used, names := load(on); over(n, used) {
 		msg := fmt.Sprintf("node %s overcommitted: %d GPUs of %d, %.0f mCPU of %d, %d B of %d, by %s", name, used.GPUs, nodes.GPUs(n),
 			used.MilliCPU, n.Status.Allocatable.Cpu().MilliValue(), used.Memory, n.Status.Allocatable.Memory().Value(), strings.Join(names, ","))
 		if w.cs == nil {
@@ -400,6 +389,29 @@ func (w *watcher) checkNode(name string) {
 			go w.confirm(n, msg)
 		}
 	}
+}
+
+// load sums the requests of the pods that have not ended (terminating
+// ones too, as a kubelet counts them) and names them, sorted.
+func load(pods []*corev1.Pod) (jobspec.Requests, []string) {
+	var used jobspec.Requests
+	var names []string
+	for _, q := range pods {
+		if !live(q) {
+			continue
+		}
+		r := jobspec.PodRequests(&q.Spec)
+		used.GPUs += r.GPUs
+		used.MilliCPU += r.MilliCPU
+		used.Memory += r.Memory
+		going := ""
+		if q.DeletionTimestamp != nil {
+			going = ", going"
+		}
+		names = append(names, fmt.Sprintf("%s (%s%s, rv %s)", q.Name, q.Status.Phase, going, q.ResourceVersion))
+	}
+	sort.Strings(names)
+	return used, names
 }
 
 // over reports whether used exceeds what node n has.
@@ -427,20 +439,11 @@ func (w *watcher) confirm(n *corev1.Node, msg string) {
 		w.fault("%s (not confirmed: %v)", msg, err)
 		return
 	}
-	var used jobspec.Requests
-	var names []string
+	on := make([]*corev1.Pod, len(list.Items))
 	for i := range list.Items {
-		q := &list.Items[i]
-		if !live(q) {
-			continue
-		}
-		r := jobspec.PodRequests(&q.Spec)
-		used.GPUs += r.GPUs
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		names = append(names, fmt.Sprintf("%s (%s, rv %s)", q.Name, q.Status.Phase, q.ResourceVersion))
+		on[i] = &list.Items[i]
 	}
-	sort.Strings(names)
+	used, names := load(on)
 	if over(n, used) {
 		w.fault("%s; the API server lists %s", msg, strings.Join(names, ","))
 		return

@@ -970,7 +970,7 @@ func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) 
 			return 0, gpus
 		}
 		r := e.cfg.Table.Alone(row, c)
-		if len(srv) > 1 && (e.cfg.Cluster == nil || spec.GPUs <= e.cfg.Cluster.MaxGPUsPerNode(g)) {
+		if len(srv) > 1 && spec.GPUs <= e.cfg.Cluster.MaxGPUsPerNode(g) {
 			r = e.cfg.Table.Spread(row, c)
 		}
 		rate = math.Min(rate, r)

@@ -36,6 +36,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -880,22 +881,8 @@ func (s *Scheduler) clusterView(now time.Time) error {
 		s.addToMechAt(st, j, attained)
 		// Jobs that run keep their servers when those are still usable.
 		if st.run && len(st.slots) > 0 {
-			var srv []int
-			col := -1
-			ok := true
-			for _, n := range st.slots {
-				i, in := s.nodeIdx[n]
-				if !in {
-					ok = false
-					break
-				}
-				for k := 0; k < st.spec.PerPod; k++ {
-					srv = append(srv, i)
-				}
-				col = s.cfg.Table.GPUIndex(p.Nodes[i].GPU)
-			}
-			if ok {
-				s.mech.Restore(st.id, col, srv)
+			if srv, ok := s.servers(st, st.slots); ok {
+				s.mech.Restore(st.id, s.cfg.Table.GPUIndex(p.Nodes[srv[len(srv)-1]].GPU), srv)
 			}
 		}
 	}
@@ -1057,17 +1044,11 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 			}
 			continue
 		}
-		if !s.onServers(slots, p.Servers) {
+		if srv, _ := s.servers(st, slots); !sameServers(srv, p.Servers) {
 			// Bound elsewhere than the mechanism put it: tell it, so that
 			// its next rounds keep the job where it runs and do not give
 			// those nodes to others.
 			s.stats.Refits++
-			srv := make([]int, 0, len(slots)*st.spec.PerPod)
-			for _, n := range slots {
-				for range st.spec.PerPod {
-					srv = append(srv, s.nodeIdx[n])
-				}
-			}
 			s.mech.Restore(st.id, p.GPU, srv)
 			p.Servers = srv
 		}
@@ -1153,26 +1134,27 @@ func (s *Scheduler) slots(st *jobState, p sched.Placed, free map[string]int) []s
 	return take(col)
 }
 
-// onServers reports whether one node a pod, slots, holds exactly the
-// mechanism's servers (node indices, one a GPU).
-func (s *Scheduler) onServers(slots []string, servers []int) bool {
-	want := map[int]int{}
-	for _, i := range servers {
-		want[i]++
-	}
-	per := 0
-	if len(slots) > 0 {
-		per = len(servers) / len(slots)
-	}
+// servers is the mechanism's servers (node indices, one a GPU) of a job
+// whose pods sit on slots, one node a pod; ok false when a node is not in
+// the cluster view.
+func (s *Scheduler) servers(st *jobState, slots []string) ([]int, bool) {
+	srv := make([]int, 0, len(slots)*st.spec.PerPod)
 	for _, n := range slots {
-		want[s.nodeIdx[n]] -= per
-	}
-	for _, c := range want {
-		if c != 0 {
-			return false
+		i, in := s.nodeIdx[n]
+		if !in {
+			return nil, false
+		}
+		for range st.spec.PerPod {
+			srv = append(srv, i)
 		}
 	}
-	return len(servers) == per*len(slots)
+	return srv, true
+}
+
+// sameServers reports whether two lists of servers hold the same GPUs, in
+// any order.
+func sameServers(a, b []int) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 }
 
 func uniq(a []string) []string {

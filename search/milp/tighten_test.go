@@ -216,6 +216,21 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 	return ss
 }
 
+// rootLP formulates scenario s with its deadlines and solves its
+// continuous relaxation (the diagnostic benchmarks' root LP).
+func rootLP(b *testing.B, s tightenScenario) (*milp.Formulation, *solver.Result) {
+	b.Helper()
+	f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return f, res
+}
+
 // BenchmarkTightenDiag prints, for the same scenarios, each processor's and
 // link's load at the root LP's optimum and in the start plan, to see which
 // rows bind. Run: go test -run '^$' -bench TightenDiag -benchtime 1x ./search/milp/
@@ -224,14 +239,7 @@ func BenchmarkTightenDiag(b *testing.B) {
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
-			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f, res := rootLP(b, s)
 			start := f.Start(s.start)
 			for _, row := range f.LoadRows() {
 				lp, st := 0.0, 0.0
@@ -347,14 +355,7 @@ func BenchmarkGapDiag(b *testing.B) {
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
-			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f, res := rootLP(b, s)
 			start := f.Start(s.start)
 			names, lp := f.LoadParts(res.Values)
 			_, st := f.LoadParts(start)
@@ -377,14 +378,7 @@ func BenchmarkBranchDiag(b *testing.B) {
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
-			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			root, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f, root := rootLP(b, s)
 			vars, ms, ps := f.Counts()
 			if os.Getenv("BRANCH_COUNTS") == "0" {
 				vars = nil

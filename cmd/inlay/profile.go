@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,15 +30,15 @@ import (
 )
 
 type profileFlags struct {
-	platform, agentURL, token, ortLib string
-	handOff                           bool
-	reps, warmup, chunks, cold        int
-	planners                          []string
-	budget                            time.Duration
-	force, corun                      bool
-	seed                              int64
-	folds                             int
-	fitOn                             string
+	platform, agentURL, token, ortLib  string
+	handOff                            bool
+	reps, warmup, chunks, cold, rounds int
+	planners                           []string
+	budget                             time.Duration
+	force, corun                       bool
+	seed                               int64
+	folds                              int
+	fitOn                              string
 }
 
 func newProfileCmd() *cobra.Command {
@@ -60,6 +61,17 @@ out of the caches). What the store already holds for the device is skipped
 unless --force (or it lacks the cold runs asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
 and those figures stand for all.
+
+Device in the loop: the planners first plan with the analytic model (or
+what the store held), and their plans' subgraphs are measured with the
+layers and chunks; then the store is calibrated, the planners plan again
+with the measurements, and the subgraphs of the new plans that the store
+lacks are measured, round after round (--rounds, default 6) until a round
+finds none. A planner's plan changes as it learns what subgraphs really
+cost, so without the rounds the plan that inlay plan makes from the store
+would have subgraphs nobody measured. A round costs the planners' time
+(--budget each) and a few timings; profile says after how many rounds the
+plans settled, or that they had not.
 
 With --corun (the default) each plan subgraph is also timed, --reps runs
 each, beside a streaming kernel (a 32 MiB copy loop) at 25, 50 and 100 %
@@ -92,6 +104,7 @@ first, the calibrated model for the rest.`,
 	fl.IntVar(&f.chunks, "chunks", 16, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
+	fl.IntVar(&f.rounds, "rounds", 6, "device-in-the-loop rounds: after each, the store is calibrated, the planners plan again with the measurements, and the subgraphs of their new plans that the store lacks are measured; it stops early at a round with none (1: plan once, with the store as it was)")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
 	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine or, with --agent, on the agent's device; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
@@ -180,6 +193,9 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 {
 		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold and --chunks not negative")
 	}
+	if f.rounds < 1 {
+		return fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
+	}
 	w, err := workload.Load(path)
 	if err != nil {
 		return err
@@ -243,14 +259,6 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		}
 	}
 
-	plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
-	if err != nil {
-		return err
-	}
-	jobs, err := profile.Jobs(w, pl, profile.JobOptions{Plans: plans, Chunks: f.chunks, Seed: f.seed})
-	if err != nil {
-		return err
-	}
 	twins := profile.Twins(pl)
 	var classes []string
 	for i, t := range twins {
@@ -264,37 +272,57 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 			classes = append(classes, fmt.Sprintf("%s for %s", pl.Processors[i].Name, strings.Join(members, ", ")))
 		}
 	}
-	var kinds []string
-	for _, k := range profile.CountKinds(jobs) {
-		kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
-	}
-	fmt.Fprintf(out, "%d subgraphs to measure (%s), on %s\n", len(jobs), strings.Join(kinds, ", "), strings.Join(classes, "; "))
-
-	bar := newBar(len(jobs), "profile")
-	lastLine := time.Now()
-	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force, Corun: f.corun,
-		Progress: func(done, total int, j profile.Job) {
-			if bar != nil {
-				barDescribe(bar, fmt.Sprintf("profile: %s layers %s", j.Model, j.Set.Key()))
-				barAdd(bar, 1)
-				return
+	// Device in the loop: the planners' plans made with the analytic model
+	// are measured first, with every layer and the chunks; then, round
+	// after round, the store is calibrated, the planners plan again with
+	// the measurements and the subgraphs of their new plans that the store
+	// lacks are measured, until a round finds none (or --rounds). So the
+	// plan inlay plan makes from the store is one whose subgraphs were
+	// measured, not one the calibrated model guessed at.
+	var sum profile.Summary
+	for round := 1; round <= f.rounds; round++ {
+		plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
+		if err != nil {
+			return err
+		}
+		jobs, err := profile.Jobs(w, pl, profile.JobOptions{Plans: plans, Chunks: f.chunks, Seed: f.seed})
+		if err != nil {
+			return err
+		}
+		if round == 1 {
+			var kinds []string
+			for _, k := range profile.CountKinds(jobs) {
+				kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
 			}
-			if time.Since(lastLine) >= 5*time.Second || done == total {
-				lastLine = time.Now()
-				fmt.Fprintf(errOut, "profile: %d/%d (%s layers %s)\n", done, total, j.Model, j.Set.Key())
+			fmt.Fprintf(out, "%d subgraphs to measure (%s), on %s\n", len(jobs), strings.Join(kinds, ", "), strings.Join(classes, "; "))
+		} else {
+			jobs = slices.DeleteFunc(jobs, func(j profile.Job) bool { return j.Kind != profile.KindPlan })
+			if len(jobs) == 0 {
+				break
 			}
-		}}
-	sum, err := prof.Run(ctx, pl, jobs)
-	barDone(bar)
-	fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
-	for _, msg := range sum.Failures {
-		fmt.Fprintf(out, "  failed: %s\n", msg)
-	}
-	if sum.Failed > len(sum.Failures) {
-		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
-	}
-	if err != nil {
-		return err
+		}
+		rs, err := profileRound(ctx, out, errOut, dev, st, pl, jobs, f, round)
+		sum.Jobs += rs.Jobs
+		sum.Skipped += rs.Skipped
+		sum.Measured += rs.Measured
+		sum.Failed += rs.Failed
+		sum.Coruns += rs.Coruns
+		sum.Elapsed += rs.Elapsed
+		sum.Device = rs.Device
+		if err != nil {
+			return err
+		}
+		if round > 1 && rs.Measured+rs.Failed == 0 {
+			fmt.Fprintf(out, "the planners' plans with the measurements: every subgraph measured (after %d rounds)\n", round)
+			break
+		}
+		if round < f.rounds {
+			if err := calibrateAndReport(io.Discard, st, rs.Device, pl, w, f, false); err != nil {
+				return err
+			}
+		} else if round > 1 {
+			fmt.Fprintf(out, "the planners' plans still changed in round %d (--rounds %d): a plan made from the store may have subgraphs the calibrated model estimates\n", round, f.rounds)
+		}
 	}
 	if f.corun {
 		if err := reportCoruns(out, st, sum); err != nil {
@@ -303,6 +331,46 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	fmt.Fprintln(out)
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
+}
+
+// profileRound measures jobs, the round-th round of runProfile, with a
+// progress bar, and prints what it measured. Only the first round may
+// measure again what the store holds (--force); the later ones measure the
+// new plans' subgraphs the store lacks.
+func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device, st *profile.Store, pl *hw.Platform, jobs []profile.Job, f *profileFlags, round int) (profile.Summary, error) {
+	what := "profile"
+	if round > 1 {
+		what = fmt.Sprintf("profile round %d", round)
+	}
+	bar := newBar(len(jobs), what)
+	lastLine := time.Now()
+	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force && round == 1, Corun: f.corun,
+		Progress: func(done, total int, j profile.Job) {
+			if bar != nil {
+				barDescribe(bar, fmt.Sprintf("%s: %s layers %s", what, j.Model, j.Set.Key()))
+				barAdd(bar, 1)
+				return
+			}
+			if time.Since(lastLine) >= 5*time.Second || done == total {
+				lastLine = time.Now()
+				fmt.Fprintf(errOut, "%s: %d/%d (%s layers %s)\n", what, done, total, j.Model, j.Set.Key())
+			}
+		}}
+	sum, err := prof.Run(ctx, pl, jobs)
+	barDone(bar)
+	if round == 1 {
+		fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
+	} else if sum.Measured+sum.Failed > 0 {
+		fmt.Fprintf(out, "round %d: the planners planned again with the measurements: %d new subgraph(s) of their plans measured, %d already stored, failed %d in %s\n",
+			round, sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
+	}
+	for _, msg := range sum.Failures {
+		fmt.Fprintf(out, "  failed: %s\n", msg)
+	}
+	if sum.Failed > len(sum.Failures) {
+		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
+	}
+	return sum, err
 }
 
 // probeHandOffs measures the runtime's hand-off with probe, pinned and

@@ -5,16 +5,16 @@
 #
 # For each workload (default: examples/host_ocr_voice.yaml, the one the
 # contention model was developed on, and examples/host_face_voice.yaml, held
-# out) it profiles with co-run (inlay profile, --corun is the default) into
-# a fresh store, plans with heft, predicts (inlay simulate: p50 with and
-# without contention, before any run), then runs the plan n times pinned
-# and n times unpinned for the duration (no --record, so no run feeds the
-# next prediction) and prints one table: workload, series, pinning, group,
+# out) and each of n fresh series it profiles with co-run (inlay profile,
+# --corun is the default) into a fresh store, plans with heft, predicts
+# (p50 with and without contention, before any run), then runs the plan
+# once pinned and once unpinned for the duration (no --record, so no run
+# feeds a prediction) and prints one table: workload, series, pinning, group,
 # predicted p50 (contended, uncontended), measured p50, and the error of
 # each prediction. The targets: within 15 % on the first workload, 20 % on
 # the second. It prints uptime beside every series: on a loaded machine the
 # figures say more about the load than about the model. Needs the models
-# and ONNX Runtime (scripts/fetch.sh); a run takes about 10 minutes per
+# and ONNX Runtime (scripts/fetch.sh); a run takes about 4 minutes per
 # workload with the defaults.
 set -euo pipefail
 dur=20s
@@ -36,11 +36,12 @@ go build -o "$tmp/inlay" ./cmd/inlay
 rows=$tmp/rows.tsv
 for w in "$@"; do
 	name=$(basename "$w" .yaml)
-	db=$tmp/$name.db
-	echo "== $w: profile (with co-run), load: $(uptime | sed 's/.*load average: //')" >&2
-	"$tmp/inlay" profile "$w" --planner heft --profiles "$db" >"$tmp/$name.profile.txt"
-	"$tmp/inlay" plan "$w" --planner heft --profiles "$db" -o "$tmp/$name.plan.yaml" >"$tmp/$name.plan.txt"
 	for s in $(seq 1 "$n"); do
+		# Each series is fresh: its own store, profile and plan.
+		db=$tmp/$name.$s.db
+		echo "== $w: series $s: profile (with co-run) into a fresh store, load: $(uptime | sed 's/.*load average: //')" >&2
+		"$tmp/inlay" profile "$w" --planner heft --profiles "$db" >"$tmp/$name.profile.txt"
+		"$tmp/inlay" plan "$w" --planner heft --profiles "$db" -o "$tmp/$name.plan.yaml" >"$tmp/$name.plan.txt"
 		for pin in pinned unpinned; do
 			flag=""
 			[ $pin = unpinned ] && flag=--no-pin

@@ -51,6 +51,21 @@ type Model struct {
 // NewModel returns an empty model with the given objective sense.
 func NewModel(sense Sense) *Model { return &Model{sense: sense, rowStart: []int{0}} }
 
+// Clone returns a deep copy of m, which can be mutated (SetBounds, AddRow)
+// or solved while m is.
+func (m *Model) Clone() *Model {
+	c := *m
+	c.lo, c.hi, c.obj = append([]float64(nil), m.lo...), append([]float64(nil), m.hi...), append([]float64(nil), m.obj...)
+	c.integer = append([]bool(nil), m.integer...)
+	if m.names != nil {
+		c.names = append([]string(nil), m.names...)
+	}
+	c.rowLo, c.rowHi = append([]float64(nil), m.rowLo...), append([]float64(nil), m.rowHi...)
+	c.rowStart = append([]int(nil), m.rowStart...)
+	c.termVar, c.termCoef = append([]int32(nil), m.termVar...), append([]float64(nil), m.termCoef...)
+	return &c
+}
+
 // Sense returns the model's objective sense.
 func (m *Model) Sense() Sense { return m.sense }
 

@@ -384,6 +384,43 @@ ENDATA
 	}
 }
 
+// A clone writes the same MPS, and changing its bounds, objective or rows
+// leaves the original as it was.
+func TestCloneIsDeep(t *testing.T) {
+	m := solver.NewModel(solver.Maximize)
+	x := m.AddIntVar(0, solver.Inf, 5)
+	y := m.AddVar(-1, 4, 0)
+	m.SetName(y, "y")
+	m.AddRow(-solver.Inf, 24, solver.Term{Var: x, Coef: 6}, solver.Term{Var: y, Coef: 4})
+	var before, cloned bytes.Buffer
+	if err := m.WriteMPS(&before); err != nil {
+		t.Fatal(err)
+	}
+	c := m.Clone()
+	if err := c.WriteMPS(&cloned); err != nil {
+		t.Fatal(err)
+	}
+	if cloned.String() != before.String() {
+		t.Fatalf("clone writes\n%s\nthe model\n%s", cloned.String(), before.String())
+	}
+	c.SetBounds(x, 1, 1)
+	c.SetObj(y, 3)
+	c.SetName(y, "z")
+	c.AddRow(1, 3, solver.Term{Var: y, Coef: 1})
+	z := c.AddBinary(1)
+	c.AddRow(0, 1, solver.Term{Var: z, Coef: 1}, solver.Term{Var: x, Coef: 1})
+	var after bytes.Buffer
+	if err := m.WriteMPS(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after.String() != before.String() || m.Name(y) != "y" || m.NumVars() != 2 || m.NumRows() != 1 {
+		t.Errorf("the model changed with its clone:\n%s\nwas\n%s", after.String(), before.String())
+	}
+	if lo, hi := c.Bounds(x); lo != 1 || hi != 1 || c.NumRows() != 3 || c.NumVars() != 3 {
+		t.Errorf("clone: x in [%g, %g], %d rows, %d vars", lo, hi, c.NumRows(), c.NumVars())
+	}
+}
+
 // BenchmarkWriteMPS writes a 10,000-variable model with 100,000 nonzeros.
 func BenchmarkWriteMPS(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))

@@ -59,3 +59,11 @@ func (f *Formulation) LinkPairs() (vars []solver.Var, ms, ds, es []int) {
 func SolveAgain(ctx context.Context, f *Formulation, a *space.Assignment, proof *plan.Proof, limit time.Duration) (*space.Assignment, bool) {
 	return (&Planner{}).solveAgain(ctx, f, a, proof, true, limit, 1, nil)
 }
+
+// ImproveAndProve is the planner's steps after its first solve, from a
+// (whose load is first), ending by end with the search taking at most
+// search, on threads threads; parallel=false is the option parallel=off.
+func ImproveAndProve(ctx context.Context, f *Formulation, a *space.Assignment, proof *plan.Proof, end time.Time, search time.Duration, threads int, parallel bool) (*space.Assignment, bool) {
+	p := New(Options{NoParallel: !parallel})
+	return p.improveAndProve(ctx, f, a, f.Load(a), proof, true, improveBudget{end: end, search: search}, threads, nil)
+}

@@ -3,6 +3,7 @@ package milp_test
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,12 +169,53 @@ func TestSolveAgain(t *testing.T) {
 	}
 }
 
+// With two threads, CBC solves the full MILP beside the search and the
+// second solve, and the proof takes its incumbent and bound: with no time
+// for the search or a second solve, the solve beside them alone proves
+// the optimum; with parallel=off the start and its weak bound stay.
+func TestImproveAndProveBeside(t *testing.T) {
+	solvertest.RequireCBC(t)
+	f := lnsInstance(t)
+	best := math.Inf(1)
+	for mask := range 64 {
+		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+		best = math.Min(best, f.Load(a))
+	}
+	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+	weak := best / 2
+	for _, parallel := range []bool{true, false} {
+		proof := &plan.Proof{Status: "time limit", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
+		// 1.5 s in all: under the second solve's 2 s, and the search's
+		// nanosecond is under its 1 s; the solve beside gets its least, 1 s.
+		got, root := milp.ImproveAndProve(context.Background(), f, start, proof, time.Now().Add(1500*time.Millisecond), time.Nanosecond, 2, parallel)
+		x := f.Start(got)
+		if err := f.Model.Check(x, 1e-6); err != nil {
+			t.Fatalf("parallel %v: incumbent infeasible: %v", parallel, err)
+		}
+		if !parallel {
+			if proof.Bound != weak || proof.Incumbent != f.Load(start) || proof.Status != "time limit" || !root {
+				t.Errorf("parallel off: proof %+v, want the start and the weak bound as they were", proof)
+			}
+			continue
+		}
+		if math.Abs(x[f.L]-best) > 1e-9*best || proof.Status != "optimal" || math.Abs(proof.Bound-best) > 1e-6*best || proof.Gap > 1e-6 || root {
+			t.Errorf("parallel: incumbent %g, proof %+v (root bound %v): want optimal at %g", x[f.L], proof, root, best)
+		}
+		if !strings.Contains(proof.Note, "beside") {
+			t.Errorf("note %q does not say the solve beside the search did it", proof.Note)
+		}
+	}
+}
+
 func TestParseOptionsImprove(t *testing.T) {
 	o, err := milp.ParseOptions("budget=120s, improve=off")
-	if err != nil || o.Budget != 120*time.Second || !o.NoImprove {
+	if err != nil || o.Budget != 120*time.Second || !o.NoImprove || o.NoParallel {
 		t.Errorf("got %+v, %v", o, err)
 	}
-	for _, bad := range []string{"improve=maybe", "budget=120s,cuts=on", "improve"} {
+	if o, err := milp.ParseOptions("parallel=off"); err != nil || !o.NoParallel || o.NoImprove {
+		t.Errorf("parallel=off: got %+v, %v", o, err)
+	}
+	for _, bad := range []string{"improve=maybe", "budget=120s,cuts=on", "improve", "parallel=2"} {
 		if _, err := milp.ParseOptions(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -34,10 +34,16 @@ type Options struct {
 	// solve out: CBC gets all of it.
 	ImproveShare float64
 	NoImprove    bool
+	// NoParallel keeps the solves one at a time. By default, where the
+	// request allows two threads or more (req.Workers), CBC solves the full
+	// MILP once more beside the neighbourhood search and the second solve,
+	// from the first solve's incumbent until the budget is spent, on half
+	// of the threads (see improveAndProve).
+	NoParallel bool
 }
 
 // ParseOptions reads the argument of "milp:...": "", or comma-separated
-// options budget=DURATION and improve=on|off.
+// options budget=DURATION, improve=on|off and parallel=on|off.
 func ParseOptions(arg string) (Options, error) {
 	var o Options
 	if strings.TrimSpace(arg) == "" {
@@ -54,10 +60,12 @@ func ParseOptions(arg string) (Options, error) {
 			o.Budget = d
 		case ok && k == "improve" && (v == "on" || v == "off"):
 			o.NoImprove = v == "off"
-		case ok && k == "improve":
-			return o, fmt.Errorf("milp: option improve=%s: want on or off", v)
+		case ok && k == "parallel" && (v == "on" || v == "off"):
+			o.NoParallel = v == "off"
+		case ok && (k == "improve" || k == "parallel"):
+			return o, fmt.Errorf("milp: option %s=%s: want on or off", k, v)
 		default:
-			return o, fmt.Errorf("milp: option %q: the options are budget=DURATION and improve=on|off", opt)
+			return o, fmt.Errorf("milp: option %q: the options are budget=DURATION, improve=on|off and parallel=on|off", opt)
 		}
 	}
 	return o, nil
@@ -93,10 +101,12 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 //
 // The budget (req.Budget, else driver.DefaultBudget) is split: the start
 // planner gets StartShare of it, CBC the rest as its time limit, on
-// req.Workers threads. Cancelling ctx stops CBC, which returns its
-// incumbent. Both the solver's plan and the start plan are scored by eval
-// and the better one is returned, so the result is never worse than the
-// start. The proof's ScaleBound is 1/Bound: no plan sustains more.
+// req.Workers threads (after its first solve, improveAndProve splits them
+// between the neighbourhood search and a solve beside it). Cancelling ctx
+// stops CBC, which returns its incumbent. Both the solver's plan and the
+// start plan are scored by eval and the better one is returned, so the
+// result is never worse than the start. The proof's ScaleBound is
+// 1/Bound: no plan sustains more.
 // Without CBC it returns solver.ErrNoCBC.
 func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Evaluator) (*plan.Plan, *plan.Proof, error) {
 	if _, err := solver.Command(); err != nil {
@@ -223,25 +233,9 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 			a.Priority = append([]int(nil), startAssign.Priority...)
 		}
 		if f.Model.Check(f.Start(a), 1e-6) == nil {
-			t0 := time.Now()
-			better, st, err := f.Improve(ctx, a, ImproveOptions{Budget: min(left, time.Duration(float64(solverTime)*p.opt.ImproveShare)), Threads: max(req.Workers, 1), Args: cbcArgs})
-			if err != nil {
-				proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
-			}
-			if better != nil && st.Load < res.Objective*(1-1e-9) {
-				// The sub-MILPs' bounds are dropped: the gap stays the
-				// improved incumbent's against the full MILP's bound.
-				proof.Note = joinNote(proof.Note, fmt.Sprintf("the neighbourhood search then lowered the incumbent from %.6g to %.6g (%d of %d sub-MILPs taken; the bound is the full MILP's)", res.Objective, st.Load, st.Improved, st.Solves))
-				a = better
-				proof.Incumbent = st.Load
-				if b := res.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
-					proof.Gap = math.Max(0, st.Load-b) / math.Max(st.Load, 1e-12)
-				}
-			}
-			proof.Seconds += time.Since(t0).Seconds()
-			if left := budget - time.Since(began); ctx.Err() == nil && left >= 2*time.Second {
-				a, rootBound = p.solveAgain(ctx, f, a, proof, rootBound, left, max(req.Workers, 1), cbcArgs)
-			}
+			a, rootBound = p.improveAndProve(ctx, f, a, res.Objective, proof, rootBound, improveBudget{
+				end: began.Add(budget), search: time.Duration(float64(solverTime) * p.opt.ImproveShare),
+			}, max(req.Workers, 1), cbcArgs)
 		}
 	}
 	if rootBound {
@@ -294,26 +288,129 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	return mine, proof, nil
 }
 
-// solveAgain has CBC solve the full MILP once more, from the incumbent a,
-// within limit, and updates the proof: the better incumbent, the tighter
-// of the two solves' bounds (each is a bound on the full MILP), the gap
-// between them, "optimal" when this solve proves it. It returns the
+// improveBudget is the time of the steps after CBC's first solve: all of
+// them end by end, the neighbourhood search takes at most search.
+type improveBudget struct {
+	end    time.Time
+	search time.Duration
+}
+
+// improveAndProve runs the steps after CBC's first solve, from its
+// incumbent a (load first, feasible) and the proof of that solve: the
+// neighbourhood search (Improve) for at most b.search, then CBC's second
+// solve of the full MILP from the search's incumbent until b.end. With two
+// threads or more (and NoParallel unset), CBC also solves the full MILP,
+// on a copy of the model and half of the threads, from a until b.end,
+// beside the two: the search and the second solve leave one core idle
+// otherwise (the search's sub-MILPs are mostly root LPs, which CBC does
+// not run in parallel), and one long tree search is what raises the bound
+// where branching moves it at all, while the search improves the
+// incumbent. The proof takes the best incumbent and the tightest bound of
+// all the solves (each a bound on the full MILP); when one of the two
+// full solves proves optimality the other is stopped. It returns the
 // incumbent and whether the bound is still a root LP's.
+func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.Assignment, first float64, proof *plan.Proof, rootBound bool, b improveBudget, threads int, args []string) (*space.Assignment, bool) {
+	chainCtx, threadsHere := ctx, threads
+	var beside *besideSolve
+	if !p.opt.NoParallel && threads >= 2 {
+		var cancelChain context.CancelFunc
+		chainCtx, cancelChain = context.WithCancel(ctx)
+		defer cancelChain()
+		threadsHere = threads - threads/2
+		beside = solveBeside(ctx, f.Model.Clone(), solver.Options{TimeLimit: max(time.Until(b.end), time.Second), Threads: threads / 2,
+			Args: args, Start: f.Start(a), Grace: 20 * time.Second}, cancelChain)
+	}
+	t0, base := time.Now(), proof.Seconds
+	better, st, err := f.Improve(chainCtx, a, ImproveOptions{Budget: min(time.Until(b.end), b.search), Threads: threadsHere, Args: args})
+	if err != nil {
+		proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
+	}
+	if better != nil && st.Load < first*(1-1e-9) {
+		// The sub-MILPs' bounds are dropped: the gap stays the
+		// improved incumbent's against the full MILP's bound.
+		proof.Note = joinNote(proof.Note, fmt.Sprintf("the neighbourhood search then lowered the incumbent from %.6g to %.6g (%d of %d sub-MILPs taken; the bound is the full MILP's)", first, st.Load, st.Improved, st.Solves))
+		a = better
+		proof.Incumbent = st.Load
+		if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
+			proof.Gap = math.Max(0, st.Load-b) / math.Max(st.Load, 1e-12)
+		}
+	}
+	proof.Seconds += time.Since(t0).Seconds()
+	if left := time.Until(b.end); chainCtx.Err() == nil && left >= 2*time.Second {
+		a, rootBound = p.solveAgain(chainCtx, f, a, proof, rootBound, left, threadsHere, args)
+	}
+	if beside != nil {
+		if proof.Status == "optimal" {
+			beside.cancel() // proven: nothing left for it to find
+		}
+		res, err := beside.wait()
+		switch {
+		case err != nil:
+			proof.Note = joinNote(proof.Note, "CBC's solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+		default:
+			proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
+			a, rootBound = f.merge(res, a, proof, rootBound, "CBC's solve beside the search (from the first solve's incumbent)")
+		}
+	}
+	return a, rootBound
+}
+
+// besideSolve is a CBC solve running in its own goroutine.
+type besideSolve struct {
+	done   chan struct{}
+	res    *solver.Result
+	err    error
+	cancel context.CancelFunc
+}
+
+// solveBeside starts solver.Solve(ctx, m, opt) in a goroutine and calls
+// onOptimal when it proves optimality. m must not be changed while it runs.
+func solveBeside(ctx context.Context, m *solver.Model, opt solver.Options, onOptimal func()) *besideSolve {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &besideSolve{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(s.done)
+		s.res, s.err = solver.Solve(ctx, m, opt)
+		if s.err == nil && s.res.Status == solver.Optimal {
+			onOptimal()
+		}
+	}()
+	return s
+}
+
+// wait waits for the solve to end and returns its result.
+func (s *besideSolve) wait() (*solver.Result, error) {
+	<-s.done
+	s.cancel()
+	return s.res, s.err
+}
+
+// solveAgain has CBC solve the full MILP once more, from the incumbent a,
+// within limit, and updates the proof (merge). It returns the incumbent
+// and whether the bound is still a root LP's.
 func (p *Planner) solveAgain(ctx context.Context, f *Formulation, a *space.Assignment, proof *plan.Proof, rootBound bool, limit time.Duration, threads int, args []string) (*space.Assignment, bool) {
-	x := f.Start(a)
 	t0 := time.Now()
-	res, err := solver.Solve(ctx, f.Model, solver.Options{TimeLimit: limit, Threads: threads, Args: args, Start: x, Grace: 20 * time.Second})
+	res, err := solver.Solve(ctx, f.Model, solver.Options{TimeLimit: limit, Threads: threads, Args: args, Start: f.Start(a), Grace: 20 * time.Second})
 	proof.Seconds += time.Since(t0).Seconds()
 	if err != nil {
 		proof.Note = joinNote(proof.Note, "CBC's second solve gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
 		return a, rootBound
 	}
-	inc := x[f.L]
+	return f.merge(res, a, proof, rootBound, "CBC's second solve (from that incumbent)")
+}
+
+// merge updates the proof with a further solve res of the full MILP,
+// made by who, against the incumbent a: the better incumbent, the tighter
+// bound (each solve's is a bound on the full MILP), the gap between them,
+// "optimal" when res proves it. It returns the incumbent and whether the
+// bound is still a root LP's.
+func (f *Formulation) merge(res *solver.Result, a *space.Assignment, proof *plan.Proof, rootBound bool, who string) (*space.Assignment, bool) {
+	inc := f.Start(a)[f.L]
 	if res.Status.HasSolution() && !res.FromStart && res.Objective < inc*(1-1e-9) {
 		if b, err := f.Assignment(res.Values); err == nil {
 			b.Priority = append([]int(nil), a.Priority...)
 			if y := f.Start(b); f.Model.Check(y, 1e-6) == nil && y[f.L] < inc {
-				proof.Note = joinNote(proof.Note, fmt.Sprintf("CBC's second solve, from that incumbent, lowered it to %.6g", y[f.L]))
+				proof.Note = joinNote(proof.Note, fmt.Sprintf("%s lowered the incumbent to %.6g", who, y[f.L]))
 				a, inc = b, y[f.L]
 			}
 		}
@@ -323,15 +420,17 @@ func (p *Planner) solveAgain(ctx context.Context, f *Formulation, a *space.Assig
 	case res.Status == solver.Optimal:
 		// Proven optimal: the bound is the optimum (CBC's own objective,
 		// at least as low as the incumbent rebuilt from it).
-		bound = math.Max(bound, math.Min(res.Objective, inc))
+		if opt := math.Min(res.Objective, inc); math.IsNaN(bound) || opt > bound {
+			bound = opt
+		}
 		proof.Status = res.Reason
 		rootBound = false
 	case res.Status.HasSolution() && !math.IsInf(res.Bound, 0) && !math.IsNaN(res.Bound) && (math.IsNaN(bound) || res.Bound > bound):
 		bound = res.Bound
 		rootBound = res.RootBound
 	}
-	if !math.IsNaN(bound) && bound > proof.Bound {
-		proof.Note = joinNote(proof.Note, fmt.Sprintf("CBC's second solve raised the bound from %.6g to %.6g", proof.Bound, bound))
+	if !math.IsNaN(bound) && (math.IsNaN(proof.Bound) || bound > proof.Bound) {
+		proof.Note = joinNote(proof.Note, fmt.Sprintf("%s raised the bound from %.6g to %.6g", who, proof.Bound, bound))
 		proof.Bound = bound
 		if bound > 0 {
 			proof.ScaleBound = 1 / bound

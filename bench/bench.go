@@ -97,7 +97,10 @@ type PlannerResult struct {
 	// MILPGap is the exact planner's own gap between its incumbent and
 	// bound (the median over repeats).
 	MILPGap float64 `json:"milp_gap,omitempty"`
-	Error   string  `json:"error,omitempty"`
+	// MILPNote is the exact planner's note on how its proof came about
+	// (plan.Proof.Note, of the last repeat).
+	MILPNote string `json:"milp_note,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // BlindSuffix marks a planner entry that searches without the contention
@@ -288,6 +291,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						res.MILPBound = proof.ScaleBound
 					}
 					gaps = append(gaps, proof.Gap)
+				}
+				if proof != nil {
+					res.MILPNote = proof.Note
 				}
 				if s, err := judge.Evaluate(ctx, p); err != nil {
 					res.Error = err.Error()

@@ -298,20 +298,26 @@ type improveBudget struct {
 // improveAndProve runs the steps after CBC's first solve, from its
 // incumbent a (load first, feasible) and the proof of that solve: the
 // neighbourhood search (Improve) for at most b.search, then CBC's second
-// solve of the full MILP from the search's incumbent until b.end. With two
-// threads or more (and NoParallel unset), CBC also solves the full MILP,
-// on a copy of the model and half of the threads, from a until b.end,
-// beside the two: the search and the second solve leave one core idle
-// otherwise (the search's sub-MILPs are mostly root LPs, which CBC does
-// not run in parallel), and one long tree search is what raises the bound
-// where branching moves it at all, while the search improves the
-// incumbent. The proof takes the best incumbent and the tightest bound of
-// all the solves (each a bound on the full MILP); when one of the two
-// full solves proves optimality the other is stopped. It returns the
-// incumbent and whether the bound is still a root LP's.
+// solve of the full MILP from the search's incumbent until b.end.
+//
+// With two threads or more (and NoParallel unset), CBC also solves the
+// full MILP beside the two, on a copy of the model and half of the
+// threads, from a until b.end: the search and the second solve leave a
+// core idle otherwise (the search's sub-MILPs are mostly root LPs, which
+// CBC does not run in parallel), and one long tree search is what raises
+// the bound where branching moves it at all, while the search improves the
+// incumbent. When the search ends at a local optimum of all its
+// neighbourhoods, what is left is the proof from that incumbent, whose
+// tree prunes at least as much as one from the worse a: the solve beside
+// is stopped there and the second solve gets every thread. The proof
+// takes the best incumbent and the tightest bound of all the solves (each
+// a bound on the full MILP); when a full solve proves optimality the
+// others are stopped. It returns the incumbent and whether the bound is
+// still a root LP's.
 func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.Assignment, first float64, proof *plan.Proof, rootBound bool, b improveBudget, threads int, args []string) (*space.Assignment, bool) {
 	chainCtx, threadsHere := ctx, threads
 	var beside *besideSolve
+	t0, base := time.Now(), proof.Seconds
 	if !p.opt.NoParallel && threads >= 2 {
 		var cancelChain context.CancelFunc
 		chainCtx, cancelChain = context.WithCancel(ctx)
@@ -320,7 +326,21 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		beside = solveBeside(ctx, f.Model.Clone(), solver.Options{TimeLimit: max(time.Until(b.end), time.Second), Threads: threads / 2,
 			Args: args, Start: f.Start(a), Grace: 20 * time.Second}, cancelChain)
 	}
-	t0, base := time.Now(), proof.Seconds
+	// joinBeside waits for the solve beside (stopped first when stop) and
+	// takes its incumbent and bound into the proof.
+	joinBeside := func(stop bool) {
+		if stop {
+			beside.cancel()
+		}
+		res, err := beside.wait()
+		beside = nil
+		if err != nil {
+			proof.Note = joinNote(proof.Note, "CBC's solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+			return
+		}
+		proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
+		a, rootBound = f.merge(res, a, proof, rootBound, "CBC's solve beside the search (from the first solve's incumbent)")
+	}
 	better, st, err := f.Improve(chainCtx, a, ImproveOptions{Budget: min(time.Until(b.end), b.search), Threads: threadsHere, Args: args})
 	if err != nil {
 		proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
@@ -336,21 +356,15 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		}
 	}
 	proof.Seconds += time.Since(t0).Seconds()
+	if beside != nil && st.Exhausted && chainCtx.Err() == nil && time.Until(b.end) >= 2*time.Second {
+		joinBeside(true)
+		threadsHere = threads
+	}
 	if left := time.Until(b.end); chainCtx.Err() == nil && left >= 2*time.Second {
 		a, rootBound = p.solveAgain(chainCtx, f, a, proof, rootBound, left, threadsHere, args)
 	}
 	if beside != nil {
-		if proof.Status == "optimal" {
-			beside.cancel() // proven: nothing left for it to find
-		}
-		res, err := beside.wait()
-		switch {
-		case err != nil:
-			proof.Note = joinNote(proof.Note, "CBC's solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
-		default:
-			proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
-			a, rootBound = f.merge(res, a, proof, rootBound, "CBC's solve beside the search (from the first solve's incumbent)")
-		}
+		joinBeside(proof.Status == "optimal") // proven: nothing left for it to find
 	}
 	return a, rootBound
 }

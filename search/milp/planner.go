@@ -159,7 +159,9 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	// much (Improve: fix-and-optimise on the same MILP, from CBC's
 	// incumbent), and a second solve of the full MILP from the search's
 	// incumbent the rest: with that incumbent CBC prunes enough of its
-	// tree to raise the bound, or to prove the incumbent optimal.
+	// tree to raise the bound, or to prove the incumbent optimal. With two
+	// threads or more, a third full solve runs beside the last two
+	// (improveAndProve).
 	improve := false
 	solverTime := opt.TimeLimit
 	if startAssign != nil {

@@ -23,6 +23,9 @@ type ImproveOptions struct {
 	Args []string
 	// Log, when set, receives one line per sub-MILP.
 	Log func(string)
+	// Improved, when set, is called with each new incumbent and its load
+	// as soon as it is taken (in Improve's goroutine; it must not keep a).
+	Improved func(a *space.Assignment, load float64)
 }
 
 // ImproveStats say what Improve did.
@@ -113,6 +116,9 @@ func (f *Formulation) Improve(ctx context.Context, a *space.Assignment, opt Impr
 		st.Improved++
 		st.Load = x[f.L]
 		stale = 0
+		if opt.Improved != nil {
+			opt.Improved(cur.Clone(), st.Load)
+		}
 		// The most loaded processor may have changed: rebuild the list and
 		// go on after the neighbourhood that improved.
 		if hoods = f.neighbourhoods(x, cur); len(hoods) == 0 {

@@ -169,10 +169,12 @@ func TestSolveAgain(t *testing.T) {
 	}
 }
 
-// With two threads, CBC solves the full MILP beside the search and the
-// second solve, and the proof takes its incumbent and bound: with no time
-// for the search or a second solve, the solve beside them alone proves
-// the optimum; with parallel=off the start and its weak bound stay.
+// With two threads, a full CBC solve runs beside the search (restarted
+// from each better incumbent it takes), and the proof takes its incumbent
+// and bound: in parallel mode there is no second solve after the search,
+// so "optimal" can come only from the solve beside it. With parallel=off
+// and no time for a second solve (under its 2 s) or for the search (1 ns
+// of it), the start and its weak bound stay.
 func TestImproveAndProveBeside(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
@@ -185,9 +187,15 @@ func TestImproveAndProveBeside(t *testing.T) {
 	weak := best / 2
 	for _, parallel := range []bool{true, false} {
 		proof := &plan.Proof{Status: "time limit", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
-		// 1.5 s in all: under the second solve's 2 s, and the search's
-		// nanosecond is under its 1 s; the solve beside gets its least, 1 s.
-		got, root := milp.ImproveAndProve(context.Background(), f, start, proof, time.Now().Add(1500*time.Millisecond), time.Nanosecond, 2, parallel)
+		end := time.Now().Add(1500 * time.Millisecond)
+		if parallel {
+			end = time.Now().Add(20 * time.Second)
+		}
+		began := time.Now()
+		got, root := milp.ImproveAndProve(context.Background(), f, start, proof, end, time.Nanosecond, 2, parallel)
+		if parallel && time.Since(began) > 15*time.Second {
+			t.Errorf("parallel: took %v: the search was not stopped when the solve beside it proved optimality", time.Since(began))
+		}
 		x := f.Start(got)
 		if err := f.Model.Check(x, 1e-6); err != nil {
 			t.Fatalf("parallel %v: incumbent infeasible: %v", parallel, err)

@@ -298,52 +298,78 @@ type improveBudget struct {
 }
 
 // improveAndProve runs the steps after CBC's first solve, from its
-// incumbent a (load first, feasible) and the proof of that solve: the
-// neighbourhood search (Improve) for at most b.search, then CBC's second
-// solve of the full MILP from the search's incumbent until b.end.
+// incumbent a (load first, feasible) and the proof of that solve.
 //
-// With two threads or more (and NoParallel unset), CBC also solves the
-// full MILP beside the two, on a copy of the model and half of the
-// threads, from a until b.end: the search and the second solve leave a
-// core idle otherwise (the search's sub-MILPs are mostly root LPs, which
-// CBC does not run in parallel), and one long tree search is what raises
-// the bound where branching moves it at all, while the search improves the
-// incumbent. When the search ends at a local optimum of all its
-// neighbourhoods, what is left is the proof from that incumbent, whose
-// tree prunes at least as much as one from the worse a: the solve beside
-// is stopped there and the second solve gets every thread. The proof
-// takes the best incumbent and the tightest bound of all the solves (each
-// a bound on the full MILP); when a full solve proves optimality the
-// others are stopped. It returns the incumbent and whether the bound is
-// still a root LP's.
+// On one thread: the neighbourhood search (Improve) for at most b.search,
+// then CBC's second solve of the full MILP from the search's incumbent
+// until b.end.
+//
+// With two threads or more (and NoParallel unset), the search and a full
+// solve run side by side until b.end, each on one CBC process with half of
+// the threads: the full solve (on a copy of the model) starts from a, and
+// whenever the search takes a better incumbent it is stopped, its result
+// taken, and started again from the best incumbent so far; the search
+// runs until its local optimum or b.end. So the proof from each new
+// incumbent starts at once instead of after the search's share of the
+// time (on bench scenario 1, CBC needed 50 s of one thread to prove the
+// search's incumbent optimal, which it had found 11 s into a 38 s
+// search), and the search gets the time the second solve had. One CBC
+// process per core rather than one with more threads: from that incumbent
+// one thread proved it in 50 s, two threads had not within 52 s
+// (BenchmarkImproveFirst).
+//
+// The proof takes the best incumbent and the tightest bound of all the
+// solves (each a bound on the full MILP); when a full solve proves
+// optimality the search is stopped. It returns the incumbent and whether
+// the bound is still a root LP's.
 func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.Assignment, first float64, proof *plan.Proof, rootBound bool, b improveBudget, threads int, args []string) (*space.Assignment, bool) {
-	chainCtx, threadsHere := ctx, threads
-	var beside *besideSolve
 	t0, base := time.Now(), proof.Seconds
-	if !p.opt.NoParallel && threads >= 2 {
-		var cancelChain context.CancelFunc
-		chainCtx, cancelChain = context.WithCancel(ctx)
-		defer cancelChain()
-		threadsHere = threads - threads/2
-		beside = solveBeside(ctx, f.Model.Clone(), solver.Options{TimeLimit: max(time.Until(b.end), time.Second), Threads: threads / 2,
-			Args: args, Start: f.Start(a), Grace: 20 * time.Second}, cancelChain)
+	parallel := !p.opt.NoParallel && threads >= 2
+	chainCtx, cancelChain := context.WithCancel(ctx)
+	defer cancelChain()
+	var beside *besideSolve
+	startBeside := func() {
+		if left := time.Until(b.end); left >= 2*time.Second && chainCtx.Err() == nil {
+			beside = solveBeside(chainCtx, f.Model.Clone(), solver.Options{TimeLimit: left, Threads: threads / 2,
+				Args: args, Start: f.Start(a), Grace: 20 * time.Second}, cancelChain)
+		}
 	}
-	// joinBeside waits for the solve beside (stopped first when stop) and
+	// joinBeside waits for the full solve (stopped first when stop) and
 	// takes its incumbent and bound into the proof.
 	joinBeside := func(stop bool) {
+		if beside == nil {
+			return
+		}
 		if stop {
 			beside.cancel()
 		}
 		res, err := beside.wait()
 		beside = nil
 		if err != nil {
-			proof.Note = joinNote(proof.Note, "CBC's solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				proof.Note = joinNote(proof.Note, "a full CBC solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+			}
 			return
 		}
-		proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
-		a, rootBound = f.merge(res, a, proof, rootBound, "CBC's solve beside the search (from the first solve's incumbent)")
+		a, rootBound = f.merge(res, a, proof, rootBound, "a full CBC solve beside the search")
 	}
-	better, st, err := f.Improve(chainCtx, a, ImproveOptions{Budget: min(time.Until(b.end), b.search), Threads: threadsHere, Args: args})
+	opt := ImproveOptions{Budget: min(time.Until(b.end), b.search), Threads: threads, Args: args}
+	if parallel {
+		opt.Budget, opt.Threads = time.Until(b.end), threads-threads/2
+		opt.Improved = func(c *space.Assignment, load float64) {
+			joinBeside(true)
+			if load < f.Load(a)*(1-1e-9) {
+				a = c
+				proof.Incumbent = load
+				if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
+					proof.Gap = math.Max(0, load-b) / math.Max(load, 1e-12)
+				}
+			}
+			startBeside()
+		}
+		startBeside()
+	}
+	better, st, err := f.Improve(chainCtx, a, opt)
 	if err != nil {
 		proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
 	}
@@ -351,22 +377,22 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		// The sub-MILPs' bounds are dropped: the gap stays the
 		// improved incumbent's against the full MILP's bound.
 		proof.Note = joinNote(proof.Note, fmt.Sprintf("the neighbourhood search then lowered the incumbent from %.6g to %.6g (%d of %d sub-MILPs taken; the bound is the full MILP's)", first, st.Load, st.Improved, st.Solves))
-		a = better
-		proof.Incumbent = st.Load
-		if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
-			proof.Gap = math.Max(0, st.Load-b) / math.Max(st.Load, 1e-12)
+		if st.Load < f.Load(a)*(1-1e-9) {
+			a = better
+			proof.Incumbent = st.Load
+			if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
+				proof.Gap = math.Max(0, st.Load-b) / math.Max(st.Load, 1e-12)
+			}
 		}
 	}
+	if parallel {
+		joinBeside(false)
+		proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
+		return a, rootBound
+	}
 	proof.Seconds += time.Since(t0).Seconds()
-	if beside != nil && st.Exhausted && chainCtx.Err() == nil && time.Until(b.end) >= 2*time.Second {
-		joinBeside(true)
-		threadsHere = threads
-	}
-	if left := time.Until(b.end); chainCtx.Err() == nil && left >= 2*time.Second {
-		a, rootBound = p.solveAgain(chainCtx, f, a, proof, rootBound, left, threadsHere, args)
-	}
-	if beside != nil {
-		joinBeside(proof.Status == "optimal") // proven: nothing left for it to find
+	if left := time.Until(b.end); ctx.Err() == nil && left >= 2*time.Second {
+		a, rootBound = p.solveAgain(ctx, f, a, proof, rootBound, left, threads, args)
 	}
 	return a, rootBound
 }

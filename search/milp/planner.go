@@ -35,10 +35,11 @@ type Options struct {
 	ImproveShare float64
 	NoImprove    bool
 	// NoParallel keeps the solves one at a time. By default, where the
-	// request allows two threads or more (req.Workers), CBC solves the full
-	// MILP once more beside the neighbourhood search and the second solve,
-	// from the first solve's incumbent until the budget is spent, on half
-	// of the threads (see improveAndProve).
+	// request allows two threads or more (req.Workers), after the first
+	// solve CBC solves the full MILP beside the neighbourhood search, on
+	// half of the threads, from the best incumbent so far (restarted when
+	// the search improves it), until the budget is spent, in place of the
+	// second solve (see improveAndProve).
 	NoParallel bool
 }
 
@@ -160,8 +161,8 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 	// incumbent), and a second solve of the full MILP from the search's
 	// incumbent the rest: with that incumbent CBC prunes enough of its
 	// tree to raise the bound, or to prove the incumbent optimal. With two
-	// threads or more, a third full solve runs beside the last two
-	// (improveAndProve).
+	// threads or more, a full solve beside the search takes the second
+	// solve's place (improveAndProve).
 	improve := false
 	solverTime := opt.TimeLimit
 	if startAssign != nil {

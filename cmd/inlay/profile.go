@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -279,7 +280,13 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	// lacks are measured, until a round finds none (or --rounds). So the
 	// plan inlay plan makes from the store is one whose subgraphs were
 	// measured, not one the calibrated model guessed at.
+	// sum keeps what the reports after the rounds need: the co-run
+	// profiles stored and the device. cal is the last calibration's report
+	// while calibrated says no round measured anything after it, so that
+	// the same fit is not made twice.
 	var sum profile.Summary
+	var cal bytes.Buffer
+	calibrated := false
 	for round := 1; round <= f.rounds; round++ {
 		plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
 		if err != nil {
@@ -302,24 +309,24 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 			}
 		}
 		rs, err := profileRound(ctx, out, errOut, dev, st, pl, jobs, f, round)
-		sum.Jobs += rs.Jobs
-		sum.Skipped += rs.Skipped
-		sum.Measured += rs.Measured
-		sum.Failed += rs.Failed
 		sum.Coruns += rs.Coruns
-		sum.Elapsed += rs.Elapsed
 		sum.Device = rs.Device
 		if err != nil {
 			return err
+		}
+		if rs.Measured+rs.Failed > 0 {
+			calibrated = false
 		}
 		if round > 1 && rs.Measured+rs.Failed == 0 {
 			fmt.Fprintf(out, "the planners' plans with the measurements: every subgraph measured (after %d rounds)\n", round)
 			break
 		}
 		if round < f.rounds {
-			if err := calibrateAndReport(io.Discard, st, rs.Device, pl, w, f, false); err != nil {
+			cal.Reset()
+			if err := calibrateAndReport(&cal, st, rs.Device, pl, w, f, false); err != nil {
 				return err
 			}
+			calibrated = true
 		} else if round > 1 {
 			fmt.Fprintf(out, "the planners' plans still changed in round %d (--rounds %d): a plan made from the store may have subgraphs the calibrated model estimates\n", round, f.rounds)
 		}
@@ -330,6 +337,10 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		}
 	}
 	fmt.Fprintln(out)
+	if calibrated {
+		_, err := out.Write(cal.Bytes())
+		return err
+	}
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
 }
 

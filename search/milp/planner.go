@@ -354,18 +354,24 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		}
 		a, rootBound = f.merge(res, a, proof, rootBound, "a full CBC solve beside the search")
 	}
+	// take makes c, of load, the incumbent when it is better than a. The
+	// sub-MILPs' bounds are dropped: the gap stays the incumbent's against
+	// the full MILP's bound.
+	take := func(c *space.Assignment, load float64) {
+		if load < f.Load(a)*(1-1e-9) {
+			a = c
+			proof.Incumbent = load
+			if bound := proof.Bound; !math.IsInf(bound, 0) && !math.IsNaN(bound) {
+				proof.Gap = math.Max(0, load-bound) / math.Max(load, 1e-12)
+			}
+		}
+	}
 	opt := ImproveOptions{Budget: min(time.Until(b.end), b.search), Threads: threads, Args: args}
 	if parallel {
 		opt.Budget, opt.Threads = time.Until(b.end), threads-threads/2
 		opt.Improved = func(c *space.Assignment, load float64) {
 			joinBeside(true)
-			if load < f.Load(a)*(1-1e-9) {
-				a = c
-				proof.Incumbent = load
-				if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
-					proof.Gap = math.Max(0, load-b) / math.Max(load, 1e-12)
-				}
-			}
+			take(c, load)
 			startBeside()
 		}
 		startBeside()
@@ -375,16 +381,8 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		proof.Note = joinNote(proof.Note, "the neighbourhood search stopped on an error ("+strings.TrimPrefix(err.Error(), "milp: ")+")")
 	}
 	if better != nil && st.Load < first*(1-1e-9) {
-		// The sub-MILPs' bounds are dropped: the gap stays the
-		// improved incumbent's against the full MILP's bound.
 		proof.Note = joinNote(proof.Note, fmt.Sprintf("the neighbourhood search then lowered the incumbent from %.6g to %.6g (%d of %d sub-MILPs taken; the bound is the full MILP's)", first, st.Load, st.Improved, st.Solves))
-		if st.Load < f.Load(a)*(1-1e-9) {
-			a = better
-			proof.Incumbent = st.Load
-			if b := proof.Bound; !math.IsInf(b, 0) && !math.IsNaN(b) {
-				proof.Gap = math.Max(0, st.Load-b) / math.Max(st.Load, 1e-12)
-			}
-		}
+		take(better, st.Load)
 	}
 	if parallel {
 		joinBeside(false)

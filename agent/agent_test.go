@@ -98,6 +98,9 @@ func (f *fakeDevice) Measure(ctx context.Context, req profile.MeasureRequest) (p
 		Median: time.Duration(req.Reps) * time.Millisecond, P90: 2 * time.Millisecond,
 		Min: time.Millisecond / 2, Max: 3 * time.Millisecond, Stddev: 100 * time.Microsecond, Reps: req.Reps,
 	}
+	if req.Idle > 0 {
+		tm.Idle, tm.IdleReps = 8*time.Millisecond, req.Idle
+	}
 	if req.Cold > 0 {
 		tm.Cold, tm.ColdReps = 7*time.Millisecond, req.Cold
 	}
@@ -301,6 +304,16 @@ func TestMeasureFake(t *testing.T) {
 	if !reflect.DeepEqual(tm, want) || dev.reqs[1].Cold != 3 {
 		t.Errorf("with cold runs: timing = %+v, want %+v; device got %d cold runs", tm, want, dev.reqs[1].Cold)
 	}
+	// So do idle runs.
+	req.Idle = 2
+	tm, err = c.Measure(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Idle, want.IdleReps = 8*time.Millisecond, 2
+	if !reflect.DeepEqual(tm, want) || dev.reqs[2].Idle != 2 {
+		t.Errorf("with idle runs: timing = %+v, want %+v; device got %d idle runs", tm, want, dev.reqs[2].Idle)
+	}
 	// A kind is accepted as a processor name (the device resolves it to
 	// that kind's fastest processor).
 	if _, err := c.Measure(context.Background(), tinyRequest(t, "gpu")); err != nil {
@@ -408,6 +421,8 @@ func TestBadRequests(t *testing.T) {
 		{"warmup negative", measureJSON(t, func(b *MeasureBody) { b.Warmup = -1 }), "", 422, CodeInvalid, "warmup -1"},
 		{"cold runs negative", measureJSON(t, func(b *MeasureBody) { b.Cold = -1 }), "", 422, CodeInvalid, "cold runs -1"},
 		{"cold runs too many", measureJSON(t, func(b *MeasureBody) { b.Cold = 101 }), "", 422, CodeInvalid, "cold runs 101"},
+		{"idle runs negative", measureJSON(t, func(b *MeasureBody) { b.Idle = -1 }), "", 422, CodeInvalid, "idle runs -1"},
+		{"idle runs too many", measureJSON(t, func(b *MeasureBody) { b.Idle = 101 }), "", 422, CodeInvalid, "idle runs 101"},
 		{"negative dim", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = []int64{-2, 4} }), "", 422, CodeInvalid, "at least 1"},
 		{"zero dim", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = []int64{0, 4} }), "", 422, CodeInvalid, "at least 1"},
 		{"no shape", measureJSON(t, func(b *MeasureBody) { b.Inputs[0].Shape = nil }), "", 422, CodeInvalid, "no shape"},

@@ -58,6 +58,9 @@ type MeasureBody struct {
 	Warmup    int          `json:"warmup"`
 	Reps      int          `json:"reps"`
 	Cold      int          `json:"cold,omitempty"`
+	// Idle runs: timed after evicting the caches and idling (the
+	// subgraph's time on a processor that has idled).
+	Idle int `json:"idle,omitempty"`
 	// Corun conditions (inlay profile --corun): each a set of loads on
 	// neighbouring processors, timed beside.
 	Corun []CorunConditionBody `json:"corun,omitempty"`
@@ -100,6 +103,8 @@ type TimingBody struct {
 	Reps     int   `json:"reps"`
 	ColdNS   int64 `json:"cold_ns,omitempty"`
 	ColdReps int   `json:"cold_reps,omitempty"`
+	IdleNS   int64 `json:"idle_ns,omitempty"`
+	IdleReps int   `json:"idle_reps,omitempty"`
 	// Corun holds one timing per requested co-run condition.
 	Corun []CorunTimingBody `json:"corun,omitempty"`
 }
@@ -136,6 +141,7 @@ func bodyOf(req profile.MeasureRequest) MeasureBody {
 		Warmup:    req.Warmup,
 		Reps:      req.Reps,
 		Cold:      req.Cold,
+		Idle:      req.Idle,
 	}
 	b.Inputs = tensorBodies(req.Inputs)
 	for _, c := range req.Corun {
@@ -180,6 +186,7 @@ func (b MeasureBody) request() (profile.MeasureRequest, error) {
 		Warmup:    b.Warmup,
 		Reps:      b.Reps,
 		Cold:      b.Cold,
+		Idle:      b.Idle,
 	}
 	for i, in := range b.Inputs {
 		sp, err := in.spec()
@@ -214,7 +221,7 @@ func timingBody(t profile.Timing) TimingBody {
 	return TimingBody{
 		MedianNS: int64(t.Median), P90NS: int64(t.P90), MinNS: int64(t.Min), MaxNS: int64(t.Max),
 		StddevNS: int64(t.Stddev), Reps: t.Reps, ColdNS: int64(t.Cold), ColdReps: t.ColdReps,
-		Corun: corunBodies(t.Corun),
+		IdleNS: int64(t.Idle), IdleReps: t.IdleReps, Corun: corunBodies(t.Corun),
 	}
 }
 
@@ -230,7 +237,8 @@ func (b TimingBody) timing() profile.Timing {
 	return profile.Timing{
 		Median: time.Duration(b.MedianNS), P90: time.Duration(b.P90NS), Min: time.Duration(b.MinNS),
 		Max: time.Duration(b.MaxNS), Stddev: time.Duration(b.StddevNS), Reps: b.Reps,
-		Cold: time.Duration(b.ColdNS), ColdReps: b.ColdReps, Corun: corunTimings(b.Corun),
+		Cold: time.Duration(b.ColdNS), ColdReps: b.ColdReps, Idle: time.Duration(b.IdleNS), IdleReps: b.IdleReps,
+		Corun: corunTimings(b.Corun),
 	}
 }
 

@@ -364,6 +364,9 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 	if req.Cold < 0 || req.Cold > s.opt.MaxReps {
 		return fmt.Errorf("cold runs %d: want 0 to %d", req.Cold, s.opt.MaxReps)
 	}
+	if req.Idle < 0 || req.Idle > s.opt.MaxReps {
+		return fmt.Errorf("idle runs %d: want 0 to %d", req.Idle, s.opt.MaxReps)
+	}
 	// The inputs first: their checks name the dimension and the limit,
 	// where MeasureRequest.Validate only says a shape is not fully known.
 	if err := checkInputs(req.Inputs, mp, s.opt.MaxInputBytes); err != nil {

@@ -22,6 +22,7 @@ type HandOffEstimator interface {
 	Estimator
 	// HandOff is the delay before set starts on on after a job it
 	// depends on ended on processor from (from == on.Proc: the same
-	// processor).
+	// processor; from == -1: set depends on nothing and starts its model
+	// on its request's arrival, after its processor has mostly idled).
 	HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration
 }

@@ -75,6 +75,9 @@ func CostModel(path string, named bool, pl *hw.Platform, w *workload.Workload) (
 		if n := pe.Cold(); n > 0 {
 			s += fmt.Sprintf("; %d with cold-cache figures", n)
 		}
+		if n := pe.Wakes(); n > 0 {
+			s += fmt.Sprintf("; %d charged a wake-up when they start their model on an idle processor", n)
+		}
 		if h, ok := pe.HandOffs(); ok {
 			mode := "pinned"
 			if !h.Pinned {

@@ -54,6 +54,11 @@ type MeasureRequest struct {
 	// Cold runs (≥ 0) are timed after the back-to-back ones, each after
 	// the device has evicted its caches (Timing.Cold).
 	Cold int
+	// Idle runs (≥ 0) are timed after those, each after the device has
+	// evicted its caches and then let the processor idle (Local: for
+	// IdleGap), as it idles between a periodic workload's requests
+	// (Timing.Idle).
+	Idle int
 	// Corun conditions are timed after those, Reps back-to-back runs
 	// beside each (Timing.Corun): the co-run profile of inlay profile
 	// --corun.
@@ -73,6 +78,8 @@ func (r MeasureRequest) Validate() error {
 		return fmt.Errorf("profile: measure: warmup %d is negative", r.Warmup)
 	case r.Cold < 0:
 		return fmt.Errorf("profile: measure: cold runs %d is negative", r.Cold)
+	case r.Idle < 0:
+		return fmt.Errorf("profile: measure: idle runs %d is negative", r.Idle)
 	}
 	for _, c := range r.Corun {
 		if len(c.Loads) == 0 {
@@ -109,6 +116,14 @@ type Timing struct {
 	// as it does in a plan that shares the processor.
 	Cold     time.Duration
 	ColdReps int
+	// Idle is the median of the runs timed after evicting the caches and
+	// idling (MeasureRequest.Idle; IdleReps of them, 0 when none were
+	// asked for): the subgraph's time when it starts on a processor that
+	// has idled, as the first subgraph of a request does in a workload
+	// whose groups arrive at rates. What it takes above Cold is what waking
+	// the processor costs (Estimator.HandOff charges it).
+	Idle     time.Duration
+	IdleReps int
 	// Corun holds one timing per MeasureRequest.Corun condition.
 	Corun []CorunTiming
 }

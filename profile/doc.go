@@ -13,11 +13,19 @@
 // its weights and code in the caches; in a plan its processor mostly ran
 // other work just before, so the cold figure is what it will see (on the
 // 2-core test machine the voice models' whole-model times were 1.2× to 8×
-// their back-to-back ones cold, and 1.2× to 4× in a real run).
+// their back-to-back ones cold, and 1.2× to 4× in a real run). For a
+// plan's subgraphs, Idle timed runs follow, each after the eviction and a
+// sleep (Local: IdleGap), whose median is Timing.Idle: a processor that has
+// idled runs its first work after waking slower (on the 2-core host about
+// 0.7 ms more, whatever the model), and in a workload whose groups arrive
+// at rates, a request's first subgraph starts on such a processor. The
+// Estimator charges the difference (Idle − Cold) as the hand-off before a
+// subgraph that starts its model on its request's arrival
+// (cost.HandOffEstimator, from -1).
 //
 // The Store (Open) is one SQLite file (modernc.org/sqlite, no cgo) in WAL
 // mode, created on first use, with a schema version table. Tables and
-// columns added since version 1 (in-situ measurements, cold runs) are added
+// columns added since version 1 (in-situ measurements, cold and idle runs) are added
 // to older files when they are opened, with no version change. A measurement is
 // keyed by device, model content hash (graph.Model.Hash), layer-set key
 // (graph.LayerSet.Key), processor name, backend, data type and the

@@ -254,3 +254,59 @@ func TestEstimatorHandOff(t *testing.T) {
 		t.Errorf("other subgraph: hand-off %v, want 70µs", got)
 	}
 }
+
+// TestEstimatorWake: a measured subgraph with idle runs adds what it took
+// after idling above its cold figure to the hand-off before it when it
+// starts its model (from -1), not after another processor's job, with or
+// without measured hand-offs; an in-situ figure includes it.
+func TestEstimatorWake(t *testing.T) {
+	lg, pl, base, st := hostSetup(t)
+	set, cfg0 := graph.Range(0, 5), pl.DefaultConfig(0)
+	us := time.Microsecond
+	e := NewEstimator(st, "dev", base)
+	k, err := e.Key(lg, set, cfg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := Record{Key: k, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 1700 * us, IdleReps: 5}}
+	if err := st.Put(idle); err != nil {
+		t.Fatal(err)
+	}
+	// A faster idle figure (noise) charges nothing.
+	k2, err := e.Key(lg, graph.Range(0, 6), cfg0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(Record{Key: k2, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 950 * us, IdleReps: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, e *Estimator, want map[int]time.Duration) {
+		t.Helper()
+		for from, w := range want {
+			if got := e.HandOff(lg, set, cfg0, from); got != w {
+				t.Errorf("%s: from %d: %v, want %v", name, from, got, w)
+			}
+		}
+		if got := e.HandOff(lg, graph.Range(0, 6), cfg0, -1); got != 0 {
+			t.Errorf("%s: idle figure below the cold one: start %v, want 0", name, got)
+		}
+	}
+	check("no hand-offs", NewEstimator(st, "dev", base), map[int]time.Duration{-1: 700 * us, 0: 0, 1: 0})
+	if n := NewEstimator(st, "dev", base).Wakes(); n != 1 {
+		t.Errorf("Wakes() = %d, want 1 (the other's idle figure is below its cold one)", n)
+	}
+	if err := st.PutHandOff("dev", HandOff{Pinned: true, Same: 5 * us, Cross: 70 * us, Samples: 3}); err != nil {
+		t.Fatal(err)
+	}
+	e = NewEstimator(st, "dev", base)
+	if got := e.HandOff(lg, graph.Range(0, 6), cfg0, 1); got != 70*us {
+		t.Errorf("no wake: cross hand-off %v, want 70µs", got)
+	}
+	check("hand-offs", e, map[int]time.Duration{-1: 700 * us, 0: 5 * us, 1: 70 * us})
+	if err := st.PutInSitu(InSitu{Key: k, Typical: 2000 * us, Timing: Timing{Median: 1900 * us, Reps: 50}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := NewEstimator(st, "dev", base).HandOff(lg, set, cfg0, -1); got != 0 {
+		t.Errorf("in-situ subgraph: start %v, want 0", got)
+	}
+}

@@ -28,7 +28,9 @@ const LocalBackend = "ort-cpu"
 // and one inter-op thread. Measurements run one at a time, so that they do
 // not disturb each other. Before each cold run (MeasureRequest.Cold) the
 // measuring thread writes a buffer of twice the cores' largest cache
-// (CacheBytes), which evicts the model's weights, code and activations.
+// (CacheBytes), which evicts the model's weights, code and activations;
+// before each idle run (MeasureRequest.Idle) it does the same, then sleeps
+// for IdleGap.
 type Local struct {
 	rt   *ort.Runtime
 	pl   *hw.Platform
@@ -39,6 +41,17 @@ type Local struct {
 }
 
 var _ Device = (*Local)(nil)
+
+// IdleGap is how long Local's measuring thread sleeps before each idle run
+// (MeasureRequest.Idle), after evicting the caches: long enough for the
+// processor to idle as it does between a periodic workload's requests. On
+// the 2-core host (a KVM guest), the first run after waking from a sleep
+// of 10 ms or more was about 0.7 ms slower than a run right after the
+// eviction on a core kept busy, whatever the model: speech_embed
+// (embedding_model.onnx) 2.3 ms busy, 2.9 ms after 10 ms idle and 3.0 ms
+// after 20-160 ms; ocr_det at 320x320 28.0 against 28.7 ms; the runs after
+// the first were back at the busy core's figures (README, Contention).
+const IdleGap = 20 * time.Millisecond
 
 // LocalDeviceName is the name Local gives this machine in the store: its
 // host name ("localhost" when it has none).
@@ -150,6 +163,18 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 		}
 		c := Summarize(cold)
 		t.Cold, t.ColdReps = c.Median, c.Reps
+	}
+	if req.Idle > 0 {
+		evict := l.evictBuffer(pr)
+		idle, err := timeRuns(ctx, sess, data, req.Idle, func() {
+			touch(evict)
+			time.Sleep(IdleGap)
+		})
+		if err != nil {
+			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		}
+		c := Summarize(idle)
+		t.Idle, t.IdleReps = c.Median, c.Reps
 	}
 	for _, cond := range req.Corun {
 		ct, err := l.corun(ctx, cond, func() ([]time.Duration, error) { return timeRuns(ctx, sess, data, req.Reps, nil) })

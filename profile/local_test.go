@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
@@ -69,18 +70,26 @@ func TestLocalMeasure(t *testing.T) {
 	if tm.ColdReps != 0 || tm.Cold != 0 {
 		t.Errorf("cold runs %d (%v) when none were asked for", tm.ColdReps, tm.Cold)
 	}
+	if tm.IdleReps != 0 || tm.Idle != 0 {
+		t.Errorf("idle runs %d (%v) when none were asked for", tm.IdleReps, tm.Idle)
+	}
 	cold := req
-	cold.Cold = 3
+	cold.Cold, cold.Idle = 3, 2
+	began := time.Now()
 	tc, err := dev.Measure(ctx, cold)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A cold run is timed like the others (no bound on how much slower it
-	// is: that depends on the machine).
-	if tc.ColdReps != 3 || tc.Cold <= 0 || tc.Reps != 4 {
-		t.Errorf("with 3 cold runs: %+v", tc)
+	// A cold or idle run is timed like the others (no bound on how much
+	// slower it is: that depends on the machine); each idle run sleeps
+	// IdleGap first.
+	if tc.ColdReps != 3 || tc.Cold <= 0 || tc.Reps != 4 || tc.IdleReps != 2 || tc.Idle <= 0 {
+		t.Errorf("with 3 cold runs and 2 idle ones: %+v", tc)
 	}
-	t.Logf("mel on %s: median %v back to back, %v cold", req.Processor, tc.Median, tc.Cold)
+	if took := time.Since(began); took < 2*IdleGap {
+		t.Errorf("two idle runs took %v in all, less than their two sleeps of %v", took, IdleGap)
+	}
+	t.Logf("mel on %s: median %v back to back, %v cold, %v after idling", req.Processor, tc.Median, tc.Cold, tc.Idle)
 
 	bad := func(f func(r *MeasureRequest)) MeasureRequest {
 		r := req
@@ -97,6 +106,7 @@ func TestLocalMeasure(t *testing.T) {
 		{"other dtype", bad(func(r *MeasureRequest) { r.DType = "int8" }), "int8"},
 		{"no reps", bad(func(r *MeasureRequest) { r.Reps = 0 }), "reps"},
 		{"negative cold runs", bad(func(r *MeasureRequest) { r.Cold = -1 }), "cold runs"},
+		{"negative idle runs", bad(func(r *MeasureRequest) { r.Idle = -1 }), "idle runs"},
 		{"garbage model", bad(func(r *MeasureRequest) { r.Model = []byte("not onnx") }), "profile: measure"},
 		{"wrong input", bad(func(r *MeasureRequest) {
 			r.Inputs = []TensorSpec{{Name: "nope", DType: graph.Float32, Shape: graph.Shape{1}}}
@@ -177,7 +187,22 @@ func TestProfileEndToEnd(t *testing.T) {
 			t.Errorf("%s after the cold run: %+v, %v, %v", j.Set.Key(), r, ok, err)
 		}
 	}
-	p.Cold = 0
+	// Asking for idle runs measures again a plan's subgraph stored without
+	// them, and no layer or chunk.
+	p.Cold, p.Idle = 0, 1
+	asPlan := jobs[len(jobs)-1]
+	asPlan.Kind = KindPlan
+	idle, err := p.Run(ctx, pl, []Job{jobs[0], asPlan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle.Measured+idle.Failed != 1 || idle.Skipped != 1 {
+		t.Errorf("run with idle runs over a layer and a plan subgraph: %+v, want the plan's measured again", idle)
+	}
+	if r, ok, err := st.Get(asPlan.Key(sum.Device, pl)); err != nil || !ok || (r.Error == "" && r.IdleReps != 1) {
+		t.Errorf("plan subgraph %s after the idle run: %+v, %v, %v", asPlan.Set.Key(), r, ok, err)
+	}
+	p.Cold, p.Idle = 0, 0
 
 	samples, err := Samples(st, sum.Device, pl, w)
 	if err != nil {

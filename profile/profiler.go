@@ -212,6 +212,11 @@ type Profiler struct {
 	// Warmup and Reps per measurement (Reps ≥ 1), and Cold runs after
 	// evicting the caches (MeasureRequest.Cold).
 	Warmup, Reps, Cold int
+	// Idle runs, for a plan's subgraphs only (KindPlan): timed after
+	// evicting the caches and idling (MeasureRequest.Idle), so that the
+	// estimator can charge a subgraph that starts on an idle processor
+	// what waking it costs (Estimator.HandOff).
+	Idle int
 	// Force measures again what the store already holds.
 	Force bool
 	// Corun adds the co-run profile to each plan subgraph's measurement
@@ -256,6 +261,9 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 	if p.Cold < 0 {
 		return Summary{}, fmt.Errorf("profile: cold runs %d: want 0 or more", p.Cold)
 	}
+	if p.Idle < 0 {
+		return Summary{}, fmt.Errorf("profile: idle runs %d: want 0 or more", p.Idle)
+	}
 	info, err := p.Device.Info(ctx)
 	if err != nil {
 		return Summary{}, fmt.Errorf("profile: device: %w", err)
@@ -282,11 +290,11 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 		}
 		k := j.Key(info.Name, pl)
 		if !p.Force {
-			// A stored measurement without the cold runs asked for is
-			// measured again.
+			// A stored measurement without the cold or idle runs asked
+			// for is measured again.
 			if r, ok, err := p.Store.Get(k); err != nil {
 				return s, err
-			} else if ok && (p.Cold == 0 || r.ColdReps > 0 || r.Error != "") && !(p.wantsCorun(j) && r.Error == "" && !hasCorun[k]) {
+			} else if ok && (r.Error != "" || (p.Cold == 0 || r.ColdReps > 0) && (p.idleRuns(j) == 0 || r.IdleReps > 0)) && !(p.wantsCorun(j) && r.Error == "" && !hasCorun[k]) {
 				s.Skipped++
 				p.progress(i+1, len(jobs), j)
 				continue
@@ -355,12 +363,21 @@ func (p *Profiler) measure(ctx context.Context, pl *hw.Platform, j Job, k Key) (
 		}
 	}
 	req := MeasureRequest{Model: model, Inputs: j.Inputs, Processor: k.Processor,
-		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps, Cold: p.Cold}
+		Backend: k.Backend, DType: k.DType, Warmup: p.Warmup, Reps: p.Reps, Cold: p.Cold, Idle: p.idleRuns(j)}
 	for _, c := range conds {
 		req.Corun = append(req.Corun, c.CorunCondition)
 	}
 	t, err := p.Device.Measure(ctx, req)
 	return t, conds, err
+}
+
+// idleRuns is the number of idle runs the job gets: Idle for a plan's
+// subgraph, none for the calibration's layers and chunks.
+func (p *Profiler) idleRuns(j Job) int {
+	if j.Kind == KindPlan {
+		return p.Idle
+	}
+	return 0
 }
 
 // wantsCorun reports whether the job gets a co-run profile: a plan's

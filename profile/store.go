@@ -99,6 +99,8 @@ CREATE TABLE measurements (
 	measured_at TEXT NOT NULL,
 	cold_ns     INTEGER NOT NULL DEFAULT 0,
 	cold_reps   INTEGER NOT NULL DEFAULT 0,
+	idle_ns     INTEGER NOT NULL DEFAULT 0,
+	idle_reps   INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
 );
 CREATE TABLE calibrations (
@@ -245,6 +247,9 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "measurements", coldColumns); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "measurements", idleColumns); err != nil {
+		return err
+	}
 	if err := addColumns(tx, "calibrations", coldFitColumns); err != nil {
 		return err
 	}
@@ -276,6 +281,13 @@ func (s *Store) Version() (int, error) {
 var coldColumns = [][2]string{
 	{"cold_ns", "INTEGER NOT NULL DEFAULT 0"},
 	{"cold_reps", "INTEGER NOT NULL DEFAULT 0"},
+}
+
+// idleColumns came to the measurements table after coldColumns: the cold
+// runs after idling (Timing.Idle; zero: none), added the same way.
+var idleColumns = [][2]string{
+	{"idle_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"idle_reps", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // coldFitColumns came to the calibrations table with coldColumns (a
@@ -330,16 +342,16 @@ func (s *Store) Put(r Record) error {
 		at = time.Now()
 	}
 	_, err := s.db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes,
-		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, model, layers, processor, backend, dtype, shapes) DO UPDATE SET
 		model_name = excluded.model_name, median_ns = excluded.median_ns, p90_ns = excluded.p90_ns,
 		min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns, reps = excluded.reps,
 		ort_version = excluded.ort_version, error = excluded.error, measured_at = excluded.measured_at,
-		cold_ns = excluded.cold_ns, cold_reps = excluded.cold_reps`,
+		cold_ns = excluded.cold_ns, cold_reps = excluded.cold_reps, idle_ns = excluded.idle_ns, idle_reps = excluded.idle_reps`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName,
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
-		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano), int64(r.Cold), r.ColdReps)
+		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano), int64(r.Cold), r.ColdReps, int64(r.Idle), r.IdleReps)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -347,19 +359,19 @@ func (s *Store) Put(r Record) error {
 }
 
 const recordColumns = `device, model, layers, processor, backend, dtype, shapes, model_name,
-	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps`
+	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps`
 
 func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
 	var r Record
-	var med, p90, mn, mx, sd, cold int64
+	var med, p90, mn, mx, sd, cold, idle int64
 	var at string
 	err := sc.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
-		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at, &cold, &r.ColdReps)
+		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at, &cold, &r.ColdReps, &idle, &r.IdleReps)
 	if err != nil {
 		return r, err
 	}
 	r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
-	r.Cold = time.Duration(cold)
+	r.Cold, r.Idle = time.Duration(cold), time.Duration(idle)
 	r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 	return r, nil
 }

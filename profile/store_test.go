@@ -232,6 +232,7 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 	old := schema
 	for _, line := range []string{"	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
+		"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n",
 		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n"} {
 		if !strings.Contains(old, line) {
 			t.Fatalf("the schema lacks %q", line)
@@ -262,11 +263,16 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	if err != nil || !ok || got.Median != 1000 || got.Cold != 0 || got.ColdReps != 0 {
 		t.Fatalf("old row: %+v, %v, %v; want median 1000 and no cold runs", got, ok, err)
 	}
-	if err := st.Put(testRecord(1)); err != nil {
+	if got.Idle != 0 || got.IdleReps != 0 {
+		t.Fatalf("old row: idle %v over %d runs, want none", got.Idle, got.IdleReps)
+	}
+	withIdle := testRecord(1)
+	withIdle.Idle, withIdle.IdleReps = 3700, 4
+	if err := st.Put(withIdle); err != nil {
 		t.Fatal(err)
 	}
-	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.ColdReps != 5 {
-		t.Errorf("after Put: cold %v over %d runs, want 3µs over 5", got.Cold, got.ColdReps)
+	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.ColdReps != 5 || got.Idle != 3700 || got.IdleReps != 4 {
+		t.Errorf("after Put: cold %v over %d runs, idle %v over %d, want 3µs over 5 and 3.7µs over 4", got.Cold, got.ColdReps, got.Idle, got.IdleReps)
 	}
 	cals, err := st.Calibrations("dev")
 	if err != nil || len(cals) != 1 || cals["cpu0"].Cold != (ColdFit{}) || cals["cpu0"].MAPEAfter != 0.1 {

@@ -98,9 +98,10 @@
 // simulator charges the hand-off that ProbeHandOff measures (the median
 // gap from one subgraph's end to the next one's start, on one processor
 // and across two, through Run itself; inlay profile stores it, see
-// cost.HandOffEstimator); it does not charge the slower runs of subgraphs
-// whose caches cooled while the core idled between requests (a profile
-// measures a subgraph run after run). BenchmarkOverhead measures the
+// cost.HandOffEstimator), and before a subgraph that starts its model on
+// its request's arrival, on a processor that has mostly idled since the
+// last one, what waking the processor costs its first run
+// (profile.Timing.Idle above Timing.Cold). BenchmarkOverhead measures the
 // runtime against plain ort calls, back to back and one request at a time.
 // Result.Subgraphs records, per planned subgraph, every run's time as its
 // worker saw it and as the dispatcher did (hand-off to report: what the

@@ -37,7 +37,9 @@ import (
 //     its dependencies (in the model and, for a source subgraph, the sinks
 //     of the models it waits for) of the hand-off from the processor that
 //     dependency ran on (a transfer's: the processor of the subgraph that
-//     produced the data).
+//     produced the data); a source subgraph of a model that waits for no
+//     other gets the hand-off from processor -1 (it starts on its
+//     request's arrival).
 //
 // A model listed in two groups is instantiated once per group. Compile checks
 // what it needs to build a sound program (every model planned, every layer in
@@ -100,12 +102,17 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 					dp.Jobs[src].Deps = append(dp.Jobs[src].Deps, b.sinks...)
 				}
 			}
-			if ho, ok := est.(cost.HandOffEstimator); ok && len(g.After[name]) > 0 {
+			if ho, ok := est.(cost.HandOffEstimator); ok {
 				for i, src := range inst.sources {
-					var h time.Duration
-					for _, before := range g.After[name] {
-						for _, sink := range instances[before].sinks {
-							h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
+					// A source waits for the sinks of the models it is
+					// listed after, or starts on its request's arrival.
+					h := mj.handOff(ho, mj.sources[i], -1)
+					if len(g.After[name]) > 0 {
+						h = 0
+						for _, before := range g.After[name] {
+							for _, sink := range instances[before].sinks {
+								h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
+							}
 						}
 					}
 					dp.Jobs[src].Duration += h

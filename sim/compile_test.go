@@ -79,13 +79,15 @@ func handPlan() *plan.Plan {
 // across): it lands on the job after a cut, once, priced on the processor
 // the data came from (a transfer's: the producer's), and on a model's
 // source after the models it waits for; a job without dependencies pays
-// none.
+// the estimator's start figure (from processor -1), 0 or, with start,
+// 0.5 ms.
 func TestCompileHandSchedules(t *testing.T) {
 	tests := []struct {
 		name    string
 		shared  bool
 		after   bool
 		handOff bool
+		start   time.Duration
 		want    []string
 	}{
 		{
@@ -110,13 +112,25 @@ func TestCompileHandSchedules(t *testing.T) {
 			name: "after, hand-off", after: true, handOff: true,
 			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-9.5", "P1 b[0] r0 9.5-14.75"},
 		},
+		{
+			// The sources a[0] and b[0] start on the arrival: 0.5 ms each;
+			// a[1] as before (1 ms across).
+			name: "transfer, hand-off, start", handOff: true, start: 500 * time.Microsecond,
+			want: []string{"P0 a[0] r0 0-3.5", "P1 b[0] r0 0-5.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 5.5-10.5"},
+		},
+		{
+			// b waits for a: only a[0] pays the start; b the 0.25 ms after
+			// a[1] on its own processor.
+			name: "after, hand-off, start", after: true, handOff: true, start: 500 * time.Microsecond,
+			want: []string{"P0 a[0] r0 0-3.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 5-10", "P1 b[0] r0 10-15.25"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w, pl, te := handSetup(tc.shared, tc.after)
 			var est cost.Estimator = te
 			if tc.handOff {
-				est = handOffEstimator{te, 250 * time.Microsecond, time.Millisecond}
+				est = handOffEstimator{te, 250 * time.Microsecond, time.Millisecond, tc.start}
 			}
 			prog, err := Compile(w, pl, est, handPlan())
 			if err != nil {
@@ -264,11 +278,16 @@ func TestEvaluator(t *testing.T) {
 type handOffEstimator struct {
 	*testEstimator
 	same, cross time.Duration
+	// start is the hand-off before a model's source subgraph (from -1).
+	start time.Duration
 }
 
 func (h handOffEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
-	if from == on.Proc {
+	switch from {
+	case on.Proc:
 		return h.same
+	case -1:
+		return h.start
 	}
 	return h.cross
 }
@@ -290,7 +309,7 @@ func (c countingHandOff) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw
 func TestCachedHandOff(t *testing.T) {
 	w, pl, te := handSetup(false, true)
 	calls := &atomic.Int64{}
-	base := countingHandOff{handOffEstimator{te, 250 * time.Microsecond, time.Millisecond}, calls}
+	base := countingHandOff{handOffEstimator{te, 250 * time.Microsecond, time.Millisecond, 0}, calls}
 	want, err := Compile(w, pl, base, handPlan())
 	if err != nil {
 		t.Fatal(err)

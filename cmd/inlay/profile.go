@@ -31,15 +31,15 @@ import (
 )
 
 type profileFlags struct {
-	platform, agentURL, token, ortLib  string
-	handOff                            bool
-	reps, warmup, chunks, cold, rounds int
-	planners                           []string
-	budget                             time.Duration
-	force, corun                       bool
-	seed                               int64
-	folds                              int
-	fitOn                              string
+	platform, agentURL, token, ortLib        string
+	handOff                                  bool
+	reps, warmup, chunks, cold, idle, rounds int
+	planners                                 []string
+	budget                                   time.Duration
+	force, corun                             bool
+	seed                                     int64
+	folds                                    int
+	fitOn                                    string
 }
 
 func newProfileCmd() *cobra.Command {
@@ -58,8 +58,14 @@ min, max and standard deviation are stored; then --cold timed runs, each
 after the measuring core has written a buffer twice its largest cache: their
 median is the figure plan, simulate, bench and run use, because in a plan a
 subgraph mostly runs after other work on its processor, with its weights
-out of the caches). What the store already holds for the device is skipped
-unless --force (or it lacks the cold runs asked for). Processors identical but for their cores (the host
+out of the caches); then, for the plans' subgraphs, --idle timed runs, each
+after the eviction and a sleep of 20 ms: a processor that has idled runs
+the first work after waking slower (on the 2-core host about 0.7 ms), and
+what a subgraph takes there above its cold figure is charged when it starts
+on a processor that has idled (a model's first subgraph, on its request's
+arrival). What the store already holds for
+the device is skipped unless --force (or it lacks the cold or idle runs
+asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
 and those figures stand for all.
 
@@ -102,6 +108,7 @@ first, the calibrated model for the rest.`,
 	fl.IntVar(&f.reps, "reps", 10, "timed runs per measurement")
 	fl.IntVar(&f.warmup, "warmup", 3, "untimed runs before them")
 	fl.IntVar(&f.cold, "cold", 5, "timed runs after them, each after evicting the caches (the figure plans use; 0: none)")
+	fl.IntVar(&f.idle, "idle", 5, fmt.Sprintf("timed runs of each plan subgraph after those, each after evicting the caches and idling %v: what it takes above its cold figure is charged when it starts its model on its request's arrival, its processor idle since the last (0: none)", profile.IdleGap))
 	fl.IntVar(&f.chunks, "chunks", 16, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
@@ -191,8 +198,8 @@ func openStore(cmd *cobra.Command) (*profile.Store, error) {
 
 func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 {
-		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold and --chunks not negative")
+	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 {
+		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle and --chunks not negative")
 	}
 	if f.rounds < 1 {
 		return fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
@@ -355,7 +362,7 @@ func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device
 	}
 	bar := newBar(len(jobs), what)
 	lastLine := time.Now()
-	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Force: f.force && round == 1, Corun: f.corun,
+	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Force: f.force && round == 1, Corun: f.corun,
 		Progress: func(done, total int, j profile.Job) {
 			if bar != nil {
 				barDescribe(bar, fmt.Sprintf("%s: %s layers %s", what, j.Model, j.Set.Key()))

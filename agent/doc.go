@@ -34,9 +34,13 @@
 // encoding/json writes []byte) in "model", the inputs with their names,
 // data types ("float32") and shapes, the processor (a name, or a kind
 // meaning its fastest processor), backend and data type (empty: the
-// processor's default), and the warm-up and timed repetition counts. It
-// answers a TimingBody: median, p90, min, max and standard deviation in
-// nanoseconds and the number of timed runs.
+// processor's default), and the warm-up and timed repetition counts, and
+// optionally "cold" (runs after evicting the caches), "idle" (runs after
+// evicting them and idling; an agent older than this field answers 400
+// for it: profile such a device with --idle 0) and "corun" (co-run
+// conditions). It answers a TimingBody: median, p90, min, max and standard
+// deviation in nanoseconds and the number of timed runs, with cold_ns and
+// cold_reps, idle_ns and idle_reps, and the co-run timings when asked for.
 //
 // POST /v1/run (only when the agent has an Executor) takes a RunBody: a
 // workload file's text, the ONNX files it names keyed by the relative path

@@ -16,7 +16,13 @@ import (
 // every cut. The simulator adds it to the subgraph's service time when its
 // estimator is one (the processor cannot start other work on a worker
 // being woken, and the dispatcher's bookkeeping is serial), once per job:
-// the largest over the job's dependencies. A figure that already includes
+// the largest over the job's dependencies, or, for a job that depends on
+// nothing (a model's source, waiting for no other model), the one from
+// processor -1: what waking its processor costs on the request's arrival
+// (package profile measures it with idle runs). That charge is static: it
+// does not look at whether the processor really idled (a short period, a
+// processor busy with another group's work, or the runtime's arrival spin
+// can spare it), so there it over-predicts. A figure that already includes
 // it (an in-situ measurement from a real run) answers 0.
 type HandOffEstimator interface {
 	Estimator

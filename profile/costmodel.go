@@ -75,8 +75,8 @@ func CostModel(path string, named bool, pl *hw.Platform, w *workload.Workload) (
 		if n := pe.Cold(); n > 0 {
 			s += fmt.Sprintf("; %d with cold-cache figures", n)
 		}
-		if n := pe.Wakes(); n > 0 {
-			s += fmt.Sprintf("; %d charged a wake-up when they start their model on an idle processor", n)
+		for _, w := range pe.WakeUps() {
+			s += fmt.Sprintf("; wake-up %v on %s at a model's start (median of %d idle measurements)", w.Wake.Round(time.Microsecond), w.Processor, w.Samples)
 		}
 		if h, ok := pe.HandOffs(); ok {
 			mode := "pinned"

@@ -16,12 +16,13 @@
 // their back-to-back ones cold, and 1.2× to 4× in a real run). For a
 // plan's subgraphs, Idle timed runs follow, each after the eviction and a
 // sleep (Local: IdleGap), whose median is Timing.Idle: a processor that has
-// idled runs its first work after waking slower (on the 2-core host about
-// 0.7 ms more, whatever the model), and in a workload whose groups arrive
+// idled runs its first work after waking slower (on the 2-core host up to
+// about 0.7 ms more), and in a workload whose groups arrive
 // at rates, a request's first subgraph starts on such a processor. The
-// Estimator charges the difference (Idle − Cold) as the hand-off before a
-// subgraph that starts its model on its request's arrival
-// (cost.HandOffEstimator, from -1).
+// Estimator pools the differences (Idle − Cold) of a processor
+// configuration's measurements into one wake-up, their median, and charges
+// it as the hand-off before any subgraph there that starts its model on
+// its request's arrival (cost.HandOffEstimator, from -1).
 //
 // The Store (Open) is one SQLite file (modernc.org/sqlite, no cgo) in WAL
 // mode, created on first use, with a schema version table. Tables and

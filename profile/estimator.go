@@ -9,6 +9,8 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/stats"
+	"sort"
 )
 
 // Twins maps each processor to the first processor (lowest ID) that is
@@ -71,9 +73,12 @@ type Estimator struct {
 	handOffs map[bool]HandOff
 	unpinned bool
 	situ     map[Key]bool
-	// wake is, per measured subgraph with idle runs, what it took after
-	// idling above its cold figure (Timing.Idle − Timing.Cold, ≥ 0).
-	wake map[Key]time.Duration
+	// wake is, per processor configuration (processor class, backend,
+	// dtype), the median over its measurements with idle runs of what they
+	// took after idling above their cold figure (Timing.Idle − Timing.Cold),
+	// when that median is positive; wakes lists them for reports.
+	wake  map[wakeClass]time.Duration
+	wakes []WakeUp
 
 	// byClass indexes figures for LayerLowerBound; lbs caches its tables.
 	byClass map[figureClass][]measuredFigure
@@ -118,22 +123,22 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 		e.err = err
 		return e
 	}
+	idle := map[wakeClass][]time.Duration{}
 	for _, r := range recs {
 		if r.Error == "" && r.Reps > 0 {
 			e.figures[r.Key] = r.Median
 			if r.ColdReps > 0 && r.Cold > 0 {
 				e.figures[r.Key] = r.Cold
 				e.cold++
-				if r.IdleReps > 0 && r.Idle > r.Cold {
-					if e.wake == nil {
-						e.wake = map[Key]time.Duration{}
-					}
-					e.wake[r.Key] = r.Idle - r.Cold
+				if r.IdleReps > 0 && r.Idle > 0 {
+					c := wakeClass{r.Processor, r.Backend, r.DType}
+					idle[c] = append(idle[c], r.Idle-r.Cold)
 				}
 			}
 			e.models[r.Model] = true
 		}
 	}
+	e.poolWakes(idle)
 	if e.cold > 0 {
 		cals, err := st.Calibrations(device)
 		if err != nil {
@@ -195,9 +200,54 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 // Cold is the number of measurements it answers with their cold figure.
 func (e *Estimator) Cold() int { return e.cold }
 
-// Wakes is the number of measurements whose idle runs took longer than
-// their cold ones: what HandOff charges at a model's start.
-func (e *Estimator) Wakes() int { return len(e.wake) }
+// WakeUp is what HandOff charges a model's first subgraph on one
+// processor configuration: the median, over the Samples measurements with
+// idle runs there, of Timing.Idle − Timing.Cold.
+type WakeUp struct {
+	Processor, Backend, DType string
+	Wake                      time.Duration
+	Samples                   int
+}
+
+type wakeClass struct{ proc, backend, dtype string }
+
+// poolWakes sets the wake-up of each configuration from its measurements'
+// differences: their median, so that the noise of two short medians
+// neither adds up nor is clipped one way (a difference below zero counts
+// as it is); none where it is not positive. Pooled rather than per
+// subgraph, so that a plan whose first subgraph was measured and one whose
+// first subgraph was not are charged alike (as the cold correction keeps
+// measured and unmeasured figures comparable).
+func (e *Estimator) poolWakes(idle map[wakeClass][]time.Duration) {
+	classes := make([]wakeClass, 0, len(idle))
+	for c := range idle {
+		classes = append(classes, c)
+	}
+	sort.Slice(classes, func(i, j int) bool {
+		a, b := classes[i], classes[j]
+		if a.proc != b.proc {
+			return a.proc < b.proc
+		}
+		if a.backend != b.backend {
+			return a.backend < b.backend
+		}
+		return a.dtype < b.dtype
+	})
+	for _, c := range classes {
+		d := stats.Median(idle[c])
+		if d <= 0 {
+			continue
+		}
+		if e.wake == nil {
+			e.wake = map[wakeClass]time.Duration{}
+		}
+		e.wake[c] = d
+		e.wakes = append(e.wakes, WakeUp{Processor: c.proc, Backend: c.backend, DType: c.dtype, Wake: d, Samples: len(idle[c])})
+	}
+}
+
+// WakeUps lists the wake-ups HandOff charges, by processor configuration.
+func (e *Estimator) WakeUps() []WakeUp { return e.wakes }
 
 // InSitu is the number of in-situ measurements it holds (each replaces or
 // adds to the profiler's figure for its key).
@@ -268,8 +318,9 @@ func (e *Estimator) HandOffs() (HandOff, bool) {
 // HandOff is the device's measured hand-off before set (the same
 // processor's figure when from is on.Proc, else the cross one), for the
 // pinning chosen (UseUnpinned); 0 when the store has none. When set starts
-// its model on its request's arrival (from -1), it is what set took after
-// idling above its cold figure (Timing.Idle − Timing.Cold): its processor
+// its model on its request's arrival (from -1), it is the wake-up of set's
+// processor configuration (WakeUps: the median of Timing.Idle −
+// Timing.Cold over the measurements with idle runs there): its processor
 // has then mostly idled since the last request, and waking it costs the
 // first run that much. Not after a hand-off from another processor: in a
 // chain that moves between processors, each has idled only while the
@@ -301,7 +352,7 @@ func (e *Estimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Conf
 		d = h.Cross
 	}
 	if keyed && from < 0 {
-		d += e.wake[k]
+		d += e.wake[wakeClass{k.Processor, k.Backend, k.DType}]
 	}
 	return d
 }

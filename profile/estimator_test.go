@@ -255,58 +255,80 @@ func TestEstimatorHandOff(t *testing.T) {
 	}
 }
 
-// TestEstimatorWake: a measured subgraph with idle runs adds what it took
-// after idling above its cold figure to the hand-off before it when it
-// starts its model (from -1), not after another processor's job, with or
-// without measured hand-offs; an in-situ figure includes it.
+// TestEstimatorWake: the measurements with idle runs on a processor
+// configuration pool into one wake-up, the median of their Idle − Cold
+// (a negative difference counts as it is), which HandOff adds before any
+// subgraph there, measured or not, when it starts its model (from -1),
+// not after another job, with or without measured hand-offs, and on the
+// twin processor too; an in-situ figure includes it.
 func TestEstimatorWake(t *testing.T) {
 	lg, pl, base, st := hostSetup(t)
-	set, cfg0 := graph.Range(0, 5), pl.DefaultConfig(0)
+	cfg0, cfg1 := pl.DefaultConfig(0), pl.DefaultConfig(1)
 	us := time.Microsecond
 	e := NewEstimator(st, "dev", base)
-	k, err := e.Key(lg, set, cfg0)
-	if err != nil {
-		t.Fatal(err)
+	for i, diff := range []time.Duration{700 * us, -50 * us, 300 * us} {
+		k, err := e.Key(lg, graph.Range(0, 5+i), cfg0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Record{Key: k, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 1000*us + diff, IdleReps: 5}}
+		if err := st.Put(r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	idle := Record{Key: k, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 1700 * us, IdleReps: 5}}
-	if err := st.Put(idle); err != nil {
-		t.Fatal(err)
-	}
-	// A faster idle figure (noise) charges nothing.
-	k2, err := e.Key(lg, graph.Range(0, 6), cfg0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(Record{Key: k2, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 950 * us, IdleReps: 5}}); err != nil {
-		t.Fatal(err)
-	}
+	measured, unmeasured := graph.Range(0, 5), graph.Range(0, 9)
 	check := func(name string, e *Estimator, want map[int]time.Duration) {
 		t.Helper()
 		for from, w := range want {
-			if got := e.HandOff(lg, set, cfg0, from); got != w {
-				t.Errorf("%s: from %d: %v, want %v", name, from, got, w)
+			for _, set := range []graph.LayerSet{measured, unmeasured} {
+				for _, on := range []hw.Config{cfg0, cfg1} {
+					f := from
+					if f == 0 {
+						f = on.Proc // the same processor
+					} else if f == 1 {
+						f = 1 - on.Proc // the other one
+					}
+					if got := e.HandOff(lg, set, on, f); got != w {
+						t.Errorf("%s: layers %s on %d from %d: %v, want %v", name, set.Key(), on.Proc, f, got, w)
+					}
+				}
 			}
 		}
-		if got := e.HandOff(lg, graph.Range(0, 6), cfg0, -1); got != 0 {
-			t.Errorf("%s: idle figure below the cold one: start %v, want 0", name, got)
-		}
 	}
-	check("no hand-offs", NewEstimator(st, "dev", base), map[int]time.Duration{-1: 700 * us, 0: 0, 1: 0})
-	if n := NewEstimator(st, "dev", base).Wakes(); n != 1 {
-		t.Errorf("Wakes() = %d, want 1 (the other's idle figure is below its cold one)", n)
+	e = NewEstimator(st, "dev", base)
+	if ws := e.WakeUps(); len(ws) != 1 || ws[0].Wake != 300*us || ws[0].Samples != 3 || ws[0].Processor != pl.Processors[0].Name {
+		t.Errorf("WakeUps() = %+v, want one of 300µs over 3 samples on %s", ws, pl.Processors[0].Name)
 	}
+	check("no hand-offs", e, map[int]time.Duration{-1: 300 * us, 0: 0, 1: 0})
 	if err := st.PutHandOff("dev", HandOff{Pinned: true, Same: 5 * us, Cross: 70 * us, Samples: 3}); err != nil {
 		t.Fatal(err)
 	}
-	e = NewEstimator(st, "dev", base)
-	if got := e.HandOff(lg, graph.Range(0, 6), cfg0, 1); got != 70*us {
-		t.Errorf("no wake: cross hand-off %v, want 70µs", got)
+	check("hand-offs", NewEstimator(st, "dev", base), map[int]time.Duration{-1: 300 * us, 0: 5 * us, 1: 70 * us})
+	k, err := e.Key(lg, measured, cfg0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	check("hand-offs", e, map[int]time.Duration{-1: 700 * us, 0: 5 * us, 1: 70 * us})
 	if err := st.PutInSitu(InSitu{Key: k, Typical: 2000 * us, Timing: Timing{Median: 1900 * us, Reps: 50}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := NewEstimator(st, "dev", base).HandOff(lg, set, cfg0, -1); got != 0 {
+	es := NewEstimator(st, "dev", base)
+	if got := es.HandOff(lg, measured, cfg0, -1); got != 0 {
 		t.Errorf("in-situ subgraph: start %v, want 0", got)
+	}
+	if got := es.HandOff(lg, unmeasured, cfg0, -1); got != 300*us {
+		t.Errorf("other subgraph beside an in-situ one: start %v, want 300µs", got)
+	}
+	// Only negative differences: no wake-up.
+	lg2, pl2, base2, st2 := hostSetup(t)
+	e2 := NewEstimator(st2, "dev", base2)
+	k2, err := e2.Key(lg2, measured, pl2.DefaultConfig(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st2.Put(Record{Key: k2, ModelName: "m", Timing: Timing{Median: 900 * us, Reps: 10, Cold: 1000 * us, ColdReps: 5, Idle: 950 * us, IdleReps: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if e2 := NewEstimator(st2, "dev", base2); len(e2.WakeUps()) != 0 || e2.HandOff(lg2, measured, pl2.DefaultConfig(0), -1) != 0 {
+		t.Errorf("idle faster than cold: wake-ups %+v, start %v; want none", e2.WakeUps(), e2.HandOff(lg2, measured, pl2.DefaultConfig(0), -1))
 	}
 }

@@ -46,8 +46,8 @@ var _ Device = (*Local)(nil)
 // (MeasureRequest.Idle), after evicting the caches: long enough for the
 // processor to idle as it does between a periodic workload's requests. On
 // the 2-core host (a KVM guest), the first run after waking from a sleep
-// of 10 ms or more was about 0.7 ms slower than a run right after the
-// eviction on a core kept busy, whatever the model: speech_embed
+// of 10 ms or more was up to about 0.7 ms slower than a run right after
+// the eviction on a core kept busy: speech_embed
 // (embedding_model.onnx) 2.3 ms busy, 2.9 ms after 10 ms idle and 3.0 ms
 // after 20-160 ms; ocr_det at 320x320 28.0 against 28.7 ms; the runs after
 // the first were back at the busy core's figures (README, Contention).

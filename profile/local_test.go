@@ -188,9 +188,9 @@ func TestProfileEndToEnd(t *testing.T) {
 		}
 	}
 	// Asking for idle runs measures again a plan's subgraph stored without
-	// them, and no layer or chunk.
-	p.Cold, p.Idle = 0, 1
-	asPlan := jobs[len(jobs)-1]
+	// them, and no layer or chunk (both have their cold runs from above).
+	p.Cold, p.Idle = 1, 1
+	asPlan := jobs[1]
 	asPlan.Kind = KindPlan
 	idle, err := p.Run(ctx, pl, []Job{jobs[0], asPlan})
 	if err != nil {

@@ -372,9 +372,10 @@ func (p *Profiler) measure(ctx context.Context, pl *hw.Platform, j Job, k Key) (
 }
 
 // idleRuns is the number of idle runs the job gets: Idle for a plan's
-// subgraph, none for the calibration's layers and chunks.
+// subgraph when there are cold runs (the wake-up is the idle figure above
+// the cold one), none for the calibration's layers and chunks.
 func (p *Profiler) idleRuns(j Job) int {
-	if j.Kind == KindPlan {
+	if j.Kind == KindPlan && p.Cold > 0 {
 		return p.Idle
 	}
 	return 0

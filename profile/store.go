@@ -274,7 +274,6 @@ func (s *Store) Version() (int, error) {
 	return v, nil
 }
 
-// Put inserts or replaces a measurement. A zero MeasuredAt is now.
 // coldColumns came to the measurements table after schema version 1 was
 // published; opening an older version-1 file adds them (zero: no cold
 // runs), so they need no new version.
@@ -333,6 +332,7 @@ func addColumns(tx *sql.Tx, table string, cols [][2]string) error {
 	return nil
 }
 
+// Put inserts or replaces a measurement. A zero MeasuredAt is now.
 func (s *Store) Put(r Record) error {
 	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
 		return fmt.Errorf("profile: store %s: put: device, model, layers and processor are required (%s)", s.path, r.Key)

@@ -106,13 +106,13 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 				for i, src := range inst.sources {
 					// A source waits for the sinks of the models it is
 					// listed after, or starts on its request's arrival.
-					h := mj.handOff(ho, mj.sources[i], -1)
-					if len(g.After[name]) > 0 {
-						h = 0
-						for _, before := range g.After[name] {
-							for _, sink := range instances[before].sinks {
-								h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
-							}
+					var h time.Duration
+					if len(g.After[name]) == 0 {
+						h = mj.handOff(ho, mj.sources[i], -1)
+					}
+					for _, before := range g.After[name] {
+						for _, sink := range instances[before].sinks {
+							h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
 						}
 					}
 					dp.Jobs[src].Duration += h

@@ -60,10 +60,11 @@ median is the figure plan, simulate, bench and run use, because in a plan a
 subgraph mostly runs after other work on its processor, with its weights
 out of the caches); then, for the plans' subgraphs, --idle timed runs, each
 after the eviction and a sleep of 20 ms: a processor that has idled runs
-the first work after waking slower (on the 2-core host about 0.7 ms), and
-what a subgraph takes there above its cold figure is charged when it starts
-on a processor that has idled (a model's first subgraph, on its request's
-arrival). What the store already holds for
+the first work after waking slower (on the 2-core host up to 0.7 ms), and
+the median of what the subgraphs take there above their cold figures is
+charged, per processor, before a model's first subgraph, which starts on
+its request's arrival on a processor that has idled (--cold 0: no idle
+runs). What the store already holds for
 the device is skipped unless --force (or it lacks the cold or idle runs
 asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
@@ -108,7 +109,7 @@ first, the calibrated model for the rest.`,
 	fl.IntVar(&f.reps, "reps", 10, "timed runs per measurement")
 	fl.IntVar(&f.warmup, "warmup", 3, "untimed runs before them")
 	fl.IntVar(&f.cold, "cold", 5, "timed runs after them, each after evicting the caches (the figure plans use; 0: none)")
-	fl.IntVar(&f.idle, "idle", 5, fmt.Sprintf("timed runs of each plan subgraph after those, each after evicting the caches and idling %v: what it takes above its cold figure is charged when it starts its model on its request's arrival, its processor idle since the last (0: none)", profile.IdleGap))
+	fl.IntVar(&f.idle, "idle", 5, fmt.Sprintf("timed runs of each plan subgraph after those, each after evicting the caches and idling %v: the median over a processor of what they take above their cold figures is charged before a model's first subgraph there, on its request's arrival (0, or --cold 0: none)", profile.IdleGap))
 	fl.IntVar(&f.chunks, "chunks", 16, "runs of consecutive layers measured per model for the calibration (the whole model among them)")
 	fl.StringSliceVar(&f.planners, "planner", []string{"bestmap", "heft", "inlay"}, "planners whose plans' subgraphs are measured (repeatable; \"none\" for none)")
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")

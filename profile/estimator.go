@@ -1,8 +1,11 @@
 package profile
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,7 +13,6 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/stats"
-	"sort"
 )
 
 // Twins maps each processor to the first processor (lowest ID) that is
@@ -219,19 +221,8 @@ type wakeClass struct{ proc, backend, dtype string }
 // first subgraph was not are charged alike (as the cold correction keeps
 // measured and unmeasured figures comparable).
 func (e *Estimator) poolWakes(idle map[wakeClass][]time.Duration) {
-	classes := make([]wakeClass, 0, len(idle))
-	for c := range idle {
-		classes = append(classes, c)
-	}
-	sort.Slice(classes, func(i, j int) bool {
-		a, b := classes[i], classes[j]
-		if a.proc != b.proc {
-			return a.proc < b.proc
-		}
-		if a.backend != b.backend {
-			return a.backend < b.backend
-		}
-		return a.dtype < b.dtype
+	classes := slices.SortedFunc(maps.Keys(idle), func(a, b wakeClass) int {
+		return cmp.Or(cmp.Compare(a.proc, b.proc), cmp.Compare(a.backend, b.backend), cmp.Compare(a.dtype, b.dtype))
 	})
 	for _, c := range classes {
 		d := stats.Median(idle[c])
@@ -328,30 +319,23 @@ func (e *Estimator) HandOffs() (HandOff, bool) {
 // over-predicted the camera group by 6 % more). Nothing for a set answered
 // from an in-situ figure, which includes both.
 func (e *Estimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config, from int) time.Duration {
-	h, ok := e.handOffs[!e.unpinned]
-	if !ok && len(e.wake) == 0 {
-		return 0
-	}
-	var k Key
-	keyed := false
-	if len(e.situ) > 0 || (len(e.wake) > 0 && from < 0) {
-		var err error
-		if k, err = e.Key(lg, set, on); err == nil {
-			keyed = true
-		}
-	}
-	if keyed && e.situ[k] {
-		return 0
-	}
 	var d time.Duration
-	switch {
-	case !ok:
-	case from == on.Proc:
+	if h, ok := e.handOffs[!e.unpinned]; ok && from == on.Proc {
 		d = h.Same
-	case from >= 0:
+	} else if ok && from >= 0 {
 		d = h.Cross
 	}
-	if keyed && from < 0 {
+	wake := from < 0 && len(e.wake) > 0
+	if !wake && (d == 0 || len(e.situ) == 0) {
+		return d // no wake-up, and no in-situ figure that could cancel d
+	}
+	k, err := e.Key(lg, set, on)
+	switch {
+	case err != nil:
+		return d
+	case e.situ[k]:
+		return 0
+	case wake:
 		d += e.wake[wakeClass{k.Processor, k.Backend, k.DType}]
 	}
 	return d

@@ -156,25 +156,14 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 	}
 	t := Summarize(samples)
 	if req.Cold > 0 {
-		evict := l.evictBuffer(pr)
-		cold, err := timeRuns(ctx, sess, data, req.Cold, func() { touch(evict) })
-		if err != nil {
-			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		if t.Cold, t.ColdReps, err = l.timeEvicted(ctx, sess, data, pr, req.Cold, 0); err != nil {
+			return Timing{}, err
 		}
-		c := Summarize(cold)
-		t.Cold, t.ColdReps = c.Median, c.Reps
 	}
 	if req.Idle > 0 {
-		evict := l.evictBuffer(pr)
-		idle, err := timeRuns(ctx, sess, data, req.Idle, func() {
-			touch(evict)
-			time.Sleep(IdleGap)
-		})
-		if err != nil {
-			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		if t.Idle, t.IdleReps, err = l.timeEvicted(ctx, sess, data, pr, req.Idle, IdleGap); err != nil {
+			return Timing{}, err
 		}
-		c := Summarize(idle)
-		t.Idle, t.IdleReps = c.Median, c.Reps
 	}
 	for _, cond := range req.Corun {
 		ct, err := l.corun(ctx, cond, func() ([]time.Duration, error) { return timeRuns(ctx, sess, data, req.Reps, nil) })
@@ -184,6 +173,24 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 		t.Corun = append(t.Corun, ct)
 	}
 	return t, nil
+}
+
+// timeEvicted times n runs of the session, each after evicting pr's caches
+// and then sleeping for idle (none when 0), and returns their median and
+// count.
+func (l *Local) timeEvicted(ctx context.Context, sess *ort.Session, data []*graph.Data, pr *hw.Processor, n int, idle time.Duration) (time.Duration, int, error) {
+	evict := l.evictBuffer(pr)
+	runs, err := timeRuns(ctx, sess, data, n, func() {
+		touch(evict)
+		if idle > 0 {
+			time.Sleep(idle)
+		}
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+	}
+	s := Summarize(runs)
+	return s.Median, s.Reps, nil
 }
 
 // timeRuns times n runs of the session, calling before (when not nil)

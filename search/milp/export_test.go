@@ -67,3 +67,6 @@ func ImproveAndProve(ctx context.Context, f *Formulation, a *space.Assignment, p
 	p := New(Options{NoParallel: !parallel})
 	return p.improveAndProve(ctx, f, a, f.Load(a), proof, true, improveBudget{end: end, search: search}, threads, nil)
 }
+
+// RestartBeside is the rule for restarting the solve beside the search.
+var RestartBeside = restartBeside

@@ -215,6 +215,30 @@ func TestImproveAndProveBeside(t *testing.T) {
 	}
 }
 
+// A young solve beside the search is restarted from every better
+// incumbent; an older one only for an improvement of at least a quarter
+// of its gap, or when there is no finite bound to measure the gap by.
+func TestRestartBeside(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		ran             time.Duration
+		from, load, bnd float64
+		want            bool
+	}{
+		{"young, small step", time.Second, 1.00, 0.999, 0.90, true},
+		{"old, small step", 30 * time.Second, 1.00, 0.99, 0.90, false},
+		{"old, a quarter of the gap", 30 * time.Second, 1.00, 0.975, 0.90, true},
+		{"old, past the bound", 30 * time.Second, 1.00, 0.95, 0.96, true},
+		{"old, no bound", 30 * time.Second, 1.00, 0.999, math.NaN(), true},
+		{"old, infinite bound", 30 * time.Second, 1.00, 0.999, math.Inf(-1), true},
+		{"old, gap closed", 30 * time.Second, 1.00, 0.999, 1.00, true},
+	} {
+		if got := milp.RestartBeside(tc.ran, tc.from, tc.load, tc.bnd); got != tc.want {
+			t.Errorf("%s: restart %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestParseOptionsImprove(t *testing.T) {
 	o, err := milp.ParseOptions("budget=120s, improve=off")
 	if err != nil || o.Budget != 120*time.Second || !o.NoImprove || o.NoParallel {

@@ -38,8 +38,8 @@ type Options struct {
 	// request allows two threads or more (req.Workers), after the first
 	// solve CBC solves the full MILP beside the neighbourhood search, on
 	// half of the threads, from the best incumbent so far (restarted when
-	// the search improves it), until the budget is spent, in place of the
-	// second solve (see improveAndProve).
+	// the search improves it by enough, see restartBeside), until the
+	// budget is spent, in place of the second solve (see improveAndProve).
 	NoParallel bool
 }
 
@@ -308,11 +308,14 @@ type improveBudget struct {
 // With two threads or more (and NoParallel unset), the search and a full
 // solve run side by side until b.end, each on one CBC process with half of
 // the threads: the full solve (on a copy of the model) starts from a, and
-// whenever the search takes a better incumbent it is stopped, its result
-// taken, and started again from the best incumbent so far; the search
-// runs until its local optimum or b.end. So the proof from each new
-// incumbent starts at once instead of after the search's share of the
-// time (on bench scenario 1, CBC needed 50 s of one thread to prove the
+// when the search takes a better incumbent it is stopped, its result
+// taken, and started again from the best incumbent so far, unless it has
+// run for besideFresh and the improvement is small against its gap
+// (restartBeside). The search runs until its local optimum or b.end; when
+// it ends early and the solve beside it started from an older incumbent,
+// a second full solve from the best one takes the search's threads. So
+// the proof from each new incumbent starts at once instead of after the
+// search's share of the time (on bench scenario 1, CBC needed 50 s of one thread to prove the
 // search's incumbent optimal, which it had found 11 s into a 38 s
 // search), and the search gets the time the second solve had. One CBC
 // process per core rather than one with more threads: from that incumbent
@@ -329,31 +332,33 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 	chainCtx, cancelChain := context.WithCancel(ctx)
 	defer cancelChain()
 	var beside *besideSolve
-	startBeside := func() {
+	newBeside := func(threads int) *besideSolve {
 		if left := time.Until(b.end); left >= 2*time.Second && chainCtx.Err() == nil {
-			beside = solveBeside(chainCtx, f.Model.Clone(), solver.Options{TimeLimit: left, Threads: threads / 2,
+			return solveBeside(chainCtx, f.Model.Clone(), f.Load(a), solver.Options{TimeLimit: left, Threads: threads,
 				Args: args, Start: f.Start(a), Grace: 20 * time.Second}, cancelChain)
 		}
+		return nil
 	}
-	// joinBeside waits for the full solve (stopped first when stop) and
-	// takes its incumbent and bound into the proof.
-	joinBeside := func(stop bool) {
-		if beside == nil {
+	// join waits for the full solve s (stopped first when stop) and takes
+	// its incumbent and bound into the proof.
+	join := func(s *besideSolve, stop bool, who string) {
+		if s == nil {
 			return
 		}
 		if stop {
-			beside.cancel()
+			s.cancel()
 		}
-		res, err := beside.wait()
-		beside = nil
+		res, err := s.wait()
 		if err != nil {
 			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-				proof.Note = joinNote(proof.Note, "a full CBC solve beside the search gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
+				proof.Note = joinNote(proof.Note, who+" gave nothing back ("+strings.TrimPrefix(err.Error(), "solver: ")+")")
 			}
 			return
 		}
-		a, rootBound = f.merge(res, a, proof, rootBound, "a full CBC solve beside the search")
+		a, rootBound = f.merge(res, a, proof, rootBound, who)
 	}
+	const besideWho = "a full CBC solve beside the search"
+	restarts, kept := 0, 0
 	// take makes c, of load, the incumbent when it is better than a. The
 	// sub-MILPs' bounds are dropped: the gap stays the incumbent's against
 	// the full MILP's bound.
@@ -370,11 +375,18 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 	if parallel {
 		opt.Budget, opt.Threads = time.Until(b.end), threads-threads/2
 		opt.Improved = func(c *space.Assignment, load float64) {
-			joinBeside(true)
 			take(c, load)
-			startBeside()
+			if beside != nil && !restartBeside(time.Since(beside.started), beside.from, f.Load(a), proof.Bound) {
+				kept++
+				return
+			}
+			if beside != nil {
+				restarts++
+			}
+			join(beside, true, besideWho)
+			beside = newBeside(threads / 2)
 		}
-		startBeside()
+		beside = newBeside(threads / 2)
 	}
 	better, st, err := f.Improve(chainCtx, a, opt)
 	if err != nil {
@@ -385,7 +397,20 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		take(better, st.Load)
 	}
 	if parallel {
-		joinBeside(false)
+		// The search is over (its local optimum, or the end). When the
+		// solve beside it started from an incumbent the search has since
+		// lowered, a second full solve from the best one takes the search's
+		// threads for the time left; the two run side by side, and the
+		// first to prove optimality stops the other.
+		var fresh *besideSolve
+		if beside != nil && f.Load(a) < beside.from*(1-1e-9) {
+			fresh = newBeside(threads - threads/2)
+		}
+		join(beside, false, besideWho)
+		join(fresh, false, "a full CBC solve from the search's last incumbent")
+		if kept > 0 {
+			proof.Note = joinNote(proof.Note, fmt.Sprintf("the solve beside the search was restarted from %d of its better incumbents and kept running through %d small ones", restarts, kept))
+		}
 		proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
 		return a, rootBound
 	}
@@ -396,19 +421,49 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 	return a, rootBound
 }
 
-// besideSolve is a CBC solve running in its own goroutine.
+// Restarting the solve beside the search throws its branch-and-bound tree
+// away. besideFresh and besideShare say when that is worth it.
+const (
+	// besideFresh: a solve younger than this (still in its root LP and
+	// cuts on the bench's scenarios) is restarted from every better
+	// incumbent.
+	besideFresh = 5 * time.Second
+	// besideShare: an older one only when the new incumbent closes at
+	// least this share of the gap it started with.
+	besideShare = 0.25
+)
+
+// restartBeside says whether a solve beside the search that has run for
+// ran, from an incumbent of load from, is restarted from a better one of
+// load, against the bound so far. With the incumbent lowered by δ, CBC's
+// tree prunes the nodes whose bound lies within δ of the old incumbent;
+// when δ is small against the gap that is a small share of the open
+// nodes, and the solve's progress is worth more.
+func restartBeside(ran time.Duration, from, load, bound float64) bool {
+	gap := from - bound
+	if ran < besideFresh || math.IsNaN(bound) || math.IsInf(bound, 0) || gap <= 0 {
+		return true
+	}
+	return from-load >= besideShare*gap
+}
+
+// besideSolve is a CBC solve running in its own goroutine, started at
+// started from an incumbent of load from.
 type besideSolve struct {
-	done   chan struct{}
-	res    *solver.Result
-	err    error
-	cancel context.CancelFunc
+	done    chan struct{}
+	res     *solver.Result
+	err     error
+	cancel  context.CancelFunc
+	started time.Time
+	from    float64
 }
 
 // solveBeside starts solver.Solve(ctx, m, opt) in a goroutine and calls
-// onOptimal when it proves optimality. m must not be changed while it runs.
-func solveBeside(ctx context.Context, m *solver.Model, opt solver.Options, onOptimal func()) *besideSolve {
+// onOptimal when it proves optimality; from is the load of opt.Start. m
+// must not be changed while it runs.
+func solveBeside(ctx context.Context, m *solver.Model, from float64, opt solver.Options, onOptimal func()) *besideSolve {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &besideSolve{done: make(chan struct{}), cancel: cancel}
+	s := &besideSolve{done: make(chan struct{}), cancel: cancel, started: time.Now(), from: from}
 	go func() {
 		defer close(s.done)
 		s.res, s.err = solver.Solve(ctx, m, opt)

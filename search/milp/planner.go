@@ -409,7 +409,7 @@ func (p *Planner) improveAndProve(ctx context.Context, f *Formulation, a *space.
 		join(beside, false, besideWho)
 		join(fresh, false, "a full CBC solve from the search's last incumbent")
 		if kept > 0 {
-			proof.Note = joinNote(proof.Note, fmt.Sprintf("the solve beside the search was restarted from %d of its better incumbents and kept running through %d small ones", restarts, kept))
+			proof.Note = joinNote(proof.Note, fmt.Sprintf("the solve beside the search was restarted from %d of the search's better incumbents and kept running through %d small improvements", restarts, kept))
 		}
 		proof.Seconds = math.Max(proof.Seconds, base+time.Since(t0).Seconds())
 		return a, rootBound
@@ -526,7 +526,10 @@ func (f *Formulation) merge(res *solver.Result, a *space.Assignment, proof *plan
 		rootBound = res.RootBound
 	}
 	if !math.IsNaN(bound) && (math.IsNaN(proof.Bound) || bound > proof.Bound) {
-		proof.Note = joinNote(proof.Note, fmt.Sprintf("%s raised the bound from %.6g to %.6g", who, proof.Bound, bound))
+		if math.IsNaN(proof.Bound) || fmt.Sprintf("%.6g", bound) != fmt.Sprintf("%.6g", proof.Bound) {
+			// A rise below the note's six digits is taken, not told.
+			proof.Note = joinNote(proof.Note, fmt.Sprintf("%s raised the bound from %.6g to %.6g", who, proof.Bound, bound))
+		}
 		proof.Bound = bound
 		if bound > 0 {
 			proof.ScaleBound = 1 / bound

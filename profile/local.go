@@ -38,6 +38,9 @@ type Local struct {
 	mu   sync.Mutex // one measurement at a time; guards evict
 	// evict is the buffer written to evict the caches before a cold run.
 	evict []byte
+	// speed keeps each phase of a measurement out of the host's slow
+	// spells (see SlowRatio).
+	speed *speedGuard
 }
 
 var _ Device = (*Local)(nil)
@@ -73,8 +76,13 @@ func NewLocal(libPath string, pl *hw.Platform) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profile: local device: %w", err)
 	}
-	return &Local{rt: rt, pl: pl, name: LocalDeviceName()}, nil
+	return &Local{rt: rt, pl: pl, name: LocalDeviceName(), speed: newSpeedGuard()}, nil
 }
+
+// Speed returns what the speed guard did so far: how often it waited for
+// a core at its normal speed, re-timed a phase, or accepted one timed in a
+// slow spell (see SlowRatio).
+func (l *Local) Speed() SpeedStats { return l.speed.Stats() }
 
 // Info names the machine, the ONNX Runtime version and the platform.
 func (l *Local) Info(ctx context.Context) (DeviceInfo, error) {
@@ -142,32 +150,56 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
 	}
 	defer sess.Close()
-	for i := 0; i < req.Warmup; i++ {
-		if err := ctx.Err(); err != nil {
-			return Timing{}, err
-		}
-		if _, err := sess.Run(data); err != nil {
-			return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
-		}
+	// Each phase runs at the core's normal speed as far as the speed
+	// guard can tell (see SlowRatio); the reference kernel runs on this
+	// thread, pinned as the measurement is.
+	core := -1
+	if len(pr.Cores) > 0 {
+		core = pr.Cores[0]
 	}
-	samples, err := timeRuns(ctx, sess, data, req.Reps, nil)
+	phase := func(run func() error) error { return l.speed.phase(ctx, core, run) }
+	var t Timing
+	err = phase(func() error {
+		for i := 0; i < req.Warmup; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if _, err := sess.Run(data); err != nil {
+				return fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+			}
+		}
+		samples, err := timeRuns(ctx, sess, data, req.Reps, nil)
+		if err != nil {
+			return fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		}
+		t = Summarize(samples)
+		return nil
+	})
 	if err != nil {
-		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
+		return Timing{}, err
 	}
-	t := Summarize(samples)
 	if req.Cold > 0 {
-		if t.Cold, t.ColdReps, err = l.timeEvicted(ctx, sess, data, pr, req.Cold, 0); err != nil {
+		if err := phase(func() (err error) {
+			t.Cold, t.ColdReps, err = l.timeEvicted(ctx, sess, data, pr, req.Cold, 0)
+			return err
+		}); err != nil {
 			return Timing{}, err
 		}
 	}
 	if req.Idle > 0 {
-		if t.Idle, t.IdleReps, err = l.timeEvicted(ctx, sess, data, pr, req.Idle, IdleGap); err != nil {
+		if err := phase(func() (err error) {
+			t.Idle, t.IdleReps, err = l.timeEvicted(ctx, sess, data, pr, req.Idle, IdleGap)
+			return err
+		}); err != nil {
 			return Timing{}, err
 		}
 	}
 	for _, cond := range req.Corun {
-		ct, err := l.corun(ctx, cond, func() ([]time.Duration, error) { return timeRuns(ctx, sess, data, req.Reps, nil) })
-		if err != nil {
+		var ct CorunTiming
+		if err := phase(func() (err error) {
+			ct, err = l.corun(ctx, cond, func() ([]time.Duration, error) { return timeRuns(ctx, sess, data, req.Reps, nil) })
+			return err
+		}); err != nil {
 			return Timing{}, fmt.Errorf("profile: measure on %s: co-run: %w", pr.Name, err)
 		}
 		t.Corun = append(t.Corun, ct)

@@ -41,6 +41,7 @@ for w in "$@"; do
 		db=$tmp/$name.$s.db
 		echo "== $w: series $s: profile (with co-run) into a fresh store, load: $(uptime | sed 's/.*load average: //')" >&2
 		"$tmp/inlay" profile "$w" --planner heft --profiles "$db" >"$tmp/$name.profile.txt"
+		grep -h "speed guard" "$tmp/$name.profile.txt" >&2 || true
 		"$tmp/inlay" plan "$w" --planner heft --profiles "$db" -o "$tmp/$name.plan.yaml" >"$tmp/$name.plan.txt"
 		for pin in pinned unpinned; do
 			flag=""

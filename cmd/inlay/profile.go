@@ -344,12 +344,24 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 			return err
 		}
 	}
+	if sp, ok := dev.(interface{ Speed() profile.SpeedStats }); ok {
+		reportSpeed(out, sp.Speed())
+	}
 	fmt.Fprintln(out)
 	if calibrated {
 		_, err := out.Write(cal.Bytes())
 		return err
 	}
 	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
+}
+
+// reportSpeed says what the speed guard did (profile.SlowRatio).
+func reportSpeed(out io.Writer, s profile.SpeedStats) {
+	if s.Phases == 0 {
+		return
+	}
+	fmt.Fprintf(out, "speed guard: %d phases measured; %d waited for a core at normal speed (%s in all), %d timed again after a slow spell, %d accepted in one\n",
+		s.Phases, s.Waits, s.Waited.Round(100*time.Millisecond), s.Retimed, s.Slow)
 }
 
 // profileRound measures jobs, the round-th round of runProfile, with a

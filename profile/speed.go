@@ -1,0 +1,183 @@
+package profile
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The speed guard keeps Local's figures to the processor's normal speed.
+//
+// On the 2-core host (a KVM guest) a core runs, for spells of one to
+// fifteen seconds, at half its speed: a fixed compute kernel (a 64×64
+// matrix product) and a 64 MiB stream both take twice their usual time,
+// with nothing else running in the guest. Over four minutes, sampled every
+// 200 ms on one core, 28 % of the samples were slow (48–55 % in the first
+// minute, 0–20 % later); on both cores at once 15 % and 19 %, 7 % on both
+// together (README, "Slow spells"). A measurement taken in such a spell
+// makes every figure of the subgraph up to twice too large, and a co-run
+// figure taken in one makes the neighbour's load look like contention.
+//
+// So before each phase of a measurement (the warm runs, the cold runs, the
+// idle runs, each co-run condition) Local times a reference kernel on the
+// measuring thread, and while it is slower than SlowRatio times the
+// fastest reference seen on that core it waits (SpeedPoll between tries,
+// at most SpeedWait in all); after the phase it times the kernel again,
+// and a phase that ended in a slow spell is timed again (at most
+// SpeedRetries times). What was waited, re-timed and accepted slow is
+// counted (Local.Speed).
+const (
+	// SlowRatio: a reference this much slower than the core's fastest is
+	// a slow spell. The fast state's references spread by up to 1.25×, the
+	// slow state's are 1.9–2.1× the fast.
+	SlowRatio = 1.4
+	// SpeedPoll is the pause between two references while waiting.
+	SpeedPoll = 100 * time.Millisecond
+	// SpeedWait bounds the wait before one phase.
+	SpeedWait = 5 * time.Second
+	// SpeedRetries bounds the re-timings of one phase.
+	SpeedRetries = 2
+)
+
+// SpeedStats counts what the speed guard did.
+type SpeedStats struct {
+	// Checks counts the reference timings; Phases the phases guarded.
+	Checks, Phases int
+	// Waits counts the phases that waited for the core to be fast, Waited
+	// their time in all.
+	Waits  int
+	Waited time.Duration
+	// Retimed counts the phases timed again because they ended in a slow
+	// spell; Slow those accepted in one (the wait or the re-timings ran
+	// out).
+	Retimed, Slow int
+}
+
+// speedGuard holds the fastest reference per core. ref times the
+// reference kernel on the calling thread; sleep pauses. Both are fields so
+// that tests can drive it.
+type speedGuard struct {
+	mu      sync.Mutex
+	fastest map[int]time.Duration
+	stats   SpeedStats
+	ref     func() time.Duration
+	sleep   func(context.Context, time.Duration) error
+}
+
+func newSpeedGuard() *speedGuard {
+	return &speedGuard{fastest: map[int]time.Duration{}, ref: referenceTime, sleep: sleepCtx}
+}
+
+// check times the reference on core and says whether the core is at its
+// normal speed (within SlowRatio of the fastest reference seen there,
+// which it updates).
+func (g *speedGuard) check(core int) bool {
+	r := g.ref()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.Checks++
+	f, ok := g.fastest[core]
+	if !ok || r < f {
+		g.fastest[core], f = r, r
+	}
+	return float64(r) <= SlowRatio*float64(f)
+}
+
+// phase runs run (one phase of a measurement, which times its own runs
+// and keeps them) on core at normal speed as far as the guard can tell:
+// it waits for a fast reference before, and times the phase again when
+// the reference after it is slow.
+func (g *speedGuard) phase(ctx context.Context, core int, run func() error) error {
+	g.count(func(s *SpeedStats) { s.Phases++ })
+	for attempt := 0; ; attempt++ {
+		fast, waited := g.check(core), time.Duration(0)
+		for !fast && waited < SpeedWait {
+			if err := g.sleep(ctx, SpeedPoll); err != nil {
+				return err
+			}
+			waited += SpeedPoll
+			fast = g.check(core)
+		}
+		if waited > 0 {
+			g.count(func(s *SpeedStats) { s.Waits++; s.Waited += waited })
+		}
+		if err := run(); err != nil {
+			return err
+		}
+		if g.check(core) && fast {
+			return nil
+		}
+		if attempt == SpeedRetries {
+			g.count(func(s *SpeedStats) { s.Slow++ })
+			return nil
+		}
+		g.count(func(s *SpeedStats) { s.Retimed++ })
+	}
+}
+
+func (g *speedGuard) count(f func(*SpeedStats)) {
+	g.mu.Lock()
+	f(&g.stats)
+	g.mu.Unlock()
+}
+
+// Stats returns the counts so far.
+func (g *speedGuard) Stats() SpeedStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stats
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// refN is the reference kernel's matrix order: 48×48 float64 products,
+// about 0.15 ms on the host at normal speed, in the L1 and L2 caches.
+const refN = 48
+
+var refA, refB = func() ([]float64, []float64) {
+	a, b := make([]float64, refN*refN), make([]float64, refN*refN)
+	for i := range a {
+		a[i], b[i] = float64(i%7)/7, float64(i%5)/5
+	}
+	return a, b
+}()
+
+// referenceTime is the median of five timings of the reference kernel (two
+// matrix products each) on the calling thread.
+func referenceTime() time.Duration {
+	c := make([]float64, refN*refN)
+	var ts [5]time.Duration
+	for i := range ts {
+		start := time.Now()
+		for range 2 {
+			matmul(c, refA, refB, refN)
+		}
+		ts[i] = time.Since(start)
+	}
+	s := ts[:]
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// matmul adds a·b to c, all n×n row-major.
+func matmul(c, a, b []float64, n int) {
+	for i := 0; i < n; i++ {
+		for k := 0; k < n; k++ {
+			aik := a[i*n+k]
+			row, brow := c[i*n:i*n+n], b[k*n:k*n+n]
+			for j := range row {
+				row[j] += aik * brow[j]
+			}
+		}
+	}
+}

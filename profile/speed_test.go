@@ -1,0 +1,100 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// scripted drives a speed guard with a fixed list of reference times (the
+// last repeats) and counts the sleeps.
+func scripted(refs ...time.Duration) (*speedGuard, *int) {
+	g := newSpeedGuard()
+	i, sleeps := 0, new(int)
+	g.ref = func() time.Duration {
+		r := refs[min(i, len(refs)-1)]
+		i++
+		return r
+	}
+	g.sleep = func(ctx context.Context, _ time.Duration) error { *sleeps++; return ctx.Err() }
+	return g, sleeps
+}
+
+func TestSpeedGuard(t *testing.T) {
+	const f, s = 100 * time.Microsecond, 200 * time.Microsecond
+	for _, tc := range []struct {
+		name   string
+		refs   []time.Duration
+		phases int
+		runs   int
+		sleeps int
+		want   SpeedStats
+	}{
+		{"fast throughout", []time.Duration{f, f}, 1, 1, 0, SpeedStats{Checks: 2, Phases: 1}},
+		// The first reference sets the core's fastest; one slow before the
+		// phase waits one poll.
+		{"waits out a slow spell", []time.Duration{f, f, s, f, f}, 2, 2, 1,
+			SpeedStats{Checks: 5, Phases: 2, Waits: 1, Waited: SpeedPoll}},
+		// Slow after the phase: timed again.
+		{"re-times a phase that ended slow", []time.Duration{f, s, f, f}, 1, 2, 0,
+			SpeedStats{Checks: 4, Phases: 1, Retimed: 1}},
+		// Slow after every attempt: accepted after SpeedRetries re-timings.
+		{"accepts after the retries", []time.Duration{f, s, f, s, f, s}, 1, SpeedRetries + 1, 0,
+			SpeedStats{Checks: 6, Phases: 1, Retimed: SpeedRetries, Slow: 1}},
+		// Slow from the start: the first reference is the fastest seen, so
+		// the spell passes for normal until a faster one comes.
+		{"learns the fast state", []time.Duration{s, s, f, f}, 2, 2, 0,
+			SpeedStats{Checks: 4, Phases: 2}},
+		// A spread within SlowRatio is not slow.
+		{"noise is not a spell", []time.Duration{f, f * 13 / 10}, 1, 1, 0, SpeedStats{Checks: 2, Phases: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, sleeps := scripted(tc.refs...)
+			runs := 0
+			for range tc.phases {
+				if err := g.phase(context.Background(), 3, func() error { runs++; return nil }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if runs != tc.runs || *sleeps != tc.sleeps || g.Stats() != tc.want {
+				t.Errorf("runs %d, sleeps %d, stats %+v; want %d, %d, %+v", runs, *sleeps, g.Stats(), tc.runs, tc.sleeps, tc.want)
+			}
+		})
+	}
+}
+
+// The wait is bounded (SpeedWait), a phase's error comes back at once, and
+// a cancelled context ends the wait.
+func TestSpeedGuardBounds(t *testing.T) {
+	const f, s = 100 * time.Microsecond, 300 * time.Microsecond
+	g, sleeps := scripted(s)
+	g.fastest[0] = f
+	runs := 0
+	if err := g.phase(context.Background(), 0, func() error { runs++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := int(SpeedWait / SpeedPoll); *sleeps < want || runs != SpeedRetries+1 || g.Stats().Slow != 1 {
+		t.Errorf("slow for ever: %d sleeps (want at least %d), %d runs, stats %+v", *sleeps, want, runs, g.Stats())
+	}
+	boom := errors.New("boom")
+	g, _ = scripted(f)
+	if err := g.phase(context.Background(), 0, func() error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("phase error: got %v", err)
+	}
+	g, _ = scripted(s)
+	g.fastest[0] = f
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.phase(ctx, 0, func() error { t.Error("ran while cancelled"); return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: got %v", err)
+	}
+}
+
+// The reference kernel takes a positive, repeatable time.
+func TestReferenceTime(t *testing.T) {
+	r := referenceTime()
+	if r <= 0 || r > time.Second {
+		t.Fatalf("reference %v", r)
+	}
+}

@@ -18,6 +18,9 @@ func scripted(refs ...time.Duration) (*speedGuard, *int) {
 		return r
 	}
 	g.sleep = func(ctx context.Context, _ time.Duration) error { *sleeps++; return ctx.Err() }
+	// Each reading of the clock a second later: no phase starts fresh.
+	clock := time.Unix(0, 0)
+	g.now = func() time.Time { clock = clock.Add(time.Second); return clock }
 	return g, sleeps
 }
 
@@ -64,12 +67,37 @@ func TestSpeedGuard(t *testing.T) {
 	}
 }
 
+// A phase that starts right after a fast reference is not checked before,
+// and one outlier among the lowest references does not set the speed.
+func TestSpeedGuardFreshAndOutlier(t *testing.T) {
+	const f = 100 * time.Microsecond
+	g, _ := scripted(f)
+	g.now = func() time.Time { return time.Unix(0, 0) }
+	for range 2 {
+		if err := g.phase(context.Background(), 0, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := g.Stats(); st.Checks != 3 || st.Phases != 2 {
+		t.Errorf("fresh: stats %+v, want 3 checks for 2 phases", st)
+	}
+	g, _ = scripted(f / 3)
+	for _, r := range []time.Duration{f / 3, f, f} {
+		g.ref = func() time.Duration { return r }
+		g.check(0)
+	}
+	g.ref = func() time.Duration { return f * 13 / 10 }
+	if !g.check(0) {
+		t.Errorf("one outlier at %v among the lowest %v made %v slow", f/3, g.fastest[0], f*13/10)
+	}
+}
+
 // The wait is bounded (SpeedWait), a phase's error comes back at once, and
 // a cancelled context ends the wait.
 func TestSpeedGuardBounds(t *testing.T) {
 	const f, s = 100 * time.Microsecond, 300 * time.Microsecond
 	g, sleeps := scripted(s)
-	g.fastest[0] = f
+	g.fastest[0] = []time.Duration{f, f, f}
 	runs := 0
 	if err := g.phase(context.Background(), 0, func() error { runs++; return nil }); err != nil {
 		t.Fatal(err)
@@ -83,7 +111,7 @@ func TestSpeedGuardBounds(t *testing.T) {
 		t.Errorf("phase error: got %v", err)
 	}
 	g, _ = scripted(s)
-	g.fastest[0] = f
+	g.fastest[0] = []time.Duration{f, f, f}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := g.phase(ctx, 0, func() error { t.Error("ran while cancelled"); return nil }); !errors.Is(err, context.Canceled) {

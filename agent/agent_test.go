@@ -744,6 +744,47 @@ func TestServeReadTimeout(t *testing.T) {
 	}
 }
 
+// The agent lists the optional measure fields it takes, and the client
+// answers Takes from the last Info; from an agent that lists none (before
+// 1.1.0) the client cannot tell.
+func TestClientTakes(t *testing.T) {
+	dev := newFake(t)
+	ts, _ := startAgent(t, dev, Options{})
+	c := NewClient(ts.URL, testToken)
+	if _, known := c.Takes("idle"); known {
+		t.Error("Takes known before Info")
+	}
+	if _, err := c.Info(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"cold", "idle", "corun"} {
+		if takes, known := c.Takes(f); !takes || !known {
+			t.Errorf("Takes(%q) = %v, %v; want true, true", f, takes, known)
+		}
+	}
+	if takes, known := c.Takes("teleport"); takes || !known {
+		t.Errorf("Takes(teleport) = %v, %v; want false, true", takes, known)
+	}
+	di, err := dev.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := infoOf(di, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.MeasureFields, old.AgentVersion = nil, "1.0.0"
+	ots := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, old) }))
+	defer ots.Close()
+	oc := NewClient(ots.URL, "t")
+	if _, err := oc.Info(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, known := oc.Takes("idle"); known {
+		t.Error("an agent that lists no fields: Takes known")
+	}
+}
+
 func TestClientProtocolMismatch(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, Info{Name: "future", AgentVersion: "9.0.0", Protocol: ProtocolVersion + 1})

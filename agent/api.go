@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the agent's version, advertised by GET /v1/info.
-const Version = "1.0.0"
+const Version = "1.1.0"
 
 // ProtocolVersion is the version of the HTTP protocol in the paths (/v1/).
 const ProtocolVersion = 1
@@ -28,7 +28,17 @@ type Info struct {
 	Processors []ProcessorInfo `json:"processors"`
 	// PlatformYAML is the whole platform in the schema hw.Load reads.
 	PlatformYAML string `json:"platform_yaml"`
+	// MeasureFields lists the optional fields of a /v1/measure request
+	// this agent takes (MeasureFields), so that a client can tell before
+	// it starts that the agent is too old for what it will ask. Agents
+	// before 1.1.0 send none.
+	MeasureFields []string `json:"measure_fields,omitempty"`
 }
+
+// MeasureFields are the optional fields of a /v1/measure request that this
+// agent takes, by their profile.MeasureRequest names in the JSON: cold
+// runs, idle runs, co-run conditions.
+var MeasureFields = []string{"cold", "corun", "idle"}
 
 // ProcessorInfo is one processor of the device: what a request may name.
 type ProcessorInfo struct {

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/profile"
@@ -26,9 +28,18 @@ type Client struct {
 	// transport without an overall timeout by default, since a measurement
 	// takes as long as its repetitions do: bound calls with their context.
 	HTTP *http.Client
+
+	mu sync.Mutex
+	// fields are the agent's Info.MeasureFields from the last Info; known
+	// when it listed any.
+	fields      []string
+	fieldsKnown bool
 }
 
-var _ profile.Device = (*Client)(nil)
+var (
+	_ profile.Device     = (*Client)(nil)
+	_ profile.FieldTaker = (*Client)(nil)
+)
 
 // NewClient returns a client of the agent at baseURL ("http://host:port",
 // with or without a trailing slash) that presents token. A malformed URL
@@ -90,7 +101,19 @@ func (c *Client) Info(ctx context.Context) (profile.DeviceInfo, error) {
 	if err != nil {
 		return profile.DeviceInfo{}, fmt.Errorf("agent: info: platform: %w", err)
 	}
+	c.mu.Lock()
+	c.fields, c.fieldsKnown = info.MeasureFields, len(info.MeasureFields) > 0
+	c.mu.Unlock()
 	return profile.DeviceInfo{Name: info.Name, ORTVersion: info.ORTVersion, Platform: pl}, nil
+}
+
+// Takes says whether the agent takes the optional measure field, as its
+// last Info listed; known is false before Info, and for an agent older
+// than the list (before 1.1.0).
+func (c *Client) Takes(field string) (takes, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.fields, field), c.fieldsKnown
 }
 
 // Measure times req on the agent's device. An error answer of the agent is

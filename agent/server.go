@@ -180,7 +180,8 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 }
 
 func infoOf(di profile.DeviceInfo, maxUpload int64) (Info, error) {
-	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, Protocol: ProtocolVersion, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{}}
+	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, Protocol: ProtocolVersion, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{},
+		MeasureFields: append([]string(nil), MeasureFields...)}
 	if di.Platform == nil {
 		return info, errors.New("the device has no platform")
 	}

@@ -20,6 +20,15 @@ type Device interface {
 	Measure(ctx context.Context, req MeasureRequest) (Timing, error)
 }
 
+// FieldTaker is a Device that can say which optional fields of a
+// MeasureRequest it takes: "cold", "idle", "corun" (agent.MeasureFields).
+// known is false when it cannot tell (an agent older than the list);
+// Profiler.Run then asks as before, and an unknown field fails the first
+// measurement that has it.
+type FieldTaker interface {
+	Takes(field string) (takes, known bool)
+}
+
 // DeviceInfo describes a device.
 type DeviceInfo struct {
 	// Name identifies the device in the store (for Local: the host name).

@@ -233,4 +233,16 @@ func TestProfileEndToEnd(t *testing.T) {
 	if est.Hits() != 1 || est.Misses() != 0 {
 		t.Errorf("whole model: hits %d, misses %d; want 1, 0", est.Hits(), est.Misses())
 	}
+
+	p.Cold, p.Idle = 1, 1
+	// A plan's subgraph stored as failed is not measured again for its
+	// idle runs: it would fail again.
+	failed := jobs[2]
+	failed.Kind = KindPlan
+	if err := st.Put(Record{Key: failed.Key(sum.Device, pl), ModelName: failed.Model, Error: "profile: measure on cpu0: boom"}); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := p.Run(ctx, pl, []Job{failed}); err != nil || again.Skipped != 1 || again.Measured+again.Failed != 0 {
+		t.Errorf("run with idle runs over a failed plan subgraph: %+v, %v; want it skipped", again, err)
+	}
 }

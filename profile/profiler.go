@@ -269,6 +269,9 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 		return Summary{}, fmt.Errorf("profile: device: %w", err)
 	}
 	s := Summary{Jobs: len(jobs), Device: info.Name}
+	if err := p.checkFields(info.Name, jobs); err != nil {
+		return s, err
+	}
 	if err := p.Store.PutDevice(info.Name, pl.Name, info.ORTVersion); err != nil {
 		return s, err
 	}
@@ -369,6 +372,29 @@ func (p *Profiler) measure(ctx context.Context, pl *hw.Platform, j Job, k Key) (
 	}
 	t, err := p.Device.Measure(ctx, req)
 	return t, conds, err
+}
+
+// checkFields stops a run before it starts when the device says it does
+// not take an optional field the jobs will ask for (see FieldTaker), so
+// that an older agent fails at once, not after every layer and chunk.
+func (p *Profiler) checkFields(device string, jobs []Job) error {
+	ft, ok := p.Device.(FieldTaker)
+	if !ok {
+		return nil
+	}
+	asks := map[string]bool{"cold": p.Cold > 0}
+	for _, j := range jobs {
+		asks["idle"] = asks["idle"] || p.idleRuns(j) > 0
+		asks["corun"] = asks["corun"] || p.wantsCorun(j)
+	}
+	for _, f := range []struct{ field, what, flag string }{
+		{"cold", "cold runs", "--cold 0"}, {"idle", "idle runs", "--idle 0"}, {"corun", "co-run conditions", "--corun=false"},
+	} {
+		if takes, known := ft.Takes(f.field); asks[f.field] && known && !takes {
+			return fmt.Errorf("profile: device %s does not take %s: update its agent, or profile with %s", device, f.what, f.flag)
+		}
+	}
+	return nil
 }
 
 // idleRuns is the number of idle runs the job gets: Idle for a plan's

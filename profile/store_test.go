@@ -292,6 +292,54 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 }
 
+// TestStoreAddsIdleColumns: a store with the cold columns but not the idle
+// ones (written before idle runs) keeps its cold figures on open, reads no
+// idle runs, and takes them on the next Put.
+func TestStoreAddsIdleColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cold.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := schema
+	for _, line := range []string{"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n"} {
+		if !strings.Contains(old, line) {
+			t.Fatalf("the schema lacks %q", line)
+		}
+		old = strings.Replace(old, line, "", 1)
+	}
+	if _, err := db.Exec(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (2)`); err != nil {
+		t.Fatal(err)
+	}
+	r := testRecord(1)
+	if _, err := db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
+		median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5)`,
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, ok, err := st.Get(r.Key)
+	if err != nil || !ok || got.Median != 1000 || got.Cold != 2500 || got.ColdReps != 5 || got.Idle != 0 || got.IdleReps != 0 {
+		t.Fatalf("row with cold runs only: %+v, %v, %v; want median 1000, cold 2.5µs over 5 runs, no idle runs", got, ok, err)
+	}
+	r.Idle, r.IdleReps = 3700, 4
+	if err := st.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.Idle != 3700 || got.IdleReps != 4 {
+		t.Errorf("after Put: cold %v, idle %v over %d runs; want 3µs, 3.7µs over 4", got.Cold, got.Idle, got.IdleReps)
+	}
+}
+
 // TestStoreAddsCorunColumns: a version-2 store whose corun table predates
 // its model_name column gains it on open, and takes co-run profiles again.
 func TestStoreAddsCorunColumns(t *testing.T) {

@@ -26,8 +26,12 @@
 // GET /v1/info answers Info: the device's name, its ONNX Runtime version,
 // the agent's version and protocol version (a Client refuses an agent of
 // another protocol), the upload limit, each processor with its kind,
-// backends, data types and cores, and the whole platform as YAML in the
-// schema hw.Load reads.
+// backends, data types and cores, the whole platform as YAML in the
+// schema hw.Load reads, and (from 1.1.0) "measure_fields", the optional
+// fields of a measure request it takes ("cold", "corun", "idle"):
+// inlay profile stops before its first measurement when the agent lists
+// them and lacks one it would ask for (profile.FieldTaker). Measurements
+// run under Local's speed guard (profile.SlowRatio).
 //
 // POST /v1/measure takes a MeasureBody as application/json: the standalone
 // ONNX model base64-encoded (standard encoding with padding, as

@@ -233,3 +233,79 @@ func matmul(c, a, b []float64, n int) {
 		}
 	}
 }
+
+// CoreSpeed is what a SpeedSampler saw on one core: Checks reference
+// timings, Slow of them over SlowRatio times the core's normal speed (the
+// median of its three lowest, as the guard takes it).
+type CoreSpeed struct {
+	Core, Checks, Slow int
+}
+
+// SpeedSampler times the reference kernel on each of a set of cores, one
+// pinned thread per core, every period while a run goes on, so that the
+// run can say how much of it fell in the host's slow spells (SlowRatio).
+// Each timing takes about 3.5 ms of its core (refSettle and five
+// timings); at the default period of 500 ms that is 0.7 % of the core.
+type SpeedSampler struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	cores  []int
+	refs   [][]time.Duration
+}
+
+// DefaultSpeedPeriod is the period inlay run samples the host's speed at.
+const DefaultSpeedPeriod = 500 * time.Millisecond
+
+// StartSpeedSampler starts sampling each of cores every period (its first
+// timing at once) until Stop or ctx ends. A core the thread cannot be
+// pinned to is sampled unpinned.
+func StartSpeedSampler(ctx context.Context, cores []int, period time.Duration) *SpeedSampler {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &SpeedSampler{cancel: cancel, cores: append([]int(nil), cores...), refs: make([][]time.Duration, len(cores))}
+	for i, c := range s.cores {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			release, err := pinThread([]int{c})
+			if err == nil {
+				defer release()
+			}
+			for {
+				s.refs[i] = append(s.refs[i], referenceTime())
+				if sleepCtx(ctx, period) != nil {
+					return
+				}
+			}
+		}()
+	}
+	return s
+}
+
+// Stop ends the sampling and returns each core's counts, in the order of
+// the cores given.
+func (s *SpeedSampler) Stop() []CoreSpeed {
+	s.cancel()
+	s.wg.Wait()
+	out := make([]CoreSpeed, len(s.cores))
+	for i, c := range s.cores {
+		out[i] = CoreSpeed{Core: c, Checks: len(s.refs[i]), Slow: countSlow(s.refs[i])}
+	}
+	return out
+}
+
+// countSlow counts the references over SlowRatio times the median of the
+// three lowest.
+func countSlow(refs []time.Duration) int {
+	if len(refs) == 0 {
+		return 0
+	}
+	low := slices.Sorted(slices.Values(refs))
+	normal := low[(min(len(low), fastestKept)-1)/2]
+	n := 0
+	for _, r := range refs {
+		if float64(r) > SlowRatio*float64(normal) {
+			n++
+		}
+	}
+	return n
+}

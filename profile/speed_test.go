@@ -126,3 +126,33 @@ func TestReferenceTime(t *testing.T) {
 		t.Fatalf("reference %v", r)
 	}
 }
+
+// countSlow takes the normal speed from the three lowest references, as
+// the guard does.
+func TestCountSlow(t *testing.T) {
+	const f = 100 * time.Microsecond
+	for _, tc := range []struct {
+		refs []time.Duration
+		want int
+	}{
+		{nil, 0},
+		{[]time.Duration{f}, 0},
+		{[]time.Duration{f, 2 * f, f, 2 * f, 2 * f}, 3},
+		// One outlier low does not make the normal ones slow.
+		{[]time.Duration{f / 3, f, f, f * 13 / 10, 2 * f}, 1},
+	} {
+		if got := countSlow(tc.refs); got != tc.want {
+			t.Errorf("countSlow(%v) = %d, want %d", tc.refs, got, tc.want)
+		}
+	}
+}
+
+// The sampler times each core at once and then every period, and stops.
+func TestSpeedSampler(t *testing.T) {
+	s := StartSpeedSampler(context.Background(), []int{0}, 20*time.Millisecond)
+	time.Sleep(70 * time.Millisecond)
+	got := s.Stop()
+	if len(got) != 1 || got[0].Core != 0 || got[0].Checks < 1 || got[0].Slow > got[0].Checks {
+		t.Errorf("sampler: %+v", got)
+	}
+}

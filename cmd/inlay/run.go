@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,6 +32,7 @@ type runFlags struct {
 	seed                          int64
 	backlog                       int
 	dropLate, json, noPin, record bool
+	speedCheck                    bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -59,7 +62,14 @@ instead of the profiler's median, which times each subgraph alone, run
 after run. It also records the run's median arrival lag (the timer's
 wake-up: from a request's scheduled arrival to the runtime taking it),
 which later runs add to the simulator's predicted latencies. Record with
-the plan and rate you will run.`,
+the plan and rate you will run.
+
+--speed-check (on by default) times a small reference kernel on each core
+every 500ms during the run (0.7% of a core) and reports how many of those
+checks found the core in a slow spell: on a virtual machine a core can run
+at half its speed for seconds at a time, and a run that falls in such
+spells measures slower than the prediction, which is for the core's normal
+speed (the profiler waits such spells out).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -82,9 +92,17 @@ the plan and rate you will run.`,
 	fl.DurationVar(&f.spin, "spin", 0, "how long an idle worker polls its queue before it sleeps (e.g. 200us: faster hand-offs, at the cost of CPU time)")
 	fl.BoolVar(&f.record, "record", false, "store the subgraphs' in-situ times in the profile store (--profiles)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
+	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
 	return cmd
+}
+
+// runSpeedJSON is one core's speed check: checks timed, slow of them.
+type runSpeedJSON struct {
+	Core   int `json:"core"`
+	Checks int `json:"checks"`
+	Slow   int `json:"slow"`
 }
 
 // runJSON is the --json output.
@@ -110,6 +128,8 @@ type runJSON struct {
 	Warnings              []string       `json:"warnings,omitempty"`
 	Groups                []runGroupJSON `json:"groups"`
 	Procs                 []runProcJSON  `json:"processors"`
+	// Speed is the speed check's counts per core (--speed-check).
+	Speed []runSpeedJSON `json:"speed,omitempty"`
 }
 
 type runGroupJSON struct {
@@ -196,7 +216,15 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if !f.json {
 		fmt.Fprintf(cmd.ErrOrStderr(), "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
 	}
+	var sampler *profile.SpeedSampler
+	if cores := platformCores(pl); f.speedCheck && len(cores) > 0 {
+		sampler = profile.StartSpeedSampler(ctx, cores, profile.DefaultSpeedPeriod)
+	}
 	res, err := runtime.Run(ctx, cfg)
+	var speed []profile.CoreSpeed
+	if sampler != nil {
+		speed = sampler.Stop()
+	}
 	if err != nil {
 		return err
 	}
@@ -216,7 +244,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, lag, note())
+		return runJSONOut(out, workloadPath, pl, p, res, lag, note(), speed)
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -271,7 +299,40 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
 	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v; per request: arrival lag %v (median %v)\n",
 		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond), res.ArrivalLag.Round(time.Microsecond), res.ArrivalLagP50.Round(time.Microsecond))
+	if line := speedLine(speed); line != "" {
+		fmt.Fprintln(out, line)
+	}
 	return nil
+}
+
+// platformCores lists the distinct cores of pl's processors, ascending
+// (none for a platform that names no cores of this machine).
+func platformCores(pl *hw.Platform) []int {
+	var cores []int
+	for _, pr := range pl.Processors {
+		cores = append(cores, pr.Cores...)
+	}
+	slices.Sort(cores)
+	return slices.Compact(cores)
+}
+
+// speedLine says what the speed check saw during the run ("" when it did
+// not run).
+func speedLine(speed []profile.CoreSpeed) string {
+	if len(speed) == 0 {
+		return ""
+	}
+	parts := make([]string, len(speed))
+	slow := 0
+	for i, c := range speed {
+		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks", c.Core, c.Slow, c.Checks)
+		slow += c.Slow
+	}
+	line := "host speed during the run: " + strings.Join(parts, ", ")
+	if slow > 0 {
+		line += " (a core in a slow spell runs at up to half its speed; the prediction is for its normal speed)"
+	}
+	return line
 }
 
 func fmtMS(d time.Duration) string {
@@ -281,7 +342,7 @@ func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", msOf(d))
 }
 
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string) error {
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []profile.CoreSpeed) error {
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
@@ -302,6 +363,9 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 	}
 	for _, pr := range res.Procs {
 		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
+	}
+	for _, c := range speed {
+		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow})
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")

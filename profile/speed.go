@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/inlay-dev/inlay/internal/stats"
 )
 
 // The speed guard keeps Local's figures to the processor's normal speed.
@@ -21,15 +23,15 @@ import (
 //
 // So before each phase of a measurement (the warm runs, the cold runs, the
 // idle runs, each co-run condition) Local times a reference kernel on the
-// measuring thread, and while it is slower than SlowRatio times the
-// fastest reference seen on that core it waits (SpeedPoll between tries,
+// measuring thread, and while it is slower than SlowRatio times the core's
+// normal speed (normalSpeed) it waits (SpeedPoll between tries,
 // at most SpeedWait in all); after the phase it times the kernel again,
 // and a phase that ended in a slow spell is timed again (at most
 // SpeedRetries times). What was waited, re-timed and accepted slow is
 // counted (Local.Speed).
 const (
-	// SlowRatio: a reference this much slower than the core's fastest is
-	// a slow spell. The fast state's references spread by up to 1.25×, the
+	// SlowRatio: a reference this much slower than the core's normal
+	// speed (normalSpeed) is a slow spell. The fast state's references spread by up to 1.25×, the
 	// slow state's are 1.9–2.1× the fast.
 	SlowRatio = 1.4
 	// SpeedPoll is the pause between two references while waiting.
@@ -60,10 +62,8 @@ type SpeedStats struct {
 // tests can drive them.
 type speedGuard struct {
 	mu sync.Mutex
-	// fastest holds a core's fastestKept lowest references, ascending;
-	// the core's normal speed is their median (the lowest while there are
-	// fewer than three), so that one outlier does not make every later
-	// reference look slow.
+	// fastest holds a core's fastestKept lowest references, ascending,
+	// its normal speed's source (normalSpeed).
 	fastest map[int][]time.Duration
 	// lastFast is when a reference on the core last said it was fast.
 	lastFast map[int]time.Time
@@ -104,7 +104,7 @@ func (g *speedGuard) check(core int) bool {
 		}
 		g.fastest[core] = low
 	}
-	fast := float64(r) <= SlowRatio*float64(low[(len(low)-1)/2])
+	fast := float64(r) <= SlowRatio*float64(normalSpeed(low))
 	if fast {
 		g.lastFast[core] = g.now()
 	}
@@ -216,9 +216,16 @@ func referenceTime() time.Duration {
 		}
 		ts[i] = time.Since(start)
 	}
-	s := ts[:]
-	slices.Sort(s)
-	return s[len(s)/2]
+	return stats.Median(ts[:])
+}
+
+// normalSpeed is a core's normal reference time from its lowest
+// references, ascending: the median of the first fastestKept of them (the
+// lowest while there are fewer than three), so that one outlier does not
+// make every later reference look slow. The guard and SpeedSampler share
+// it.
+func normalSpeed(lowest []time.Duration) time.Duration {
+	return lowest[(min(len(lowest), fastestKept)-1)/2]
 }
 
 // matmul adds a·b to c, all n×n row-major.
@@ -293,14 +300,13 @@ func (s *SpeedSampler) Stop() []CoreSpeed {
 	return out
 }
 
-// countSlow counts the references over SlowRatio times the median of the
-// three lowest.
+// countSlow counts the references over SlowRatio times their normal
+// speed (normalSpeed).
 func countSlow(refs []time.Duration) int {
 	if len(refs) == 0 {
 		return 0
 	}
-	low := slices.Sorted(slices.Values(refs))
-	normal := low[(min(len(low), fastestKept)-1)/2]
+	normal := normalSpeed(slices.Sorted(slices.Values(refs)))
 	n := 0
 	for _, r := range refs {
 		if float64(r) > SlowRatio*float64(normal) {

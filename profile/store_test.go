@@ -224,21 +224,29 @@ func TestStoreInSitu(t *testing.T) {
 // TestStoreAddsColdColumns opens a version-1 store written before the
 // cold-run columns existed: they are added, its rows read with no cold
 // runs, and new rows keep theirs.
+// schemaWithout is the store's schema without the given column lines: an
+// older store's.
+func schemaWithout(t *testing.T, lines ...string) string {
+	t.Helper()
+	old := schema
+	for _, line := range lines {
+		if !strings.Contains(old, line) {
+			t.Fatalf("the schema lacks %q", line)
+		}
+		old = strings.Replace(old, line, "", 1)
+	}
+	return old
+}
+
 func TestStoreAddsColdColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := schema
-	for _, line := range []string{"	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
+	old := schemaWithout(t, "	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
 		"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n",
-		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n"} {
-		if !strings.Contains(old, line) {
-			t.Fatalf("the schema lacks %q", line)
-		}
-		old = strings.Replace(old, line, "", 1)
-	}
+		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n")
 	r := testRecord(1)
 	if _, err := db.Exec(old); err != nil {
 		t.Fatal(err)
@@ -301,13 +309,7 @@ func TestStoreAddsIdleColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := schema
-	for _, line := range []string{"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n"} {
-		if !strings.Contains(old, line) {
-			t.Fatalf("the schema lacks %q", line)
-		}
-		old = strings.Replace(old, line, "", 1)
-	}
+	old := schemaWithout(t, "	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n")
 	if _, err := db.Exec(old); err != nil {
 		t.Fatal(err)
 	}

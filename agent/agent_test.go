@@ -769,7 +769,7 @@ func TestClientTakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := infoOf(di, 1<<20)
+	old, err := infoOf(di, 1<<20, false)
 	if err != nil {
 		t.Fatal(err)
 	}

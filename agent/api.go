@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the agent's version, advertised by GET /v1/info.
-const Version = "1.1.0"
+const Version = "1.2.0"
 
 // ProtocolVersion is the version of the HTTP protocol in the paths (/v1/).
 const ProtocolVersion = 1
@@ -37,8 +37,64 @@ type Info struct {
 
 // MeasureFields are the optional fields of a /v1/measure request that this
 // agent takes, by their profile.MeasureRequest names in the JSON: cold
-// runs, idle runs, co-run conditions.
+// runs, idle runs, co-run conditions. An agent whose device times plans
+// in their cycle (profile.CycleMeasurer; POST /v1/cycle, from 1.2.0) lists
+// "cycle" too.
 var MeasureFields = []string{"cold", "corun", "idle"}
+
+// CycleField is the MeasureFields entry of an agent that serves POST
+// /v1/cycle.
+const CycleField = "cycle"
+
+// CycleBody is the request of POST /v1/cycle: a plan's subgraphs, each on
+// its processor, timed in the plan's cycle (profile.CycleRequest).
+type CycleBody struct {
+	Steps  []CycleStepBody `json:"steps"`
+	Warmup int             `json:"warmup"`
+	Cycles int             `json:"cycles"`
+}
+
+// CycleStepBody is one step of a CycleBody.
+type CycleStepBody struct {
+	Model     []byte       `json:"model"`
+	Inputs    []TensorBody `json:"inputs"`
+	Processor string       `json:"processor"`
+	Backend   string       `json:"backend,omitempty"`
+	DType     string       `json:"dtype,omitempty"`
+}
+
+// CycleTimingBody is the answer of POST /v1/cycle: each step's median, in
+// step order, in nanoseconds.
+type CycleTimingBody struct {
+	MediansNS []int64 `json:"medians_ns"`
+	Cycles    int     `json:"cycles"`
+}
+
+func cycleBodyOf(req profile.CycleRequest) CycleBody {
+	b := CycleBody{Warmup: req.Warmup, Cycles: req.Cycles, Steps: make([]CycleStepBody, len(req.Steps))}
+	for i, st := range req.Steps {
+		b.Steps[i] = CycleStepBody{Model: st.Model, Inputs: tensorBodies(st.Inputs), Processor: st.Processor, Backend: st.Backend, DType: st.DType}
+	}
+	return b
+}
+
+// request converts a wire cycle to the profile form; a data type that
+// does not parse is an error naming the step.
+func (b CycleBody) request() (profile.CycleRequest, error) {
+	req := profile.CycleRequest{Warmup: b.Warmup, Cycles: b.Cycles, Steps: make([]profile.CycleStep, len(b.Steps))}
+	for i, sb := range b.Steps {
+		st := profile.CycleStep{Model: sb.Model, Processor: sb.Processor, Backend: sb.Backend, DType: sb.DType}
+		for _, in := range sb.Inputs {
+			sp, err := in.spec()
+			if err != nil {
+				return req, fmt.Errorf("steps[%d]: %w", i, err)
+			}
+			st.Inputs = append(st.Inputs, sp)
+		}
+		req.Steps[i] = st
+	}
+	return req, nil
+}
 
 // ProcessorInfo is one processor of the device: what a request may name.
 type ProcessorInfo struct {

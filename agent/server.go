@@ -115,6 +115,7 @@ func NewServer(dev profile.Device, token string, opt Options) *Server {
 	s.mux.HandleFunc("/v1/measure", s.measure)
 	s.mux.HandleFunc("/v1/run", s.run)
 	s.mux.HandleFunc("/v1/handoff", s.handOff)
+	s.mux.HandleFunc("/v1/cycle", s.cycle)
 	return s
 }
 
@@ -171,7 +172,8 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: info: "+oneLine(err.Error()))
 		return
 	}
-	info, err := infoOf(di, s.opt.MaxUpload)
+	_, cycles := s.dev.(profile.CycleMeasurer)
+	info, err := infoOf(di, s.opt.MaxUpload, cycles)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, CodeInternal, "agent: info: "+oneLine(err.Error()))
 		return
@@ -179,9 +181,12 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, info)
 }
 
-func infoOf(di profile.DeviceInfo, maxUpload int64) (Info, error) {
+func infoOf(di profile.DeviceInfo, maxUpload int64, cycles bool) (Info, error) {
 	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, Protocol: ProtocolVersion, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{},
 		MeasureFields: append([]string(nil), MeasureFields...)}
+	if cycles {
+		info.MeasureFields = append(info.MeasureFields, CycleField)
+	}
 	if di.Platform == nil {
 		return info, errors.New("the device has no platform")
 	}

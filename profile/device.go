@@ -133,6 +133,14 @@ type Timing struct {
 	// the processor costs (Estimator.HandOff charges it).
 	Idle     time.Duration
 	IdleReps int
+	// Cycle is the median of the subgraph's runs inside its plan's cycle
+	// (CycleReps of them; 0 when it was not timed so): each run after the
+	// plan's other subgraphs ran once on their processors, so with the
+	// caches holding what they hold in a steady run of the plan (see
+	// CycleRequest). The profiler sets it after the measurement
+	// (Store.PutCycle); a device's Measure leaves it zero.
+	Cycle     time.Duration
+	CycleReps int
 	// Corun holds one timing per MeasureRequest.Corun condition.
 	Corun []CorunTiming
 }

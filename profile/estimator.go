@@ -54,6 +54,7 @@ type Estimator struct {
 	models  map[string]bool
 	insitu  int
 	cold    int
+	cycled  int
 	// coldFit corrects fallback figures, per processor, when the
 	// measured ones are cold (see NewEstimator).
 	coldFit []ColdFit
@@ -104,7 +105,11 @@ var (
 // processor, and so with its weights out of the caches; the fallback
 // figures are then scaled likewise by the calibration's cold correction
 // for the processor (ColdFit; none when the store has no calibration with
-// one), so that measured and unmeasured subgraphs compare fairly. An in-situ
+// one), so that measured and unmeasured subgraphs compare fairly. A
+// measurement with a cycle figure (Timing.Cycle: timed inside its plan's
+// cycle) answers with that, before the cold one: it is what the subgraph
+// takes in a steady run of the plan it was timed in, the caches holding
+// what the plan's other subgraphs left there. An in-situ
 // measurement's Typical figure (InSitu: the subgraph's time inside a real
 // run, the runtime's delays included) replaces the profiler's median for
 // its key: it is what the runtime will see again.
@@ -136,6 +141,10 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 					c := wakeClass{r.Processor, r.Backend, r.DType}
 					idle[c] = append(idle[c], r.Idle-r.Cold)
 				}
+			}
+			if r.CycleReps > 0 && r.Cycle > 0 {
+				e.figures[r.Key] = r.Cycle
+				e.cycled++
 			}
 			e.models[r.Model] = true
 		}
@@ -199,8 +208,13 @@ func NewEstimator(st *Store, device string, base cost.Estimator) *Estimator {
 	return e
 }
 
-// Cold is the number of measurements it answers with their cold figure.
+// Cold is the number of measurements with a cold figure (each answers
+// with it, unless it has a cycle figure too).
 func (e *Estimator) Cold() int { return e.cold }
+
+// Cycled is the number of measurements it answers with their cycle figure
+// (Timing.Cycle).
+func (e *Estimator) Cycled() int { return e.cycled }
 
 // WakeUp is what HandOff charges a model's first subgraph on one
 // processor configuration: the median, over the Samples measurements with

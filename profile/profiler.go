@@ -137,31 +137,21 @@ func Jobs(w *workload.Workload, pl *hw.Platform, opt JobOptions) ([]Job, error) 
 			proc, index int
 			job         Job
 		}
+		pjs, err := planJobs(w, pl, p)
+		if err != nil {
+			return nil, err
+		}
 		var subs []placed
-		for _, mp := range p.Models {
-			m := w.Model(mp.Model)
-			if m == nil || m.Layers == nil {
-				return nil, fmt.Errorf("profile: plan %s: model %q is not in the workload", p.Planner, mp.Model)
+		for _, pj := range pjs {
+			added, err := add(pj.Model, pj.LG, pj.Set, pj.Config, KindPlan)
+			if err != nil {
+				return nil, err
 			}
-			for _, sg := range mp.Subgraphs {
-				cfg, err := sg.Config(pl)
-				if err != nil {
-					return nil, fmt.Errorf("profile: plan %s: model %s: %w", p.Planner, mp.Model, err)
-				}
-				added, err := add(m.Name, m.Layers, sg.Layers, cfg, KindPlan)
-				if err != nil {
-					return nil, err
-				}
-				ins, err := SubgraphInputs(m.Layers, sg.Layers)
-				if err != nil {
-					return nil, fmt.Errorf("profile: model %s: %w", m.Name, err)
-				}
-				pc := placed{proc: cfg.Proc, index: -1, job: Job{Model: m.Name, LG: m.Layers, Set: sg.Layers, Config: cfg, Kind: KindPlan, Inputs: ins}}
-				if added {
-					pc.index = planned
-				}
-				subs = append(subs, pc)
+			pc := placed{proc: pj.Config.Proc, index: -1, job: pj}
+			if added {
+				pc.index = planned
 			}
+			subs = append(subs, pc)
 		}
 		for _, s := range subs {
 			if s.index < 0 {
@@ -223,6 +213,13 @@ type Profiler struct {
 	// (see MeasureCorun): beside the streaming kernel at CorunDuties on
 	// every neighbour, and beside the plan's subgraphs there.
 	Corun bool
+	// Cycles are the plans' cycles to time after the jobs (PlanCycles),
+	// CycleRuns timed rounds each (after Warmup untimed ones; none when
+	// 0), which set their subgraphs' cycle figures (Timing.Cycle). A
+	// device that is not a CycleMeasurer, or says it does not take
+	// "cycle" (FieldTaker), gets none: Summary.CycleNote says so.
+	Cycles    []Cycle
+	CycleRuns int
 	// Progress, when not nil, is called after each job (skipped ones too).
 	Progress func(done, total int, j Job)
 }
@@ -232,6 +229,11 @@ type Summary struct {
 	Jobs, Skipped, Measured, Failed int
 	// Coruns counts the co-run profiles stored.
 	Coruns int
+	// Cycled counts the subgraphs given a cycle figure, CycleSteps the
+	// steps of the cycles timed; CycleNote says why cycles were not
+	// timed, or one failed (empty when all went well).
+	Cycled, CycleSteps int
+	CycleNote          string
 	// Failures holds the first few failures' messages.
 	Failures []string
 	// Device is the device's name.
@@ -336,8 +338,9 @@ func (p *Profiler) Run(ctx context.Context, pl *hw.Platform, jobs []Job) (Summar
 		}
 		p.progress(i+1, len(jobs), j)
 	}
+	err = p.runCycles(ctx, info.Name, pl, &s)
 	s.Elapsed = time.Since(start)
-	return s, nil
+	return s, err
 }
 
 // deviceFault is an error that tells the subgraph's faults (ModelFailed)

@@ -56,15 +56,15 @@ type SpeedStats struct {
 	Retimed, Slow int
 }
 
-// speedGuard holds, per core, the fastest references seen and when the
+// speedGuard holds, per core, the references seen and when the
 // last one said the core was fast. ref times the reference kernel on the
 // calling thread; sleep pauses; now is the clock. They are fields so that
 // tests can drive them.
 type speedGuard struct {
 	mu sync.Mutex
-	// fastest holds a core's fastestKept lowest references, ascending,
-	// its normal speed's source (normalSpeed).
-	fastest map[int][]time.Duration
+	// seen holds a core's references, ascending (at most seenKept), its
+	// normal speed's source (normalSpeed).
+	seen map[int][]time.Duration
 	// lastFast is when a reference on the core last said it was fast.
 	lastFast map[int]time.Time
 	stats    SpeedStats
@@ -74,9 +74,9 @@ type speedGuard struct {
 }
 
 const (
-	// fastestKept is how many of the lowest references the normal speed
-	// is taken from (their median).
-	fastestKept = 3
+	// seenKept bounds the references kept per core: past it, every other
+	// one is dropped, which keeps their distribution.
+	seenKept = 4096
 	// speedFresh: a phase that starts this soon after a reference said
 	// the core was fast (the previous phase's last check) is not checked
 	// again before it.
@@ -84,27 +84,28 @@ const (
 )
 
 func newSpeedGuard() *speedGuard {
-	return &speedGuard{fastest: map[int][]time.Duration{}, lastFast: map[int]time.Time{},
+	return &speedGuard{seen: map[int][]time.Duration{}, lastFast: map[int]time.Time{},
 		ref: referenceTime, sleep: sleepCtx, now: time.Now}
 }
 
 // check times the reference on core and says whether the core is at its
-// normal speed (within SlowRatio of it; see fastest, which it updates).
+// normal speed (within SlowRatio of it; see seen, which it updates).
 func (g *speedGuard) check(core int) bool {
 	r := g.ref()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stats.Checks++
-	low := g.fastest[core]
-	if len(low) < fastestKept || r < low[len(low)-1] {
-		i, _ := slices.BinarySearch(low, r)
-		low = slices.Insert(low, i, r)
-		if len(low) > fastestKept {
-			low = low[:fastestKept]
+	seen := g.seen[core]
+	i, _ := slices.BinarySearch(seen, r)
+	seen = slices.Insert(seen, i, r)
+	if len(seen) > seenKept {
+		for j := range len(seen) / 2 {
+			seen[j] = seen[2*j]
 		}
-		g.fastest[core] = low
+		seen = seen[:len(seen)/2]
 	}
-	fast := float64(r) <= SlowRatio*float64(normalSpeed(low))
+	g.seen[core] = seen
+	fast := float64(r) <= SlowRatio*float64(normalSpeed(seen))
 	if fast {
 		g.lastFast[core] = g.now()
 	}
@@ -124,19 +125,32 @@ func (g *speedGuard) fresh(core int) bool {
 // it waits for a fast reference before (unless one came just now), and
 // times the phase again when the reference after it is slow.
 func (g *speedGuard) phase(ctx context.Context, core int, run func() error) error {
+	return g.phaseOn(ctx, []int{core}, g.check, run)
+}
+
+// phaseOn is phase for a phase that runs on several cores (a plan's
+// cycle): every core must be at normal speed before and after, each
+// checked by check(core), which times the reference on that core.
+func (g *speedGuard) phaseOn(ctx context.Context, cores []int, check func(core int) bool, run func() error) error {
 	g.count(func(s *SpeedStats) { s.Phases++ })
-	for attempt := 0; ; attempt++ {
-		fast := attempt == 0 && g.fresh(core)
-		if !fast {
-			fast = g.check(core)
+	all := func(first bool) bool {
+		fast := true
+		for _, c := range cores {
+			if !(first && g.fresh(c)) && !check(c) {
+				fast = false
+			}
 		}
+		return fast
+	}
+	for attempt := 0; ; attempt++ {
+		fast := all(attempt == 0)
 		waited := time.Duration(0)
 		for !fast && waited < SpeedWait {
 			if err := g.sleep(ctx, SpeedPoll); err != nil {
 				return err
 			}
 			waited += SpeedPoll
-			fast = g.check(core)
+			fast = all(false)
 		}
 		if waited > 0 {
 			g.count(func(s *SpeedStats) { s.Waits++; s.Waited += waited })
@@ -144,7 +158,7 @@ func (g *speedGuard) phase(ctx context.Context, core int, run func() error) erro
 		if err := run(); err != nil {
 			return err
 		}
-		if g.check(core) && fast {
+		if all(false) && fast {
 			return nil
 		}
 		if attempt == SpeedRetries {
@@ -219,13 +233,19 @@ func referenceTime() time.Duration {
 	return stats.Median(ts[:])
 }
 
-// normalSpeed is a core's normal reference time from its lowest
-// references, ascending: the median of the first fastestKept of them (the
+// normalSpeed is a core's normal reference time from its references,
+// ascending: their lower quartile, and never below the second lowest (the
 // lowest while there are fewer than three), so that one outlier does not
-// make every later reference look slow. The guard and SpeedSampler share
-// it.
-func normalSpeed(lowest []time.Duration) time.Duration {
-	return lowest[(min(len(lowest), fastestKept)-1)/2]
+// make every later reference look slow. A quartile, not the lowest few:
+// on a host whose core is slow in spells a quarter or more of the time (the
+// 2-core host of the sixth and seventh sessions: 28 %) it stays in the fast
+// state; on one whose references spread without spells (the eighth
+// session's host: 0.16–0.25 ms, one outlier at 0.11 ms) the lowest few
+// are outliers, and taking them made most references slow, and the guard
+// wait on nearly every phase. The guard and SpeedSampler share it.
+func normalSpeed(sorted []time.Duration) time.Duration {
+	n := len(sorted)
+	return sorted[max((n-1)/4, (min(n, 3)-1)/2)]
 }
 
 // matmul adds a·b to c, all n×n row-major.
@@ -242,8 +262,8 @@ func matmul(c, a, b []float64, n int) {
 }
 
 // CoreSpeed is what a SpeedSampler saw on one core: Checks reference
-// timings, Slow of them over SlowRatio times the core's normal speed (the
-// median of its three lowest, as the guard takes it).
+// timings, Slow of them over SlowRatio times the core's normal speed
+// (normalSpeed, as the guard takes it).
 type CoreSpeed struct {
 	Core, Checks, Slow int
 }

@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -88,7 +89,7 @@ func TestSpeedGuardFreshAndOutlier(t *testing.T) {
 	}
 	g.ref = func() time.Duration { return f * 13 / 10 }
 	if !g.check(0) {
-		t.Errorf("one outlier at %v among the lowest %v made %v slow", f/3, g.fastest[0], f*13/10)
+		t.Errorf("one outlier at %v among the lowest %v made %v slow", f/3, g.seen[0], f*13/10)
 	}
 }
 
@@ -97,7 +98,9 @@ func TestSpeedGuardFreshAndOutlier(t *testing.T) {
 func TestSpeedGuardBounds(t *testing.T) {
 	const f, s = 100 * time.Microsecond, 300 * time.Microsecond
 	g, sleeps := scripted(s)
-	g.fastest[0] = []time.Duration{f, f, f}
+	// A core seen fast many times: a spell shorter than three times
+	// that stays a spell (past it, the slow state is the normal one).
+	g.seen[0] = slices.Repeat([]time.Duration{f}, 100)
 	runs := 0
 	if err := g.phase(context.Background(), 0, func() error { runs++; return nil }); err != nil {
 		t.Fatal(err)
@@ -111,7 +114,7 @@ func TestSpeedGuardBounds(t *testing.T) {
 		t.Errorf("phase error: got %v", err)
 	}
 	g, _ = scripted(s)
-	g.fastest[0] = []time.Duration{f, f, f}
+	g.seen[0] = []time.Duration{f, f, f}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := g.phase(ctx, 0, func() error { t.Error("ran while cancelled"); return nil }); !errors.Is(err, context.Canceled) {
@@ -127,10 +130,10 @@ func TestReferenceTime(t *testing.T) {
 	}
 }
 
-// countSlow takes the normal speed from the three lowest references, as
+// countSlow takes the normal speed as normalSpeed takes it, as
 // the guard does.
 func TestCountSlow(t *testing.T) {
-	const f = 100 * time.Microsecond
+	const f, us = 100 * time.Microsecond, time.Microsecond
 	for _, tc := range []struct {
 		refs []time.Duration
 		want int
@@ -140,6 +143,11 @@ func TestCountSlow(t *testing.T) {
 		{[]time.Duration{f, 2 * f, f, 2 * f, 2 * f}, 3},
 		// One outlier low does not make the normal ones slow.
 		{[]time.Duration{f / 3, f, f, f * 13 / 10, 2 * f}, 1},
+		// References that spread without spells (this session's host,
+		// in µs), one low outlier among them: only the two above 1.4 times
+		// the lower quartile (165 µs) are slow (the lowest three's median,
+		// 155 µs, made it three, and more as more outliers came).
+		{[]time.Duration{204 * us, 220 * us, 216 * us, 192 * us, 107 * us, 165 * us, 167 * us, 248 * us, 193 * us, 155 * us, 232 * us, 181 * us}, 2},
 	} {
 		if got := countSlow(tc.refs); got != tc.want {
 			t.Errorf("countSlow(%v) = %d, want %d", tc.refs, got, tc.want)

@@ -101,6 +101,8 @@ CREATE TABLE measurements (
 	cold_reps   INTEGER NOT NULL DEFAULT 0,
 	idle_ns     INTEGER NOT NULL DEFAULT 0,
 	idle_reps   INTEGER NOT NULL DEFAULT 0,
+	cycle_ns    INTEGER NOT NULL DEFAULT 0,
+	cycle_reps  INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
 );
 CREATE TABLE calibrations (
@@ -250,6 +252,9 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "measurements", idleColumns); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "measurements", cycleColumns); err != nil {
+		return err
+	}
 	if err := addColumns(tx, "calibrations", coldFitColumns); err != nil {
 		return err
 	}
@@ -287,6 +292,15 @@ var coldColumns = [][2]string{
 var idleColumns = [][2]string{
 	{"idle_ns", "INTEGER NOT NULL DEFAULT 0"},
 	{"idle_reps", "INTEGER NOT NULL DEFAULT 0"},
+}
+
+// cycleColumns came to the measurements table after idleColumns: the
+// subgraph's time inside its plan's cycle (Timing.Cycle; zero: none),
+// added the same way. PutCycle sets them; Put clears them (a new measurement
+// of the subgraph has not been timed in a cycle yet).
+var cycleColumns = [][2]string{
+	{"cycle_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"cycle_reps", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // coldFitColumns came to the calibrations table with coldColumns (a
@@ -348,7 +362,8 @@ func (s *Store) Put(r Record) error {
 		model_name = excluded.model_name, median_ns = excluded.median_ns, p90_ns = excluded.p90_ns,
 		min_ns = excluded.min_ns, max_ns = excluded.max_ns, stddev_ns = excluded.stddev_ns, reps = excluded.reps,
 		ort_version = excluded.ort_version, error = excluded.error, measured_at = excluded.measured_at,
-		cold_ns = excluded.cold_ns, cold_reps = excluded.cold_reps, idle_ns = excluded.idle_ns, idle_reps = excluded.idle_reps`,
+		cold_ns = excluded.cold_ns, cold_reps = excluded.cold_reps, idle_ns = excluded.idle_ns, idle_reps = excluded.idle_reps,
+		cycle_ns = 0, cycle_reps = 0`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName,
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
 		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano), int64(r.Cold), r.ColdReps, int64(r.Idle), r.IdleReps)
@@ -359,21 +374,42 @@ func (s *Store) Put(r Record) error {
 }
 
 const recordColumns = `device, model, layers, processor, backend, dtype, shapes, model_name,
-	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps`
+	median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps,
+	cycle_ns, cycle_reps`
 
 func scanRecord(sc interface{ Scan(...any) error }) (Record, error) {
 	var r Record
-	var med, p90, mn, mx, sd, cold, idle int64
+	var med, p90, mn, mx, sd, cold, idle, cycle int64
 	var at string
 	err := sc.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
-		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at, &cold, &r.ColdReps, &idle, &r.IdleReps)
+		&med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &r.Error, &at, &cold, &r.ColdReps, &idle, &r.IdleReps,
+		&cycle, &r.CycleReps)
 	if err != nil {
 		return r, err
 	}
 	r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
-	r.Cold, r.Idle = time.Duration(cold), time.Duration(idle)
+	r.Cold, r.Idle, r.Cycle = time.Duration(cold), time.Duration(idle), time.Duration(cycle)
 	r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 	return r, nil
+}
+
+// PutCycle sets the cycle figure of a stored measurement (Timing.Cycle:
+// the median of reps runs inside its plan's cycle); a key the store does
+// not hold is an error. A later Put of the key clears it.
+func (s *Store) PutCycle(k Key, median time.Duration, reps int) error {
+	if median <= 0 || reps < 1 {
+		return fmt.Errorf("profile: store %s: put cycle: %s: median %v over %d runs: want both positive", s.path, k, median, reps)
+	}
+	res, err := s.db.Exec(`UPDATE measurements SET cycle_ns = ?, cycle_reps = ? WHERE device = ? AND model = ? AND layers = ?
+		AND processor = ? AND backend = ? AND dtype = ? AND shapes = ?`,
+		int64(median), reps, k.Device, k.Model, k.Layers, k.Processor, k.Backend, k.DType, k.Shapes)
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("profile: store %s: put cycle: no measurement of %s", s.path, k)
+	}
+	return nil
 }
 
 // Get returns the measurement with the key; ok is false when there is none.

@@ -246,6 +246,7 @@ func TestStoreAddsColdColumns(t *testing.T) {
 	}
 	old := schemaWithout(t, "	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
 		"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n",
+		"	cycle_ns    INTEGER NOT NULL DEFAULT 0,\n", "	cycle_reps  INTEGER NOT NULL DEFAULT 0,\n",
 		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n")
 	r := testRecord(1)
 	if _, err := db.Exec(old); err != nil {
@@ -339,6 +340,69 @@ func TestStoreAddsIdleColumns(t *testing.T) {
 	}
 	if got, _, _ := st.Get(r.Key); got.Cold != 3000 || got.Idle != 3700 || got.IdleReps != 4 {
 		t.Errorf("after Put: cold %v, idle %v over %d runs; want 3µs, 3.7µs over 4", got.Cold, got.Idle, got.IdleReps)
+	}
+}
+
+// A store from before the cycle figure gains its columns on open; PutCycle
+// sets them, a new Put of the key clears them, and a key the store lacks
+// or a figure that is not positive is an error.
+func TestStoreAddsCycleColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idle.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := schemaWithout(t, "	cycle_ns    INTEGER NOT NULL DEFAULT 0,\n", "	cycle_reps  INTEGER NOT NULL DEFAULT 0,\n")
+	if _, err := db.Exec(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (2)`); err != nil {
+		t.Fatal(err)
+	}
+	r := testRecord(1)
+	if _, err := db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
+		median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5, 3000, 5)`,
+		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, ok, err := st.Get(r.Key)
+	if err != nil || !ok || got.Cold != 2500 || got.Idle != 3000 || got.Cycle != 0 || got.CycleReps != 0 {
+		t.Fatalf("row from before cycles: %+v, %v, %v; want its cold and idle figures and no cycle", got, ok, err)
+	}
+	if err := st.PutCycle(r.Key, 1800, 9); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := st.Get(r.Key); got.Cycle != 1800 || got.CycleReps != 9 || got.Cold != 2500 {
+		t.Errorf("after PutCycle: %+v; want cycle 1.8µs over 9 and the cold figure kept", got)
+	}
+	if err := st.Put(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := st.Get(r.Key); got.Cycle != 0 || got.CycleReps != 0 {
+		t.Errorf("after a new Put: cycle %v over %d; want it cleared", got.Cycle, got.CycleReps)
+	}
+	missing := r.Key
+	missing.Layers = "nope"
+	for _, tc := range []struct {
+		k    Key
+		d    time.Duration
+		n    int
+		want string
+	}{
+		{missing, 1800, 9, "no measurement of"},
+		{r.Key, 0, 9, "want both positive"},
+		{r.Key, 1800, 0, "want both positive"},
+	} {
+		if err := st.PutCycle(tc.k, tc.d, tc.n); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("PutCycle(%s, %v, %d): %v, want %q", tc.k.Layers, tc.d, tc.n, err, tc.want)
+		}
 	}
 }
 

@@ -31,15 +31,15 @@ import (
 )
 
 type profileFlags struct {
-	platform, agentURL, token, ortLib        string
-	handOff                                  bool
-	reps, warmup, chunks, cold, idle, rounds int
-	planners                                 []string
-	budget                                   time.Duration
-	force, corun                             bool
-	seed                                     int64
-	folds                                    int
-	fitOn                                    string
+	platform, agentURL, token, ortLib                string
+	handOff                                          bool
+	reps, warmup, chunks, cold, idle, rounds, cycles int
+	planners                                         []string
+	budget                                           time.Duration
+	force, corun                                     bool
+	seed                                             int64
+	folds                                            int
+	fitOn                                            string
 }
 
 func newProfileCmd() *cobra.Command {
@@ -64,7 +64,12 @@ the first work after waking slower (on the 2-core host up to 0.7 ms), and
 the median of what the subgraphs take there above their cold figures is
 charged, per processor, before a model's first subgraph, which starts on
 its request's arrival on a processor that has idled (--cold 0: no idle
-runs). What the store already holds for
+runs). Then each plan is timed in its cycle (--cycles rounds, each running
+every subgraph of the plan once, in the plan's order, on the processor the
+plan put it on): a subgraph's median there, after the plan's other
+subgraphs ran, is its figure for that plan in place of the cold one,
+because what the rest of the plan leaves in the shared cache is what it
+finds in a steady run (--cycles 0: none). What the store already holds for
 the device is skipped unless --force (or it lacks the cold or idle runs
 asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
@@ -115,6 +120,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.IntVar(&f.rounds, "rounds", 6, "device-in-the-loop rounds: after each, the store is calibrated, the planners plan again with the measurements, and the subgraphs of their new plans that the store lacks are measured; it stops early at a round with none (1: plan once, with the store as it was)")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
+	fl.IntVar(&f.cycles, "cycles", 9, "timed rounds of each plan's cycle (every subgraph of the plan once, in its order, on its processor): each subgraph's median there replaces its cold figure (0: none)")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
 	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine or, with --agent, on the agent's device; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")
@@ -199,8 +205,8 @@ func openStore(cmd *cobra.Command) (*profile.Store, error) {
 
 func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 {
-		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle and --chunks not negative")
+	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 || f.cycles < 0 {
+		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle, --cycles and --chunks not negative")
 	}
 	if f.rounds < 1 {
 		return fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
@@ -311,12 +317,16 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 			}
 			fmt.Fprintf(out, "%d subgraphs to measure (%s), on %s\n", len(jobs), strings.Join(kinds, ", "), strings.Join(classes, "; "))
 		} else {
+			// A later round measures the new plans' subgraphs the store
+			// lacks, and times a plan whose cycle it lacks (a plan made of
+			// stored subgraphs may still be a new plan).
 			jobs = slices.DeleteFunc(jobs, func(j profile.Job) bool { return j.Kind != profile.KindPlan })
-			if len(jobs) == 0 {
-				break
-			}
 		}
-		rs, err := profileRound(ctx, out, errOut, dev, st, pl, jobs, f, round)
+		cycles, err := profile.PlanCycles(w, pl, plans)
+		if err != nil {
+			return err
+		}
+		rs, err := profileRound(ctx, out, errOut, dev, st, pl, jobs, cycles, f, round)
 		sum.Coruns += rs.Coruns
 		sum.Device = rs.Device
 		if err != nil {
@@ -368,7 +378,7 @@ func reportSpeed(out io.Writer, s profile.SpeedStats) {
 // progress bar, and prints what it measured. Only the first round may
 // measure again what the store holds (--force); the later ones measure the
 // new plans' subgraphs the store lacks.
-func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device, st *profile.Store, pl *hw.Platform, jobs []profile.Job, f *profileFlags, round int) (profile.Summary, error) {
+func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device, st *profile.Store, pl *hw.Platform, jobs []profile.Job, cycles []profile.Cycle, f *profileFlags, round int) (profile.Summary, error) {
 	what := "profile"
 	if round > 1 {
 		what = fmt.Sprintf("profile round %d", round)
@@ -376,6 +386,7 @@ func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device
 	bar := newBar(len(jobs), what)
 	lastLine := time.Now()
 	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Force: f.force && round == 1, Corun: f.corun,
+		Cycles: cycles, CycleRuns: f.cycles,
 		Progress: func(done, total int, j profile.Job) {
 			if bar != nil {
 				barDescribe(bar, fmt.Sprintf("%s: %s layers %s", what, j.Model, j.Set.Key()))
@@ -397,6 +408,12 @@ func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device
 	}
 	for _, msg := range sum.Failures {
 		fmt.Fprintf(out, "  failed: %s\n", msg)
+	}
+	if sum.Cycled > 0 {
+		fmt.Fprintf(out, "cycle figures: %d subgraphs timed in their plan's cycle (%d steps, %d timed rounds each)\n", sum.Cycled, sum.CycleSteps, f.cycles)
+	}
+	if sum.CycleNote != "" {
+		fmt.Fprintf(out, "cycle figures: %s\n", sum.CycleNote)
 	}
 	if sum.Failed > len(sum.Failures) {
 		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))

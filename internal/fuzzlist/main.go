@@ -14,6 +14,7 @@ func main() {
 		"./hw:FuzzParse",
 		"./agent:FuzzMeasure",
 		"./agent:FuzzHandOff",
+		"./agent:FuzzCycle",
 		"./cluster/hw:FuzzClusterParse",
 		"./cluster/job:FuzzTraceParse",
 		"./cluster/throughput:FuzzGavelParse",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14's target measurement: predicted against measured p50 per group.
 #
-#   scripts/contention-check.sh [-d 20s] [-n 3] [WORKLOAD ...]
+#   scripts/contention-check.sh [-d 20s] [-n 3] [-p 'PROFILE FLAGS'] [WORKLOAD ...]
 #
 # For each workload (default: examples/host_ocr_voice.yaml, the one the
 # contention model was developed on, and examples/host_face_voice.yaml, held
@@ -17,15 +17,19 @@
 # the second. It prints uptime beside every series: on a loaded machine the
 # figures say more about the load than about the model. Needs the models
 # and ONNX Runtime (scripts/fetch.sh); a run takes about 4 minutes per
-# workload with the defaults.
+# workload with the defaults. -p passes more flags to inlay profile (say
+# -p '--cycles 0', to predict from the cold figures instead of the plan's
+# cycle).
 set -euo pipefail
 dur=20s
 n=3
-while getopts "d:n:" o; do
+pflags=""
+while getopts "d:n:p:" o; do
 	case $o in
 	d) dur=$OPTARG ;;
 	n) n=$OPTARG ;;
-	*) echo "usage: $0 [-d DURATION] [-n SERIES] [WORKLOAD ...]" >&2; exit 2 ;;
+	p) pflags=$OPTARG ;;
+	*) echo "usage: $0 [-d DURATION] [-n SERIES] [-p 'PROFILE FLAGS'] [WORKLOAD ...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -42,8 +46,9 @@ for w in "$@"; do
 		# Each series is fresh: its own store, profile and plan.
 		db=$tmp/$name.$s.db
 		echo "== $w: series $s: profile (with co-run) into a fresh store, load: $(uptime | sed 's/.*load average: //')" >&2
-		"$tmp/inlay" profile "$w" --planner heft --profiles "$db" >"$tmp/$name.profile.txt"
-		grep -h "speed guard" "$tmp/$name.profile.txt" >&2 || true
+		# shellcheck disable=SC2086
+		"$tmp/inlay" profile "$w" --planner heft --profiles "$db" $pflags >"$tmp/$name.profile.txt"
+		grep -h "speed guard\|cycle figures" "$tmp/$name.profile.txt" >&2 || true
 		"$tmp/inlay" plan "$w" --planner heft --profiles "$db" -o "$tmp/$name.plan.yaml" >"$tmp/$name.plan.txt"
 		for pin in pinned unpinned; do
 			flag=""

@@ -52,6 +52,8 @@ type CycleBody struct {
 	Steps  []CycleStepBody `json:"steps"`
 	Warmup int             `json:"warmup"`
 	Cycles int             `json:"cycles"`
+	// PeriodNS: a round starts every period (0: back to back).
+	PeriodNS int64 `json:"period_ns,omitempty"`
 }
 
 // CycleStepBody is one step of a CycleBody.
@@ -71,7 +73,7 @@ type CycleTimingBody struct {
 }
 
 func cycleBodyOf(req profile.CycleRequest) CycleBody {
-	b := CycleBody{Warmup: req.Warmup, Cycles: req.Cycles, Steps: make([]CycleStepBody, len(req.Steps))}
+	b := CycleBody{Warmup: req.Warmup, Cycles: req.Cycles, PeriodNS: int64(req.Period), Steps: make([]CycleStepBody, len(req.Steps))}
 	for i, st := range req.Steps {
 		b.Steps[i] = CycleStepBody{Model: st.Model, Inputs: tensorBodies(st.Inputs), Processor: st.Processor, Backend: st.Backend, DType: st.DType}
 	}
@@ -81,7 +83,7 @@ func cycleBodyOf(req profile.CycleRequest) CycleBody {
 // request converts a wire cycle to the profile form; a data type that
 // does not parse is an error naming the step.
 func (b CycleBody) request() (profile.CycleRequest, error) {
-	req := profile.CycleRequest{Warmup: b.Warmup, Cycles: b.Cycles, Steps: make([]profile.CycleStep, len(b.Steps))}
+	req := profile.CycleRequest{Warmup: b.Warmup, Cycles: b.Cycles, Period: time.Duration(b.PeriodNS), Steps: make([]profile.CycleStep, len(b.Steps))}
 	for i, sb := range b.Steps {
 		st := profile.CycleStep{Model: sb.Model, Processor: sb.Processor, Backend: sb.Backend, DType: sb.DType}
 		for _, in := range sb.Inputs {

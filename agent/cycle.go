@@ -86,6 +86,9 @@ func (s *Server) checkCycle(req profile.CycleRequest, di profile.DeviceInfo) err
 	if req.Cycles < 1 || req.Cycles > s.opt.MaxReps {
 		return fmt.Errorf("cycles %d: want 1 to %d", req.Cycles, s.opt.MaxReps)
 	}
+	if req.Period < 0 || req.Period > profile.MaxCyclePeriod {
+		return fmt.Errorf("period %v: want 0 to %v", req.Period, profile.MaxCyclePeriod)
+	}
 	for i, st := range req.Steps {
 		mp, err := decodeModel(st.Model)
 		if err != nil {

@@ -39,7 +39,7 @@ func (c *cycleFake) MeasureCycle(_ context.Context, req profile.CycleRequest) ([
 
 func tinyCycle(t testing.TB) profile.CycleRequest {
 	a, b := tinyRequest(t, "cpu-prime"), tinyRequest(t, "cpu-perf")
-	return profile.CycleRequest{Warmup: 1, Cycles: 3, Steps: []profile.CycleStep{
+	return profile.CycleRequest{Warmup: 1, Cycles: 3, Period: 50 * time.Millisecond, Steps: []profile.CycleStep{
 		{Model: a.Model, Inputs: a.Inputs, Processor: a.Processor},
 		{Model: b.Model, Inputs: b.Inputs, Processor: b.Processor},
 	}}
@@ -65,7 +65,7 @@ func TestCycle(t *testing.T) {
 	if len(meds) != 2 || meds[0] != time.Millisecond || meds[1] != 2*time.Millisecond {
 		t.Errorf("figures %v", meds)
 	}
-	if len(dev.cycles) != 1 || dev.cycles[0].Cycles != 3 || dev.cycles[0].Steps[1].Processor != "cpu-perf" {
+	if len(dev.cycles) != 1 || dev.cycles[0].Cycles != 3 || dev.cycles[0].Period != 50*time.Millisecond || dev.cycles[0].Steps[1].Processor != "cpu-perf" {
 		t.Errorf("the device got %+v", dev.cycles)
 	}
 	// The device's failure is the model's (a 422 the profiler notes).
@@ -119,6 +119,7 @@ func TestCycleBadRequests(t *testing.T) {
 		{"too many cycles", body(func(b *CycleBody) { b.Cycles = 51 }), http.StatusUnprocessableEntity, "cycles 51: want 1 to 50"},
 		{"no cycles", body(func(b *CycleBody) { b.Cycles = 0 }), http.StatusUnprocessableEntity, "cycles 0"},
 		{"too much warm-up", body(func(b *CycleBody) { b.Warmup = 6 }), http.StatusUnprocessableEntity, "warmup 6"},
+		{"period too long", body(func(b *CycleBody) { b.PeriodNS = int64(time.Minute) }), http.StatusUnprocessableEntity, "period 1m0s: want 0 to 10s"},
 		{"unknown processor", body(func(b *CycleBody) { b.Steps[1].Processor = "tpu" }), http.StatusUnprocessableEntity, `steps[1]: unknown processor "tpu"`},
 		{"not a model", body(func(b *CycleBody) { b.Steps[0].Model = []byte("nope") }), http.StatusUnprocessableEntity, "steps[0]: model is not ONNX"},
 		{"bad dtype", body(func(b *CycleBody) { b.Steps[1].Inputs[0].DType = "float99" }), http.StatusUnprocessableEntity, "steps[1]: input"},
@@ -178,6 +179,9 @@ func FuzzCycle(f *testing.F) {
 			t.Fatalf("status %d without a one-line JSON error: %q", w.Code, w.Body.Bytes())
 		}
 		for _, c := range dev.cycles {
+			if c.Period < 0 || c.Period > profile.MaxCyclePeriod {
+				t.Fatalf("a cycle with period %v reached the device", c.Period)
+			}
 			if c.Cycles < 1 || c.Cycles > 50 || c.Warmup < 0 || c.Warmup > 5 || len(c.Steps) == 0 {
 				t.Fatalf("a malformed cycle reached the device: %+v", c)
 			}

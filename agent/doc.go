@@ -28,8 +28,9 @@
 // another protocol), the upload limit, each processor with its kind,
 // backends, data types and cores, the whole platform as YAML in the
 // schema hw.Load reads, and (from 1.1.0) "measure_fields", the optional
-// fields of a measure request it takes ("cold", "corun", "idle"):
-// inlay profile stops before its first measurement when the agent lists
+// fields of a measure request it takes ("cold", "corun", "idle"; from
+// 1.2.0 "cycle" too, when the device times cycles and POST /v1/cycle
+// answers): inlay profile stops before its first measurement when the agent lists
 // them and lacks one it would ask for (profile.FieldTaker). Measurements
 // run under Local's speed guard (profile.SlowRatio).
 //
@@ -72,6 +73,20 @@
 // Errors: invalid (422) for a duration out of range or processors that are
 // not two distinct ort-cpu processors of the device, no_probe_pair (422)
 // for a device without two, measure_failed (422) for a probe that fails.
+//
+// POST /v1/cycle (from 1.2.0, when the device is a profile.CycleMeasurer,
+// as Local is; else 404) takes a CycleBody: a plan's subgraphs as steps,
+// each a standalone model with its inputs and the processor (backend, data
+// type) the plan put it on, the warm-up and timed round counts ("warmup",
+// "cycles") and "period_ns" (a round starts every period, the rest idle;
+// 0 or absent: back to back; at most 10 s). The device runs every step
+// once per round, in order, each on its processor, and answers a CycleTimingBody: each
+// step's median in nanoseconds, in step order (profile's cycle figure).
+// Every step is checked as a measure request is; errors name the step
+// ("steps[1]: unknown processor ..."): bad_request (400), invalid (422),
+// measure_failed (422) for a cycle that fails. inlay profile notes an
+// agent without the endpoint and keeps the cold figures. A cycle holds the
+// device like a measurement does.
 //
 // # Serving
 //

@@ -75,6 +75,9 @@ func CostModel(path string, named bool, pl *hw.Platform, w *workload.Workload) (
 		if n := pe.Cold(); n > 0 {
 			s += fmt.Sprintf("; %d with cold-cache figures", n)
 		}
+		if n := pe.Cycled(); n > 0 {
+			s += fmt.Sprintf(", %d answered with their plan-cycle figures", n)
+		}
 		for _, w := range pe.WakeUps() {
 			s += fmt.Sprintf("; wake-up %v on %s at a model's start (median of %d idle measurements)", w.Wake.Round(time.Microsecond), w.Processor, w.Samples)
 		}

@@ -28,6 +28,8 @@ func TestCycleRequestValidate(t *testing.T) {
 		{"no steps", CycleRequest{Cycles: 1}, "no steps"},
 		{"no cycles", CycleRequest{Steps: []CycleStep{step}}, "cycles 0: want at least 1"},
 		{"negative warmup", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Warmup: -1}, "warmup -1 is negative"},
+		{"negative period", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Period: -1}, "period -1ns: want 0 to 10s"},
+		{"period too long", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Period: time.Minute}, "period 1m0s"},
 		{"too many steps", CycleRequest{Steps: make([]CycleStep, MaxCycleSteps+1), Cycles: 1}, "want at most"},
 		{"step without a model", CycleRequest{Steps: []CycleStep{step, {Processor: "cpu0"}}, Cycles: 1}, "step 1: empty model"},
 		{"step without a processor", CycleRequest{Steps: []CycleStep{{Model: []byte{1}}}, Cycles: 1}, "step 0: no processor given"},
@@ -72,7 +74,7 @@ func TestPlanCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 1 || len(cs[0].Steps) != 2 || cs[0].Plan != "split" {
+	if len(cs) != 1 || len(cs[0].Steps) != 2 || cs[0].Plan != "split" || cs[0].Period != 80*time.Millisecond {
 		t.Fatalf("cycles %+v", cs)
 	}
 	first, second := cs[0].Steps[0], cs[0].Steps[1]
@@ -264,10 +266,15 @@ func TestLocalMeasureCycle(t *testing.T) {
 		}
 		req.Steps = append(req.Steps, CycleStep{Model: model, Inputs: ins, Processor: s.Processor})
 	}
-	req.Warmup, req.Cycles = 1, 3
+	req.Warmup, req.Cycles, req.Period = 1, 3, 30*time.Millisecond
+	start := time.Now()
 	meds, err := dev.MeasureCycle(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Four rounds a period apart: three periods at least.
+	if el := time.Since(start); el < 3*req.Period {
+		t.Errorf("four rounds paced at %v took %v", req.Period, el)
 	}
 	if len(meds) != 2 || meds[0] <= 0 || meds[1] <= 0 {
 		t.Errorf("figures %v", meds)

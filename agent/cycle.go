@@ -21,20 +21,12 @@ func (s *Server) cycle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "agent: cycle: this device does not time plans in their cycle")
 		return
 	}
-	if r.Method != http.MethodPost {
-		methodNotAllowed(w, http.MethodPost)
-		return
-	}
-	body, ok := s.readBody(w, r, "cycle")
+	var cb CycleBody
+	release, ok := s.decodePost(w, r, "cycle", "cycle request", &cb)
 	if !ok {
 		return
 	}
-	defer s.waiting.Add(-1)
-	var cb CycleBody
-	if err := decodeStrict(body, &cb); err != nil {
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: cycle: body is not a cycle request: "+oneLine(err.Error()))
-		return
-	}
+	defer release()
 	req, err := cb.request()
 	if err != nil {
 		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, "agent: cycle: "+err.Error())

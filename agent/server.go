@@ -205,21 +205,33 @@ func infoOf(di profile.DeviceInfo, maxUpload int64, cycles bool) (Info, error) {
 	return info, nil
 }
 
-func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
+// decodePost takes a POST's place in the queue, reads its body and decodes
+// it strictly into v (what names the request in errors); on failure it has
+// answered. The caller calls release when ok.
+func (s *Server) decodePost(w http.ResponseWriter, r *http.Request, op, what string, v any) (release func(), ok bool) {
 	if r.Method != http.MethodPost {
 		methodNotAllowed(w, http.MethodPost)
-		return
+		return nil, false
 	}
-	body, ok := s.readBody(w, r, "measure")
+	body, ok := s.readBody(w, r, op)
+	if !ok {
+		return nil, false
+	}
+	if err := decodeStrict(body, v); err != nil {
+		s.waiting.Add(-1)
+		writeError(w, http.StatusBadRequest, CodeBadRequest, fmt.Sprintf("agent: %s: body is not a %s: %s", op, what, oneLine(err.Error())))
+		return nil, false
+	}
+	return func() { s.waiting.Add(-1) }, true
+}
+
+func (s *Server) measure(w http.ResponseWriter, r *http.Request) {
+	var mb MeasureBody
+	release, ok := s.decodePost(w, r, "measure", "measure request", &mb)
 	if !ok {
 		return
 	}
-	defer s.waiting.Add(-1)
-	var mb MeasureBody
-	if err := decodeStrict(body, &mb); err != nil {
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: body is not a measure request: "+oneLine(err.Error()))
-		return
-	}
+	defer release()
 	mp, err := decodeModel(mb.Model)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: measure: "+err.Error())

@@ -70,8 +70,10 @@ plan put it on, a round starting every period of the workload's most
 frequent group, idle in between): a subgraph's median there, after the
 plan's other subgraphs and the idle time, is its figure for that plan in
 place of the cold one, because what the rest of the plan and the idle
-time leave in the caches is what it finds in a steady run (--cycles 0:
-none). What the store already holds for
+time leave in the caches is what it finds in a steady run (off by
+default: on the eighth session's host it fixed the held-out camera group
+and cost host_ocr_voice three of its twelve runs; README, "The cycle
+figure"; --cycles 9 times nine rounds). What the store already holds for
 the device is skipped unless --force (or it lacks the cold or idle runs
 asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,
@@ -122,7 +124,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.IntVar(&f.rounds, "rounds", 6, "device-in-the-loop rounds: after each, the store is calibrated, the planners plan again with the measurements, and the subgraphs of their new plans that the store lacks are measured; it stops early at a round with none (1: plan once, with the store as it was)")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
-	fl.IntVar(&f.cycles, "cycles", 9, "timed rounds of each plan's cycle (every subgraph of the plan once, in its order, on its processor, a round every period of the most frequent group): each subgraph's median there replaces its cold figure (0: none)")
+	fl.IntVar(&f.cycles, "cycles", 0, "timed rounds of each plan's cycle (every subgraph of the plan once, in its order, on its processor, a round every period of the most frequent group): each subgraph's median there replaces its cold figure (0, the default: none; 9 is a good count)")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
 	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine or, with --agent, on the agent's device; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")

@@ -68,7 +68,12 @@ func TestProfileCommand(t *testing.T) {
 	// the first one's rounds ended with all of them measured (the planner
 	// is deterministic, and the store and its calibration are what they
 	// were). Otherwise only the plan's subgraphs may be new.
-	again, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap")
+	// It times the plan in its cycle too (--cycles), which the first did
+	// not, and plan answers with those figures.
+	again, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap", "--cycles", "2")
+	if !strings.Contains(again, "cycle figures: ") || !strings.Contains(again, "timed in their plan's cycle (") {
+		t.Errorf("profile --cycles 2 does not say it timed the plan's cycle:\n%s", again)
+	}
 	var total, chunks, layers, plans, measured, stored int
 	if err == nil {
 		line := again[strings.LastIndex(again[:max(strings.Index(again, " subgraphs to measure"), 0)], "\n")+1:]
@@ -85,7 +90,8 @@ func TestProfileCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") || !strings.Contains(errOut, "with cold-cache figures") {
+	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") || !strings.Contains(errOut, "with cold-cache figures") ||
+		!strings.Contains(errOut, "answered with their plan-cycle figures") {
 		t.Errorf("plan does not report its use of the store:\n%s", errOut)
 	}
 

@@ -125,7 +125,22 @@ func freePort() (int, error) {
 // Start starts etcd, the API server, the controller manager and KWOK (and
 // the default scheduler when asked), and returns once the API server is
 // ready and the controller manager has created the default service account.
-func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+// The ports are picked free just before, so another process can take one
+// first; a start that fails so ("address already in use" in a component's
+// log) is tried again with new ports, at most startTries times in all.
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	for try := 1; ; try++ {
+		c, err := startOnce(ctx, opts)
+		if err == nil || try == startTries || ctx.Err() != nil || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+	}
+}
+
+// startTries bounds Start's tries when a port was taken.
+const startTries = 3
+
+func startOnce(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	bin, err := Binaries(opts.Bin)
 	if err != nil {
 		return nil, err

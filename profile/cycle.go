@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -85,19 +86,10 @@ func (r CycleRequest) Validate() error {
 	for i, s := range r.Steps {
 		req := MeasureRequest{Model: s.Model, Inputs: s.Inputs, Processor: s.Processor, Backend: s.Backend, DType: s.DType, Reps: 1}
 		if err := req.Validate(); err != nil {
-			return fmt.Errorf("profile: cycle: step %d: %s", i, trimMeasurePrefix(err))
+			return fmt.Errorf("profile: cycle: step %d: %s", i, strings.TrimPrefix(err.Error(), "profile: measure: "))
 		}
 	}
 	return nil
-}
-
-func trimMeasurePrefix(err error) string {
-	s := err.Error()
-	const p = "profile: measure: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
 
 // CycleMeasurer is a Device that can time a plan's cycle (Local; an agent
@@ -140,11 +132,8 @@ func (l *Local) MeasureCycle(ctx context.Context, req CycleRequest) ([]time.Dura
 			return nil, fmt.Errorf("profile: cycle: step %d: %w", i, err)
 		}
 		pr := l.pl.Processors[proc]
-		if s.Backend != "" && s.Backend != LocalBackend {
-			return nil, fmt.Errorf("profile: cycle: step %d on %s: backend %q: this machine measures with %s only", i, pr.Name, s.Backend, LocalBackend)
-		}
-		if s.DType != "" && s.DType != graph.Float32.String() {
-			return nil, fmt.Errorf("profile: cycle: step %d on %s: data type %q: this machine measures models in their own types (float32) only", i, pr.Name, s.DType)
+		if err := localConfig(s.Backend, s.DType); err != nil {
+			return nil, fmt.Errorf("profile: cycle: step %d on %s: %w", i, pr.Name, err)
 		}
 		outs, err := graphOutputs(s.Model)
 		if err != nil {

@@ -100,11 +100,8 @@ func (l *Local) Measure(ctx context.Context, req MeasureRequest) (Timing, error)
 		return Timing{}, fmt.Errorf("profile: measure: %w", err)
 	}
 	pr := l.pl.Processors[proc]
-	if req.Backend != "" && req.Backend != LocalBackend {
-		return Timing{}, fmt.Errorf("profile: measure on %s: backend %q: this machine measures with %s only", pr.Name, req.Backend, LocalBackend)
-	}
-	if req.DType != "" && req.DType != graph.Float32.String() {
-		return Timing{}, fmt.Errorf("profile: measure on %s: data type %q: this machine measures models in their own types (float32) only", pr.Name, req.DType)
+	if err := localConfig(req.Backend, req.DType); err != nil {
+		return Timing{}, fmt.Errorf("profile: measure on %s: %w", pr.Name, err)
 	}
 	outputs, err := graphOutputs(req.Model)
 	if err != nil {
@@ -267,6 +264,18 @@ func touch(b []byte) {
 	for i := 0; i < len(b); i += 64 {
 		b[i]++
 	}
+}
+
+// localConfig checks a request's backend and data type against what Local
+// measures with (empty: the default).
+func localConfig(backend, dtype string) error {
+	if backend != "" && backend != LocalBackend {
+		return fmt.Errorf("backend %q: this machine measures with %s only", backend, LocalBackend)
+	}
+	if dtype != "" && dtype != graph.Float32.String() {
+		return fmt.Errorf("data type %q: this machine measures models in their own types (float32) only", dtype)
+	}
+	return nil
 }
 
 // graphOutputs returns the names of a model's graph outputs.

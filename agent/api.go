@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the agent's version, advertised by GET /v1/info.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // ProtocolVersion is the version of the HTTP protocol in the paths (/v1/).
 const ProtocolVersion = 1
@@ -39,7 +39,7 @@ type Info struct {
 // agent takes, by their profile.MeasureRequest names in the JSON: cold
 // runs, idle runs, co-run conditions. An agent whose device times plans
 // in their cycle (profile.CycleMeasurer; POST /v1/cycle, from 1.2.0) lists
-// "cycle" too.
+// "cycle" too, and from 1.3.0 "arrivals" (a cycle's Order).
 var MeasureFields = []string{"cold", "corun", "idle"}
 
 // CycleField is the MeasureFields entry of an agent that serves POST
@@ -54,6 +54,16 @@ type CycleBody struct {
 	Cycles int             `json:"cycles"`
 	// PeriodNS: a round starts every period (0: back to back).
 	PeriodNS int64 `json:"period_ns,omitempty"`
+	// Order is a round's runs (profile.CycleRequest.Order; agents from
+	// 1.3.0, listing "arrivals"); none: every step once, in order.
+	Order []CycleRunBody `json:"order,omitempty"`
+}
+
+// CycleRunBody is one run of a round: a step, released at_ns after the
+// round began.
+type CycleRunBody struct {
+	Step int   `json:"step"`
+	AtNS int64 `json:"at_ns,omitempty"`
 }
 
 // CycleStepBody is one step of a CycleBody.
@@ -77,6 +87,9 @@ func cycleBodyOf(req profile.CycleRequest) CycleBody {
 	for i, st := range req.Steps {
 		b.Steps[i] = CycleStepBody{Model: st.Model, Inputs: tensorBodies(st.Inputs), Processor: st.Processor, Backend: st.Backend, DType: st.DType}
 	}
+	for _, o := range req.Order {
+		b.Order = append(b.Order, CycleRunBody{Step: o.Step, AtNS: int64(o.At)})
+	}
 	return b
 }
 
@@ -94,6 +107,9 @@ func (b CycleBody) request() (profile.CycleRequest, error) {
 			st.Inputs = append(st.Inputs, sp)
 		}
 		req.Steps[i] = st
+	}
+	for _, o := range b.Order {
+		req.Order = append(req.Order, profile.CycleRun{Step: o.Step, At: time.Duration(o.AtNS)})
 	}
 	return req, nil
 }

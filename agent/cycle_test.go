@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,17 +56,22 @@ func TestCycle(t *testing.T) {
 	if _, err := c.Info(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if takes, known := c.Takes(CycleField); !takes || !known {
-		t.Errorf("Takes(cycle) = %v, %v on a device that times cycles", takes, known)
+	for _, f := range []string{CycleField, profile.ArrivalsField} {
+		if takes, known := c.Takes(f); !takes || !known {
+			t.Errorf("Takes(%s) = %v, %v on a device that times cycles", f, takes, known)
+		}
 	}
-	meds, err := c.MeasureCycle(ctx, tinyCycle(t))
+	req := tinyCycle(t)
+	req.Order = []profile.CycleRun{{Step: 1}, {Step: 0, At: 10 * time.Millisecond}, {Step: 1, At: 40 * time.Millisecond}}
+	meds, err := c.MeasureCycle(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(meds) != 2 || meds[0] != time.Millisecond || meds[1] != 2*time.Millisecond {
 		t.Errorf("figures %v", meds)
 	}
-	if len(dev.cycles) != 1 || dev.cycles[0].Cycles != 3 || dev.cycles[0].Period != 50*time.Millisecond || dev.cycles[0].Steps[1].Processor != "cpu-perf" {
+	if len(dev.cycles) != 1 || dev.cycles[0].Cycles != 3 || dev.cycles[0].Period != 50*time.Millisecond || dev.cycles[0].Steps[1].Processor != "cpu-perf" ||
+		!slices.Equal(dev.cycles[0].Order, req.Order) {
 		t.Errorf("the device got %+v", dev.cycles)
 	}
 	// The device's failure is the model's (a 422 the profiler notes).
@@ -124,6 +130,9 @@ func TestCycleBadRequests(t *testing.T) {
 		{"not a model", body(func(b *CycleBody) { b.Steps[0].Model = []byte("nope") }), http.StatusUnprocessableEntity, "steps[0]: model is not ONNX"},
 		{"bad dtype", body(func(b *CycleBody) { b.Steps[1].Inputs[0].DType = "float99" }), http.StatusUnprocessableEntity, "steps[1]: input"},
 		{"wrong input", body(func(b *CycleBody) { b.Steps[0].Inputs[0].Name = "y" }), http.StatusUnprocessableEntity, "steps[0]:"},
+		{"order of an unknown step", body(func(b *CycleBody) { b.Order = []CycleRunBody{{Step: 0}, {Step: 1}, {Step: 2}} }), http.StatusUnprocessableEntity, "order[2]: step 2: want 0 to 1"},
+		{"order going back", body(func(b *CycleBody) { b.Order = []CycleRunBody{{Step: 0, AtNS: 2e7}, {Step: 1, AtNS: 1e7}} }), http.StatusUnprocessableEntity, "order[1]: at 10ms is before"},
+		{"order leaving a step out", body(func(b *CycleBody) { b.Order = []CycleRunBody{{Step: 1}} }), http.StatusUnprocessableEntity, "step 0 never runs"},
 	} {
 		req, err := http.NewRequest(http.MethodPost, ts.URL+"/v1/cycle", bytes.NewReader(tc.body))
 		if err != nil {
@@ -161,6 +170,12 @@ func FuzzCycle(f *testing.F) {
 	f.Add([]byte(`{"steps":[{"model":"","inputs":[{"name":"x","dtype":"float32","shape":[-1]}],"processor":"cpu-prime"}],"cycles":1}`))
 	f.Add([]byte(`{"steps":null,"cycles":-1,"warmup":99999}`))
 	f.Add([]byte("\x00\xff{"))
+	ordered := tinyCycle(f)
+	ordered.Order = []profile.CycleRun{{Step: 1}, {Step: 0, At: 10 * time.Millisecond}, {Step: 1, At: 40 * time.Millisecond}}
+	if valid, err = json.Marshal(cycleBodyOf(ordered)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
 	pl := phonePlatform(f)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		dev := &cycleFake{fakeDevice: &fakeDevice{pl: pl}}
@@ -189,6 +204,9 @@ func FuzzCycle(f *testing.F) {
 				if len(st.Model) == 0 || st.Processor == "" {
 					t.Fatalf("a malformed step reached the device: %+v", st)
 				}
+			}
+			if c.Validate() != nil {
+				t.Fatalf("a cycle that does not validate reached the device: %v", c.Validate())
 			}
 		}
 	})

@@ -30,7 +30,7 @@
 // schema hw.Load reads, and (from 1.1.0) "measure_fields", the optional
 // fields of a measure request it takes ("cold", "corun", "idle"; from
 // 1.2.0 "cycle" too, when the device times cycles and POST /v1/cycle
-// answers): inlay profile stops before its first measurement when the agent lists
+// answers, and from 1.3.0 "arrivals", when a cycle takes an "order"): inlay profile stops before its first measurement when the agent lists
 // them and lacks one it would ask for (profile.FieldTaker). Measurements
 // run under Local's speed guard (profile.SlowRatio).
 //
@@ -80,8 +80,13 @@
 // type) the plan put it on, the warm-up and timed round counts ("warmup",
 // "cycles") and "period_ns" (a round starts every period, the rest idle;
 // 0 or absent: back to back; at most 10 s). The device runs every step
-// once per round, in order, each on its processor, and answers a CycleTimingBody: each
-// step's median in nanoseconds, in step order (profile's cycle figure).
+// once per round, in order, each on its processor; from 1.3.0 "order"
+// lists a round's runs instead ({"step": i, "at_ns": t}: step i, not
+// before t after the round began; t does not decrease and is less than
+// the period; every step at least once), as profile.PlanCycles lays out
+// the workload's groups arriving at their rates. It answers a
+// CycleTimingBody: each step's median over its timed runs in
+// nanoseconds, in step order (profile's cycle figure).
 // Every step is checked as a measure request is; errors name the step
 // ("steps[1]: unknown processor ..."): bad_request (400), invalid (422),
 // measure_failed (422) for a cycle that fails. inlay profile notes an

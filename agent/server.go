@@ -185,7 +185,7 @@ func infoOf(di profile.DeviceInfo, maxUpload int64, cycles bool) (Info, error) {
 	info := Info{Name: di.Name, ORTVersion: di.ORTVersion, AgentVersion: Version, Protocol: ProtocolVersion, MaxUploadBytes: maxUpload, Processors: []ProcessorInfo{},
 		MeasureFields: append([]string(nil), MeasureFields...)}
 	if cycles {
-		info.MeasureFields = append(info.MeasureFields, CycleField)
+		info.MeasureFields = append(info.MeasureFields, CycleField, profile.ArrivalsField)
 	}
 	if di.Platform == nil {
 		return info, errors.New("the device has no platform")

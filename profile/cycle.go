@@ -1,9 +1,11 @@
 package profile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"slices"
 	"strings"
@@ -29,19 +31,24 @@ import (
 // "Slow spells"). Which part stays depends on the plan, not on the
 // subgraph, so no per-subgraph figure taken alone can say it.
 //
-// A cycle reproduces it: the plan's subgraphs run one after another, each
-// on the processor the plan put it on, in the plan's order (models in
-// plan order, a model's subgraphs in its order), round after round, a
-// round starting every period of the workload's most frequent group (the
-// rest of the period idle), as its requests arrive. Every run after the
-// first rounds follows the plan's other subgraphs and the idle time, as
-// it does in a steady run of the plan, and the median of a subgraph's
-// timed runs is its cycle figure (Timing.Cycle), which the estimator
-// answers with before the cold one. The idle time matters: on a virtual
-// machine the host's other tenants use the caches while the guest idles,
-// and on the eighth session's host a cycle run back to back predicted the
-// held-out face plan 15–58 % short, where its cold figures were −30 to
-// +22 % off. What a cycle leaves out the estimator adds as
+// A cycle reproduces it: the plan's subgraphs run one at a time, each on
+// the processor the plan put it on, round after round. A round is a time
+// in which every group's requests arrive a whole number of times at about
+// their rates (host_ocr_voice: 400 ms, two ocr requests and five voice
+// ones), the requests evenly spread in it, each running its group's
+// subgraphs in the plan's order (models in plan order, a model's subgraphs
+// in its order) when it arrives, the rest of the round idle. Every run
+// after the first rounds follows what the workload runs before it, as in
+// a steady run of the plan, and the median of a subgraph's timed runs is
+// its cycle figure (Timing.Cycle), which the estimator answers with before
+// the cold one. Both the rates and the idle time matter. On the eighth
+// session's host a cycle run back to back predicted the held-out face
+// plan 15–58 % short (its cold figures −30 to +22 %): on a virtual machine
+// the host's other tenants use the caches while the guest idles. And a
+// cycle that ran every group once a round (paced at the most frequent
+// group's period) put host_ocr_voice's ocr chain 4–26 % short, where a run
+// has two and a half voice requests for each ocr one. What a cycle leaves
+// out the estimator adds as
 // before: the runtime's hand-off between dependent subgraphs, the wake-up
 // of a processor that idled (Estimator.HandOff), and the contention of
 // subgraphs that overlap in time (the cycle runs one at a time).
@@ -54,13 +61,46 @@ type CycleStep struct {
 }
 
 // CycleRequest asks a device to time a plan's subgraphs in its cycle:
-// Warmup untimed rounds, then Cycles timed ones, each round running every
-// step once, in order, and starting Period after the one before began
-// (at once when that one took longer; 0: back to back).
+// Warmup untimed rounds, then Cycles timed ones, each round starting
+// Period after the one before began (at once when that one took longer;
+// 0: back to back). A round runs Order, one run at a time; without an
+// Order it runs every step once, in step order.
 type CycleRequest struct {
 	Steps          []CycleStep
 	Warmup, Cycles int
 	Period         time.Duration
+	// Order is a round's runs: each a step, not started before At after
+	// the round began (nor before the run before it ended). At does not
+	// decrease along Order and is less than Period (0 when Period is);
+	// every step runs at least once a round. A step's figure is the
+	// median of all its timed runs.
+	Order []CycleRun
+}
+
+// CycleRun is one run of a round: step Step, released At after the round
+// began (a request's arrival).
+type CycleRun struct {
+	Step int
+	At   time.Duration
+}
+
+// ArrivalsField is the measure field (FieldTaker) of a device whose
+// cycles take an Order: agents from 1.3.0.
+const ArrivalsField = "arrivals"
+
+// MaxCycleRuns bounds a round's runs (CycleRequest.Order).
+const MaxCycleRuns = 4 * MaxCycleSteps
+
+// order is the round's runs: r.Order, or every step once at 0.
+func (r CycleRequest) order() []CycleRun {
+	if len(r.Order) > 0 {
+		return r.Order
+	}
+	out := make([]CycleRun, len(r.Steps))
+	for i := range out {
+		out[i].Step = i
+	}
+	return out
 }
 
 // MaxCyclePeriod bounds a cycle's period.
@@ -82,6 +122,28 @@ func (r CycleRequest) Validate() error {
 		return fmt.Errorf("profile: cycle: warmup %d is negative", r.Warmup)
 	case r.Period < 0 || r.Period > MaxCyclePeriod:
 		return fmt.Errorf("profile: cycle: period %v: want 0 to %v", r.Period, MaxCyclePeriod)
+	}
+	if len(r.Order) > MaxCycleRuns {
+		return fmt.Errorf("profile: cycle: %d runs a round: want at most %d", len(r.Order), MaxCycleRuns)
+	}
+	if len(r.Order) > 0 {
+		runs := make([]int, len(r.Steps))
+		var at time.Duration
+		for i, o := range r.Order {
+			switch {
+			case o.Step < 0 || o.Step >= len(r.Steps):
+				return fmt.Errorf("profile: cycle: order[%d]: step %d: want 0 to %d", i, o.Step, len(r.Steps)-1)
+			case o.At < at:
+				return fmt.Errorf("profile: cycle: order[%d]: at %v is before the run before it (%v)", i, o.At, at)
+			case o.At > 0 && o.At >= r.Period:
+				return fmt.Errorf("profile: cycle: order[%d]: at %v: want less than the period (%v)", i, o.At, r.Period)
+			}
+			at = o.At
+			runs[o.Step]++
+		}
+		if i := slices.Index(runs, 0); i >= 0 {
+			return fmt.Errorf("profile: cycle: step %d never runs in the order", i)
+		}
 	}
 	for i, s := range r.Steps {
 		req := MeasureRequest{Model: s.Model, Inputs: s.Inputs, Processor: s.Processor, Backend: s.Backend, DType: s.DType, Reps: 1}
@@ -231,6 +293,7 @@ func (l *Local) MeasureCycle(ctx context.Context, req CycleRequest) ([]time.Dura
 	}
 	defer shutdown()
 
+	order := req.order()
 	done := make(chan jobDone, 1)
 	var began time.Time
 	// pace waits until the period since the last round began is over.
@@ -242,15 +305,22 @@ func (l *Local) MeasureCycle(ctx context.Context, req CycleRequest) ([]time.Dura
 				}
 			}
 		}
-		began = time.Now()
 		return nil
 	}
+	// round runs the order once, each run at its release; times (nil
+	// in warm-up rounds) gets each run's time.
 	round := func(times []time.Duration) error {
-		for i, st := range steps {
+		began = time.Now()
+		for i, o := range order {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			workers[st.proc] <- job{step: i, done: done}
+			if rest := o.At - time.Since(began); o.At > 0 && rest > 0 {
+				if err := sleepCtx(ctx, rest); err != nil {
+					return err
+				}
+			}
+			workers[steps[o.Step].proc] <- job{step: o.Step, done: done}
 			r := <-done
 			if r.err != nil {
 				return r.err
@@ -274,7 +344,7 @@ func (l *Local) MeasureCycle(ctx context.Context, req CycleRequest) ([]time.Dura
 		}
 	}
 	samples := make([][]time.Duration, len(steps))
-	times := make([]time.Duration, len(steps))
+	times := make([]time.Duration, len(order))
 	for c := 0; c < req.Cycles; c++ {
 		// The guard's checks before the round come after the idle
 		// time, as a request's wake-up does (which Estimator.HandOff
@@ -286,7 +356,7 @@ func (l *Local) MeasureCycle(ctx context.Context, req CycleRequest) ([]time.Dura
 			return nil, err
 		}
 		for i, d := range times {
-			samples[i] = append(samples[i], d)
+			samples[order[i].Step] = append(samples[order[i].Step], d)
 		}
 	}
 	out := make([]time.Duration, len(steps))
@@ -309,9 +379,14 @@ type jobDone struct {
 type Cycle struct {
 	Plan  string
 	Steps []CycleJob
-	// Period is the shortest period of the workload's groups: a round
-	// starts every Period (CycleRequest.Period).
+	// Period is a round's length (CycleRequest.Period): a time in which
+	// every group's requests arrive a whole number of times, near their
+	// rates (see workloadRound).
 	Period time.Duration
+	// Order is a round's runs (CycleRequest.Order; Step indexes Steps):
+	// each group's requests at their arrivals in the round, evenly spread,
+	// a request running the steps of the group's models in plan order.
+	Order []CycleRun
 }
 
 // CycleJob is one step of a Cycle.
@@ -331,27 +406,105 @@ func PlanCycles(w *workload.Workload, pl *hw.Platform, plans []*plan.Plan) ([]Cy
 		if err != nil {
 			return nil, err
 		}
-		c := Cycle{Plan: p.Planner, Period: shortestPeriod(w)}
+		period, arrivals := workloadRound(w)
+		c := Cycle{Plan: p.Planner, Period: period}
 		for _, j := range pjs {
 			on := j.Config.Proc
 			j.Config.Proc = twins[on]
 			c.Steps = append(c.Steps, CycleJob{Job: j, On: on})
 		}
+		c.Order = cycleOrder(w, c.Steps, period, arrivals)
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-// shortestPeriod is the period of the workload's most frequent group (0
-// when it has none), at most MaxCyclePeriod.
-func shortestPeriod(w *workload.Workload) time.Duration {
-	var p time.Duration
-	for _, g := range w.Groups {
-		if g.Period > 0 && (p == 0 || g.Period < p) {
-			p = g.Period
+// cycleOrder lists a round's runs: group g's arrivals[g] requests at
+// i·period/arrivals[g], all the groups' requests in the order of their
+// arrivals (a tie in group order), each running the steps of its group's
+// models in step (plan) order. A step no group runs runs once at 0, so
+// that every step has a figure.
+func cycleOrder(w *workload.Workload, steps []CycleJob, period time.Duration, arrivals []int) []CycleRun {
+	type req struct {
+		at    time.Duration
+		group int
+	}
+	var reqs []req
+	for g, n := range arrivals {
+		for i := 0; i < n; i++ {
+			reqs = append(reqs, req{at: time.Duration(int64(period) * int64(i) / int64(n)), group: g})
 		}
 	}
-	return min(p, MaxCyclePeriod)
+	slices.SortStableFunc(reqs, func(a, b req) int { return cmp.Compare(a.at, b.at) })
+	ran := make([]bool, len(steps))
+	var out []CycleRun
+	for _, r := range reqs {
+		g := w.Groups[r.group]
+		for i, st := range steps {
+			if slices.Contains(g.Models, st.Job.Model) {
+				out = append(out, CycleRun{Step: i, At: r.at})
+				ran[i] = true
+			}
+		}
+	}
+	var lone []CycleRun
+	for i, r := range ran {
+		if !r {
+			lone = append(lone, CycleRun{Step: i})
+		}
+	}
+	return append(lone, out...)
+}
+
+// roundTolerance is how far a group's requests a round may be from its
+// rate: a round is long enough that round(length/period) is within it of
+// length/period for every group.
+const roundTolerance = 0.1
+
+// maxRound bounds a round's length: the rounds of a cycle are timed one by
+// one as guard phases, and a longer round meets more slow spells.
+const maxRound = time.Second
+
+// workloadRound picks a cycle's round for w: the shortest multiple of the
+// longest group period (at most maxRound, and at least one period) in
+// which every group's requests, rounded to a whole number, are within
+// roundTolerance of its rate (the closest such multiple when none is), and
+// each group's requests in it (at least 1). host_ocr_voice's 200 and 80 ms
+// give 400 ms, 2 and 5 requests; host_face_voice's 66.7 and 80 ms give
+// 320 ms, 5 and 4.
+func workloadRound(w *workload.Workload) (time.Duration, []int) {
+	var long time.Duration
+	for _, g := range w.Groups {
+		long = max(long, min(g.Period, MaxCyclePeriod))
+	}
+	if long <= 0 {
+		return 0, make([]int, len(w.Groups))
+	}
+	best, bestErr := long, math.Inf(1)
+	for k := 1; k == 1 || time.Duration(k)*long <= maxRound; k++ {
+		h := time.Duration(k) * long
+		worst := 0.0
+		for _, g := range w.Groups {
+			if g.Period > 0 {
+				x := float64(h) / float64(g.Period)
+				worst = max(worst, math.Abs(math.Max(1, math.Round(x))-x)/x)
+			}
+		}
+		if worst < bestErr {
+			best, bestErr = h, worst
+		}
+		if worst <= roundTolerance {
+			break
+		}
+	}
+	arrivals := make([]int, len(w.Groups))
+	for i, g := range w.Groups {
+		arrivals[i] = 1
+		if g.Period > 0 {
+			arrivals[i] = max(1, int(math.Round(float64(best)/float64(g.Period))))
+		}
+	}
+	return min(best, MaxCyclePeriod), arrivals
 }
 
 // planJobs lists a plan's subgraphs as plan jobs on the configurations the
@@ -398,11 +551,21 @@ func (p *Profiler) runCycles(ctx context.Context, device string, pl *hw.Platform
 		s.CycleNote = fmt.Sprintf("device %s does not time plans in their cycle (an agent before 1.2.0): its plan subgraphs keep their cold figures", device)
 		return nil
 	}
+	// An agent before 1.3.0 times a round as every step once.
+	arrivals := true
+	if ft, isFT := p.Device.(FieldTaker); isFT {
+		if takes, known := ft.Takes(ArrivalsField); known && !takes {
+			arrivals = false
+			s.CycleNote = fmt.Sprintf("device %s times a cycle's round as each plan subgraph once, not at its groups' arrivals (an agent before 1.3.0)", device)
+		}
+	}
 	for _, c := range p.Cycles {
 		var req CycleRequest
 		var keys []Key
 		all := true
-		for _, st := range c.Steps {
+		in := make([]int, len(c.Steps)) // c.Steps[i] is req.Steps[in[i]], or left out (-1)
+		for i, st := range c.Steps {
+			in[i] = -1
 			k := st.Job.Key(device, pl)
 			r, found, err := p.Store.Get(k)
 			if err != nil {
@@ -418,12 +581,20 @@ func (p *Profiler) runCycles(ctx context.Context, device string, pl *hw.Platform
 			}
 			req.Steps = append(req.Steps, CycleStep{Model: model, Inputs: st.Job.Inputs, Processor: pl.Processors[st.On].Name,
 				Backend: k.Backend, DType: k.DType})
+			in[i] = len(keys)
 			keys = append(keys, k)
 		}
 		if len(keys) == 0 || all && !p.Force {
 			continue
 		}
 		req.Warmup, req.Cycles, req.Period = max(p.Warmup, 1), p.CycleRuns, c.Period
+		if arrivals {
+			for _, o := range c.Order {
+				if o.Step >= 0 && o.Step < len(in) && in[o.Step] >= 0 {
+					req.Order = append(req.Order, CycleRun{Step: in[o.Step], At: o.At})
+				}
+			}
+		}
 		meds, err := cm.MeasureCycle(ctx, req)
 		if errors.Is(err, ErrNoCycles) {
 			s.CycleNote = fmt.Sprintf("device %s: %v: its plan subgraphs keep their cold figures", device, err)

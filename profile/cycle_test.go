@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 func TestCycleRequestValidate(t *testing.T) {
@@ -34,6 +36,14 @@ func TestCycleRequestValidate(t *testing.T) {
 		{"step without a model", CycleRequest{Steps: []CycleStep{step, {Processor: "cpu0"}}, Cycles: 1}, "step 1: empty model"},
 		{"step without a processor", CycleRequest{Steps: []CycleStep{{Model: []byte{1}}}, Cycles: 1}, "step 0: no processor given"},
 		{"step with an unshaped input", CycleRequest{Steps: []CycleStep{{Model: []byte{1}, Processor: "cpu0", Inputs: []TensorSpec{{Name: "x", Shape: graph.Shape{-1}}}}}, Cycles: 1}, `input "x": shape`},
+		{"order", CycleRequest{Steps: []CycleStep{step, step}, Cycles: 1, Period: 80 * ms,
+			Order: []CycleRun{{Step: 1}, {Step: 0, At: 10 * ms}, {Step: 1, At: 10 * ms}, {Step: 1, At: 79 * ms}}}, ""},
+		{"order of an unknown step", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Order: []CycleRun{{Step: 0}, {Step: 1}}}, "order[1]: step 1: want 0 to 0"},
+		{"order going back", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Period: 80 * ms, Order: []CycleRun{{Step: 0, At: 20 * ms}, {Step: 0, At: 10 * ms}}}, "order[1]: at 10ms is before the run before it (20ms)"},
+		{"order past the period", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Period: 80 * ms, Order: []CycleRun{{Step: 0, At: 80 * ms}}}, "order[0]: at 80ms: want less than the period (80ms)"},
+		{"order released without a period", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Order: []CycleRun{{Step: 0, At: ms}}}, "want less than the period (0s)"},
+		{"order leaving a step out", CycleRequest{Steps: []CycleStep{step, step}, Cycles: 1, Order: []CycleRun{{Step: 1}}}, "step 0 never runs in the order"},
+		{"order too long", CycleRequest{Steps: []CycleStep{step}, Cycles: 1, Order: make([]CycleRun, MaxCycleRuns+1)}, "runs a round: want at most"},
 	} {
 		err := tc.req.Validate()
 		if tc.want == "" {
@@ -45,6 +55,65 @@ func TestCycleRequestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want one line with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+const ms = time.Millisecond
+
+// A round is the shortest multiple of the longest period in which every
+// group's requests come out a whole number within 10 % of its rate.
+func TestWorkloadRound(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		periods  []time.Duration
+		round    time.Duration
+		arrivals []int
+	}{
+		{"host_ocr_voice", []time.Duration{200 * ms, 80 * ms}, 400 * ms, []int{2, 5}},
+		{"host_face_voice", []time.Duration{time.Second / 15, 80 * ms}, 320 * ms, []int{5, 4}},
+		{"one group", []time.Duration{80 * ms}, 80 * ms, []int{1}},
+		{"same periods", []time.Duration{50 * ms, 50 * ms}, 50 * ms, []int{1, 1}},
+		{"a multiple", []time.Duration{30 * ms, 90 * ms}, 90 * ms, []int{3, 1}},
+		// 700 and 1000 ms: no multiple of 1 s up to the bound (1 s) does
+		// better than 1.43 requests rounded to 1.
+		{"bounded", []time.Duration{700 * ms, time.Second}, time.Second, []int{1, 1}},
+		{"near a multiple", []time.Duration{70 * ms, 100 * ms}, 200 * ms, []int{3, 2}},
+	} {
+		w := &workload.Workload{}
+		for i, p := range tc.periods {
+			w.Groups = append(w.Groups, &workload.Group{Name: fmt.Sprint("g", i), Period: p})
+		}
+		round, arrivals := workloadRound(w)
+		if round != tc.round || !slices.Equal(arrivals, tc.arrivals) {
+			t.Errorf("%s: round %v with %v requests, want %v with %v", tc.name, round, arrivals, tc.round, tc.arrivals)
+		}
+	}
+}
+
+// A round's order: requests in arrival order (ties in group order), each
+// running its group's steps in plan order; a step of no group runs once at
+// the start.
+func TestCycleOrder(t *testing.T) {
+	w := &workload.Workload{Groups: []*workload.Group{
+		{Name: "ocr", Models: []string{"det", "rec"}, Period: 200 * ms},
+		{Name: "voice", Models: []string{"vad"}, Period: 80 * ms},
+	}}
+	steps := []CycleJob{{Job: Job{Model: "det"}}, {Job: Job{Model: "det"}}, {Job: Job{Model: "vad"}}, {Job: Job{Model: "rec"}}, {Job: Job{Model: "lone"}}}
+	got := cycleOrder(w, steps, 400*ms, []int{2, 5})
+	want := []CycleRun{{Step: 4},
+		{0, 0}, {1, 0}, {3, 0}, {2, 0},
+		{2, 80 * ms}, {2, 160 * ms},
+		{0, 200 * ms}, {1, 200 * ms}, {3, 200 * ms},
+		{2, 240 * ms}, {2, 320 * ms}}
+	if !slices.Equal(got, want) {
+		t.Errorf("order\n%v, want\n%v", got, want)
+	}
+	req := CycleRequest{Steps: make([]CycleStep, len(steps)), Period: 400 * ms, Order: got, Cycles: 1}
+	for i := range req.Steps {
+		req.Steps[i] = CycleStep{Model: []byte{1}, Processor: "cpu0"}
+	}
+	if err := req.Validate(); err != nil {
+		t.Errorf("the order does not validate: %v", err)
 	}
 }
 
@@ -77,6 +146,9 @@ func TestPlanCycles(t *testing.T) {
 	if len(cs) != 1 || len(cs[0].Steps) != 2 || cs[0].Plan != "split" || cs[0].Period != 80*time.Millisecond {
 		t.Fatalf("cycles %+v", cs)
 	}
+	if want := []CycleRun{{Step: 0}, {Step: 1}}; !slices.Equal(cs[0].Order, want) {
+		t.Errorf("order %v, want %v", cs[0].Order, want)
+	}
 	first, second := cs[0].Steps[0], cs[0].Steps[1]
 	if first.On != 1 || second.On != 0 || first.Job.Config.Proc != 0 || second.Job.Config.Proc != 0 {
 		t.Errorf("steps on %d and %d, keyed on %d and %d; want on 1 and 0, both keyed on the twin 0",
@@ -97,6 +169,7 @@ func TestPlanCycles(t *testing.T) {
 type cycleDevice struct {
 	takerDevice
 	cycles [][]CycleStep
+	orders [][]CycleRun
 	err    error
 }
 
@@ -105,6 +178,7 @@ func (d *cycleDevice) MeasureCycle(_ context.Context, req CycleRequest) ([]time.
 		return nil, d.err
 	}
 	d.cycles = append(d.cycles, req.Steps)
+	d.orders = append(d.orders, req.Order)
 	out := make([]time.Duration, len(req.Steps))
 	for i := range out {
 		out[i] = time.Duration(i+1) * 100 * time.Microsecond
@@ -151,7 +225,7 @@ func TestProfilerCycles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	dev := &cycleDevice{takerDevice: takerDevice{pl: pl, fields: []string{"cold", "cycle"}, known: true}}
+	dev := &cycleDevice{takerDevice: takerDevice{pl: pl, fields: []string{"cold", "cycle", ArrivalsField}, known: true}}
 	p := &Profiler{Device: dev, Store: st, Reps: 1, Cold: 1, Cycles: cycles, CycleRuns: 3}
 	ctx := context.Background()
 	sum, err := p.Run(ctx, pl, jobs)
@@ -163,6 +237,9 @@ func TestProfilerCycles(t *testing.T) {
 	}
 	if got := dev.cycles[0]; got[0].Processor != "cpu1" || got[1].Processor != "cpu0" {
 		t.Errorf("cycle ran on %s, %s; want the planned cpu1, cpu0", got[0].Processor, got[1].Processor)
+	}
+	if !slices.Equal(dev.orders[0], cycles[0].Order) {
+		t.Errorf("cycle's order %v, want the plan's %v", dev.orders[0], cycles[0].Order)
 	}
 	for i, s := range cycles[0].Steps {
 		r, ok, err := st.Get(s.Job.Key("remote", pl))
@@ -205,6 +282,9 @@ func TestProfilerCycles(t *testing.T) {
 	if again, err = p.Run(ctx, pl, jobs[len(jobs)-1:]); err != nil || len(dev.cycles) != 3 || len(dev.cycles[2]) != 1 {
 		t.Fatalf("cycle with a failed step: %+v, %v, %d cycles", again, err, len(dev.cycles))
 	}
+	if want := []CycleRun{{Step: 0}}; !slices.Equal(dev.orders[2], want) {
+		t.Errorf("order without the failed step %v, want %v", dev.orders[2], want)
+	}
 	if err := st.Put(Record{Key: failed, ModelName: "mel", Timing: Timing{Median: time.Millisecond, Reps: 1, Cold: time.Millisecond, ColdReps: 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +299,9 @@ func TestProfilerCycles(t *testing.T) {
 	}{
 		{"agent without cycles", []string{"cold"}, nil, "does not time plans in their cycle", ""},
 		{"old agent answering 404", nil, fmt.Errorf("%w (agent x)", ErrNoCycles), "does not time plans in their cycle", ""},
-		{"a cycle that fails", []string{"cold", "cycle"}, errors.New("step 0 on cpu1: boom"), "cycle of 2 subgraphs failed: step 0 on cpu1: boom", ""},
-		{"link down", []string{"cold", "cycle"}, linkFault{}, "", "link down"},
+		{"agent before arrivals", []string{"cold", "cycle"}, nil, "not at its groups' arrivals (an agent before 1.3.0)", ""},
+		{"a cycle that fails", []string{"cold", "cycle", ArrivalsField}, errors.New("step 0 on cpu1: boom"), "cycle of 2 subgraphs failed: step 0 on cpu1: boom", ""},
+		{"link down", []string{"cold", "cycle", ArrivalsField}, linkFault{}, "", "link down"},
 	} {
 		d := &cycleDevice{takerDevice: takerDevice{pl: pl, fields: tc.fields, known: tc.fields != nil}, err: tc.err}
 		q := &Profiler{Device: d, Store: st, Reps: 1, Cold: 1, Cycles: cycles, CycleRuns: 3, Force: true}
@@ -228,6 +309,12 @@ func TestProfilerCycles(t *testing.T) {
 		if tc.fail != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.fail) {
 				t.Errorf("%s: %v, want %q", tc.name, err, tc.fail)
+			}
+			continue
+		}
+		if tc.name == "agent before arrivals" {
+			if err != nil || !strings.Contains(s.CycleNote, tc.note) || s.Cycled != 2 || len(d.orders) != 1 || d.orders[0] != nil {
+				t.Errorf("%s: %+v, %v, orders %v; want the note %q and a cycle without an order", tc.name, s, err, d.orders, tc.note)
 			}
 			continue
 		}
@@ -281,6 +368,22 @@ func TestLocalMeasureCycle(t *testing.T) {
 	}
 	if s := dev.Speed(); s.Phases != 3 {
 		t.Errorf("speed guard: %+v, want one phase per timed round", s)
+	}
+	// With an order, each run waits for its release: step 1 twice a
+	// round, the last one 25 ms in, so four rounds take three periods and
+	// 25 ms at least.
+	ordered := req
+	ordered.Order = []CycleRun{{Step: 1}, {Step: 0, At: 10 * ms}, {Step: 1, At: 25 * ms}}
+	start = time.Now()
+	meds, err = dev.MeasureCycle(context.Background(), ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 3*req.Period+25*ms {
+		t.Errorf("four ordered rounds took %v", el)
+	}
+	if len(meds) != 2 || meds[0] <= 0 || meds[1] <= 0 {
+		t.Errorf("ordered figures %v", meds)
 	}
 	// A step the machine cannot run is one line naming it.
 	bad := req

@@ -64,13 +64,14 @@ the first work after waking slower (on the 2-core host up to 0.7 ms), and
 the median of what the subgraphs take there above their cold figures is
 charged, per processor, before a model's first subgraph, which starts on
 its request's arrival on a processor that has idled (--cold 0: no idle
-runs). Then each plan is timed in its cycle (--cycles rounds, each running
-every subgraph of the plan once, in the plan's order, on the processor the
-plan put it on, a round starting every period of the workload's most
-frequent group, idle in between): a subgraph's median there, after the
-plan's other subgraphs and the idle time, is its figure for that plan in
-place of the cold one, because what the rest of the plan and the idle
-time leave in the caches is what it finds in a steady run (off by
+runs). Then each plan is timed in its cycle (--cycles rounds; a round is
+a time in which every group's requests arrive a whole number of times at
+about their rates, each request running its group's subgraphs one at a
+time, in the plan's order, on the processors the plan put them on, idle
+in between): a subgraph's median there, after what the workload runs
+before it and the idle time, is its figure for that plan in place of the
+cold one, because what the rest of the plan and the idle time leave in
+the caches is what it finds in a steady run (off by
 default: on the eighth session's host it fixed the held-out camera group
 and cost host_ocr_voice three of its twelve runs; README, "The cycle
 figure"; --cycles 9 times nine rounds). What the store already holds for
@@ -124,7 +125,7 @@ first, the calibrated model for the rest.`,
 	fl.DurationVar(&f.budget, "budget", 3*time.Second, "time budget of each search planner")
 	fl.IntVar(&f.rounds, "rounds", 6, "device-in-the-loop rounds: after each, the store is calibrated, the planners plan again with the measurements, and the subgraphs of their new plans that the store lacks are measured; it stops early at a round with none (1: plan once, with the store as it was)")
 	fl.BoolVar(&f.force, "force", false, "measure again what the store already holds")
-	fl.IntVar(&f.cycles, "cycles", 0, "timed rounds of each plan's cycle (every subgraph of the plan once, in its order, on its processor, a round every period of the most frequent group): each subgraph's median there replaces its cold figure (0, the default: none; 9 is a good count)")
+	fl.IntVar(&f.cycles, "cycles", 0, "timed rounds of each plan's cycle (each group's requests at their rates, a request's subgraphs one at a time, in plan order, on their processors): each subgraph's median there replaces its cold figure (0, the default: none; 9 is a good count)")
 	fl.BoolVar(&f.corun, "corun", true, "co-run profile of each plan subgraph: timed beside a streaming kernel at 25/50/100 % duty on every processor sharing its cache or memory channel, and beside the plan's subgraphs there; fits the contention model (--corun=false: none)")
 	fl.BoolVar(&f.handOff, "handoff", true, "measure the runtime's hand-off between dependent subgraphs (pinned and unpinned, about 10 s) first, on this machine or, with --agent, on the agent's device; plans and predictions charge it at every cut (--handoff=false: keep what the store has)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planners, the chunks and the held-back subgraphs")

@@ -400,13 +400,13 @@ type CycleJob struct {
 // each plan, its subgraphs in the plan's order (see Cycle).
 func PlanCycles(w *workload.Workload, pl *hw.Platform, plans []*plan.Plan) ([]Cycle, error) {
 	twins := Twins(pl)
+	period, arrivals := workloadRound(w)
 	var out []Cycle
 	for _, p := range plans {
 		pjs, err := planJobs(w, pl, p)
 		if err != nil {
 			return nil, err
 		}
-		period, arrivals := workloadRound(w)
 		c := Cycle{Plan: p.Planner, Period: period}
 		for _, j := range pjs {
 			on := j.Config.Proc
@@ -437,14 +437,19 @@ func cycleOrder(w *workload.Workload, steps []CycleJob, period time.Duration, ar
 	}
 	slices.SortStableFunc(reqs, func(a, b req) int { return cmp.Compare(a.at, b.at) })
 	ran := make([]bool, len(steps))
-	var out []CycleRun
-	for _, r := range reqs {
-		g := w.Groups[r.group]
+	runs := make([][]int, len(w.Groups)) // each group's steps, in step order
+	for g, grp := range w.Groups {
 		for i, st := range steps {
-			if slices.Contains(g.Models, st.Job.Model) {
-				out = append(out, CycleRun{Step: i, At: r.at})
+			if slices.Contains(grp.Models, st.Job.Model) {
+				runs[g] = append(runs[g], i)
 				ran[i] = true
 			}
+		}
+	}
+	var out []CycleRun
+	for _, r := range reqs {
+		for _, i := range runs[r.group] {
+			out = append(out, CycleRun{Step: i, At: r.at})
 		}
 	}
 	var lone []CycleRun
@@ -485,10 +490,8 @@ func workloadRound(w *workload.Workload) (time.Duration, []int) {
 		h := time.Duration(k) * long
 		worst := 0.0
 		for _, g := range w.Groups {
-			if g.Period > 0 {
-				x := float64(h) / float64(g.Period)
-				worst = max(worst, math.Abs(math.Max(1, math.Round(x))-x)/x)
-			}
+			_, off := requestsIn(h, g.Period)
+			worst = max(worst, off)
 		}
 		if worst < bestErr {
 			best, bestErr = h, worst
@@ -499,12 +502,21 @@ func workloadRound(w *workload.Workload) (time.Duration, []int) {
 	}
 	arrivals := make([]int, len(w.Groups))
 	for i, g := range w.Groups {
-		arrivals[i] = 1
-		if g.Period > 0 {
-			arrivals[i] = max(1, int(math.Round(float64(best)/float64(g.Period))))
-		}
+		arrivals[i], _ = requestsIn(best, g.Period)
 	}
-	return min(best, MaxCyclePeriod), arrivals
+	return best, arrivals
+}
+
+// requestsIn is how many requests of a group with period p a round of
+// length h holds (h/p rounded, at least 1; 1 without a period), and how
+// far that is from h/p, relative to it (0 without a period).
+func requestsIn(h, p time.Duration) (int, float64) {
+	if p <= 0 {
+		return 1, 0
+	}
+	x := float64(h) / float64(p)
+	n := math.Max(1, math.Round(x))
+	return int(n), math.Abs(n-x) / x
 }
 
 // planJobs lists a plan's subgraphs as plan jobs on the configurations the

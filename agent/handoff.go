@@ -67,22 +67,14 @@ func (p *LocalProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (run
 }
 
 func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		methodNotAllowed(w, http.MethodPost)
-		return
-	}
-	if s.opt.Prober == nil {
-		writeError(w, http.StatusNotFound, CodeNotFound, "agent: handoff: this agent does not probe hand-offs (it was started without a prober)")
-		return
-	}
-	body, ok := s.readBody(w, r, "handoff")
+	var hb HandOffBody
+	release, ok := s.decodePost(w, r, "handoff", "hand-off request", &hb)
 	if !ok {
 		return
 	}
-	defer s.waiting.Add(-1)
-	var hb HandOffBody
-	if err := decodeStrict(body, &hb); err != nil {
-		writeError(w, http.StatusBadRequest, CodeBadRequest, "agent: handoff: body is not a hand-off request: "+oneLine(err.Error()))
+	defer release()
+	if s.opt.Prober == nil {
+		writeError(w, http.StatusNotFound, CodeNotFound, "agent: handoff: this agent does not probe hand-offs (it was started without a prober)")
 		return
 	}
 	// Checked as a float, before the conversion could overflow.

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -54,6 +55,10 @@ type SpeedStats struct {
 	// spell; Slow those accepted in one (the wait or the re-timings ran
 	// out).
 	Retimed, Slow int
+	// Cores summarises each core's references, by core (coreSpeed; its
+	// Slow counts references, not phases): Normal is the speed the
+	// figures were taken at, to set beside a run's (CoreSpeed).
+	Cores []CoreSpeed
 }
 
 // speedGuard holds, per core, the references seen and when the
@@ -179,7 +184,12 @@ func (g *speedGuard) count(f func(*SpeedStats)) {
 func (g *speedGuard) Stats() SpeedStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.stats
+	st := g.stats
+	st.Cores = nil
+	for _, c := range slices.Sorted(maps.Keys(g.seen)) {
+		st.Cores = append(st.Cores, coreSpeed(c, g.seen[c]))
+	}
+	return st
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -263,9 +273,14 @@ func matmul(c, a, b []float64, n int) {
 
 // CoreSpeed is what a SpeedSampler saw on one core: Checks reference
 // timings, Slow of them over SlowRatio times the core's normal speed
-// (normalSpeed, as the guard takes it).
+// (normalSpeed, as the guard takes it). Normal is that normal reference
+// time and Median the references' median: Slow counts spells against the
+// run's own normal speed, so a run slow throughout shows as a Normal (and
+// Median) above another run's, or above the reference's time at the
+// host's fast speed, not as slow checks.
 type CoreSpeed struct {
 	Core, Checks, Slow int
+	Normal, Median     time.Duration
 }
 
 // SpeedSampler times the reference kernel on each of a set of cores, one
@@ -315,23 +330,29 @@ func (s *SpeedSampler) Stop() []CoreSpeed {
 	s.wg.Wait()
 	out := make([]CoreSpeed, len(s.cores))
 	for i, c := range s.cores {
-		out[i] = CoreSpeed{Core: c, Checks: len(s.refs[i]), Slow: countSlow(s.refs[i])}
+		out[i] = coreSpeed(c, s.refs[i])
 	}
 	return out
 }
 
-// countSlow counts the references over SlowRatio times their normal
-// speed (normalSpeed).
-func countSlow(refs []time.Duration) int {
+// coreSpeed summarises core's references: how many, how many over
+// SlowRatio times their normal speed (normalSpeed), that normal speed and
+// their median.
+func coreSpeed(core int, refs []time.Duration) CoreSpeed {
+	cs := CoreSpeed{Core: core, Checks: len(refs)}
 	if len(refs) == 0 {
-		return 0
+		return cs
 	}
-	normal := normalSpeed(slices.Sorted(slices.Values(refs)))
-	n := 0
+	sorted := slices.Sorted(slices.Values(refs))
+	cs.Normal = normalSpeed(sorted)
+	cs.Median = sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		cs.Median = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
 	for _, r := range refs {
-		if float64(r) > SlowRatio*float64(normal) {
-			n++
+		if float64(r) > SlowRatio*float64(cs.Normal) {
+			cs.Slow++
 		}
 	}
-	return n
+	return cs
 }

@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -61,8 +62,14 @@ func TestSpeedGuard(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if runs != tc.runs || *sleeps != tc.sleeps || g.Stats() != tc.want {
-				t.Errorf("runs %d, sleeps %d, stats %+v; want %d, %d, %+v", runs, *sleeps, g.Stats(), tc.runs, tc.sleeps, tc.want)
+			st := g.Stats()
+			// Cores summarises the core's references (coreSpeed).
+			if len(st.Cores) != 1 || st.Cores[0] != coreSpeed(3, tc.refs) {
+				t.Errorf("cores %+v, want core 3's references %+v", st.Cores, coreSpeed(3, tc.refs))
+			}
+			st.Cores = nil
+			if runs != tc.runs || *sleeps != tc.sleeps || !reflect.DeepEqual(st, tc.want) {
+				t.Errorf("runs %d, sleeps %d, stats %+v; want %d, %d, %+v", runs, *sleeps, st, tc.runs, tc.sleeps, tc.want)
 			}
 		})
 	}
@@ -130,27 +137,33 @@ func TestReferenceTime(t *testing.T) {
 	}
 }
 
-// countSlow takes the normal speed as normalSpeed takes it, as
-// the guard does.
+// coreSpeed takes the normal speed as normalSpeed takes it, as the
+// guard does, and counts the slow references against it.
 func TestCountSlow(t *testing.T) {
 	const f, us = 100 * time.Microsecond, time.Microsecond
 	for _, tc := range []struct {
-		refs []time.Duration
-		want int
+		refs           []time.Duration
+		want           int
+		normal, median time.Duration
 	}{
-		{nil, 0},
-		{[]time.Duration{f}, 0},
-		{[]time.Duration{f, 2 * f, f, 2 * f, 2 * f}, 3},
+		{nil, 0, 0, 0},
+		{[]time.Duration{f}, 0, f, f},
+		{[]time.Duration{f, 2 * f, f, 2 * f, 2 * f}, 3, f, 2 * f},
 		// One outlier low does not make the normal ones slow.
-		{[]time.Duration{f / 3, f, f, f * 13 / 10, 2 * f}, 1},
+		{[]time.Duration{f / 3, f, f, f * 13 / 10, 2 * f}, 1, f, f},
+		// A run slow throughout counts no slow check; its normal speed
+		// says it.
+		{[]time.Duration{2 * f, 2 * f, 2 * f, 2 * f}, 0, 2 * f, 2 * f},
 		// References that spread without spells (this session's host,
 		// in µs), one low outlier among them: only the two above 1.4 times
 		// the lower quartile (165 µs) are slow (the lowest three's median,
 		// 155 µs, made it three, and more as more outliers came).
-		{[]time.Duration{204 * us, 220 * us, 216 * us, 192 * us, 107 * us, 165 * us, 167 * us, 248 * us, 193 * us, 155 * us, 232 * us, 181 * us}, 2},
+		{[]time.Duration{204 * us, 220 * us, 216 * us, 192 * us, 107 * us, 165 * us, 167 * us, 248 * us, 193 * us, 155 * us, 232 * us, 181 * us}, 2, 165 * us, 192500 * time.Nanosecond},
 	} {
-		if got := countSlow(tc.refs); got != tc.want {
-			t.Errorf("countSlow(%v) = %d, want %d", tc.refs, got, tc.want)
+		got := coreSpeed(3, tc.refs)
+		want := CoreSpeed{Core: 3, Checks: len(tc.refs), Slow: tc.want, Normal: tc.normal, Median: tc.median}
+		if got != want {
+			t.Errorf("coreSpeed(%v) = %+v, want %+v", tc.refs, got, want)
 		}
 	}
 }

@@ -377,6 +377,14 @@ func reportSpeed(out io.Writer, s profile.SpeedStats) {
 	}
 	fmt.Fprintf(out, "speed guard: %d phases measured; %d waited for a core at normal speed (%s in all), %d timed again after a slow spell, %d accepted in one\n",
 		s.Phases, s.Waits, s.Waited.Round(100*time.Millisecond), s.Retimed, s.Slow)
+	if len(s.Cores) == 0 {
+		return
+	}
+	parts := make([]string, len(s.Cores))
+	for i, c := range s.Cores {
+		parts[i] = fmt.Sprintf("core %d %s (median %s, %d of %d slow)", c.Core, fmtUS(c.Normal), fmtUS(c.Median), c.Slow, c.Checks)
+	}
+	fmt.Fprintf(out, "normal speed the figures were taken at (reference time; inlay run reports its own): %s\n", strings.Join(parts, ", "))
 }
 
 // profileRound measures jobs, the round-th round of runProfile, with a

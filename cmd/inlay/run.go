@@ -98,11 +98,15 @@ speed (the profiler waits such spells out).`,
 	return cmd
 }
 
-// runSpeedJSON is one core's speed check: checks timed, slow of them.
+// runSpeedJSON is one core's speed check: checks timed, slow of them,
+// the core's normal reference time in the run and the references' median
+// (profile.CoreSpeed).
 type runSpeedJSON struct {
-	Core   int `json:"core"`
-	Checks int `json:"checks"`
-	Slow   int `json:"slow"`
+	Core     int     `json:"core"`
+	Checks   int     `json:"checks"`
+	Slow     int     `json:"slow"`
+	NormalUS float64 `json:"normal_us"`
+	MedianUS float64 `json:"median_us"`
 }
 
 // runJSON is the --json output.
@@ -325,15 +329,21 @@ func speedLine(speed []profile.CoreSpeed) string {
 	parts := make([]string, len(speed))
 	slow := 0
 	for i, c := range speed {
-		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks", c.Core, c.Slow, c.Checks)
+		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %s, median %s)", c.Core, c.Slow, c.Checks, fmtUS(c.Normal), fmtUS(c.Median))
 		slow += c.Slow
 	}
 	line := "host speed during the run: " + strings.Join(parts, ", ")
 	if slow > 0 {
-		line += " (a core in a slow spell runs at up to half its speed; the prediction is for its normal speed)"
+		line += "; a core in a slow spell runs at up to half its speed, and the prediction is for its normal speed"
 	}
-	return line
+	return line + "; a run slow throughout shows in its reference time, not its slow checks"
 }
+
+// usOf is d in microseconds.
+func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// fmtUS formats d in microseconds, one decimal.
+func fmtUS(d time.Duration) string { return fmt.Sprintf("%.1fµs", usOf(d)) }
 
 func fmtMS(d time.Duration) string {
 	if d == 0 {
@@ -365,7 +375,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
 	}
 	for _, c := range speed {
-		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow})
+		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median)})
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")

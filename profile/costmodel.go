@@ -212,17 +212,36 @@ func RecordInSitu(st *Store, device, ortVersion string, pl *hw.Platform, w *work
 // predictions leave out on that device. 0 when path is "", the store does
 // not exist, or it holds none for the device.
 func RecordedArrivalLag(path, device string) (time.Duration, error) {
-	if path == "" {
-		return 0, nil
-	}
-	if _, err := os.Stat(path); err != nil {
-		return 0, nil // CostModel says what is wrong with the path
-	}
-	st, err := Open(path)
-	if err != nil {
+	st, err := openRecorded(path)
+	if st == nil {
 		return 0, err
 	}
 	defer st.Close()
 	a, _, err := st.ArrivalLag(device)
 	return a.Lag, err
+}
+
+// openRecorded opens the store at path for what runs recorded there: nil
+// and no error when there is no path or no file (CostModel says what is
+// wrong with the path).
+func openRecorded(path string) (*Store, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	return Open(path)
+}
+
+// RecordedSpeeds is the speed the last profile of device in the store at
+// path took its figures at (Store.Speeds; none when there is no store,
+// or it has none).
+func RecordedSpeeds(path, device string) ([]CoreSpeed, error) {
+	st, err := openRecorded(path)
+	if st == nil {
+		return nil, err
+	}
+	defer st.Close()
+	return st.Speeds(device)
 }

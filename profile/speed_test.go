@@ -3,8 +3,10 @@ package profile
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -175,5 +177,47 @@ func TestSpeedSampler(t *testing.T) {
 	got := s.Stop()
 	if len(got) != 1 || got[0].Core != 0 || got[0].Checks < 1 || got[0].Slow > got[0].Checks {
 		t.Errorf("sampler: %+v", got)
+	}
+}
+
+// The store keeps the last profile's speeds per device, replacing the
+// device's earlier ones, refuses bad ones with one line naming the file,
+// and RecordedSpeeds reads them (none without a store).
+func TestStoreSpeeds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := time.Microsecond
+	first := []CoreSpeed{{Core: 1, Checks: 9, Slow: 2, Normal: 150 * us, Median: 170 * us}, {Core: 0, Checks: 8, Normal: 140 * us, Median: 145 * us}, {Core: 2, Checks: 3, Normal: us, Median: us}}
+	last := []CoreSpeed{{Core: 1, Checks: 40, Slow: 5, Normal: 160 * us, Median: 180 * us}, {Core: 0, Checks: 30, Normal: 141 * us, Median: 150 * us}}
+	for _, cs := range [][]CoreSpeed{first, last} {
+		if err := st.PutSpeeds("dev", cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.PutSpeeds("other", first[:1]); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]CoreSpeed{{{Core: 0, Checks: 1, Slow: 2, Normal: us, Median: us}}, {{Core: 0, Checks: 1}}, {{Core: -1, Checks: 1, Normal: us, Median: us}}} {
+		if err := st.PutSpeeds("dev", bad); err == nil || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("PutSpeeds(%+v) = %v, want one line naming the store", bad, err)
+		}
+	}
+	if err := st.PutSpeeds("", last); err == nil {
+		t.Error("speeds without a device were stored")
+	}
+	st.Close()
+	got, err := RecordedSpeeds(path, "dev")
+	want := []CoreSpeed{last[1], last[0]}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("RecordedSpeeds = %+v, %v; want the last profile's, by core: %+v", got, err, want)
+	}
+	if got, err := RecordedSpeeds(filepath.Join(t.TempDir(), "none.db"), "dev"); got != nil || err != nil {
+		t.Errorf("no store: %+v, %v", got, err)
+	}
+	if got, err := RecordedSpeeds(path, "nobody"); got != nil || err != nil {
+		t.Errorf("no speeds for the device: %+v, %v", got, err)
 	}
 }

@@ -120,7 +120,8 @@ CREATE TABLE calibrations (
 );` + insituSchema
 
 // insituSchema is the tables of in-situ measurements (PutInSitu,
-// AddArrivalLag) and of measured hand-offs (PutHandOff). They came
+// AddArrivalLag), of measured hand-offs (PutHandOff) and of the speed
+// the last profile's figures were taken at (PutSpeeds). They came
 // after schema version 1 was published and is added to older version-1
 // files when they are opened, so it needs no new version.
 const insituSchema = `
@@ -158,6 +159,16 @@ CREATE TABLE IF NOT EXISTS handoffs (
 	samples     INTEGER NOT NULL,
 	measured_at TEXT NOT NULL,
 	PRIMARY KEY (device, pinned)
+);
+CREATE TABLE IF NOT EXISTS speeds (
+	device      TEXT NOT NULL,
+	core        INTEGER NOT NULL,
+	normal_ns   INTEGER NOT NULL,
+	median_ns   INTEGER NOT NULL,
+	checks      INTEGER NOT NULL,
+	slow        INTEGER NOT NULL,
+	measured_at TEXT NOT NULL,
+	PRIMARY KEY (device, core)
 );`
 
 // Open opens the store at path, creating the file (and its folder) and the
@@ -635,6 +646,63 @@ func (s *Store) HandOffs(device string) ([]HandOff, error) {
 		h.Same, h.Cross = time.Duration(same), time.Duration(cross)
 		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}
+
+// PutSpeeds stores, per core, the speed guard's summary of the reference
+// times the device's profile took its figures at (SpeedStats.Cores),
+// replacing what the device had: the figures are the last profile's.
+func (s *Store) PutSpeeds(device string, cores []CoreSpeed) error {
+	if device == "" {
+		return fmt.Errorf("profile: store %s: speeds: a device is required", s.path)
+	}
+	for _, c := range cores {
+		if c.Core < 0 || c.Checks <= 0 || c.Normal <= 0 || c.Median <= 0 || c.Slow < 0 || c.Slow > c.Checks {
+			return fmt.Errorf("profile: store %s: speeds: core %d: want a core >= 0, positive checks and reference times, and 0 to checks slow (got %+v)", s.path, c.Core, c)
+		}
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`DELETE FROM speeds WHERE device = ?`, device); err != nil {
+		return storeError(s.path, err)
+	}
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, c := range cores {
+		if _, err := tx.Exec(`INSERT INTO speeds (device, core, normal_ns, median_ns, checks, slow, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			device, c.Core, int64(c.Normal), int64(c.Median), c.Checks, c.Slow, at); err != nil {
+			return storeError(s.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return storeError(s.path, err)
+	}
+	return nil
+}
+
+// Speeds returns what PutSpeeds stored for the device, by core (none for
+// a store profiled before there was a speeds table).
+func (s *Store) Speeds(device string) ([]CoreSpeed, error) {
+	rows, err := s.db.Query(`SELECT core, normal_ns, median_ns, checks, slow FROM speeds WHERE device = ? ORDER BY core`, device)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	defer rows.Close()
+	var out []CoreSpeed
+	for rows.Next() {
+		var c CoreSpeed
+		var normal, median int64
+		if err := rows.Scan(&c.Core, &normal, &median, &c.Checks, &c.Slow); err != nil {
+			return nil, storeError(s.path, err)
+		}
+		c.Normal, c.Median = time.Duration(normal), time.Duration(median)
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, storeError(s.path, err)

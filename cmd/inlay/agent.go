@@ -268,7 +268,7 @@ func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, wor
 	if err != nil {
 		return "", err
 	}
-	lag, err := recordedArrivalLag(cmd, info.Name)
+	lag, err := profile.RecordedArrivalLag(profilesPath(cmd), info.Name)
 	if err != nil {
 		return "", err
 	}

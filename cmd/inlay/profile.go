@@ -360,7 +360,14 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		}
 	}
 	if sp, ok := dev.(interface{ Speed() profile.SpeedStats }); ok {
-		reportSpeed(out, sp.Speed())
+		s := sp.Speed()
+		reportSpeed(out, s)
+		// inlay run sets its own reference times beside these.
+		if len(s.Cores) > 0 {
+			if err := st.PutSpeeds(sum.Device, s.Cores); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintln(out)
 	if calibrated {
@@ -384,7 +391,7 @@ func reportSpeed(out io.Writer, s profile.SpeedStats) {
 	for i, c := range s.Cores {
 		parts[i] = fmt.Sprintf("core %d %s (median %s, %d of %d slow)", c.Core, fmtUS(c.Normal), fmtUS(c.Median), c.Slow, c.Checks)
 	}
-	fmt.Fprintf(out, "normal speed the figures were taken at (reference time; inlay run reports its own): %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(out, "normal speed the figures were taken at (reference time; stored, and inlay run sets its own beside it): %s\n", strings.Join(parts, ", "))
 }
 
 // profileRound measures jobs, the round-th round of runProfile, with a

@@ -69,7 +69,11 @@ every 500ms during the run (0.7% of a core) and reports how many of those
 checks found the core in a slow spell: on a virtual machine a core can run
 at half its speed for seconds at a time, and a run that falls in such
 spells measures slower than the prediction, which is for the core's normal
-speed (the profiler waits such spells out).`,
+speed (the profiler waits such spells out). Beside them it gives each
+core's normal reference time in the run and the references' median, and,
+when the --profiles store has it, the normal speed the profile took its
+figures at and the run's median against it: a run slow throughout has no
+slow checks, but its references are slower than the profile's.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -100,13 +104,16 @@ speed (the profiler waits such spells out).`,
 
 // runSpeedJSON is one core's speed check: checks timed, slow of them,
 // the core's normal reference time in the run and the references' median
-// (profile.CoreSpeed).
+// (profile.CoreSpeed), the profile's normal reference time and the
+// median's ratio to it (runSpeed; 0 when the store has none).
 type runSpeedJSON struct {
-	Core     int     `json:"core"`
-	Checks   int     `json:"checks"`
-	Slow     int     `json:"slow"`
-	NormalUS float64 `json:"normal_us"`
-	MedianUS float64 `json:"median_us"`
+	Core       int     `json:"core"`
+	Checks     int     `json:"checks"`
+	Slow       int     `json:"slow"`
+	NormalUS   float64 `json:"normal_us"`
+	MedianUS   float64 `json:"median_us"`
+	ProfiledUS float64 `json:"profiled_us,omitempty"`
+	Ratio      float64 `json:"ratio,omitempty"`
 }
 
 // runJSON is the --json output.
@@ -204,7 +211,12 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if pe, ok := est.(*profile.Estimator); ok {
 		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
 	}
-	lag, err := recordedArrivalLag(cmd, profile.LocalDeviceName())
+	lag, err := profile.RecordedArrivalLag(profilesPath(cmd), profile.LocalDeviceName())
+	if err != nil {
+		return err
+	}
+	// The speed the profile took its figures at, for the speed report.
+	profiled, err := profile.RecordedSpeeds(profilesPath(cmd), profile.LocalDeviceName())
 	if err != nil {
 		return err
 	}
@@ -225,9 +237,9 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		sampler = profile.StartSpeedSampler(ctx, cores, profile.DefaultSpeedPeriod)
 	}
 	res, err := runtime.Run(ctx, cfg)
-	var speed []profile.CoreSpeed
+	var speed []runSpeed
 	if sampler != nil {
-		speed = sampler.Stop()
+		speed = runSpeeds(sampler.Stop(), profiled)
 	}
 	if err != nil {
 		return err
@@ -320,16 +332,50 @@ func platformCores(pl *hw.Platform) []int {
 	return slices.Compact(cores)
 }
 
+// runSpeed is what the speed check saw on a core, and the normal
+// reference time the profile took its figures at there (0: unknown).
+type runSpeed struct {
+	profile.CoreSpeed
+	Profiled time.Duration
+}
+
+// runSpeeds pairs the run's speed checks with the profile's, by core.
+func runSpeeds(run, profiled []profile.CoreSpeed) []runSpeed {
+	out := make([]runSpeed, len(run))
+	for i, c := range run {
+		out[i].CoreSpeed = c
+		for _, pc := range profiled {
+			if pc.Core == c.Core {
+				out[i].Profiled = pc.Normal
+			}
+		}
+	}
+	return out
+}
+
+// ratio is the run's median reference over the profile's normal one (0
+// when either is unknown).
+func (r runSpeed) ratio() float64 {
+	if r.Profiled <= 0 || r.Median <= 0 {
+		return 0
+	}
+	return float64(r.Median) / float64(r.Profiled)
+}
+
 // speedLine says what the speed check saw during the run ("" when it did
 // not run).
-func speedLine(speed []profile.CoreSpeed) string {
+func speedLine(speed []runSpeed) string {
 	if len(speed) == 0 {
 		return ""
 	}
 	parts := make([]string, len(speed))
 	slow := 0
 	for i, c := range speed {
-		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %s, median %s)", c.Core, c.Slow, c.Checks, fmtUS(c.Normal), fmtUS(c.Median))
+		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %s, median %s", c.Core, c.Slow, c.Checks, fmtUS(c.Normal), fmtUS(c.Median))
+		if r := c.ratio(); r > 0 {
+			parts[i] += fmt.Sprintf("; the profile's %s, %.2f× it", fmtUS(c.Profiled), r)
+		}
+		parts[i] += ")"
 		slow += c.Slow
 	}
 	line := "host speed during the run: " + strings.Join(parts, ", ")
@@ -352,7 +398,7 @@ func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", msOf(d))
 }
 
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []profile.CoreSpeed) error {
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed) error {
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
@@ -375,7 +421,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
 	}
 	for _, c := range speed {
-		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median)})
+		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median), ProfiledUS: usOf(c.Profiled), Ratio: c.ratio()})
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
@@ -406,12 +452,12 @@ func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *
 	return profile.RecordInSitu(st, profile.LocalDeviceName(), rt.Version(), pl, w, p, obs, res.ArrivalLagP50, requests)
 }
 
-// recordedArrivalLag is the arrival lag that earlier runs on device
-// recorded in the --profiles store (0 when there is no store or none).
-func recordedArrivalLag(cmd *cobra.Command, device string) (time.Duration, error) {
+// profilesPath is the --profiles store's path ("" when the command has
+// no such flag).
+func profilesPath(cmd *cobra.Command) string {
 	fl := cmd.Flags().Lookup("profiles")
 	if fl == nil {
-		return 0, nil
+		return ""
 	}
-	return profile.RecordedArrivalLag(fl.Value.String(), device)
+	return fl.Value.String()
 }

@@ -214,15 +214,18 @@ func predictionOff(t *testing.T, wl, planFile, lib, store string) []string {
 func TestSpeedLine(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		speed []profile.CoreSpeed
+		speed []runSpeed
 		want  []string
 		not   []string
 	}{
 		{"none", nil, nil, []string{"host speed"}},
-		{"fast", []profile.CoreSpeed{{Core: 0, Checks: 10, Normal: 140 * time.Microsecond, Median: 150 * time.Microsecond}},
-			[]string{"core 0 slow in 0 of 10 checks (reference 140.0µs, median 150.0µs)", "slow throughout"}, []string{"half its speed"}},
-		{"spells", []profile.CoreSpeed{{Core: 0, Checks: 10, Slow: 4, Normal: 140 * time.Microsecond, Median: 200 * time.Microsecond}, {Core: 1, Checks: 9, Normal: 300 * time.Microsecond, Median: 310 * time.Microsecond}},
-			[]string{"core 0 slow in 4 of 10", "core 1 slow in 0 of 9 checks (reference 300.0µs, median 310.0µs)", "half its speed"}, nil},
+		{"fast", runSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Normal: 140 * time.Microsecond, Median: 150 * time.Microsecond}}, nil),
+			[]string{"core 0 slow in 0 of 10 checks (reference 140.0µs, median 150.0µs)", "slow throughout"}, []string{"half its speed", "profile's"}},
+		// Core 1 is slow throughout: no slow check, twice the profile's
+		// reference time.
+		{"spells", runSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Slow: 4, Normal: 140 * time.Microsecond, Median: 200 * time.Microsecond}, {Core: 1, Checks: 9, Normal: 300 * time.Microsecond, Median: 310 * time.Microsecond}},
+			[]profile.CoreSpeed{{Core: 1, Checks: 50, Normal: 155 * time.Microsecond, Median: 170 * time.Microsecond}, {Core: 2, Checks: 5, Normal: time.Millisecond, Median: time.Millisecond}}),
+			[]string{"core 0 slow in 4 of 10 checks (reference 140.0µs, median 200.0µs)", "core 1 slow in 0 of 9 checks (reference 300.0µs, median 310.0µs; the profile's 155.0µs, 2.00× it)", "half its speed"}, []string{"1000.0µs"}},
 	} {
 		got := speedLine(tc.speed)
 		for _, w := range tc.want {

@@ -345,10 +345,7 @@ func coreSpeed(core int, refs []time.Duration) CoreSpeed {
 	}
 	sorted := slices.Sorted(slices.Values(refs))
 	cs.Normal = normalSpeed(sorted)
-	cs.Median = sorted[len(sorted)/2]
-	if len(sorted)%2 == 0 {
-		cs.Median = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-	}
+	cs.Median = stats.Median(sorted)
 	for _, r := range refs {
 		if float64(r) > SlowRatio*float64(cs.Normal) {
 			cs.Slow++

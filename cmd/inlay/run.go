@@ -194,7 +194,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	if f.record {
 		// The store --record writes to may not exist yet.
-		path := cmd.Flags().Lookup("profiles").Value.String()
+		path := profilesPath(cmd)
 		if path == "" {
 			return fmt.Errorf("--record needs a profile store (--profiles)")
 		}
@@ -211,12 +211,13 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if pe, ok := est.(*profile.Estimator); ok {
 		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
 	}
-	lag, err := profile.RecordedArrivalLag(profilesPath(cmd), profile.LocalDeviceName())
+	store := profilesPath(cmd)
+	lag, err := profile.RecordedArrivalLag(store, profile.LocalDeviceName())
 	if err != nil {
 		return err
 	}
 	// The speed the profile took its figures at, for the speed report.
-	profiled, err := profile.RecordedSpeeds(profilesPath(cmd), profile.LocalDeviceName())
+	profiled, err := profile.RecordedSpeeds(store, profile.LocalDeviceName())
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "recorded the in-situ times of %d subgraph(s) in %s\n", n, cmd.Flags().Lookup("profiles").Value.String())
+		fmt.Fprintf(cmd.ErrOrStderr(), "recorded the in-situ times of %d subgraph(s) in %s\n", n, profilesPath(cmd))
 	}
 	if f.trace != "" {
 		if err := writeFile(f.trace, func(fw io.Writer) error {
@@ -432,7 +433,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 // service times) and the run's arrival lag in the --profiles store
 // (profile.RecordInSitu), as this machine's.
 func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *plan.Plan, res *runtime.Result, ortLib string) (int, error) {
-	st, err := profile.Open(cmd.Flags().Lookup("profiles").Value.String())
+	st, err := profile.Open(profilesPath(cmd))
 	if err != nil {
 		return 0, err
 	}

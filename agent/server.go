@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -445,7 +446,7 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 		case seen[in.Name]:
 			return fmt.Errorf("input %q given twice", in.Name)
 		case !ok:
-			return fmt.Errorf("input %q is not a graph input of the model (its inputs: %s)", in.Name, strings.Join(want, ", "))
+			return fmt.Errorf("input %q is not a graph input of the model (its inputs: %s)", in.Name, quoteAll(want))
 		}
 		seen[in.Name] = true
 		if in.DType.Size() <= 0 {
@@ -493,6 +494,16 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 		}
 	}
 	return nil
+}
+
+// quoteAll lists names Go-quoted, so that a name holding a newline or a
+// control byte cannot break the one-line error it is named in.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 func isJSON(contentType string) bool {

@@ -207,41 +207,40 @@ func RecordInSitu(st *Store, device, ortVersion string, pl *hw.Platform, w *work
 	return n, nil
 }
 
-// RecordedArrivalLag is the median arrival lag that runs recorded
-// (RecordInSitu) for device in the store at path: what the simulator's
-// predictions leave out on that device. 0 when path is "", the store does
-// not exist, or it holds none for the device.
-func RecordedArrivalLag(path, device string) (time.Duration, error) {
-	st, err := openRecorded(path)
-	if st == nil {
-		return 0, err
+// Recorded is what runs and profiles recorded for one device in a store,
+// beside its figures: what inlay run and agent run read before they run.
+type Recorded struct {
+	// ArrivalLag is the median arrival lag runs recorded (RecordInSitu):
+	// what the simulator's predictions leave out on that device; 0 when
+	// none.
+	ArrivalLag time.Duration
+	// Speeds is the speed the device's last profile took its figures at,
+	// by core (Store.Speeds); none when it has none.
+	Speeds []CoreSpeed
+}
+
+// ReadRecorded reads what the store at path recorded for device, opening
+// it once. The zero Recorded and no error when path is "" or the store
+// does not exist (CostModel says what is wrong with the path).
+func ReadRecorded(path, device string) (Recorded, error) {
+	if path == "" {
+		return Recorded{}, nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return Recorded{}, nil
+	}
+	st, err := Open(path)
+	if err != nil {
+		return Recorded{}, err
 	}
 	defer st.Close()
 	a, _, err := st.ArrivalLag(device)
-	return a.Lag, err
-}
-
-// openRecorded opens the store at path for what runs recorded there: nil
-// and no error when there is no path or no file (CostModel says what is
-// wrong with the path).
-func openRecorded(path string) (*Store, error) {
-	if path == "" {
-		return nil, nil
+	if err != nil {
+		return Recorded{}, err
 	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, nil
+	sp, err := st.Speeds(device)
+	if err != nil {
+		return Recorded{}, err
 	}
-	return Open(path)
-}
-
-// RecordedSpeeds is the speed the last profile of device in the store at
-// path took its figures at (Store.Speeds; none when there is no store,
-// or it has none).
-func RecordedSpeeds(path, device string) ([]CoreSpeed, error) {
-	st, err := openRecorded(path)
-	if st == nil {
-		return nil, err
-	}
-	defer st.Close()
-	return st.Speeds(device)
+	return Recorded{ArrivalLag: a.Lag, Speeds: sp}, nil
 }

@@ -182,7 +182,8 @@ func TestSpeedSampler(t *testing.T) {
 
 // The store keeps the last profile's speeds per device, replacing the
 // device's earlier ones, refuses bad ones with one line naming the file,
-// and RecordedSpeeds reads them (none without a store).
+// and ReadRecorded reads them with the recorded arrival lag (none
+// without a store, or for another device).
 func TestStoreSpeeds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "p.db")
 	st, err := Open(path)
@@ -208,16 +209,18 @@ func TestStoreSpeeds(t *testing.T) {
 	if err := st.PutSpeeds("", last); err == nil {
 		t.Error("speeds without a device were stored")
 	}
+	if err := st.AddArrivalLag("dev", 300*us, 40); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
-	got, err := RecordedSpeeds(path, "dev")
-	want := []CoreSpeed{last[1], last[0]}
+	got, err := ReadRecorded(path, "dev")
+	want := Recorded{ArrivalLag: 300 * us, Speeds: []CoreSpeed{last[1], last[0]}}
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("RecordedSpeeds = %+v, %v; want the last profile's, by core: %+v", got, err, want)
+		t.Errorf("ReadRecorded = %+v, %v; want the last profile's speeds, by core, and the lag: %+v", got, err, want)
 	}
-	if got, err := RecordedSpeeds(filepath.Join(t.TempDir(), "none.db"), "dev"); got != nil || err != nil {
-		t.Errorf("no store: %+v, %v", got, err)
-	}
-	if got, err := RecordedSpeeds(path, "nobody"); got != nil || err != nil {
-		t.Errorf("no speeds for the device: %+v, %v", got, err)
+	for _, tc := range []struct{ path, device string }{{"", "dev"}, {filepath.Join(t.TempDir(), "none.db"), "dev"}, {path, "nobody"}} {
+		if got, err := ReadRecorded(tc.path, tc.device); !reflect.DeepEqual(got, Recorded{}) || err != nil {
+			t.Errorf("ReadRecorded(%q, %q) = %+v, %v; want nothing", tc.path, tc.device, got, err)
+		}
 	}
 }

@@ -268,11 +268,11 @@ func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, wor
 	if err != nil {
 		return "", err
 	}
-	lag, err := profile.RecordedArrivalLag(profilesPath(cmd), info.Name)
+	rec, err := profile.ReadRecorded(profilesPath(cmd), info.Name)
 	if err != nil {
 		return "", err
 	}
-	cfg := runtime.Config{Workload: w, Platform: info.Platform, Plan: p, Cost: est, Scale: f.scale, Seed: f.seed, ArrivalLag: lag}
+	cfg := runtime.Config{Workload: w, Platform: info.Platform, Plan: p, Cost: est, Scale: f.scale, Seed: f.seed, ArrivalLag: rec.ArrivalLag}
 	if err := runtime.Predict(cfg, res); err != nil {
 		return "", err
 	}

@@ -211,18 +211,14 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if pe, ok := est.(*profile.Estimator); ok {
 		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
 	}
-	store := profilesPath(cmd)
-	lag, err := profile.RecordedArrivalLag(store, profile.LocalDeviceName())
-	if err != nil {
-		return err
-	}
-	// The speed the profile took its figures at, for the speed report.
-	profiled, err := profile.RecordedSpeeds(store, profile.LocalDeviceName())
+	// The arrival lag runs recorded, and the speed the profile took its
+	// figures at, for the speed report.
+	rec, err := profile.ReadRecorded(profilesPath(cmd), profile.LocalDeviceName())
 	if err != nil {
 		return err
 	}
 	cfg := runtime.Config{
-		ArrivalLag: lag,
+		ArrivalLag: rec.ArrivalLag,
 		Workload:   w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
 		Spans: f.trace != "", NoPin: f.noPin, Spin: f.spin,
@@ -240,7 +236,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	res, err := runtime.Run(ctx, cfg)
 	var speed []runSpeed
 	if sampler != nil {
-		speed = runSpeeds(sampler.Stop(), profiled)
+		speed = runSpeeds(sampler.Stop(), rec.Speeds)
 	}
 	if err != nil {
 		return err
@@ -261,7 +257,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, lag, note(), speed)
+		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed)
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -288,7 +284,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := report.Text(out, s); err != nil {
 		return err
 	}
-	if lag > 0 {
+	if lag := rec.ArrivalLag; lag > 0 {
 		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus the arrival lag of %v that recorded runs saw):\n", lag.Round(time.Microsecond))
 	} else {
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")

@@ -204,27 +204,46 @@ func storeError(path string, err error) error {
 	return fmt.Errorf("profile: store %s: %s", path, msg)
 }
 
+// queryer runs a query: the store's database, or a transaction on it.
+type queryer interface {
+	Query(query string, args ...any) (*sql.Rows, error)
+}
+
+// scanAll runs query on q and scans every row it returns with scan, in
+// order. The errors are the database's, unwrapped (the store's methods
+// name the store: storeError).
+func scanAll[T any](q queryer, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// scanString scans a row of one text column.
+func scanString(rows *sql.Rows) (string, error) {
+	var v string
+	err := rows.Scan(&v)
+	return v, err
+}
+
 func (s *Store) init() error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var tables []string
-	rows, err := tx.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	tables, err := scanAll(tx, scanString, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		tables = append(tables, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if len(tables) == 0 {
@@ -330,22 +349,13 @@ var coldFitColumns = [][2]string{
 
 // addColumns adds the columns a table lacks.
 func addColumns(tx *sql.Tx, table string, cols [][2]string) error {
-	rows, err := tx.Query(`SELECT name FROM pragma_table_info(?)`, table)
+	names, err := scanAll(tx, scanString, `SELECT name FROM pragma_table_info(?)`, table)
 	if err != nil {
 		return err
 	}
 	have := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
+	for _, n := range names {
 		have[n] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	for _, c := range cols {
 		if !have[c[0]] {
@@ -448,20 +458,8 @@ func (s *Store) Records(device string) ([]Record, error) {
 		args = append(args, device)
 	}
 	q += ` ORDER BY device, model, processor, backend, dtype, shapes, layers`
-	rows, err := s.db.Query(q, args...)
+	out, err := scanAll(s.db, func(rows *sql.Rows) (Record, error) { return scanRecord(rows) }, q, args...)
 	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, storeError(s.path, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, storeError(s.path, err)
 	}
 	return out, nil
@@ -526,25 +524,17 @@ func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
 	q := `SELECT device, model, layers, processor, backend, dtype, shapes, model_name,
 		typical_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at FROM insitu` + where +
 		` ORDER BY device, model, processor, backend, dtype, shapes, layers`
-	rows, err := s.db.Query(q, args...)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	defer rows.Close()
-	var out []InSitu
-	for rows.Next() {
+	out, err := scanAll(s.db, func(rows *sql.Rows) (InSitu, error) {
 		var r InSitu
 		var typical, med, p90, mn, mx, sd int64
 		var at string
-		if err := rows.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
-			&typical, &med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &at); err != nil {
-			return nil, storeError(s.path, err)
-		}
+		err := rows.Scan(&r.Device, &r.Model, &r.Layers, &r.Processor, &r.Backend, &r.DType, &r.Shapes, &r.ModelName,
+			&typical, &med, &p90, &mn, &mx, &sd, &r.Reps, &r.ORTVersion, &at)
 		r.Typical, r.Median, r.P90, r.Min, r.Max, r.Stddev = time.Duration(typical), time.Duration(med), time.Duration(p90), time.Duration(mn), time.Duration(mx), time.Duration(sd)
 		r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		return r, err
+	}, q, args...)
+	if err != nil {
 		return nil, storeError(s.path, err)
 	}
 	return out, nil
@@ -630,24 +620,16 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 
 // HandOffs returns the device's measured hand-offs, unpinned first.
 func (s *Store) HandOffs(device string) ([]HandOff, error) {
-	rows, err := s.db.Query(`SELECT pinned, same_ns, cross_ns, samples, measured_at FROM handoffs WHERE device = ? ORDER BY pinned`, device)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	defer rows.Close()
-	var out []HandOff
-	for rows.Next() {
+	out, err := scanAll(s.db, func(rows *sql.Rows) (HandOff, error) {
 		var h HandOff
 		var same, cross int64
 		var at string
-		if err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at); err != nil {
-			return nil, storeError(s.path, err)
-		}
+		err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at)
 		h.Same, h.Cross = time.Duration(same), time.Duration(cross)
 		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
+		return h, err
+	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at FROM handoffs WHERE device = ? ORDER BY pinned`, device)
+	if err != nil {
 		return nil, storeError(s.path, err)
 	}
 	return out, nil
@@ -689,22 +671,14 @@ func (s *Store) PutSpeeds(device string, cores []CoreSpeed) error {
 // Speeds returns what PutSpeeds stored for the device, by core (none for
 // a store profiled before there was a speeds table).
 func (s *Store) Speeds(device string) ([]CoreSpeed, error) {
-	rows, err := s.db.Query(`SELECT core, normal_ns, median_ns, checks, slow FROM speeds WHERE device = ? ORDER BY core`, device)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	defer rows.Close()
-	var out []CoreSpeed
-	for rows.Next() {
+	out, err := scanAll(s.db, func(rows *sql.Rows) (CoreSpeed, error) {
 		var c CoreSpeed
 		var normal, median int64
-		if err := rows.Scan(&c.Core, &normal, &median, &c.Checks, &c.Slow); err != nil {
-			return nil, storeError(s.path, err)
-		}
+		err := rows.Scan(&c.Core, &normal, &median, &c.Checks, &c.Slow)
 		c.Normal, c.Median = time.Duration(normal), time.Duration(median)
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+		return c, err
+	}, `SELECT core, normal_ns, median_ns, checks, slow FROM speeds WHERE device = ? ORDER BY core`, device)
+	if err != nil {
 		return nil, storeError(s.path, err)
 	}
 	return out, nil
@@ -784,24 +758,16 @@ func (s *Store) PutDevice(name, platform, ortVersion string) error {
 
 // Devices lists the recorded devices by name.
 func (s *Store) Devices() ([]DeviceRow, error) {
-	rows, err := s.db.Query(`SELECT d.name, d.platform, d.ort_version, d.updated_at,
+	out, err := scanAll(s.db, func(rows *sql.Rows) (DeviceRow, error) {
+		var d DeviceRow
+		var at string
+		err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements, &d.InSitu)
+		d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)
+		return d, err
+	}, `SELECT d.name, d.platform, d.ort_version, d.updated_at,
 		(SELECT COUNT(*) FROM measurements m WHERE m.device = d.name),
 		(SELECT COUNT(*) FROM insitu i WHERE i.device = d.name) FROM devices d ORDER BY d.name`)
 	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	defer rows.Close()
-	var out []DeviceRow
-	for rows.Next() {
-		var d DeviceRow
-		var at string
-		if err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements, &d.InSitu); err != nil {
-			return nil, storeError(s.path, err)
-		}
-		d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, storeError(s.path, err)
 	}
 	return out, nil
@@ -858,28 +824,29 @@ func (s *Store) PutCalibration(c CalibrationRow) error {
 
 // Calibrations returns a device's fitted factors by processor name.
 func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
-	rows, err := s.db.Query(`SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
+	type row struct {
+		c   CalibrationRow
+		eff string
+	}
+	rows, err := scanAll(s.db, func(rows *sql.Rows) (row, error) {
+		var r row
+		var at string
+		err := rows.Scan(&r.c.Device, &r.c.Processor, &r.eff, &r.c.MAPEBefore, &r.c.MAPEAfter, &r.c.Samples, &at,
+			&r.c.Cold.A, &r.c.Cold.B, &r.c.Cold.Samples)
+		r.c.FittedAt, _ = time.Parse(time.RFC3339Nano, at)
+		return r, err
+	}, `SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
 		cold_a, cold_b, cold_samples FROM calibrations WHERE device = ? ORDER BY processor`, device)
 	if err != nil {
 		return nil, storeError(s.path, err)
 	}
-	defer rows.Close()
 	out := map[string]CalibrationRow{}
-	for rows.Next() {
-		var c CalibrationRow
-		var eff, at string
-		if err := rows.Scan(&c.Device, &c.Processor, &eff, &c.MAPEBefore, &c.MAPEAfter, &c.Samples, &at,
-			&c.Cold.A, &c.Cold.B, &c.Cold.Samples); err != nil {
-			return nil, storeError(s.path, err)
-		}
-		if err := json.Unmarshal([]byte(eff), &c.Efficiency); err != nil {
+	for _, r := range rows {
+		c := r.c
+		if err := json.Unmarshal([]byte(r.eff), &c.Efficiency); err != nil {
 			return nil, fmt.Errorf("profile: store %s: calibration of %s: %w", s.path, c.Processor, err)
 		}
-		c.FittedAt, _ = time.Parse(time.RFC3339Nano, at)
 		out[c.Processor] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(s.path, err)
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -195,31 +196,33 @@ func (s *Store) PutCorun(c Corun) error {
 
 // Coruns returns a device's co-run profiles, ordered by key.
 func (s *Store) Coruns(device string) ([]Corun, error) {
-	rows, err := s.db.Query(`SELECT device, model, layers, processor, backend, dtype, shapes,
+	type row struct {
+		c   Corun
+		pts string
+	}
+	rows, err := scanAll(s.db, func(rows *sql.Rows) (row, error) {
+		var r row
+		var alone int64
+		var at string
+		c := &r.c
+		err := rows.Scan(&c.Device, &c.Model, &c.Layers, &c.Processor, &c.Backend, &c.DType, &c.Shapes,
+			&alone, &r.pts, &c.K, &c.RMS, &c.Intensity, &c.Neighbours, &c.Real, &c.Predicted, &at, &c.ModelName)
+		c.Alone = time.Duration(alone)
+		c.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
+		return r, err
+	}, `SELECT device, model, layers, processor, backend, dtype, shapes,
 		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at, model_name
 		FROM corun WHERE device = ? ORDER BY model, layers, processor, backend, dtype, shapes`, device)
 	if err != nil {
 		return nil, storeError(s.path, err)
 	}
-	defer rows.Close()
 	var out []Corun
-	for rows.Next() {
-		var c Corun
-		var alone int64
-		var pts, at string
-		if err := rows.Scan(&c.Device, &c.Model, &c.Layers, &c.Processor, &c.Backend, &c.DType, &c.Shapes,
-			&alone, &pts, &c.K, &c.RMS, &c.Intensity, &c.Neighbours, &c.Real, &c.Predicted, &at, &c.ModelName); err != nil {
-			return nil, storeError(s.path, err)
-		}
-		c.Alone = time.Duration(alone)
-		if err := json.Unmarshal([]byte(pts), &c.Points); err != nil {
+	for _, r := range rows {
+		c := r.c
+		if err := json.Unmarshal([]byte(r.pts), &c.Points); err != nil {
 			return nil, fmt.Errorf("profile: store %s: co-run %s: points: %w", s.path, c.Key, err)
 		}
-		c.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, storeError(s.path, err)
 	}
 	return out, nil
 }

@@ -71,6 +71,9 @@ type Config struct {
 	Values map[string]*graph.Data
 	// Spans records what ran where (Result.Spans), for traces.
 	Spans bool
+	// PredictSpans keeps the prediction's spans (Result.PredictedSpans),
+	// to set beside the run's per subgraph (report.CompareSpans).
+	PredictSpans bool
 	// NoPin leaves the workers of processors with cores unpinned and not
 	// locked to threads (the OS places them). A pinned worker is locked to
 	// its thread, so waking it after it slept goes through a thread

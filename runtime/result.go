@@ -92,6 +92,9 @@ type Result struct {
 	// Lanes the processor names, then the links that carried a transfer.
 	Spans []report.Span
 	Lanes []string
+	// PredictedSpans are the simulated spans of the prediction for the
+	// same plan and rate (Config.PredictSpans; nil without it).
+	PredictedSpans []report.Span
 	// ZeroCopy counts tensors handed from one subgraph to another as the
 	// same buffer; Copied those copied by a transfer between domains.
 	ZeroCopy, Copied int64

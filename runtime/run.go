@@ -89,10 +89,11 @@ func Predict(c Config, res *Result) error {
 }
 
 func predict(prog *sim.Program, c *Config, res *Result) error {
-	pred, err := sim.Run(prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: true})
+	pred, err := sim.Run(prog, sim.Options{Scale: c.Scale, Seed: c.Seed, Policy: c.Policy, NoSpans: !c.PredictSpans})
 	if err != nil {
 		return err
 	}
+	res.PredictedSpans = pred.Spans
 	if len(pred.Groups) != len(res.Groups) {
 		return fmt.Errorf("runtime: the simulation has %d groups, the run %d", len(pred.Groups), len(res.Groups))
 	}

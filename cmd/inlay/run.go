@@ -32,7 +32,7 @@ type runFlags struct {
 	seed                          int64
 	backlog                       int
 	dropLate, json, noPin, record bool
-	speedCheck                    bool
+	speedCheck, subgraphs         bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -73,7 +73,15 @@ speed (the profiler waits such spells out). Beside them it gives each
 core's normal reference time in the run and the references' median, and,
 when the --profiles store has it, the normal speed the profile took its
 figures at and the run's median against it: a run slow throughout has no
-slow checks, but its references are slower than the profile's.`,
+slow checks, but its references are slower than the profile's.
+
+--subgraphs sets each subgraph beside its prediction: the median of its
+spans in the run and in the simulation of the same plan and rate, their
+ratio, and the run's spans split into those that ran alone (the other
+processors busy for under 20% of the span) and those that ran beside
+other work. Beside above alone is contention between the plan's own
+subgraphs; alone above the prediction is the processor running slower
+than profiled (a slow spell, or a figure taken in another state).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -96,6 +104,7 @@ slow checks, but its references are slower than the profile's.`,
 	fl.DurationVar(&f.spin, "spin", 0, "how long an idle worker polls its queue before it sleeps (e.g. 200us: faster hand-offs, at the cost of CPU time)")
 	fl.BoolVar(&f.record, "record", false, "store the subgraphs' in-situ times in the profile store (--profiles)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
+	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it (subgraphs in --json)")
 	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
@@ -141,6 +150,26 @@ type runJSON struct {
 	Procs                 []runProcJSON  `json:"processors"`
 	// Speed is the speed check's counts per core (--speed-check).
 	Speed []runSpeedJSON `json:"speed,omitempty"`
+	// Subgraphs is --subgraphs' comparison (report.CompareSpans).
+	Subgraphs []runSubgraphJSON `json:"subgraphs,omitempty"`
+}
+
+// runSubgraphJSON is one subgraph of a group on a processor: its
+// predicted and measured median span and their counts, and the run's
+// medians alone and beside other processors' work (report.SpanStats).
+type runSubgraphJSON struct {
+	Group       string  `json:"group"`
+	Subgraph    string  `json:"subgraph"`
+	Processor   string  `json:"processor"`
+	PredictedMS float64 `json:"predicted_ms"`
+	Predicted   int     `json:"predicted_runs"`
+	MeasuredMS  float64 `json:"measured_ms"`
+	Runs        int     `json:"runs"`
+	Ratio       float64 `json:"ratio,omitempty"`
+	AloneMS     float64 `json:"alone_ms"`
+	AloneRuns   int     `json:"alone_runs"`
+	BesideMS    float64 `json:"beside_ms"`
+	BesideRuns  int     `json:"beside_runs"`
 }
 
 type runGroupJSON struct {
@@ -221,7 +250,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		ArrivalLag: rec.ArrivalLag,
 		Workload:   w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
-		Spans: f.trace != "", NoPin: f.noPin, Spin: f.spin,
+		Spans: f.trace != "" || f.subgraphs, PredictSpans: f.subgraphs, NoPin: f.noPin, Spin: f.spin,
 	}
 	if f.dropLate {
 		cfg.Policy = dispatch.DropLate
@@ -257,7 +286,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed)
+		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed, f.subgraphs)
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -314,6 +343,12 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond), res.ArrivalLag.Round(time.Microsecond), res.ArrivalLagP50.Round(time.Microsecond))
 	if line := speedLine(speed); line != "" {
 		fmt.Fprintln(out, line)
+	}
+	if f.subgraphs {
+		fmt.Fprintf(out, "\nper subgraph, median span (alone: other processors busy for under %.0f%% of it; beside: the rest):\n", 100*report.BesideShare)
+		if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -395,7 +430,7 @@ func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", msOf(d))
 }
 
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed) error {
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed, subgraphs bool) error {
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
@@ -419,6 +454,13 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 	}
 	for _, c := range speed {
 		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median), ProfiledUS: usOf(c.Profiled), Ratio: c.ratio()})
+	}
+	if subgraphs {
+		for _, r := range report.CompareSpans(res.Spans, res.PredictedSpans) {
+			j.Subgraphs = append(j.Subgraphs, runSubgraphJSON{Group: r.Group, Subgraph: r.Label, Processor: r.Processor,
+				PredictedMS: msOf(r.Predicted), Predicted: r.PredictedRuns, MeasuredMS: msOf(r.Measured), Runs: r.Runs, Ratio: r.Ratio(),
+				AloneMS: msOf(r.Alone), AloneRuns: r.AloneRuns, BesideMS: msOf(r.Beside), BesideRuns: r.BesideRuns})
+		}
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")

@@ -57,11 +57,21 @@ func TestRunCommand(t *testing.T) {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
 	trace := filepath.Join(dir, "trace.json")
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--ort-lib", lib, "--profiles", "")
+	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
 	var got struct {
+		Subgraphs []struct {
+			Group, Subgraph, Processor string
+			PredictedMS                float64 `json:"predicted_ms"`
+			PredictedRuns              int     `json:"predicted_runs"`
+			MeasuredMS                 float64 `json:"measured_ms"`
+			Runs                       int     `json:"runs"`
+			Ratio                      float64 `json:"ratio"`
+			AloneRuns                  int     `json:"alone_runs"`
+			BesideRuns                 int     `json:"beside_runs"`
+		} `json:"subgraphs"`
 		Groups []struct {
 			Name                               string
 			Requests, Completed, Late, Dropped int
@@ -81,6 +91,19 @@ func TestRunCommand(t *testing.T) {
 	g := got.Groups[0]
 	if g.Name != "voice" || g.Requests < 20 || g.Completed+g.Dropped != g.Requests || g.P50MS <= 0 || g.PredictedP50MS <= 0 || g.P99MS < g.P50MS {
 		t.Errorf("voice: %+v", g)
+	}
+	// --subgraphs: every planned model's subgraphs, each run and
+	// predicted, its runs split into alone and beside.
+	models := map[string]bool{}
+	for _, sg := range got.Subgraphs {
+		models[strings.SplitN(sg.Subgraph, "[", 2)[0]] = true
+		if sg.Group != "voice" || sg.Runs < 20 || sg.PredictedRuns < 20 || sg.MeasuredMS <= 0 || sg.PredictedMS <= 0 ||
+			sg.AloneRuns+sg.BesideRuns != sg.Runs || sg.Ratio <= 0 || !strings.HasPrefix(sg.Processor, "cpu") {
+			t.Errorf("subgraph %+v", sg)
+		}
+	}
+	if len(models) != 4 {
+		t.Errorf("--subgraphs covers models %v, want the 4 of the plan", models)
 	}
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), "speech_embed") {

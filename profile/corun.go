@@ -200,7 +200,7 @@ func (s *Store) Coruns(device string) ([]Corun, error) {
 		c   Corun
 		pts string
 	}
-	rows, err := scanAll(s.db, func(rows *sql.Rows) (row, error) {
+	rows, err := storeRows(s, func(rows *sql.Rows) (row, error) {
 		var r row
 		var alone int64
 		var at string
@@ -214,7 +214,7 @@ func (s *Store) Coruns(device string) ([]Corun, error) {
 		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at, model_name
 		FROM corun WHERE device = ? ORDER BY model, layers, processor, backend, dtype, shapes`, device)
 	if err != nil {
-		return nil, storeError(s.path, err)
+		return nil, err
 	}
 	var out []Corun
 	for _, r := range rows {

@@ -229,6 +229,16 @@ func scanAll[T any](q queryer, scan func(*sql.Rows) (T, error), query string, ar
 	return out, rows.Err()
 }
 
+// storeRows is scanAll on the store's database, its errors naming the
+// store (storeError).
+func storeRows[T any](s *Store, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	out, err := scanAll(s.db, scan, query, args...)
+	if err != nil {
+		return nil, storeError(s.path, err)
+	}
+	return out, nil
+}
+
 // scanString scans a row of one text column.
 func scanString(rows *sql.Rows) (string, error) {
 	var v string
@@ -458,11 +468,7 @@ func (s *Store) Records(device string) ([]Record, error) {
 		args = append(args, device)
 	}
 	q += ` ORDER BY device, model, processor, backend, dtype, shapes, layers`
-	out, err := scanAll(s.db, func(rows *sql.Rows) (Record, error) { return scanRecord(rows) }, q, args...)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	return out, nil
+	return storeRows(s, func(rows *sql.Rows) (Record, error) { return scanRecord(rows) }, q, args...)
 }
 
 // InSitu is an in-situ measurement: a subgraph's times inside a real run
@@ -524,7 +530,7 @@ func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
 	q := `SELECT device, model, layers, processor, backend, dtype, shapes, model_name,
 		typical_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at FROM insitu` + where +
 		` ORDER BY device, model, processor, backend, dtype, shapes, layers`
-	out, err := scanAll(s.db, func(rows *sql.Rows) (InSitu, error) {
+	return storeRows(s, func(rows *sql.Rows) (InSitu, error) {
 		var r InSitu
 		var typical, med, p90, mn, mx, sd int64
 		var at string
@@ -534,10 +540,6 @@ func (s *Store) inSituWhere(where string, args ...any) ([]InSitu, error) {
 		r.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		return r, err
 	}, q, args...)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	return out, nil
 }
 
 // ArrivalLag is a device's arrival lag over the real runs recorded: from a
@@ -620,7 +622,7 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 
 // HandOffs returns the device's measured hand-offs, unpinned first.
 func (s *Store) HandOffs(device string) ([]HandOff, error) {
-	out, err := scanAll(s.db, func(rows *sql.Rows) (HandOff, error) {
+	return storeRows(s, func(rows *sql.Rows) (HandOff, error) {
 		var h HandOff
 		var same, cross int64
 		var at string
@@ -629,10 +631,6 @@ func (s *Store) HandOffs(device string) ([]HandOff, error) {
 		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		return h, err
 	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at FROM handoffs WHERE device = ? ORDER BY pinned`, device)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	return out, nil
 }
 
 // PutSpeeds stores, per core, the speed guard's summary of the reference
@@ -671,17 +669,13 @@ func (s *Store) PutSpeeds(device string, cores []CoreSpeed) error {
 // Speeds returns what PutSpeeds stored for the device, by core (none for
 // a store profiled before there was a speeds table).
 func (s *Store) Speeds(device string) ([]CoreSpeed, error) {
-	out, err := scanAll(s.db, func(rows *sql.Rows) (CoreSpeed, error) {
+	return storeRows(s, func(rows *sql.Rows) (CoreSpeed, error) {
 		var c CoreSpeed
 		var normal, median int64
 		err := rows.Scan(&c.Core, &normal, &median, &c.Checks, &c.Slow)
 		c.Normal, c.Median = time.Duration(normal), time.Duration(median)
 		return c, err
 	}, `SELECT core, normal_ns, median_ns, checks, slow FROM speeds WHERE device = ? ORDER BY core`, device)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	return out, nil
 }
 
 // MergeInSitu adds a run's in-situ measurement to the one stored under the
@@ -758,7 +752,7 @@ func (s *Store) PutDevice(name, platform, ortVersion string) error {
 
 // Devices lists the recorded devices by name.
 func (s *Store) Devices() ([]DeviceRow, error) {
-	out, err := scanAll(s.db, func(rows *sql.Rows) (DeviceRow, error) {
+	return storeRows(s, func(rows *sql.Rows) (DeviceRow, error) {
 		var d DeviceRow
 		var at string
 		err := rows.Scan(&d.Name, &d.Platform, &d.ORTVersion, &at, &d.Measurements, &d.InSitu)
@@ -767,10 +761,6 @@ func (s *Store) Devices() ([]DeviceRow, error) {
 	}, `SELECT d.name, d.platform, d.ort_version, d.updated_at,
 		(SELECT COUNT(*) FROM measurements m WHERE m.device = d.name),
 		(SELECT COUNT(*) FROM insitu i WHERE i.device = d.name) FROM devices d ORDER BY d.name`)
-	if err != nil {
-		return nil, storeError(s.path, err)
-	}
-	return out, nil
 }
 
 // DeviceFor picks the device whose measurements stand for a platform: the
@@ -828,7 +818,7 @@ func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
 		c   CalibrationRow
 		eff string
 	}
-	rows, err := scanAll(s.db, func(rows *sql.Rows) (row, error) {
+	rows, err := storeRows(s, func(rows *sql.Rows) (row, error) {
 		var r row
 		var at string
 		err := rows.Scan(&r.c.Device, &r.c.Processor, &r.eff, &r.c.MAPEBefore, &r.c.MAPEAfter, &r.c.Samples, &at,
@@ -838,7 +828,7 @@ func (s *Store) Calibrations(device string) (map[string]CalibrationRow, error) {
 	}, `SELECT device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
 		cold_a, cold_b, cold_samples FROM calibrations WHERE device = ? ORDER BY processor`, device)
 	if err != nil {
-		return nil, storeError(s.path, err)
+		return nil, err
 	}
 	out := map[string]CalibrationRow{}
 	for _, r := range rows {

@@ -158,18 +158,18 @@ type runJSON struct {
 // predicted and measured median span and their counts, and the run's
 // medians alone and beside other processors' work (report.SpanStats).
 type runSubgraphJSON struct {
-	Group       string  `json:"group"`
-	Subgraph    string  `json:"subgraph"`
-	Processor   string  `json:"processor"`
-	PredictedMS float64 `json:"predicted_ms"`
-	Predicted   int     `json:"predicted_runs"`
-	MeasuredMS  float64 `json:"measured_ms"`
-	Runs        int     `json:"runs"`
-	Ratio       float64 `json:"ratio,omitempty"`
-	AloneMS     float64 `json:"alone_ms"`
-	AloneRuns   int     `json:"alone_runs"`
-	BesideMS    float64 `json:"beside_ms"`
-	BesideRuns  int     `json:"beside_runs"`
+	Group         string  `json:"group"`
+	Subgraph      string  `json:"subgraph"`
+	Processor     string  `json:"processor"`
+	PredictedMS   float64 `json:"predicted_ms"`
+	PredictedRuns int     `json:"predicted_runs"`
+	MeasuredMS    float64 `json:"measured_ms"`
+	Runs          int     `json:"runs"`
+	Ratio         float64 `json:"ratio,omitempty"`
+	AloneMS       float64 `json:"alone_ms"`
+	AloneRuns     int     `json:"alone_runs"`
+	BesideMS      float64 `json:"beside_ms"`
+	BesideRuns    int     `json:"beside_runs"`
 }
 
 type runGroupJSON struct {
@@ -458,7 +458,7 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 	if subgraphs {
 		for _, r := range report.CompareSpans(res.Spans, res.PredictedSpans) {
 			j.Subgraphs = append(j.Subgraphs, runSubgraphJSON{Group: r.Group, Subgraph: r.Label, Processor: r.Processor,
-				PredictedMS: msOf(r.Predicted), Predicted: r.PredictedRuns, MeasuredMS: msOf(r.Measured), Runs: r.Runs, Ratio: r.Ratio(),
+				PredictedMS: msOf(r.Predicted), PredictedRuns: r.PredictedRuns, MeasuredMS: msOf(r.Measured), Runs: r.Runs, Ratio: r.Ratio(),
 				AloneMS: msOf(r.Alone), AloneRuns: r.AloneRuns, BesideMS: msOf(r.Beside), BesideRuns: r.BesideRuns})
 		}
 	}

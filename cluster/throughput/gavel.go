@@ -102,7 +102,7 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 				if ps == "null" {
 					var x float64
 					if err := json.Unmarshal(v, &x); err != nil || !(x >= 0) {
-						return nil, fmt.Errorf("cluster/throughput: %s: %s: %s: alone throughput must be a non-negative number", source, w, ks)
+						return nil, fmt.Errorf("cluster/throughput: %s: %q: %q: alone throughput must be a non-negative number", source, w, ks)
 					}
 					if spread {
 						t.SetSpread(k, base, x)
@@ -116,14 +116,14 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 				}
 				pk, ok := parseGavelKey(ps)
 				if !ok {
-					return nil, fmt.Errorf("cluster/throughput: %s: %s: %s: bad partner key %q", source, w, ks, ps)
+					return nil, fmt.Errorf("cluster/throughput: %s: %q: %q: bad partner key %q", source, w, ks, ps)
 				}
 				var xy [2]float64
 				if err := json.Unmarshal(v, &xy); err != nil || !(xy[0] >= 0 && xy[1] >= 0) {
-					return nil, fmt.Errorf("cluster/throughput: %s: %s: %s: %s: want a pair of non-negative numbers", source, w, ks, ps)
+					return nil, fmt.Errorf("cluster/throughput: %s: %q: %q: %q: want a pair of non-negative numbers", source, w, ks, ps)
 				}
 				if _, known := t.Lookup(pk); !known {
-					return nil, fmt.Errorf("cluster/throughput: %s: %s: %s: partner %q has no row", source, w, ks, ps)
+					return nil, fmt.Errorf("cluster/throughput: %s: %q: %q: partner %q has no row", source, w, ks, ps)
 				}
 				t.SetPair(k, pk, base, xy[0], xy[1])
 			}

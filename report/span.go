@@ -20,6 +20,9 @@ type Span struct {
 	Request int
 	// Start and End are times since the start of the run; End ≥ Start.
 	Start, End time.Duration
+	// Arrival is when the span's request arrived (was scheduled to), since
+	// the start of the run; it is the same for all of a request's spans.
+	Arrival time.Duration
 	// Late marks a span of a request that missed its deadline.
 	Late bool
 	// Stretch is how much longer than alone the span ran because of what

@@ -720,7 +720,7 @@ func (l *loop) complete(dn done, now time.Duration) error {
 		r.spans = append(r.spans, len(l.res.Spans))
 		l.res.Spans = append(l.res.Spans, report.Span{
 			Processor: lane, Label: j.Label, Group: l.prog.Groups[m.Group].Name, Model: m.Name,
-			Request: r.index, Start: dn.start, End: dn.end, Late: r.accounted,
+			Request: r.index, Start: dn.start, End: dn.end, Arrival: r.arrival, Late: r.accounted,
 		})
 	}
 	switch {

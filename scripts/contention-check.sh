@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14's target measurement: predicted against measured p50 per group.
 #
-#   scripts/contention-check.sh [-d 20s] [-n 3] [-p 'PROFILE FLAGS'] [WORKLOAD ...]
+#   scripts/contention-check.sh [-d 20s] [-n 3] [-p 'PROFILE FLAGS'] [-k DIR] [WORKLOAD ...]
 #
 # For each workload (default: examples/host_ocr_voice.yaml, the one the
 # contention model was developed on, and examples/host_face_voice.yaml, held
@@ -19,7 +19,13 @@
 # (busy ×: the run's time in subgraphs over the time the prediction puts
 # on the same runs, from inlay run --subgraphs; above 1 beside the error,
 # the processors ran slower than profiled; at or below it, the error is
-# not in the subgraphs' own time but between them: waiting, hand-offs).
+# not in the subgraphs' own time but between them: waiting, hand-offs),
+# and per group, from the same runs' requests (inlay run --subgraphs'
+# requests): work ×, the median request's time in its subgraphs over the
+# predicted, and wait Δ, how much longer than predicted the median
+# request spent outside them (before its first subgraph and between its
+# subgraphs), in ms. -k DIR keeps each series' store, plan and run JSON
+# in DIR, to look into a miss afterwards.
 # The targets: within 15 % on the first workload, 20 % on
 # the second. It prints uptime beside every series: on a loaded machine the
 # figures say more about the load than about the model. Needs the models
@@ -31,17 +37,20 @@ set -euo pipefail
 dur=20s
 n=3
 pflags=""
-while getopts "d:n:p:" o; do
+keep=""
+while getopts "d:n:p:k:" o; do
 	case $o in
 	d) dur=$OPTARG ;;
 	n) n=$OPTARG ;;
 	p) pflags=$OPTARG ;;
-	*) echo "usage: $0 [-d DURATION] [-n SERIES] [-p 'PROFILE FLAGS'] [WORKLOAD ...]" >&2; exit 2 ;;
+	k) keep=$OPTARG ;;
+	*) echo "usage: $0 [-d DURATION] [-n SERIES] [-p 'PROFILE FLAGS'] [-k DIR] [WORKLOAD ...]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || set -- examples/host_ocr_voice.yaml examples/host_face_voice.yaml
 command -v jq >/dev/null || { echo "$0: needs jq" >&2; exit 1; }
+[ -z "$keep" ] || { mkdir -p "$keep" && keep=$(cd "$keep" && pwd); }
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,15 +74,18 @@ for w in "$@"; do
 			# shellcheck disable=SC2086
 			"$tmp/inlay" run "$w" --plan "$tmp/$name.plan.yaml" --profiles "$db" --duration "$dur" $flag --subgraphs --json >"$tmp/run.json"
 			jq -r --arg w "$name" --arg s "$s" --arg p "$pin" --arg l "$load" \
-				'((.speed // []) | "\(map(.slow) | add // 0)/\(map(.checks) | add // 0)") as $sp | ((.speed // []) | map(.median_us // 0) | max // 0) as $ref | ((.subgraphs // []) | [(map(.measured_ms * .runs) | add // 0), (map(.predicted_ms * .runs) | add // 0)]) as $b | (if $b[1] > 0 then $b[0] / $b[1] else 0 end) as $busy | .groups[] | [$w, $s, $p, $l, .name, .predicted_p50_ms, (.predicted_uncontended_p50_ms // .predicted_p50_ms), .p50_ms, $sp, $ref, $busy] | @tsv' \
+				'((.speed // []) | "\(map(.slow) | add // 0)/\(map(.checks) | add // 0)") as $sp | ((.speed // []) | map(.median_us // 0) | max // 0) as $ref | ((.subgraphs // []) | [(map(.measured_ms * .runs) | add // 0), (map(.predicted_ms * .runs) | add // 0)]) as $b | (if $b[1] > 0 then $b[0] / $b[1] else 0 end) as $busy | ((.requests // []) | map({key: .group, value: .}) | from_entries) as $rq | .groups[] | ($rq[.name] // null) as $r | (if $r and $r.predicted.working_ms > 0 then $r.measured.working_ms / $r.predicted.working_ms else 0 end) as $work | (if $r then ($r.measured.before_ms + $r.measured.between_ms) - ($r.predicted.before_ms + $r.predicted.between_ms) else 0 end) as $wait | [$w, $s, $p, $l, .name, .predicted_p50_ms, (.predicted_uncontended_p50_ms // .predicted_p50_ms), .p50_ms, $sp, $ref, $busy, $work, $wait] | @tsv' \
 				"$tmp/run.json" >>"$rows"
+			if [ -n "$keep" ]; then
+				cp "$db" "$keep/" && cp "$tmp/$name.plan.yaml" "$keep/$name.$s.plan.yaml" && cp "$tmp/run.json" "$keep/$name.$s.$pin.json"
+			fi
 		done
 	done
 done
 awk -F'\t' 'BEGIN {
-	printf "%-16s %6s %-8s %6s %-7s %10s %12s %10s %9s %11s %11s %8s %7s\n", "workload", "series", "pinning", "load", "group", "predicted", "uncontended", "measured", "error", "err uncont", "slow/checks", "ref µs", "busy ×"
+	printf "%-16s %6s %-8s %6s %-7s %10s %12s %10s %9s %11s %11s %8s %7s %7s %8s\n", "workload", "series", "pinning", "load", "group", "predicted", "uncontended", "measured", "error", "err uncont", "slow/checks", "ref µs", "busy ×", "work ×", "wait Δ"
 }
 {
 	e = ($8 - $6) / $6 * 100; u = ($8 - $7) / $7 * 100
-	printf "%-16s %6s %-8s %6s %-7s %8.2fms %10.2fms %8.2fms %+8.1f%% %+10.1f%% %11s %8.1f %7.2f\n", $1, $2, $3, $4, $5, $6, $7, $8, e, u, $9, $10, $11
+	printf "%-16s %6s %-8s %6s %-7s %8.2fms %10.2fms %8.2fms %+8.1f%% %+10.1f%% %11s %8.1f %7.2f %7.2f %+6.2fms\n", $1, $2, $3, $4, $5, $6, $7, $8, e, u, $9, $10, $11, $12, $13
 }' "$rows"

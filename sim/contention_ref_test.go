@@ -178,7 +178,7 @@ func (r *refRunner) handleEvents(now time.Duration) (handled bool, err error) {
 		}
 		idx := r.counts[g]
 		r.counts[g]++
-		r.reqs = append(r.reqs, reqInfo{group: g, index: idx})
+		r.reqs = append(r.reqs, reqInfo{group: g, index: idx, arrival: now})
 		if idx >= r.opt.Warmup {
 			st := &r.stats[g]
 			st.requests++
@@ -264,6 +264,6 @@ func (r *refRunner) launch(now time.Duration, l dispatch.Launch) {
 	m := &p.Models[j.Model]
 	r.res.Spans = append(r.res.Spans, report.Span{
 		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
-		Request: ri.index, Start: now, End: now + j.Duration,
+		Request: ri.index, Start: now, End: now + j.Duration, Arrival: ri.arrival,
 	})
 }

@@ -252,6 +252,7 @@ func (q *eventQueue) pop() event {
 // reqInfo is what the simulator keeps per request.
 type reqInfo struct {
 	group, index int
+	arrival      time.Duration
 	spans        []int // indices into the span list
 }
 
@@ -448,7 +449,7 @@ func (r *run) handleEvents(now time.Duration) error {
 		}
 		idx := r.counts[g]
 		r.counts[g]++
-		r.reqs = append(r.reqs, reqInfo{group: g, index: idx})
+		r.reqs = append(r.reqs, reqInfo{group: g, index: idx, arrival: now})
 		if idx >= r.opt.Warmup {
 			st := &r.stats[g]
 			st.requests++
@@ -533,7 +534,7 @@ func (r *run) launch(now time.Duration, l dispatch.Launch) {
 	m := &p.Models[j.Model]
 	r.res.Spans = append(r.res.Spans, report.Span{
 		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
-		Request: ri.index, Start: now, End: now + j.Duration,
+		Request: ri.index, Start: now, End: now + j.Duration, Arrival: ri.arrival,
 	})
 }
 

@@ -81,7 +81,12 @@ ratio, and the run's spans split into those that ran alone (the other
 processors busy for under 20% of the span) and those that ran beside
 other work. Beside above alone is contention between the plan's own
 subgraphs; alone above the prediction is the processor running slower
-than profiled (a slow spell, or a figure taken in another state).`,
+than profiled (a slow spell, or a figure taken in another state). It
+then splits each group's requests, predicted and measured: from arrival
+to the first subgraph's start (the timer's lag, waiting behind other
+work), the time in its subgraphs, and the time between them (hand-offs,
+a worker's wake-up, waiting for a processor), so a miss that is not in
+the subgraphs shows where it is.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -104,7 +109,7 @@ than profiled (a slow spell, or a figure taken in another state).`,
 	fl.DurationVar(&f.spin, "spin", 0, "how long an idle worker polls its queue before it sleeps (e.g. 200us: faster hand-offs, at the cost of CPU time)")
 	fl.BoolVar(&f.record, "record", false, "store the subgraphs' in-situ times in the profile store (--profiles)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
-	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it (subgraphs in --json)")
+	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it, and each group's requests split into before, in and between its subgraphs (subgraphs, requests in --json)")
 	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
 	_ = cmd.MarkFlagRequired("plan")
@@ -152,6 +157,30 @@ type runJSON struct {
 	Speed []runSpeedJSON `json:"speed,omitempty"`
 	// Subgraphs is --subgraphs' comparison (report.CompareSpans).
 	Subgraphs []runSubgraphJSON `json:"subgraphs,omitempty"`
+	// Requests is --subgraphs' split of each group's requests
+	// (report.CompareRequests).
+	Requests []runRequestsJSON `json:"requests,omitempty"`
+}
+
+// runRequestsJSON is where one group's requests spent their time, as
+// predicted and as run (report.RequestStats).
+type runRequestsJSON struct {
+	Group     string          `json:"group"`
+	Predicted runRequestParts `json:"predicted"`
+	Measured  runRequestParts `json:"measured"`
+}
+
+// runRequestParts is report.RequestParts in milliseconds.
+type runRequestParts struct {
+	LatencyMS float64 `json:"latency_ms"`
+	BeforeMS  float64 `json:"before_ms"`
+	WorkingMS float64 `json:"working_ms"`
+	BetweenMS float64 `json:"between_ms"`
+	Requests  int     `json:"requests"`
+}
+
+func requestPartsJSON(p report.RequestParts) runRequestParts {
+	return runRequestParts{LatencyMS: msOf(p.Latency), BeforeMS: msOf(p.Before), WorkingMS: msOf(p.Working), BetweenMS: msOf(p.Between), Requests: p.Requests}
 }
 
 // runSubgraphJSON is one subgraph of a group on a processor: its
@@ -349,6 +378,10 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
 			return err
 		}
+		fmt.Fprintln(out, "\nper group, where a request's time goes (medians, predicted → measured; before the first: from its arrival to its first subgraph; between them: its work done, the next not started):")
+		if err := report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -460,6 +493,9 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 			j.Subgraphs = append(j.Subgraphs, runSubgraphJSON{Group: r.Group, Subgraph: r.Label, Processor: r.Processor,
 				PredictedMS: msOf(r.Predicted), PredictedRuns: r.PredictedRuns, MeasuredMS: msOf(r.Measured), Runs: r.Runs, Ratio: r.Ratio(),
 				AloneMS: msOf(r.Alone), AloneRuns: r.AloneRuns, BesideMS: msOf(r.Beside), BesideRuns: r.BesideRuns})
+		}
+		for _, r := range report.CompareRequests(res.Spans, res.PredictedSpans) {
+			j.Requests = append(j.Requests, runRequestsJSON{Group: r.Group, Predicted: requestPartsJSON(r.Predicted), Measured: requestPartsJSON(r.Measured)})
 		}
 	}
 	enc := json.NewEncoder(out)

@@ -72,6 +72,16 @@ func TestRunCommand(t *testing.T) {
 			AloneRuns                  int     `json:"alone_runs"`
 			BesideRuns                 int     `json:"beside_runs"`
 		} `json:"subgraphs"`
+		Requests []struct {
+			Group               string
+			Predicted, Measured struct {
+				LatencyMS float64 `json:"latency_ms"`
+				BeforeMS  float64 `json:"before_ms"`
+				WorkingMS float64 `json:"working_ms"`
+				BetweenMS float64 `json:"between_ms"`
+				Requests  int
+			}
+		} `json:"requests"`
 		Groups []struct {
 			Name                               string
 			Requests, Completed, Late, Dropped int
@@ -104,6 +114,26 @@ func TestRunCommand(t *testing.T) {
 	}
 	if len(models) != 4 {
 		t.Errorf("--subgraphs covers models %v, want the 4 of the plan", models)
+	}
+	// and each group's requests split, predicted and measured: the run's
+	// median latency from its spans is the group's p50 (both medians of
+	// the same requests' arrival-to-last-end), and the parts fit in it.
+	if len(got.Requests) != 1 || got.Requests[0].Group != "voice" {
+		t.Fatalf("requests: %+v", got.Requests)
+	}
+	for side, p := range map[string]struct {
+		LatencyMS float64 `json:"latency_ms"`
+		BeforeMS  float64 `json:"before_ms"`
+		WorkingMS float64 `json:"working_ms"`
+		BetweenMS float64 `json:"between_ms"`
+		Requests  int
+	}{"predicted": got.Requests[0].Predicted, "measured": got.Requests[0].Measured} {
+		if p.Requests < 20 || p.WorkingMS <= 0 || p.BeforeMS < 0 || p.BetweenMS < 0 || p.WorkingMS > p.LatencyMS*1.0001 {
+			t.Errorf("requests, %s: %+v", side, p)
+		}
+	}
+	if m := got.Requests[0].Measured; m.LatencyMS < 0.5*g.P50MS || m.LatencyMS > 2*g.P50MS {
+		t.Errorf("requests' measured latency %.3f ms against the group's p50 %.3f ms", m.LatencyMS, g.P50MS)
 	}
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), "speech_embed") {

@@ -27,9 +27,10 @@ import (
 // activations together fit in the shared cache, much of the subgraph's
 // own stays there: on the 2-core host the held-out face plan's small
 // subgraphs ran at 0.26–0.66 of their cold figures in a real run, and the
-// camera group was over-predicted by 10–22 % in every series (README,
-// "Slow spells"). Which part stays depends on the plan, not on the
-// subgraph, so no per-subgraph figure taken alone can say it.
+// camera group was over-predicted by 10–22 % in every series
+// (docs/contention.md, "Slow spells"). Which part stays depends on the
+// plan, not on the subgraph, so no per-subgraph figure taken alone can
+// say it.
 //
 // A cycle reproduces it: the plan's subgraphs run one at a time, each on
 // the processor the plan put it on, round after round. A round is a time

@@ -53,7 +53,8 @@ var _ Device = (*Local)(nil)
 // the eviction on a core kept busy: speech_embed
 // (embedding_model.onnx) 2.3 ms busy, 2.9 ms after 10 ms idle and 3.0 ms
 // after 20-160 ms; ocr_det at 320x320 28.0 against 28.7 ms; the runs after
-// the first were back at the busy core's figures (README, Contention).
+// the first were back at the busy core's figures (docs/contention.md,
+// "Waking an idle processor").
 const IdleGap = 20 * time.Millisecond
 
 // LocalDeviceName is the name Local gives this machine in the store: its

@@ -73,7 +73,7 @@ before it and the idle time, is its figure for that plan in place of the
 cold one, because what the rest of the plan and the idle time leave in
 the caches is what it finds in a steady run (off by
 default: on the eighth session's host it fixed the held-out camera group
-and cost host_ocr_voice three of its twelve runs; README, "The cycle
+and cost host_ocr_voice three of its twelve runs; docs/contention.md, "The cycle
 figure"; --cycles 9 times nine rounds). What the store already holds for
 the device is skipped unless --force (or it lacks the cold or idle runs
 asked for). Processors identical but for their cores (the host

@@ -191,6 +191,8 @@ func TestValidate(t *testing.T) {
 		{"dep range", func(p *Program) { p.Jobs[2].Deps = []int{9} }, "dependency 9 out of range"},
 		{"cycle", func(p *Program) { p.Jobs[0].Deps = []int{2} }, "cycle"},
 		{"orphan job", func(p *Program) { p.Models[1].Jobs = nil }, "model 1 does not list it"},
+		{"hand-off", func(p *Program) { p.Jobs[0].HandOff = p.Jobs[0].Duration + 1 }, "hand-off"},
+		{"negative hand-off", func(p *Program) { p.Jobs[0].HandOff = -1 }, "outside [0, duration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := twoModels(true)

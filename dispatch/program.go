@@ -57,6 +57,11 @@ type Job struct {
 	// Duration is the compiled estimate. The dispatcher ignores it; the
 	// simulator uses it as the job's service time.
 	Duration time.Duration
+	// HandOff is the part of Duration that is the runtime's hand-off
+	// before the work (cost.HandOffEstimator; 0 ≤ HandOff ≤ Duration): the
+	// processor is held for it, but the simulator's span of the job starts
+	// after it, as a run's span starts when its worker does.
+	HandOff time.Duration
 	// Bytes a transfer copies (0 for compute jobs).
 	Bytes int64
 	// Deps are the jobs (of the same group) that must complete first.
@@ -104,8 +109,9 @@ type Program struct {
 var ErrProgram = errors.New("dispatch: invalid program")
 
 // Validate checks the program's structure: indices in range, concurrency at
-// least 1, every job in exactly one model and group, dependencies within
-// the job's group, and no dependency cycle.
+// least 1, hand-offs within their jobs' durations, every job in exactly
+// one model and group, dependencies within the job's group, and no
+// dependency cycle.
 func (p *Program) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrProgram, fmt.Sprintf(format, args...))
@@ -162,6 +168,9 @@ func (p *Program) Validate() error {
 		}
 	}
 	for ji, j := range p.Jobs {
+		if j.HandOff < 0 || j.HandOff > j.Duration {
+			return bad("job %d (%q): hand-off %v outside [0, duration %v]", ji, j.Label, j.HandOff, j.Duration)
+		}
 		if jobModel[ji] != j.Model {
 			return bad("job %d (%q): model %d does not list it", ji, j.Label, j.Model)
 		}

@@ -11,11 +11,9 @@ import (
 	"github.com/inlay-dev/inlay/internal/stats"
 )
 
-// RequestParts is where a group's requests spent their time, as medians
-// over its requests (each part's own median, so the parts need not add up
-// to Latency exactly). Of one request, with its spans (every subgraph and
-// transfer it ran):
-//   - Latency: from its arrival to its last span's end;
+// RequestParts is where a group's requests spent their time. Of one
+// request, with its spans (every subgraph and transfer it ran), from its
+// arrival to its last span's end (its latency):
 //   - Before: from its arrival to its first span's start (the arrival's
 //     lag, and waiting for the first processor behind other work);
 //   - Working: the time at least one of its spans was running (the union
@@ -25,10 +23,15 @@ import (
 //     wake-up of the next worker, waiting for a processor held by other
 //     work).
 //
-// Requests counts the requests (those with at least one span).
+// The three are means over the requests, so that they add up to Mean, the
+// mean latency (medians of the parts would not add up to anything: a
+// group whose requests are slow for different reasons has small medians
+// in every part). P50 is the median latency, the figure a group's p50
+// is. Requests counts the requests (those with at least one span).
 type RequestParts struct {
-	Latency, Before, Working, Between time.Duration
-	Requests                          int
+	P50, Mean                time.Duration
+	Before, Working, Between time.Duration
+	Requests                 int
 }
 
 // RequestStats is one group's RequestParts as predicted and as run.
@@ -70,10 +73,11 @@ func requestParts(spans []Span) map[string]RequestParts {
 		byReq[k] = append(byReq[k], interval{s.Start, s.End})
 		arrival[k] = s.Arrival
 	}
-	type parts struct{ latency, before, working, between []time.Duration }
+	type parts struct {
+		latency                  []time.Duration
+		before, working, between time.Duration
+	}
 	by := map[string]*parts{}
-	// Requests in order, so that the medians' inputs do not depend on map
-	// order (the medians do not either, but their ties stay put).
 	keys := slices.SortedFunc(maps.Keys(byReq), func(a, b reqKey) int {
 		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.request, b.request))
 	})
@@ -98,40 +102,41 @@ func requestParts(spans []Span) map[string]RequestParts {
 			p = &parts{}
 			by[k.group] = p
 		}
-		a := arrival[k]
+		a := min(arrival[k], first)
 		p.latency = append(p.latency, last-a)
-		p.before = append(p.before, max(first-a, 0))
-		p.working = append(p.working, working)
-		p.between = append(p.between, last-first-working)
+		p.before += first - a
+		p.working += working
+		p.between += last - first - working
 	}
 	out := make(map[string]RequestParts, len(by))
 	for g, p := range by {
-		out[g] = RequestParts{Latency: stats.Median(p.latency), Before: stats.Median(p.before),
-			Working: stats.Median(p.working), Between: stats.Median(p.between), Requests: len(p.latency)}
+		n := time.Duration(len(p.latency))
+		rp := RequestParts{P50: stats.Median(p.latency), Before: p.before / n, Working: p.working / n, Between: p.between / n, Requests: len(p.latency)}
+		rp.Mean = rp.Before + rp.Working + rp.Between
+		out[g] = rp
 	}
 	return out
 }
 
 // WriteRequestStats writes rows as an aligned table, one row per group:
-// each part predicted and measured ("predicted → measured"), and the
-// requests counted on each side.
+// the median and mean latency, and the mean's parts, each predicted and
+// measured ("predicted → measured"), and the requests on each side.
 func WriteRequestStats(w io.Writer, rows []RequestStats) error {
-	t := &table{right: []bool{false, true, true, true, true, true}}
-	t.add("group", "latency", "before the first", "in subgraphs", "between them", "requests")
-	pair := func(p, m time.Duration, pn, mn int) string {
-		d := func(x time.Duration, n int) string {
-			if n == 0 {
-				return "-"
-			}
-			return formatDuration(x)
-		}
-		return d(p, pn) + " → " + d(m, mn)
-	}
+	t := &table{right: []bool{false, true, true, true, true, true, true}}
+	t.add("group", "p50", "mean", "before the first", "in subgraphs", "between them", "requests")
 	for _, r := range rows {
 		p, m := r.Predicted, r.Measured
-		t.add(r.Group, pair(p.Latency, m.Latency, p.Requests, m.Requests), pair(p.Before, m.Before, p.Requests, m.Requests),
-			pair(p.Working, m.Working, p.Requests, m.Requests), pair(p.Between, m.Between, p.Requests, m.Requests),
-			fmt.Sprintf("%d → %d", p.Requests, m.Requests))
+		pair := func(x, y time.Duration) string {
+			d := func(v time.Duration, n int) string {
+				if n == 0 {
+					return "-"
+				}
+				return formatDuration(v)
+			}
+			return d(x, p.Requests) + " → " + d(y, m.Requests)
+		}
+		t.add(r.Group, pair(p.P50, m.P50), pair(p.Mean, m.Mean), pair(p.Before, m.Before),
+			pair(p.Working, m.Working), pair(p.Between, m.Between), fmt.Sprintf("%d → %d", p.Requests, m.Requests))
 	}
 	return t.write(w)
 }

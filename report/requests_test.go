@@ -15,9 +15,9 @@ import (
 // on P1 (12–16): before 0, working 6 (the overlap counts once), between
 // 0, latency 6. Request 2 arrives at 20 and runs a (23–25), a link
 // transfer (25–26), b (28–30): before 3, working 5, between 2, latency
-// 10. So the medians: latency 6, before 1, working 5, between 1. The
-// prediction has group g's request 0 only and group p, which the run
-// never had.
+// 10. So the median latency is 6 ms and the means are before 4/3 ms,
+// working 5 ms, between 1 ms, latency 22/3 ms. The prediction has group
+// g's request 0 only and group p, which the run never had.
 func TestCompareRequests(t *testing.T) {
 	ms := time.Millisecond
 	sp := func(group string, req int, arrival, start, end time.Duration) Span {
@@ -30,9 +30,9 @@ func TestCompareRequests(t *testing.T) {
 	predicted := []Span{sp("g", 0, 0, 0, 2), sp("g", 0, 0, 2, 3), sp("p", 0, 5, 6, 7)}
 	got := CompareRequests(measured, predicted)
 	want := []RequestStats{
-		{Group: "g", Predicted: RequestParts{Latency: 3 * ms, Working: 3 * ms, Requests: 1},
-			Measured: RequestParts{Latency: 6 * ms, Before: ms, Working: 5 * ms, Between: ms, Requests: 3}},
-		{Group: "p", Predicted: RequestParts{Latency: 2 * ms, Before: ms, Working: ms, Requests: 1}},
+		{Group: "g", Predicted: RequestParts{P50: 3 * ms, Mean: 3 * ms, Working: 3 * ms, Requests: 1},
+			Measured: RequestParts{P50: 6 * ms, Mean: 4*ms/3 + 6*ms, Before: 4 * ms / 3, Working: 5 * ms, Between: ms, Requests: 3}},
+		{Group: "p", Predicted: RequestParts{P50: 2 * ms, Mean: 2 * ms, Before: ms, Working: ms, Requests: 1}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("CompareRequests\n got %+v\nwant %+v", got, want)

@@ -21,8 +21,8 @@
 # the processors ran slower than profiled; at or below it, the error is
 # not in the subgraphs' own time but between them: waiting, hand-offs),
 # and per group, from the same runs' requests (inlay run --subgraphs'
-# requests): work ×, the median request's time in its subgraphs over the
-# predicted, and wait Δ, how much longer than predicted the median
+# requests): work ×, the mean request's time in its subgraphs over the
+# predicted, and wait Δ, how much longer than predicted the mean
 # request spent outside them (before its first subgraph and between its
 # subgraphs), in ms. -k DIR keeps each series' store, plan and run JSON
 # in DIR, to look into a miss afterwards.

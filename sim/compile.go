@@ -116,6 +116,7 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 						}
 					}
 					dp.Jobs[src].Duration += h
+					dp.Jobs[src].HandOff = h
 				}
 			}
 		}
@@ -294,6 +295,7 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 		}
 		for si, h := range hand {
 			mj.jobs[si].Duration += h
+			mj.jobs[si].HandOff = h
 		}
 	}
 	edges := make([][2]int, len(pairs))

@@ -119,10 +119,13 @@ func TestCompileWithProfileEstimator(t *testing.T) {
 			if len(res.Spans) != 3 {
 				t.Fatalf("%d spans, want 3", len(res.Spans))
 			}
+			// Each span follows the last on the one processor; its job
+			// holds the processor from the last's end (its span starts
+			// after the job's hand-off).
 			var end time.Duration
 			for i, s := range res.Spans {
-				if s.Start != end || s.End-s.Start != tc.want[i] {
-					t.Errorf("span %d (%s): %v-%v, want it to start at %v and last %v", i, s.Label, s.Start, s.End, end, tc.want[i])
+				if s.Start < end || s.End-end != tc.want[i] {
+					t.Errorf("span %d (%s): %v-%v, want it to end %v after %v", i, s.Label, s.Start, s.End, tc.want[i], end)
 				}
 				end = s.End
 			}

@@ -102,27 +102,28 @@ func TestCompileHandSchedules(t *testing.T) {
 		},
 		{
 			// a[1] waits for a[0] (P0, through the copy): 4 ms + 1 ms
-			// across; b has no dependency: none.
+			// across; b has no dependency: none. A span starts after its
+			// hand-off (the processor is held from 5): a[1] 6-10.
 			name: "transfer, hand-off", handOff: true,
-			want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-10"},
+			want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 6-10"},
 		},
 		{
 			// b after a: its dependency a[1] ran on P1, its own processor:
 			// 5 ms + 0.25 ms.
 			name: "after, hand-off", after: true, handOff: true,
-			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 4.5-9.5", "P1 b[0] r0 9.5-14.75"},
+			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5.5-9.5", "P1 b[0] r0 9.75-14.75"},
 		},
 		{
 			// The sources a[0] and b[0] start on the arrival: 0.5 ms each;
 			// a[1] as before (1 ms across).
 			name: "transfer, hand-off, start", handOff: true, start: 500 * time.Microsecond,
-			want: []string{"P0 a[0] r0 0-3.5", "P1 b[0] r0 0-5.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 5.5-10.5"},
+			want: []string{"P0 a[0] r0 0.5-3.5", "P1 b[0] r0 0.5-5.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 6.5-10.5"},
 		},
 		{
 			// b waits for a: only a[0] pays the start; b the 0.25 ms after
 			// a[1] on its own processor.
 			name: "after, hand-off, start", after: true, handOff: true, start: 500 * time.Microsecond,
-			want: []string{"P0 a[0] r0 0-3.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 5-10", "P1 b[0] r0 10-15.25"},
+			want: []string{"P0 a[0] r0 0.5-3.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 6-10", "P1 b[0] r0 10.25-15.25"},
 		},
 	}
 	for _, tc := range tests {

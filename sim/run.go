@@ -534,7 +534,7 @@ func (r *run) launch(now time.Duration, l dispatch.Launch) {
 	m := &p.Models[j.Model]
 	r.res.Spans = append(r.res.Spans, report.Span{
 		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
-		Request: ri.index, Start: now, End: now + j.Duration, Arrival: ri.arrival,
+		Request: ri.index, Start: now + j.HandOff, End: now + j.Duration, Arrival: ri.arrival,
 	})
 }
 

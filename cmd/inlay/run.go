@@ -170,9 +170,11 @@ type runRequestsJSON struct {
 	Measured  runRequestParts `json:"measured"`
 }
 
-// runRequestParts is report.RequestParts in milliseconds.
+// runRequestParts is report.RequestParts in milliseconds: the median and
+// mean latency, and the mean's parts.
 type runRequestParts struct {
-	LatencyMS float64 `json:"latency_ms"`
+	P50MS     float64 `json:"p50_ms"`
+	MeanMS    float64 `json:"mean_ms"`
 	BeforeMS  float64 `json:"before_ms"`
 	WorkingMS float64 `json:"working_ms"`
 	BetweenMS float64 `json:"between_ms"`
@@ -180,7 +182,7 @@ type runRequestParts struct {
 }
 
 func requestPartsJSON(p report.RequestParts) runRequestParts {
-	return runRequestParts{LatencyMS: msOf(p.Latency), BeforeMS: msOf(p.Before), WorkingMS: msOf(p.Working), BetweenMS: msOf(p.Between), Requests: p.Requests}
+	return runRequestParts{P50MS: msOf(p.P50), MeanMS: msOf(p.Mean), BeforeMS: msOf(p.Before), WorkingMS: msOf(p.Working), BetweenMS: msOf(p.Between), Requests: p.Requests}
 }
 
 // runSubgraphJSON is one subgraph of a group on a processor: its
@@ -378,7 +380,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "\nper group, where a request's time goes (medians, predicted → measured; before the first: from its arrival to its first subgraph; between them: its work done, the next not started):")
+		fmt.Fprintln(out, "\nper group, where a request's time goes (predicted → measured; the mean latency's parts, means over the requests: before the first, from its arrival to its first subgraph; in subgraphs; between them, its work done and the next not started):")
 		if err := report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans)); err != nil {
 			return err
 		}

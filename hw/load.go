@@ -384,8 +384,8 @@ func pathAt(root *yaml.Node, line int) []any {
 }
 
 var (
-	yamlLineRE    = regexp.MustCompile(`line (\d+): (.*)`)
-	yamlUnknownRE = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+	yamlLineRE    = regexp.MustCompile(`(?s)line (\d+): (.*)`)
+	yamlUnknownRE = regexp.MustCompile(`(?s)^field (.+) not found in type \S+$`)
 )
 
 // yamlError turns a go.yaml.in/yaml error into one line naming the file,
@@ -403,7 +403,8 @@ func yamlError(file string, root *yaml.Node, err error) error {
 	}
 	line, _ := strconv.Atoi(m[1])
 	what := firstLine(m[2])
-	if u := yamlUnknownRE.FindStringSubmatch(what); u != nil {
+	// An unknown key may hold a line break ({"a\nb": 1}): match it whole.
+	if u := yamlUnknownRE.FindStringSubmatch(m[2]); u != nil {
 		what = fmt.Sprintf("unknown field %q", u[1])
 		if p := pathAt(root, line); len(p) > 1 {
 			what = pathString(p[:len(p)-1]) + ": " + what

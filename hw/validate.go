@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/errline"
 )
 
 // fieldError is a validation error at a place in the YAML schema: path
@@ -30,7 +31,9 @@ func pathString(path []any) string {
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
-			b.WriteString(x)
+			// A key from the file (a compute class, an unknown field) is
+			// quoted unless plain, so that a line break in it stays escaped.
+			b.WriteString(errline.Key(x))
 		}
 	}
 	return b.String()
@@ -102,7 +105,7 @@ func (p *Platform) validate() *fieldError {
 			return ferr("must be ≥ 0", "links", i, "latency")
 		}
 		if seen[pair{l.From, l.To}] {
-			return ferr(fmt.Sprintf("duplicate link %s → %s", l.From, l.To), "links", i)
+			return ferr(fmt.Sprintf("duplicate link %q → %q", l.From, l.To), "links", i)
 		}
 		seen[pair{l.From, l.To}] = true
 	}

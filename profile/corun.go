@@ -67,13 +67,13 @@ func (l CorunLoad) validate() error {
 	case l.Processor == "":
 		return fmt.Errorf("profile: measure: co-run load without a processor")
 	case l.StreamBytes > 0 && len(l.Models) > 0:
-		return fmt.Errorf("profile: measure: co-run load on %s is both a stream and a model", l.Processor)
+		return fmt.Errorf("profile: measure: co-run load on %q is both a stream and a model", l.Processor)
 	case l.StreamBytes > 0 && !(l.Duty > 0 && l.Duty <= 1):
-		return fmt.Errorf("profile: measure: co-run stream on %s: duty %v not in (0, 1]", l.Processor, l.Duty)
+		return fmt.Errorf("profile: measure: co-run stream on %q: duty %v not in (0, 1]", l.Processor, l.Duty)
 	case l.StreamBytes > 1<<31:
-		return fmt.Errorf("profile: measure: co-run stream on %s: %d bytes is more than 2 GiB", l.Processor, l.StreamBytes)
+		return fmt.Errorf("profile: measure: co-run stream on %q: %d bytes is more than 2 GiB", l.Processor, l.StreamBytes)
 	case l.StreamBytes <= 0 && len(l.Models) == 0:
-		return fmt.Errorf("profile: measure: co-run load on %s is neither a stream nor a model", l.Processor)
+		return fmt.Errorf("profile: measure: co-run load on %q is neither a stream nor a model", l.Processor)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func (r MeasureRequest) Validate() error {
 				return err
 			}
 			if l.Processor == r.Processor {
-				return fmt.Errorf("profile: measure: co-run load on %s, the processor measured", l.Processor)
+				return fmt.Errorf("profile: measure: co-run load on %q, the processor measured", l.Processor)
 			}
 		}
 	}

@@ -189,7 +189,7 @@ func (p *parser) shapes(n *yaml.Node, place string) (map[string]graph.Shape, err
 		if _, dup := out[name]; dup {
 			return nil, p.errAt(k, place, "input %q given twice", name)
 		}
-		s, err := p.dims(v, place+"."+name)
+		s, err := p.dims(v, place+"."+errline.Key(name))
 		if err != nil {
 			return nil, err
 		}

@@ -40,7 +40,7 @@ network: {bandwidth_gbs: 1, racks: 2}
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"ok", small, ""},
-		{"unknown gpu", strings.Replace(small, "gpu: a,", "gpu: b,", 1), `f.yaml:5: nodes[0].gpu: unknown GPU type "b" (gpu_types: a)`},
+		{"unknown gpu", strings.Replace(small, "gpu: a,", "gpu: b,", 1), `f.yaml:5: nodes[0].gpu: unknown GPU type "b" (gpu_types: "a")`},
 		{"zero count", strings.Replace(small, "count: 2", "count: 0", 1), "nodes[0].count: must be at least 1"},
 		{"no bandwidth", strings.Replace(small, "bandwidth_gbs: 100", "bandwidth_gbs: 0", 1), "nodes[0].intra.bandwidth_gbs: must be positive"},
 		{"unknown field", strings.Replace(small, "racks: 2", "racks: 2, foo: 1", 1), `field foo not found`},

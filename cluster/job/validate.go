@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/throughput"
@@ -18,7 +19,7 @@ func Validate(file string, jobs []Job, t *throughput.Table, c *hw.Platform) erro
 			most, mostType = n, g
 		}
 		if t.GPUIndex(g) < 0 {
-			return fmt.Errorf("cluster/job: cluster %s has GPU type %q, which the %s throughput table lacks (it has %v)", c.Name, g, t.Source, t.GPUs())
+			return fmt.Errorf("cluster/job: cluster %s has GPU type %q, which the %s throughput table lacks (it has %q)", c.Name, g, t.Source, t.GPUs())
 		}
 	}
 	check := func(i int, what, typ string, gpus int) error {
@@ -34,7 +35,7 @@ func Validate(file string, jobs []Job, t *throughput.Table, c *hw.Platform) erro
 				return nil
 			}
 		}
-		return fmt.Errorf("cluster/job: %s: job %d%s: %s on %d GPUs runs on no GPU type of cluster %s", file, i, what, typ, gpus, c.Name)
+		return fmt.Errorf("cluster/job: %s: job %d%s: %q on %d GPUs runs on no GPU type of cluster %s", file, i, what, typ, gpus, c.Name)
 	}
 	for i := range jobs {
 		j := &jobs[i]
@@ -42,7 +43,7 @@ func Validate(file string, jobs []Job, t *throughput.Table, c *hw.Platform) erro
 			return err
 		}
 		for _, s := range j.Stages {
-			if err := check(i, " stage "+s.Name, s.Type, s.GPUs); err != nil {
+			if err := check(i, " stage "+strconv.Quote(s.Name), s.Type, s.GPUs); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -39,4 +40,20 @@ func JSON(data []byte, err error) string {
 func lineAt(data []byte, offset int64) int {
 	offset = min(max(offset, 0), int64(len(data)))
 	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// Key writes a key from a user's file (a map key, an input name) for the
+// place of an error: as is when it is plain (a non-empty run of letters,
+// digits, '_', '-' and '.'), else quoted (strconv.Quote), so that a line
+// break or a space in it stays escaped and visible.
+func Key(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }

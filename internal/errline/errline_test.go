@@ -34,3 +34,14 @@ func TestJSON(t *testing.T) {
 		t.Errorf("lineAt past the end = %d, want 3", got)
 	}
 }
+
+func TestKey(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"x", "x"}, {"input.1", "input.1"}, {"fp16-conv_2", "fp16-conv_2"},
+		{"", `""`}, {"a\nb", `"a\nb"`}, {"a b", `"a b"`}, {`a"b`, `"a\"b"`},
+	} {
+		if got := Key(tc.in); got != tc.want {
+			t.Errorf("Key(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

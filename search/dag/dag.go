@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,13 +109,13 @@ func (g *Graph) check() error {
 		}
 		for j, c := range t.Cost {
 			if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
-				return fmt.Errorf("task %q: cost on %s is %v, want a finite number ≥ 0", t.Name, g.Processors[j], c)
+				return fmt.Errorf("task %q: cost on %q is %v, want a finite number ≥ 0", t.Name, g.Processors[j], c)
 			}
 		}
 	}
 	seenEdge := map[[2]int]bool{}
 	for i, e := range g.Edges {
-		where := fmt.Sprintf("edge %d (%s -> %s)", i, e.From, e.To)
+		where := fmt.Sprintf("edge %d (%q -> %q)", i, e.From, e.To)
 		a, ok := index[e.From]
 		if !ok {
 			return fmt.Errorf("%s: unknown task %q", where, e.From)
@@ -140,7 +141,8 @@ func (g *Graph) check() error {
 	return nil
 }
 
-// cycle returns one cycle as "a -> b -> a", or "" when there is none.
+// cycle returns one cycle as `"a" -> "b" -> "a"` (names quoted, so that a
+// line break in one stays escaped), or "" when there is none.
 func (g *Graph) cycle(index map[string]int) string {
 	succ := make([][]int, len(g.Tasks))
 	for _, e := range g.Edges {
@@ -177,7 +179,7 @@ func (g *Graph) cycle(index map[string]int) string {
 	}
 	names := make([]string, len(found))
 	for i, t := range found {
-		names[i] = g.Tasks[t].Name
+		names[i] = strconv.Quote(g.Tasks[t].Name)
 	}
 	return strings.Join(names, " -> ")
 }

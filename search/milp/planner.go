@@ -56,7 +56,7 @@ func ParseOptions(arg string) (Options, error) {
 		case ok && k == "budget":
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return o, fmt.Errorf("milp: option budget=%s: want a positive duration such as 120s", v)
+				return o, fmt.Errorf("milp: option budget=%q: want a positive duration such as 120s", v)
 			}
 			o.Budget = d
 		case ok && k == "improve" && (v == "on" || v == "off"):
@@ -64,7 +64,7 @@ func ParseOptions(arg string) (Options, error) {
 		case ok && k == "parallel" && (v == "on" || v == "off"):
 			o.NoParallel = v == "off"
 		case ok && (k == "improve" || k == "parallel"):
-			return o, fmt.Errorf("milp: option %s=%s: want on or off", k, v)
+			return o, fmt.Errorf("milp: option %s=%q: want on or off", k, v)
 		default:
 			return o, fmt.Errorf("milp: option %q: the options are budget=DURATION, improve=on|off and parallel=on|off", opt)
 		}

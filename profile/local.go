@@ -93,6 +93,16 @@ func (l *Local) Info(ctx context.Context) (DeviceInfo, error) {
 // Measure times the request's model on its processor. A model ONNX Runtime
 // rejects or fails to run is an error naming the processor.
 func (l *Local) Measure(ctx context.Context, req MeasureRequest) (Timing, error) {
+	return l.measureOn(ctx, req, true)
+}
+
+// MeasureNow is Measure without the speed guard: it times the model at the
+// processor's speed now, slow spell or not (ProbePlan).
+func (l *Local) MeasureNow(ctx context.Context, req MeasureRequest) (Timing, error) {
+	return l.measureOn(ctx, req, false)
+}
+
+func (l *Local) measureOn(ctx context.Context, req MeasureRequest, guard bool) (Timing, error) {
 	if err := req.Validate(); err != nil {
 		return Timing{}, err
 	}
@@ -131,14 +141,14 @@ func (l *Local) Measure(ctx context.Context, req MeasureRequest) (Timing, error)
 			return
 		}
 		defer release()
-		t, err := l.measure(ctx, req, pr, names, outputs, data)
+		t, err := l.measure(ctx, req, pr, names, outputs, data, guard)
 		done <- result{t, err}
 	}()
 	r := <-done
 	return r.t, r.err
 }
 
-func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processor, names, outputs []string, data []*graph.Data) (Timing, error) {
+func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processor, names, outputs []string, data []*graph.Data, guard bool) (Timing, error) {
 	threads := len(pr.Cores)
 	if threads == 0 {
 		threads = 1
@@ -155,7 +165,12 @@ func (l *Local) measure(ctx context.Context, req MeasureRequest, pr *hw.Processo
 	if len(pr.Cores) > 0 {
 		core = pr.Cores[0]
 	}
-	phase := func(run func() error) error { return l.speed.phase(ctx, core, run) }
+	phase := func(run func() error) error {
+		if !guard {
+			return run()
+		}
+		return l.speed.phase(ctx, core, run)
+	}
 	var t Timing
 	err = phase(func() error {
 		for i := 0; i < req.Warmup; i++ {

@@ -11,7 +11,9 @@
 # once pinned and once unpinned for the duration (no --record, so no run
 # feeds a prediction) and prints one table: workload, series, pinning, group,
 # predicted p50 (contended, uncontended), measured p50, and the error of
-# each prediction, and the run's speed check (slow/checks: reference
+# each prediction, the prediction at the host's speed now and its error
+# (at now, err now: inlay run --probe, a probe of the plan's subgraphs
+# just before the run, set against their profiled figures), and the run's speed check (slow/checks: reference
 # timings, over all cores, that found a core in a slow spell; inlay run
 # --speed-check) and its reference time (ref µs: the slowest core's median
 # reference; a run slow throughout has no slow checks but a high reference
@@ -74,7 +76,7 @@ for w in "$@"; do
 			# shellcheck disable=SC2086
 			"$tmp/inlay" run "$w" --plan "$tmp/$name.plan.yaml" --profiles "$db" --duration "$dur" $flag --subgraphs --json >"$tmp/run.json"
 			jq -r --arg w "$name" --arg s "$s" --arg p "$pin" --arg l "$load" \
-				'((.speed // []) | "\(map(.slow) | add // 0)/\(map(.checks) | add // 0)") as $sp | ((.speed // []) | map(.median_us // 0) | max // 0) as $ref | ((.subgraphs // []) | [(map(.measured_ms * .runs) | add // 0), (map(.predicted_ms * .runs) | add // 0)]) as $b | (if $b[1] > 0 then $b[0] / $b[1] else 0 end) as $busy | ((.requests // []) | map({key: .group, value: .}) | from_entries) as $rq | .groups[] | ($rq[.name] // null) as $r | (if $r and $r.predicted.working_ms > 0 then $r.measured.working_ms / $r.predicted.working_ms else 0 end) as $work | (if $r then ($r.measured.before_ms + $r.measured.between_ms) - ($r.predicted.before_ms + $r.predicted.between_ms) else 0 end) as $wait | [$w, $s, $p, $l, .name, .predicted_p50_ms, (.predicted_uncontended_p50_ms // .predicted_p50_ms), .p50_ms, $sp, $ref, $busy, $work, $wait] | @tsv' \
+				'((.speed // []) | "\(map(.slow) | add // 0)/\(map(.checks) | add // 0)") as $sp | ((.speed // []) | map(.median_us // 0) | max // 0) as $ref | ((.subgraphs // []) | [(map(.measured_ms * .runs) | add // 0), (map(.predicted_ms * .runs) | add // 0)]) as $b | (if $b[1] > 0 then $b[0] / $b[1] else 0 end) as $busy | ((.requests // []) | map({key: .group, value: .}) | from_entries) as $rq | .groups[] | ($rq[.name] // null) as $r | (if $r and $r.predicted.working_ms > 0 then $r.measured.working_ms / $r.predicted.working_ms else 0 end) as $work | (if $r then ($r.measured.before_ms + $r.measured.between_ms) - ($r.predicted.before_ms + $r.predicted.between_ms) else 0 end) as $wait | [$w, $s, $p, $l, .name, .predicted_p50_ms, (.predicted_uncontended_p50_ms // .predicted_p50_ms), .p50_ms, $sp, $ref, $busy, $work, $wait, (.predicted_now_p50_ms // 0)] | @tsv' \
 				"$tmp/run.json" >>"$rows"
 			if [ -n "$keep" ]; then
 				cp "$db" "$keep/" && cp "$tmp/$name.plan.yaml" "$keep/$name.$s.plan.yaml" && cp "$tmp/run.json" "$keep/$name.$s.$pin.json"
@@ -83,9 +85,11 @@ for w in "$@"; do
 	done
 done
 awk -F'\t' 'BEGIN {
-	printf "%-16s %6s %-8s %6s %-7s %10s %12s %10s %9s %11s %11s %8s %7s %7s %8s\n", "workload", "series", "pinning", "load", "group", "predicted", "uncontended", "measured", "error", "err uncont", "slow/checks", "ref µs", "busy ×", "work ×", "wait Δ"
+	printf "%-16s %6s %-8s %6s %-7s %10s %12s %10s %9s %11s %10s %9s %11s %8s %7s %7s %8s\n", "workload", "series", "pinning", "load", "group", "predicted", "uncontended", "measured", "error", "err uncont", "at now", "err now", "slow/checks", "ref µs", "busy ×", "work ×", "wait Δ"
 }
 {
 	e = ($8 - $6) / $6 * 100; u = ($8 - $7) / $7 * 100
-	printf "%-16s %6s %-8s %6s %-7s %8.2fms %10.2fms %8.2fms %+8.1f%% %+10.1f%% %11s %8.1f %7.2f %7.2f %+6.2fms\n", $1, $2, $3, $4, $5, $6, $7, $8, e, u, $9, $10, $11, $12, $13
+	now = "-"; en = "-"
+	if ($14 > 0) { now = sprintf("%.2fms", $14); en = sprintf("%+.1f%%", ($8 - $14) / $14 * 100) }
+	printf "%-16s %6s %-8s %6s %-7s %8.2fms %10.2fms %8.2fms %+8.1f%% %+10.1f%% %10s %9s %11s %8.1f %7.2f %7.2f %+6.2fms\n", $1, $2, $3, $4, $5, $6, $7, $8, e, u, now, en, $9, $10, $11, $12, $13
 }' "$rows"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -93,6 +94,50 @@ func TestProfileCommand(t *testing.T) {
 	if !strings.Contains(errOut, "profiles: ") || !strings.Contains(errOut, "fell back to the calibrated model") || !strings.Contains(errOut, "with cold-cache figures") ||
 		!strings.Contains(errOut, "answered with their plan-cycle figures") {
 		t.Errorf("plan does not report its use of the store:\n%s", errOut)
+	}
+
+	// run --probe (the default with a store of this machine): the plan's
+	// subgraphs timed before the run against their profiled figures, and
+	// a prediction at that speed beside the profile's.
+	planFile := filepath.Join(dir, "plan.yaml")
+	if out, _, err := profileCLI(t, "plan", wl, "--profiles", store, "--planner", "bestmap", "-o", planFile); err != nil {
+		t.Fatalf("plan -o: %v\n%s", err, out)
+	}
+	out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json")
+	if err != nil {
+		t.Fatalf("run --probe: %v\n%s", err, out)
+	}
+	var rj struct {
+		Groups []struct {
+			PredictedNowP50MS float64 `json:"predicted_now_p50_ms"`
+			PredictedP50MS    float64 `json:"predicted_p50_ms"`
+		}
+		Probe *struct {
+			Processors []struct {
+				Processor string
+				Ratio     float64
+			}
+			Subgraphs []struct {
+				Subgraph   string
+				ProfiledMS float64 `json:"profiled_ms"`
+				NowMS      float64 `json:"now_ms"`
+				Ratio      float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rj); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, out)
+	}
+	if rj.Probe == nil || len(rj.Probe.Subgraphs) == 0 || len(rj.Probe.Processors) == 0 || len(rj.Groups) != 1 || rj.Groups[0].PredictedNowP50MS <= 0 {
+		t.Fatalf("run --probe: no probe or prediction at speed now:\n%s", out)
+	}
+	for _, sg := range rj.Probe.Subgraphs {
+		if sg.ProfiledMS <= 0 || sg.NowMS <= 0 || sg.Ratio <= 0 || !strings.HasPrefix(sg.Subgraph, "mel[") {
+			t.Errorf("probed subgraph %+v", sg)
+		}
+	}
+	if out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json", "--probe=false"); err != nil || strings.Contains(out, "predicted_now_p50_ms") {
+		t.Errorf("run --probe=false: %v\n%s", err, out)
 	}
 
 	cal, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "median")

@@ -32,7 +32,7 @@ type runFlags struct {
 	seed                          int64
 	backlog                       int
 	dropLate, json, noPin, record bool
-	speedCheck, subgraphs         bool
+	speedCheck, subgraphs, probe  bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -75,6 +75,18 @@ when the --profiles store has it, the normal speed the profile took its
 figures at and the run's median against it: a run slow throughout has no
 slow checks, but its references are slower than the profile's.
 
+--probe (on by default, with a --profiles store of this machine) times
+the plan's subgraphs just before the run, each on its processor, pinned
+and warm as the profile's warm runs were, three rounds over the plan
+(about 2 s on examples/host_ocr_voice.yaml), and sets each beside its
+profiled warm figure; a processor's ratio is the median over its
+subgraphs. The prediction is then made a second time with every
+figure on a processor times its ratio ("at speed now", beside the
+profile's prediction): where the host runs slower or faster now than
+when it was profiled (a virtual machine in slow spells, a phone that has
+heated up), that is the prediction for the host as it is; a state that
+changes during the run it cannot foresee.
+
 --subgraphs sets each subgraph beside its prediction: the median of its
 spans in the run and in the simulation of the same plan and rate, their
 ratio, and the run's spans split into those that ran alone (the other
@@ -109,6 +121,7 @@ the subgraphs shows where it is.`,
 	fl.DurationVar(&f.spin, "spin", 0, "how long an idle worker polls its queue before it sleeps (e.g. 200us: faster hand-offs, at the cost of CPU time)")
 	fl.BoolVar(&f.record, "record", false, "store the subgraphs' in-situ times in the profile store (--profiles)")
 	fl.DurationVar(&f.drain, "drain", 0, "how long requests in flight at the end may still run (0: 4× the longest deadline, at least 1s)")
+	fl.BoolVar(&f.probe, "probe", true, "before the run, time the plan's subgraphs at the host's speed now and predict at that speed too (needs the --profiles store's figures of this machine)")
 	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it, and each group's requests split into before, in and between its subgraphs (subgraphs, requests in --json)")
 	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
@@ -155,6 +168,8 @@ type runJSON struct {
 	Procs                 []runProcJSON  `json:"processors"`
 	// Speed is the speed check's counts per core (--speed-check).
 	Speed []runSpeedJSON `json:"speed,omitempty"`
+	// Probe is --probe's speed probe of the plan's subgraphs.
+	Probe *runProbeJSON `json:"probe,omitempty"`
 	// Subgraphs is --subgraphs' comparison (report.CompareSpans).
 	Subgraphs []runSubgraphJSON `json:"subgraphs,omitempty"`
 	// Requests is --subgraphs' split of each group's requests
@@ -223,6 +238,9 @@ type runGroupJSON struct {
 	// model (0: none).
 	PredictedUncontendedP50MS float64 `json:"predicted_uncontended_p50_ms,omitempty"`
 	PredictedP99MS            float64 `json:"predicted_p99_ms"`
+	// PredictedNowP50MS is the prediction at the host's speed now (--probe;
+	// 0: none).
+	PredictedNowP50MS float64 `json:"predicted_now_p50_ms,omitempty"`
 }
 
 type runDropJSON struct {
@@ -268,8 +286,15 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
-	if pe, ok := est.(*profile.Estimator); ok {
+	pe, _ := est.(*profile.Estimator)
+	if pe != nil {
 		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
+	}
+	var probe *runProbe
+	if f.probe && pe != nil && pe.Device() == profile.LocalDeviceName() {
+		if probe, err = probeNow(ctx, cmd, f, pe, w, pl, p); err != nil {
+			return err
+		}
 	}
 	// The arrival lag runs recorded, and the speed the profile took its
 	// figures at, for the speed report.
@@ -301,6 +326,9 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
+	if probe != nil {
+		probe.predict(cfg, pe, res)
+	}
 	if f.record {
 		n, err := recordInSitu(cmd, pl, w, p, res, f.ortLib)
 		if err != nil {
@@ -317,7 +345,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed, f.subgraphs)
+		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed, probe, f.subgraphs)
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -349,9 +377,16 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	} else {
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
 	}
+	if probe != nil {
+		fmt.Fprintln(out, probe.line(pl))
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended\tp99\tpredicted p99\tdropped (reasons)")
-	for _, g := range res.Groups {
+	nowHead := ""
+	if probe != nil {
+		nowHead = "\tat speed now"
+	}
+	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended"+nowHead+"\tp99\tpredicted p99\tdropped (reasons)")
+	for gi, g := range res.Groups {
 		reasons := ""
 		for i, d := range g.Drops {
 			if i > 0 {
@@ -359,7 +394,11 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 			}
 			reasons += fmt.Sprintf("%s %d", d.Reason, d.Count)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.PredictedUncontendedP50), fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
+		now := ""
+		if probe != nil {
+			now = "\t" + fmtMS(probe.p50(gi))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.PredictedUncontendedP50), now, fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -465,14 +504,14 @@ func fmtMS(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", msOf(d))
 }
 
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed, subgraphs bool) error {
+func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed, probe *runProbe, subgraphs bool) error {
 	j := runJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
 		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
 		ZeroCopy: res.ZeroCopy, Copied: res.Copied, HandOffMS: msOf(res.HandOff), ReportMS: msOf(res.Report), ArrivalLagMS: msOf(res.ArrivalLag), ArrivalLagP50MS: msOf(res.ArrivalLagP50), PredictedArrivalLagMS: msOf(lag), CostModel: note, PredictedMisses: res.PredictedMisses,
 		Warnings: res.Warnings, Groups: []runGroupJSON{}, Procs: []runProcJSON{},
 	}
-	for _, g := range res.Groups {
+	for gi, g := range res.Groups {
 		gj := runGroupJSON{
 			Name: g.Name, OfferedHz: g.OfferedHz, RateHz: g.RateHz, DeadlineMS: msOf(g.Deadline),
 			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, Drops: []runDropJSON{},
@@ -482,10 +521,16 @@ func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Pla
 		for _, d := range g.Drops {
 			gj.Drops = append(gj.Drops, runDropJSON{Reason: d.Reason, Count: d.Count, Example: d.Example})
 		}
+		if probe != nil {
+			gj.PredictedNowP50MS = msOf(probe.p50(gi))
+		}
 		j.Groups = append(j.Groups, gj)
 	}
 	for _, pr := range res.Procs {
 		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
+	}
+	if probe != nil {
+		j.Probe = probe.json(pl)
 	}
 	for _, c := range speed {
 		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median), ProfiledUS: usOf(c.Profiled), Ratio: c.ratio()})

@@ -74,14 +74,7 @@ func TestRunCommand(t *testing.T) {
 		} `json:"subgraphs"`
 		Requests []struct {
 			Group               string
-			Predicted, Measured struct {
-				P50MS     float64 `json:"p50_ms"`
-				MeanMS    float64 `json:"mean_ms"`
-				BeforeMS  float64 `json:"before_ms"`
-				WorkingMS float64 `json:"working_ms"`
-				BetweenMS float64 `json:"between_ms"`
-				Requests  int
-			}
+			Predicted, Measured runRequestParts
 		} `json:"requests"`
 		Groups []struct {
 			Name                               string
@@ -123,14 +116,7 @@ func TestRunCommand(t *testing.T) {
 	if len(got.Requests) != 1 || got.Requests[0].Group != "voice" {
 		t.Fatalf("requests: %+v", got.Requests)
 	}
-	for side, p := range map[string]struct {
-		P50MS     float64 `json:"p50_ms"`
-		MeanMS    float64 `json:"mean_ms"`
-		BeforeMS  float64 `json:"before_ms"`
-		WorkingMS float64 `json:"working_ms"`
-		BetweenMS float64 `json:"between_ms"`
-		Requests  int
-	}{"predicted": got.Requests[0].Predicted, "measured": got.Requests[0].Measured} {
+	for side, p := range map[string]runRequestParts{"predicted": got.Requests[0].Predicted, "measured": got.Requests[0].Measured} {
 		if sum := p.BeforeMS + p.WorkingMS + p.BetweenMS; p.Requests < 20 || p.WorkingMS <= 0 || p.BeforeMS < 0 || p.BetweenMS < 0 || sum < p.MeanMS-0.001 || sum > p.MeanMS+0.001 || p.P50MS <= 0 {
 			t.Errorf("requests, %s: %+v", side, p)
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/errline"
@@ -39,6 +40,17 @@ func pathString(path []any) string {
 	return b.String()
 }
 
+// checkName refuses a name with a space or a control character: names
+// appear in plan files, CLI flags, tables and one-line errors.
+func checkName(name string, path ...any) *fieldError {
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return ferr(fmt.Sprintf("name %q has a space or a control character", name), path...)
+		}
+	}
+	return nil
+}
+
 func ferr(msg string, path ...any) *fieldError {
 	return &fieldError{path: path, msg: msg}
 }
@@ -59,10 +71,16 @@ func (p *Platform) validate() *fieldError {
 	if p.Name == "" {
 		return ferr("is required", "name")
 	}
+	if fe := checkName(p.Name, "name"); fe != nil {
+		return fe
+	}
 	domains := map[string]bool{}
 	for i, d := range p.Domains {
 		if d.Name == "" {
 			return ferr("is required", "domains", i, "name")
+		}
+		if fe := checkName(d.Name, "domains", i, "name"); fe != nil {
+			return fe
 		}
 		if domains[d.Name] {
 			return ferr(fmt.Sprintf("duplicate domain %q", d.Name), "domains", i, "name")
@@ -133,6 +151,9 @@ func (p *Platform) validate() *fieldError {
 func (pr *Processor) validate(domains map[string]bool) *fieldError {
 	if pr.Name == "" {
 		return ferr("is required", "name")
+	}
+	if fe := checkName(pr.Name, "name"); fe != nil {
+		return fe
 	}
 	if !contains(Kinds, pr.Kind) {
 		return ferr(fmt.Sprintf("unknown kind %q (kinds: %s)", pr.Kind, strings.Join(Kinds, ", ")), "kind")

@@ -116,18 +116,24 @@ func busyByProcessor(spans []Span) map[string][]interval {
 		}
 	}
 	for p, iv := range by {
-		slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
-		merged := iv[:0]
-		for _, x := range iv {
-			if n := len(merged); n > 0 && x.start <= merged[n-1].end {
-				merged[n-1].end = max(merged[n-1].end, x.end)
-				continue
-			}
-			merged = append(merged, x)
-		}
-		by[p] = merged
+		by[p] = mergeIntervals(iv)
 	}
 	return by
+}
+
+// mergeIntervals sorts iv by start and merges the intervals that overlap
+// or touch, in place: the union of iv as disjoint intervals, in order.
+func mergeIntervals(iv []interval) []interval {
+	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.start, b.start) })
+	merged := iv[:0]
+	for _, x := range iv {
+		if n := len(merged); n > 0 && x.start <= merged[n-1].end {
+			merged[n-1].end = max(merged[n-1].end, x.end)
+			continue
+		}
+		merged = append(merged, x)
+	}
+	return merged
 }
 
 // overlap is how much of [start, end) the disjoint, ordered intervals

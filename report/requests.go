@@ -46,7 +46,7 @@ type RequestStats struct {
 // one side only has zero parts on the other.
 func CompareRequests(measured, predicted []Span) []RequestStats {
 	meas, pred := requestParts(measured), requestParts(predicted)
-	groups := slices.Sorted(maps.Keys(meas))
+	groups := slices.Collect(maps.Keys(meas))
 	for g := range pred {
 		if _, ok := meas[g]; !ok {
 			groups = append(groups, g)
@@ -82,21 +82,12 @@ func requestParts(spans []Span) map[string]RequestParts {
 		return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.request, b.request))
 	})
 	for _, k := range keys {
-		iv := byReq[k]
-		slices.SortFunc(iv, func(a, b interval) int { return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.end, b.end)) })
-		first, last := iv[0].start, iv[0].end
+		iv := mergeIntervals(byReq[k])
+		first, last := iv[0].start, iv[len(iv)-1].end
 		var working time.Duration
-		cur := iv[0]
-		for _, x := range iv[1:] {
-			last = max(last, x.end)
-			if x.start <= cur.end {
-				cur.end = max(cur.end, x.end)
-				continue
-			}
-			working += cur.end - cur.start
-			cur = x
+		for _, x := range iv {
+			working += x.end - x.start
 		}
-		working += cur.end - cur.start
 		p := by[k.group]
 		if p == nil {
 			p = &parts{}

@@ -11,7 +11,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/profile"
 )
@@ -446,7 +446,7 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 		case seen[in.Name]:
 			return fmt.Errorf("input %q given twice", in.Name)
 		case !ok:
-			return fmt.Errorf("input %q is not a graph input of the model (its inputs: %s)", in.Name, quoteAll(want))
+			return fmt.Errorf("input %q is not a graph input of the model (its inputs: %s)", in.Name, errline.QuoteAll(want))
 		}
 		seen[in.Name] = true
 		if in.DType.Size() <= 0 {
@@ -494,16 +494,6 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 		}
 	}
 	return nil
-}
-
-// quoteAll lists names Go-quoted, so that a name holding a newline or a
-// control byte cannot break the one-line error it is named in.
-func quoteAll(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }
 
 func isJSON(contentType string) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
+	"github.com/inlay-dev/inlay/internal/errline"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -228,7 +229,7 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		case groups[n.Name]:
 			return nil, at("name"), fmt.Sprintf("duplicate node group %q", n.Name)
 		case !types[n.GPU]:
-			return nil, at("gpu"), fmt.Sprintf("unknown GPU type %q (gpu_types: %s)", n.GPU, quoteList(sortedKeys(types)))
+			return nil, at("gpu"), fmt.Sprintf("unknown GPU type %q (gpu_types: %s)", n.GPU, errline.QuoteAll(sortedKeys(types)))
 		case count < 1:
 			return nil, at("count"), "must be at least 1"
 		case len(p.Nodes)+count > maxServers:
@@ -255,16 +256,6 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		}
 	}
 	return p, nil, ""
-}
-
-// quoteList writes names from the file as "a", "b", so that a line break
-// in one stays escaped.
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }
 
 func sortedKeys(m map[string]bool) []string {

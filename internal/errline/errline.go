@@ -57,3 +57,14 @@ func Key(s string) string {
 	}
 	return s
 }
+
+// QuoteAll lists names from a user's file Go-quoted ("a", "b"), so that a
+// name holding a line break or a control byte cannot split the one-line
+// error it is named in.
+func QuoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

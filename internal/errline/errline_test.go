@@ -45,3 +45,12 @@ func TestKey(t *testing.T) {
 		}
 	}
 }
+
+func TestQuoteAll(t *testing.T) {
+	if got := QuoteAll([]string{"a", "b\nc"}); got != `"a", "b\nc"` {
+		t.Errorf("QuoteAll = %s", got)
+	}
+	if got := QuoteAll(nil); got != "" {
+		t.Errorf("QuoteAll(nil) = %q", got)
+	}
+}

@@ -217,6 +217,34 @@ type Recorded struct {
 	// Speeds is the speed the device's last profile took its figures at,
 	// by core (Store.Speeds); none when it has none.
 	Speeds []CoreSpeed
+	// HandOffs are the device's measured hand-offs (Store.HandOffs), with
+	// the arrival lags their probe saw.
+	HandOffs []HandOff
+}
+
+// Lag is the arrival lag a run's prediction adds (runtime.Config.ArrivalLag)
+// for a run pinned or not whose event loop sleeps to its arrivals or not
+// (runtime.Config.LoopSleeps), and where it comes from: the lag recorded
+// runs saw (the runtime's own, whatever the way), else the one the
+// profile's hand-off probe measured with the run's pinning and way of
+// waiting; 0 and "" when neither was measured.
+func (r Recorded) Lag(pinned, sleeps bool) (time.Duration, string) {
+	if r.ArrivalLag > 0 {
+		return r.ArrivalLag, "that recorded runs saw"
+	}
+	for _, h := range r.HandOffs {
+		if h.Pinned != pinned {
+			continue
+		}
+		way, lag, n := "polling", h.PollLag, h.PollRequests
+		if sleeps {
+			way, lag, n = "sleeping", h.SleepLag, h.SleepRequests
+		}
+		if n > 0 {
+			return lag, "that the profile's hand-off probe measured with the event loop " + way + " to its arrivals"
+		}
+	}
+	return 0, ""
 }
 
 // ReadRecorded reads what the store at path recorded for device, opening
@@ -242,5 +270,9 @@ func ReadRecorded(path, device string) (Recorded, error) {
 	if err != nil {
 		return Recorded{}, err
 	}
-	return Recorded{ArrivalLag: a.Lag, Speeds: sp}, nil
+	hos, err := st.HandOffs(device)
+	if err != nil {
+		return Recorded{}, err
+	}
+	return Recorded{ArrivalLag: a.Lag, Speeds: sp, HandOffs: hos}, nil
 }

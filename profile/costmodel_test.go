@@ -82,3 +82,34 @@ func TestCostModel(t *testing.T) {
 		t.Errorf("note %q", n)
 	}
 }
+
+// TestRecordedLag checks which arrival lag a run's prediction adds: the
+// recorded runs', else the hand-off probe's for the run's pinning and its
+// loop's way of waiting, else none.
+func TestRecordedLag(t *testing.T) {
+	us := time.Microsecond
+	hos := []HandOff{
+		{Pinned: false, PollLag: 1 * us, PollRequests: 60},
+		{Pinned: true, SleepLag: 120 * us, SleepRequests: 30, PollLag: 2 * us, PollRequests: 30},
+	}
+	for _, tc := range []struct {
+		name           string
+		rec            Recorded
+		pinned, sleeps bool
+		want           time.Duration
+		from           string
+	}{
+		{"pinned, sleeping", Recorded{HandOffs: hos}, true, true, 120 * us, "sleeping"},
+		{"pinned, polling", Recorded{HandOffs: hos}, true, false, 2 * us, "polling"},
+		{"unpinned, polling", Recorded{HandOffs: hos}, false, false, 1 * us, "polling"},
+		{"unpinned, sleeping: not measured", Recorded{HandOffs: hos}, false, true, 0, ""},
+		{"recorded runs first", Recorded{ArrivalLag: 300 * us, HandOffs: hos}, true, true, 300 * us, "recorded runs"},
+		{"an older store's hand-off", Recorded{HandOffs: []HandOff{{Pinned: true, Same: us, Cross: us, Samples: 3}}}, true, true, 0, ""},
+		{"nothing", Recorded{}, true, true, 0, ""},
+	} {
+		got, from := tc.rec.Lag(tc.pinned, tc.sleeps)
+		if got != tc.want || !strings.Contains(from, tc.from) || (tc.from == "") != (from == "") {
+			t.Errorf("%s: %v (%q), want %v (%q)", tc.name, got, from, tc.want, tc.from)
+		}
+	}
+}

@@ -158,6 +158,10 @@ CREATE TABLE IF NOT EXISTS handoffs (
 	cross_ns    INTEGER NOT NULL,
 	samples     INTEGER NOT NULL,
 	measured_at TEXT NOT NULL,
+	sleep_lag_ns   INTEGER NOT NULL DEFAULT 0,
+	sleep_requests INTEGER NOT NULL DEFAULT 0,
+	poll_lag_ns    INTEGER NOT NULL DEFAULT 0,
+	poll_requests  INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, pinned)
 );
 CREATE TABLE IF NOT EXISTS speeds (
@@ -301,6 +305,9 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "corun", corunAddedColumns); err != nil {
 		return err
 	}
+	if err := addColumns(tx, "handoffs", handOffLagColumns); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -343,14 +350,14 @@ var cycleColumns = [][2]string{
 	{"cycle_reps", "INTEGER NOT NULL DEFAULT 0"},
 }
 
-// coldFitColumns came to the calibrations table with coldColumns (a
-// ColdFit; zero: none).
 // corunAddedColumns are the corun table's columns added after it was
 // first created (a version-2 store from before them lacks them).
 var corunAddedColumns = [][2]string{
 	{"model_name", "TEXT NOT NULL DEFAULT ''"},
 }
 
+// coldFitColumns came to the calibrations table with coldColumns (a
+// ColdFit; zero: none).
 var coldFitColumns = [][2]string{
 	{"cold_a", "REAL NOT NULL DEFAULT 0"},
 	{"cold_b", "REAL NOT NULL DEFAULT 0"},
@@ -598,22 +605,40 @@ type HandOff struct {
 	Same, Cross time.Duration
 	Samples     int
 	MeasuredAt  time.Time
+	// The probe runs' median arrival lags with the event loop sleeping
+	// to its arrivals and polling for them (runtime.ArrivalLags), over
+	// the requests counted beside each; a count of 0: not measured (a
+	// store or an agent from before them).
+	SleepLag, PollLag           time.Duration
+	SleepRequests, PollRequests int
+}
+
+// handOffLagColumns came to the handoffs table after it was first
+// created; opening an older store adds them (zero: not measured).
+var handOffLagColumns = [][2]string{
+	{"sleep_lag_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"sleep_requests", "INTEGER NOT NULL DEFAULT 0"},
+	{"poll_lag_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"poll_requests", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // PutHandOff stores the device's hand-off for h.Pinned, replacing the one
 // measured before.
 func (s *Store) PutHandOff(device string, h HandOff) error {
-	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 {
-		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays are required", s.path)
+	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 || h.SleepLag < 0 || h.PollLag < 0 || h.SleepRequests < 0 || h.PollRequests < 0 {
+		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays, lags and counts are required", s.path)
 	}
 	at := h.MeasuredAt
 	if at.IsZero() {
 		at = time.Now()
 	}
-	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at) VALUES (?, ?, ?, ?, ?, ?)
+	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at, sleep_lag_ns, sleep_requests, poll_lag_ns, poll_requests)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, pinned) DO UPDATE SET same_ns = excluded.same_ns, cross_ns = excluded.cross_ns,
-		samples = excluded.samples, measured_at = excluded.measured_at`,
-		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at.UTC().Format(time.RFC3339Nano))
+		samples = excluded.samples, measured_at = excluded.measured_at, sleep_lag_ns = excluded.sleep_lag_ns,
+		sleep_requests = excluded.sleep_requests, poll_lag_ns = excluded.poll_lag_ns, poll_requests = excluded.poll_requests`,
+		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at.UTC().Format(time.RFC3339Nano),
+		int64(h.SleepLag), h.SleepRequests, int64(h.PollLag), h.PollRequests)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -624,13 +649,15 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 func (s *Store) HandOffs(device string) ([]HandOff, error) {
 	return storeRows(s, func(rows *sql.Rows) (HandOff, error) {
 		var h HandOff
-		var same, cross int64
+		var same, cross, sleep, poll int64
 		var at string
-		err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at)
+		err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at, &sleep, &h.SleepRequests, &poll, &h.PollRequests)
 		h.Same, h.Cross = time.Duration(same), time.Duration(cross)
+		h.SleepLag, h.PollLag = time.Duration(sleep), time.Duration(poll)
 		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		return h, err
-	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at FROM handoffs WHERE device = ? ORDER BY pinned`, device)
+	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at, sleep_lag_ns, sleep_requests, poll_lag_ns, poll_requests
+		FROM handoffs WHERE device = ? ORDER BY pinned`, device)
 }
 
 // PutSpeeds stores, per core, the speed guard's summary of the reference

@@ -594,3 +594,55 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreAddsHandOffLagColumns: a store whose handoffs table predates
+// the arrival lags gains them on open; its rows read as not measured, and
+// new ones keep theirs.
+func TestStoreAddsHandOffLagColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DROP TABLE handoffs`,
+		`CREATE TABLE handoffs (device TEXT NOT NULL, pinned INTEGER NOT NULL, same_ns INTEGER NOT NULL, cross_ns INTEGER NOT NULL,
+			samples INTEGER NOT NULL, measured_at TEXT NOT NULL, PRIMARY KEY (device, pinned))`,
+		`INSERT INTO handoffs VALUES ('dev', 1, 5000, 90000, 40, '2026-12-01T00:00:00Z')`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if st, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hos, err := st.HandOffs("dev")
+	if err != nil || len(hos) != 1 || hos[0].Cross != 90*time.Microsecond || hos[0].SleepRequests != 0 || hos[0].PollRequests != 0 {
+		t.Fatalf("the older row: %+v, %v; want its hand-offs and no lags measured", hos, err)
+	}
+	h := HandOff{Pinned: false, Same: 4 * time.Microsecond, Cross: 28 * time.Microsecond, Samples: 50,
+		SleepLag: 110 * time.Microsecond, SleepRequests: 30, PollLag: 200 * time.Nanosecond, PollRequests: 60}
+	if err := st.PutHandOff("dev", h); err != nil {
+		t.Fatal(err)
+	}
+	bad := h
+	bad.SleepLag = -time.Microsecond
+	if err := st.PutHandOff("dev", bad); err == nil {
+		t.Error("a negative arrival lag was stored")
+	}
+	hos, err = st.HandOffs("dev")
+	if err != nil || len(hos) != 2 {
+		t.Fatalf("HandOffs = %+v, %v", hos, err)
+	}
+	got := hos[0]
+	got.MeasuredAt = time.Time{}
+	if got != h {
+		t.Errorf("unpinned hand-off read back as %+v, want %+v", got, h)
+	}
+}

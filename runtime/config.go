@@ -83,8 +83,10 @@ type Config struct {
 	NoPin bool
 	// ArrivalLag is added to the simulator's predicted latencies
 	// (GroupResult.PredictedP50, PredictedP99): the median arrival lag
-	// (Result.ArrivalLagP50) that earlier runs on this machine saw, which
-	// latency counts and the simulator leaves out. (The median: the lag is
+	// (Result.ArrivalLagP50) that earlier runs on this machine saw, or
+	// that a hand-off probe's runs saw with the loop waiting the way this
+	// run's will (ArrivalLags, LoopSleeps), which latency counts and the
+	// simulator leaves out. (The median: the lag is
 	// mostly small with rare long delays, and the mean overstates what it
 	// adds to a median latency.) Negative is an error.
 	ArrivalLag time.Duration
@@ -201,6 +203,16 @@ func (c *Config) backlog(g *workload.Group) int {
 	period := float64(g.Period) / c.Scale
 	n := int(math.Ceil(2 * float64(g.Deadline) / period))
 	return max(n, MinBacklog)
+}
+
+// LoopSleeps reports whether the event loop of a run with c sleeps to
+// every arrival in the kernel (no ArrivalSpin: it is negative, or 0 and
+// the pinned workers hold every core the process may use) rather than
+// polling the clock for the last stretch before it. The two ways take an
+// arrival late by different amounts (ArrivalLags); which one a run takes
+// decides which of a probe's lags its prediction adds.
+func (c *Config) LoopSleeps() bool {
+	return c.ArrivalSpin < 0 || (c.ArrivalSpin == 0 && !c.loopHasCore())
 }
 
 // loopHasCore reports whether the event loop has a core that no pinned

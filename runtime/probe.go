@@ -90,6 +90,45 @@ type HandOffProbe struct {
 	Same, Cross time.Duration
 	Samples     int
 	Procs       [2]string
+	// Lags are the probe runs' arrival lags (Result.ArrivalLagP50), by
+	// the way the event loop waited for the arrivals.
+	Lags ArrivalLags
+}
+
+// ArrivalLags are the median delays from a request's scheduled arrival to
+// the event loop taking it (Result.ArrivalLagP50) that probe runs saw, in
+// each of the loop's two ways to wait for an arrival (Config.LoopSleeps):
+// Sleep when it slept in the kernel to each arrival, Poll when it polled
+// the clock for the last Config.ArrivalSpin before it. A count of 0
+// requests means that way was not measured. A run's prediction adds the
+// lag of the way its loop will wait (inlay run): without it, a pinned plan
+// that holds every core is predicted short by the sleep's wake-up.
+type ArrivalLags struct {
+	Sleep, Poll                 time.Duration
+	SleepRequests, PollRequests int
+}
+
+// For returns the lag of the way the loop waits (sleeps: Config.LoopSleeps)
+// and whether that way was measured.
+func (a ArrivalLags) For(sleeps bool) (time.Duration, bool) {
+	if sleeps {
+		return a.Sleep, a.SleepRequests > 0
+	}
+	return a.Poll, a.PollRequests > 0
+}
+
+// add merges one run's median lag over n requests into the way it waited
+// (the mean of the runs' medians, weighted by their requests).
+func (a *ArrivalLags) add(sleeps bool, lag time.Duration, n int) {
+	if n <= 0 {
+		return
+	}
+	d, c := &a.Poll, &a.PollRequests
+	if sleeps {
+		d, c = &a.Sleep, &a.SleepRequests
+	}
+	*d = time.Duration((int64(*d)*int64(*c) + int64(lag)*int64(n)) / int64(*c+n))
+	*c += n
 }
 
 // ProbeHandOff measures the runtime's own delay between dependent
@@ -99,8 +138,12 @@ type HandOffProbe struct {
 // dispatcher, at 40 requests a second so that the workers go idle between
 // requests as in a plan; once with every subgraph on the first processor
 // and once alternating between the two, and takes the median gap in the
-// spans. It needs ONNX Runtime and a platform with two ort-cpu
-// processors: without them its error wraps ErrNoProbePair.
+// spans. Each run's arrival lag is kept by the way its event loop waited
+// (Lags); a way a run with the probe's pinning can take and neither run
+// took (pinned, the loop sleeps only when the workers hold every core) is
+// measured by one more run of half the length, the alternating plan with
+// the loop forced into it. It needs ONNX Runtime and a platform with two
+// ort-cpu processors: without them its error wraps ErrNoProbePair.
 func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 	pl := pc.Platform
 	if pl == nil {
@@ -130,7 +173,7 @@ groups:
 	if dur <= 0 {
 		dur = DefaultProbeDuration
 	}
-	for _, cross := range []bool{false, true} {
+	config := func(cross bool) (Config, map[string]int) {
 		mp := plan.ModelPlan{Model: "probe", Hash: w.Models[0].Graph.Hash}
 		labels := map[string]int{}
 		for c := 0; c < probeChunks; c++ {
@@ -143,10 +186,22 @@ groups:
 			labels[fmt.Sprintf("probe[%s]", set.Key())] = c
 		}
 		p := &plan.Plan{Planner: "handoff-probe", Platform: pl.Name, Models: []plan.ModelPlan{mp}}
-		res, err := Run(ctx, Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: pc.Library,
-			Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second})
+		return Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: pc.Library,
+			Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second}, labels
+	}
+	run := func(c Config) (*Result, error) {
+		res, err := Run(ctx, c)
 		if err != nil {
-			return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: %w", err)
+			return nil, fmt.Errorf("runtime: hand-off probe: %w", err)
+		}
+		out.Lags.add(c.LoopSleeps(), res.ArrivalLagP50, res.Groups[0].Requests)
+		return res, nil
+	}
+	for _, cross := range []bool{false, true} {
+		c, labels := config(cross)
+		res, err := run(c)
+		if err != nil {
+			return HandOffProbe{}, err
 		}
 		gaps := probeGaps(res, labels)
 		if len(gaps) == 0 {
@@ -161,6 +216,25 @@ groups:
 		}
 		if out.Samples == 0 || len(gaps) < out.Samples {
 			out.Samples = len(gaps)
+		}
+	}
+	// Unpinned, the loop always has a core and polls; pinned, it sleeps
+	// when the plan's workers hold every core and polls otherwise.
+	ways := []bool{false}
+	if !pc.NoPin {
+		ways = append(ways, true)
+	}
+	for _, sleeps := range ways {
+		if _, ok := out.Lags.For(sleeps); ok {
+			continue
+		}
+		c, _ := config(true)
+		c.Duration, c.ArrivalSpin = dur/2, DefaultArrivalSpin
+		if sleeps {
+			c.ArrivalSpin = -1
+		}
+		if _, err := run(c); err != nil {
+			return HandOffProbe{}, err
 		}
 	}
 	return out, nil

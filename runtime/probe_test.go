@@ -3,12 +3,14 @@ package runtime
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
 )
 
@@ -45,7 +47,12 @@ func TestProbeHandOff(t *testing.T) {
 	if pr.Samples < 20 || pr.Same <= 0 || pr.Cross <= 0 || pr.Procs[0] == pr.Procs[1] {
 		t.Errorf("probe %+v: want at least 20 samples of positive delays between two processors", pr)
 	}
-	t.Logf("hand-off: same %v, cross %v over %d (%s, %s)", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1])
+	// Pinned, the probe measures the arrival lag both ways the loop can
+	// wait: from its own runs where they took it, else from a forced one.
+	if pr.Lags.SleepRequests < 10 || pr.Lags.PollRequests < 10 || pr.Lags.Sleep < 0 || pr.Lags.Poll < 0 {
+		t.Errorf("pinned probe's arrival lags %+v: want both ways measured over at least 10 requests", pr.Lags)
+	}
+	t.Logf("hand-off: same %v, cross %v over %d (%s, %s); arrival lag sleeping %v, polling %v", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1], pr.Lags.Sleep, pr.Lags.Poll)
 	_, err = ProbeHandOff(context.Background(), ProbeConfig{Platform: pl, Library: lib, Procs: []string{pl.Processors[0].Name}})
 	if err == nil || errors.Is(err, ErrNoProbePair) || !strings.Contains(err.Error(), "want two") {
 		t.Errorf("one processor given: %v, want a plain error asking for two", err)
@@ -83,5 +90,61 @@ func TestProbePair(t *testing.T) {
 	}
 	if _, err := ProbePair(nil, nil); err == nil || errors.Is(err, ErrNoProbePair) {
 		t.Errorf("no platform: %v", err)
+	}
+}
+
+// TestArrivalLags checks how probe runs' lags merge by the way the loop
+// waited, and what For answers for a way not measured.
+func TestArrivalLags(t *testing.T) {
+	var a ArrivalLags
+	if _, ok := a.For(true); ok {
+		t.Error("empty lags: the sleeping way is measured")
+	}
+	a.add(true, 100*time.Microsecond, 30)
+	a.add(true, 200*time.Microsecond, 10)
+	a.add(false, 5*time.Microsecond, 0) // no requests: nothing measured
+	if d, ok := a.For(true); !ok || d != 125*time.Microsecond || a.SleepRequests != 40 {
+		t.Errorf("sleeping: %v, %v over %d; want 125µs (weighted by requests) over 40", d, ok, a.SleepRequests)
+	}
+	if _, ok := a.For(false); ok {
+		t.Errorf("polling measured from a run without requests: %+v", a)
+	}
+	a.add(false, 7*time.Microsecond, 20)
+	if d, ok := a.For(false); !ok || d != 7*time.Microsecond {
+		t.Errorf("polling: %v, %v; want 7µs", d, ok)
+	}
+}
+
+// TestLoopSleeps checks which runs' event loops sleep to their arrivals:
+// pinned workers holding every core, or a negative ArrivalSpin.
+func TestLoopSleeps(t *testing.T) {
+	pl := hostPlatform(t)
+	p := &plan.Plan{Models: []plan.ModelPlan{{Subgraphs: []plan.Subgraph{{Processor: pl.Processors[0].Name}, {Processor: pl.Processors[1].Name}}}}}
+	held := map[int]bool{}
+	for _, mp := range p.Models {
+		for _, sg := range mp.Subgraphs {
+			i, _ := pl.Find(sg.Processor)
+			for _, c := range pl.Processors[i].Cores {
+				held[c] = true
+			}
+		}
+	}
+	all := len(held) >= goruntime.NumCPU()
+	for _, tc := range []struct {
+		name  string
+		noPin bool
+		spin  time.Duration
+		want  bool
+	}{
+		{"pinned, default spin", false, 0, all},
+		{"unpinned, default spin", true, 0, false},
+		{"pinned, spin forced", false, time.Millisecond, false},
+		{"unpinned, never spin", true, -1, true},
+		{"pinned, never spin", false, -1, true},
+	} {
+		c := Config{Platform: pl, Plan: p, NoPin: tc.noPin, ArrivalSpin: tc.spin}
+		if got := c.LoopSleeps(); got != tc.want {
+			t.Errorf("%s: LoopSleeps %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

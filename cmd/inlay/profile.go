@@ -459,14 +459,27 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 			}
 			return fmt.Errorf("profile: %w", err)
 		}
-		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples}); err != nil {
+		lg := pr.Lags
+		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples,
+			SleepLag: lg.Sleep, SleepRequests: lg.SleepRequests, PollLag: lg.Poll, PollRequests: lg.PollRequests}); err != nil {
 			return err
 		}
 		mode := "pinned"
 		if unpinned {
 			mode = "unpinned"
 		}
-		line = append(line, fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond)))
+		l := fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond))
+		var lags []string
+		if d, ok := lg.For(true); ok {
+			lags = append(lags, fmt.Sprintf("%v sleeping", d.Round(time.Microsecond)))
+		}
+		if d, ok := lg.For(false); ok {
+			lags = append(lags, fmt.Sprintf("%v polling", d.Round(time.Microsecond)))
+		}
+		if len(lags) > 0 {
+			l += ", arrival lag " + strings.Join(lags, ", ")
+		}
+		line = append(line, l)
 	}
 	fmt.Fprintf(out, "hand-off between dependent subgraphs (median of each kind, runtime.ProbeHandOff): %s\n", strings.Join(line, "; "))
 	return nil

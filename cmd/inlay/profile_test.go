@@ -108,6 +108,7 @@ func TestProfileCommand(t *testing.T) {
 		t.Fatalf("run --probe: %v\n%s", err, out)
 	}
 	var rj struct {
+		Lag    float64 `json:"predicted_arrival_lag_ms"`
 		Groups []struct {
 			PredictedNowP50MS float64 `json:"predicted_now_p50_ms"`
 			PredictedP50MS    float64 `json:"predicted_p50_ms"`
@@ -135,6 +136,21 @@ func TestProfileCommand(t *testing.T) {
 		if sg.ProfiledMS <= 0 || sg.NowMS <= 0 || sg.Ratio <= 0 || !strings.HasPrefix(sg.Subgraph, "mel[") {
 			t.Errorf("probed subgraph %+v", sg)
 		}
+	}
+	// The prediction adds the arrival lag the profile's hand-off probe
+	// measured pinned, one of its two ways of waiting (which one depends
+	// on the cores the plan holds).
+	st, err := profile.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hos, err := st.HandOffs(profile.LocalDeviceName())
+	st.Close()
+	if err != nil || len(hos) != 2 || !hos[1].Pinned || hos[1].SleepRequests == 0 || hos[1].PollRequests == 0 {
+		t.Fatalf("the profile's hand-offs %+v, %v: want both pinnings, pinned with both ways' lags", hos, err)
+	}
+	if rj.Lag != msOf(hos[1].SleepLag) && rj.Lag != msOf(hos[1].PollLag) {
+		t.Errorf("run predicted with an arrival lag of %v ms; the probe measured %v sleeping, %v polling", rj.Lag, hos[1].SleepLag, hos[1].PollLag)
 	}
 	if out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json", "--probe=false"); err != nil || strings.Contains(out, "predicted_now_p50_ms") {
 		t.Errorf("run --probe=false: %v\n%s", err, out)
@@ -219,7 +235,11 @@ func TestProbeHandOffsErrors(t *testing.T) {
 	var asked []bool
 	ok := func(_ context.Context, unpinned bool) (runtime.HandOffProbe, error) {
 		asked = append(asked, unpinned)
-		return runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 30, Procs: [2]string{"cpu0", "cpu1"}}, nil
+		lags := runtime.ArrivalLags{Poll: 300 * time.Nanosecond, PollRequests: 30}
+		if !unpinned {
+			lags.Sleep, lags.SleepRequests = 118*time.Microsecond, 30
+		}
+		return runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 30, Procs: [2]string{"cpu0", "cpu1"}, Lags: lags}, nil
 	}
 	var out bytes.Buffer
 	if err := probeHandOffs(context.Background(), &out, st, "dev", ok); err != nil {
@@ -228,5 +248,10 @@ func TestProbeHandOffsErrors(t *testing.T) {
 	hos, err := st.HandOffs("dev")
 	if err != nil || len(hos) != 2 || fmt.Sprint(asked) != "[false true]" || hos[1].Cross != 70*time.Microsecond || !strings.Contains(out.String(), "cpu0 to cpu1 70µs") {
 		t.Errorf("stored %+v (%v) after probes %v; output %q", hos, err, asked, out.String())
+	}
+	// With the arrival lags the probe saw, by pinning and way of waiting.
+	if hos[1].SleepLag != 118*time.Microsecond || hos[1].SleepRequests != 30 || hos[0].SleepRequests != 0 || hos[0].PollRequests != 30 ||
+		!strings.Contains(out.String(), "pinned: same processor 5µs, cpu0 to cpu1 70µs, arrival lag 118µs sleeping, 0s polling") {
+		t.Errorf("stored lags %+v; output %q", hos, out.String())
 	}
 }

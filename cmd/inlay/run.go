@@ -158,8 +158,10 @@ type runJSON struct {
 	ReportMS        float64 `json:"report_ms"`
 	ArrivalLagMS    float64 `json:"arrival_lag_ms"`
 	ArrivalLagP50MS float64 `json:"arrival_lag_p50_ms"`
-	// PredictedArrivalLagMS is the recorded arrival lag included in the
-	// predicted latencies.
+	// PredictedArrivalLagMS is the arrival lag included in the predicted
+	// latencies: the one recorded runs saw, else the one the profile's
+	// hand-off probe measured for the run's pinning and its event loop's
+	// way of waiting (profile.Recorded.Lag).
 	PredictedArrivalLagMS float64        `json:"predicted_arrival_lag_ms"`
 	CostModel             string         `json:"cost_model,omitempty"`
 	PredictedMisses       string         `json:"predicted_misses,omitempty"`
@@ -303,11 +305,14 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		return err
 	}
 	cfg := runtime.Config{
-		ArrivalLag: rec.ArrivalLag,
-		Workload:   w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
+		Workload: w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
 		Spans: f.trace != "" || f.subgraphs, PredictSpans: f.subgraphs, NoPin: f.noPin, Spin: f.spin,
 	}
+	// The prediction adds the arrival lag of the way this run's event loop
+	// will wait for its arrivals.
+	lag, lagFrom := rec.Lag(!f.noPin, cfg.LoopSleeps())
+	cfg.ArrivalLag = lag
 	if f.dropLate {
 		cfg.Policy = dispatch.DropLate
 	}
@@ -345,7 +350,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, rec.ArrivalLag, note(), speed, probe, f.subgraphs)
+		return runJSONOut(out, workloadPath, pl, p, res, lag, note(), speed, probe, f.subgraphs)
 	}
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
@@ -372,8 +377,8 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := report.Text(out, s); err != nil {
 		return err
 	}
-	if lag := rec.ArrivalLag; lag > 0 {
-		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus the arrival lag of %v that recorded runs saw):\n", lag.Round(time.Microsecond))
+	if lagFrom != "" {
+		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus the arrival lag of %v %s):\n", lag.Round(time.Microsecond), lagFrom)
 	} else {
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
 	}

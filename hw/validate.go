@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/errline"
@@ -43,10 +42,8 @@ func pathString(path []any) string {
 // checkName refuses a name with a space or a control character: names
 // appear in plan files, CLI flags, tables and one-line errors.
 func checkName(name string, path ...any) *fieldError {
-	for _, r := range name {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return ferr(fmt.Sprintf("name %q has a space or a control character", name), path...)
-		}
+	if msg := errline.BadName(name); msg != "" {
+		return ferr(msg, path...)
 	}
 	return nil
 }

@@ -447,8 +447,8 @@ func (p *parser) name(n *yaml.Node, place string) (string, error) {
 	if s == "" {
 		return "", p.errAt(n, place, "empty name")
 	}
-	if strings.ContainsAny(s, " \t\n\r:,/") {
-		return "", p.errAt(n, place, "name %q has a space or one of : , /", s)
+	if errline.BadName(s) != "" || strings.ContainsAny(s, ":,/") {
+		return "", p.errAt(n, place, "name %q has a space, a control character or one of : , /", s)
 	}
 	return s, nil
 }

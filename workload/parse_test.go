@@ -73,6 +73,7 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate model", "models:\n  - {name: a, zoo: resnet50}\n  - {name: a, zoo: resnet50}\ngroups: []", `w.yaml:3: models[1] (a): model "a" listed twice`},
 		{"no name", "models:\n  - {zoo: x}\ngroups: []", "models[0]: no name"},
 		{"bad name", "models:\n  - {name: 'a b', zoo: x}\ngroups: []", "has a space"},
+		{"escape in a name", "models:\n  - {name: \"a\\x1bb\", zoo: x}\ngroups: []", `name "a\x1bb" has a space, a control character`},
 		{"inputs on zoo", "models:\n  - {name: a, zoo: resnet50, inputs: {x: [1]}}\ngroups: []", "onnx models only"},
 		{"negative dim", "models:\n  - {name: a, onnx: a.onnx, inputs: {x: [1, -3]}}\ngroups: []", "models[0] (a).inputs.x[1]: negative dimension -3"},
 		{"non-integer dim", "models:\n  - {name: a, onnx: a.onnx, inputs: {x: [1, 2.5]}}\ngroups: []", "want an integer"},

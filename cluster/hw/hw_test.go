@@ -47,6 +47,11 @@ func TestParseErrors(t *testing.T) {
 		{"bad type", strings.Replace(small, "gpus: 4", "gpus: four", 1), "f.yaml:5: cannot unmarshal"},
 		{"empty", "", "empty cluster file"},
 		{"network", strings.Replace(small, "bandwidth_gbs: 1,", "bandwidth_gbs: -1,", 1), "f.yaml:6: network.bandwidth_gbs: must be positive"},
+		// Names with a space or a control character are refused where
+		// they stand, quoted, as in platform files.
+		{"cluster name with a space", strings.Replace(small, "name: c\n", "name: \"my c\"\n", 1), `f.yaml:1: name: name "my c" has a space or a control character`},
+		{"GPU type with a tab", strings.Replace(small, "{name: a, memory", "{name: \"a\\tb\", memory", 1), `f.yaml:3: gpu_types[0].name: name "a\tb" has a space or a control character`},
+		{"node group with a line break", strings.Replace(small, "{name: a, gpu", "{name: \"a\\nb\", gpu", 1), `f.yaml:5: nodes[0].name: name "a\nb" has a space or a control character`},
 	} {
 		p, err := Parse("f.yaml", []byte(tc.in))
 		if tc.want == "" {

@@ -172,6 +172,9 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 	if r.Name == "" {
 		return nil, []any{"name"}, "is required"
 	}
+	if msg := errline.BadName(r.Name); msg != "" {
+		return nil, []any{"name"}, msg
+	}
 	p := &Platform{Name: r.Name, Description: r.Description}
 	types := map[string]bool{}
 	for i, g := range r.GPUTypes {
@@ -179,6 +182,8 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		switch {
 		case g.Name == "":
 			return nil, at("name"), "is required"
+		case errline.BadName(g.Name) != "":
+			return nil, at("name"), errline.BadName(g.Name)
 		case types[g.Name]:
 			return nil, at("name"), fmt.Sprintf("duplicate GPU type %q", g.Name)
 		case !(g.MemoryGiB > 0):
@@ -226,6 +231,8 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		switch {
 		case n.Name == "":
 			return nil, at("name"), "is required"
+		case errline.BadName(n.Name) != "":
+			return nil, at("name"), errline.BadName(n.Name)
 		case groups[n.Name]:
 			return nil, at("name"), fmt.Sprintf("duplicate node group %q", n.Name)
 		case !types[n.GPU]:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // OneLine is err's message with its newlines folded into "; ".
@@ -67,4 +68,17 @@ func QuoteAll(names []string) string {
 		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// BadName says what is wrong with a user's name for a thing (a platform,
+// processor, cluster, GPU type, node group, model or group), "" when
+// nothing: a space or a control character, which would split or garble
+// the one-line errors and tables that print it. Callers may refuse more.
+func BadName(name string) string {
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Sprintf("name %q has a space or a control character", name)
+		}
+	}
+	return ""
 }

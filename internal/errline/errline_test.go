@@ -3,6 +3,7 @@ package errline
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 )
 
@@ -52,5 +53,20 @@ func TestQuoteAll(t *testing.T) {
 	}
 	if got := QuoteAll(nil); got != "" {
 		t.Errorf("QuoteAll(nil) = %q", got)
+	}
+}
+
+func TestBadName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bad  bool
+	}{{"cpu0", false}, {"v100-sxm2_16.g", false}, {"é", false}, {"a b", true}, {"a\tb", true}, {"a\nb", true}, {"a\x1bb", true}, {"a\u00a0b", true}} {
+		msg := BadName(tc.name)
+		if (msg != "") != tc.bad {
+			t.Errorf("BadName(%q) = %q, want bad %v", tc.name, msg, tc.bad)
+		}
+		if tc.bad && msg != `name `+strconv.Quote(tc.name)+` has a space or a control character` {
+			t.Errorf("BadName(%q) = %q", tc.name, msg)
+		}
 	}
 }

@@ -68,10 +68,11 @@
 // profile runs on this machine, and answers a HandOffAnswerBody: the
 // median hand-off on one processor (same_ns) and between the two
 // (cross_ns), the samples and the processors, whether the workers were
-// pinned, and (from 1.4.0) the probe runs' median arrival lags with the
-// event loop sleeping to its arrivals and polling for them
-// (sleep_lag_ns, poll_lag_ns, over sleep_requests and poll_requests;
-// runtime.ArrivalLags), which a run's prediction adds. inlay profile --agent stores both pinnings for the device,
+// pinned, and (from 1.4.0) the probe runs' median delays from a
+// request's arrival to its first subgraph's start, with the event loop
+// sleeping to its arrivals and polling for them (sleep_start_ns,
+// poll_start_ns, over sleep_requests and poll_requests;
+// runtime.StartDelays), which a run's prediction adds. inlay profile --agent stores both pinnings for the device,
 // as it does locally. A probe holds the device like a measurement does.
 // Errors: invalid (422) for a duration out of range or processors that are
 // not two distinct ort-cpu processors of the device, no_probe_pair (422)

@@ -38,13 +38,14 @@ type HandOffAnswerBody struct {
 	Procs   [2]string `json:"procs"`
 	// Pinned is whether the workers were pinned (not NoPin).
 	Pinned bool `json:"pinned"`
-	// The probe runs' median arrival lags (runtime.ArrivalLags), with
-	// the event loop sleeping to its arrivals and polling for them, over
-	// the requests counted beside each; from agent 1.4.0 (an older agent
-	// sends none: a count of 0, not measured).
-	SleepLagNS    int64 `json:"sleep_lag_ns,omitempty"`
+	// The probe runs' median delays from a request's arrival to its first
+	// subgraph's start (runtime.StartDelays), with the event loop
+	// sleeping to its arrivals and polling for them, over the requests
+	// counted beside each; from agent 1.4.0 (an older agent sends none: a
+	// count of 0, not measured).
+	SleepStartNS  int64 `json:"sleep_start_ns,omitempty"`
 	SleepRequests int   `json:"sleep_requests,omitempty"`
-	PollLagNS     int64 `json:"poll_lag_ns,omitempty"`
+	PollStartNS   int64 `json:"poll_start_ns,omitempty"`
 	PollRequests  int   `json:"poll_requests,omitempty"`
 }
 
@@ -119,7 +120,7 @@ func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
 		writeHandOffError(w, err, CodeMeasureFailed)
 	default:
 		writeJSON(w, http.StatusOK, HandOffAnswerBody{SameNS: int64(pr.Same), CrossNS: int64(pr.Cross), Samples: pr.Samples, Procs: pr.Procs, Pinned: !hb.NoPin,
-			SleepLagNS: int64(pr.Lags.Sleep), SleepRequests: pr.Lags.SleepRequests, PollLagNS: int64(pr.Lags.Poll), PollRequests: pr.Lags.PollRequests})
+			SleepStartNS: int64(pr.Starts.Sleep), SleepRequests: pr.Starts.SleepRequests, PollStartNS: int64(pr.Starts.Poll), PollRequests: pr.Starts.PollRequests})
 	}
 }
 
@@ -150,9 +151,9 @@ func (c *Client) HandOff(ctx context.Context, opt HandOffOptions) (runtime.HandO
 	if ab.Samples < 1 || ab.SameNS < 0 || ab.CrossNS < 0 || ab.Procs[0] == "" || ab.Procs[1] == "" {
 		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered an empty probe (%d samples between %q and %q)", ab.Samples, ab.Procs[0], ab.Procs[1])
 	}
-	if ab.SleepLagNS < 0 || ab.PollLagNS < 0 || ab.SleepRequests < 0 || ab.PollRequests < 0 {
-		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered a negative arrival lag or count (sleeping %dns over %d, polling %dns over %d)", ab.SleepLagNS, ab.SleepRequests, ab.PollLagNS, ab.PollRequests)
+	if ab.SleepStartNS < 0 || ab.PollStartNS < 0 || ab.SleepRequests < 0 || ab.PollRequests < 0 {
+		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered a negative start delay or count (sleeping %dns over %d, polling %dns over %d)", ab.SleepStartNS, ab.SleepRequests, ab.PollStartNS, ab.PollRequests)
 	}
-	lags := runtime.ArrivalLags{Sleep: time.Duration(ab.SleepLagNS), SleepRequests: ab.SleepRequests, Poll: time.Duration(ab.PollLagNS), PollRequests: ab.PollRequests}
-	return runtime.HandOffProbe{Same: time.Duration(ab.SameNS), Cross: time.Duration(ab.CrossNS), Samples: ab.Samples, Procs: ab.Procs, Lags: lags}, nil
+	starts := runtime.StartDelays{Sleep: time.Duration(ab.SleepStartNS), SleepRequests: ab.SleepRequests, Poll: time.Duration(ab.PollStartNS), PollRequests: ab.PollRequests}
+	return runtime.HandOffProbe{Same: time.Duration(ab.SameNS), Cross: time.Duration(ab.CrossNS), Samples: ab.Samples, Procs: ab.Procs, Starts: starts}, nil
 }

@@ -53,7 +53,7 @@ func (p *fakeProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (runt
 		same = 7 * time.Microsecond
 	}
 	return runtime.HandOffProbe{Same: same, Cross: 71 * time.Microsecond, Samples: 42, Procs: procs,
-		Lags: runtime.ArrivalLags{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}, nil
+		Starts: runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}, nil
 }
 
 func (p *fakeProber) calls() []HandOffOptions {
@@ -77,7 +77,7 @@ func TestHandOffFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 71 * time.Microsecond, Samples: 42, Procs: [2]string{"cpu-prime", "cpu-perf"},
-		Lags: runtime.ArrivalLags{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}
+		Starts: runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}
 	if got != want {
 		t.Errorf("probe = %+v, want %+v", got, want)
 	}

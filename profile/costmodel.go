@@ -218,30 +218,32 @@ type Recorded struct {
 	// by core (Store.Speeds); none when it has none.
 	Speeds []CoreSpeed
 	// HandOffs are the device's measured hand-offs (Store.HandOffs), with
-	// the arrival lags their probe saw.
+	// the delays to a request's first subgraph their probe saw.
 	HandOffs []HandOff
 }
 
-// Lag is the arrival lag a run's prediction adds (runtime.Config.ArrivalLag)
-// for a run pinned or not whose event loop sleeps to its arrivals or not
-// (runtime.Config.LoopSleeps), and where it comes from: the lag recorded
-// runs saw (the runtime's own, whatever the way), else the one the
-// profile's hand-off probe measured with the run's pinning and way of
-// waiting; 0 and "" when neither was measured.
-func (r Recorded) Lag(pinned, sleeps bool) (time.Duration, string) {
+// StartDelay is what a run's prediction adds to its requests' latencies
+// (runtime.Config.ArrivalLag) for a run pinned or not whose event loop
+// sleeps to its arrivals or not (runtime.Config.LoopSleeps), and a phrase
+// saying what it is: the arrival lag recorded runs saw, if any (their
+// in-situ figures hold the rest of a request's start: the hand-off to its
+// first worker), else the delay from arrival to the first subgraph's start
+// that the profile's hand-off probe measured with the run's pinning and
+// way of waiting; 0 and "" when neither was measured.
+func (r Recorded) StartDelay(pinned, sleeps bool) (time.Duration, string) {
 	if r.ArrivalLag > 0 {
-		return r.ArrivalLag, "that recorded runs saw"
+		return r.ArrivalLag, fmt.Sprintf("the arrival lag of %v that recorded runs saw", r.ArrivalLag.Round(time.Microsecond))
 	}
 	for _, h := range r.HandOffs {
 		if h.Pinned != pinned {
 			continue
 		}
-		way, lag, n := "polling", h.PollLag, h.PollRequests
+		way, d, n := "polling for", h.PollStart, h.PollRequests
 		if sleeps {
-			way, lag, n = "sleeping", h.SleepLag, h.SleepRequests
+			way, d, n = "sleeping to", h.SleepStart, h.SleepRequests
 		}
 		if n > 0 {
-			return lag, "that the profile's hand-off probe measured with the event loop " + way + " to its arrivals"
+			return d, fmt.Sprintf("%v from arrival to the first subgraph, as the profile's hand-off probe measured it with the event loop %s its arrivals", d.Round(time.Microsecond), way)
 		}
 	}
 	return 0, ""

@@ -83,14 +83,15 @@ func TestCostModel(t *testing.T) {
 	}
 }
 
-// TestRecordedLag checks which arrival lag a run's prediction adds: the
-// recorded runs', else the hand-off probe's for the run's pinning and its
-// loop's way of waiting, else none.
-func TestRecordedLag(t *testing.T) {
+// TestRecordedStartDelay checks what a run's prediction adds before its
+// requests' first subgraphs: the recorded runs' arrival lag, else the
+// hand-off probe's delay for the run's pinning and its loop's way of
+// waiting, else nothing.
+func TestRecordedStartDelay(t *testing.T) {
 	us := time.Microsecond
 	hos := []HandOff{
-		{Pinned: false, PollLag: 1 * us, PollRequests: 60},
-		{Pinned: true, SleepLag: 120 * us, SleepRequests: 30, PollLag: 2 * us, PollRequests: 30},
+		{Pinned: false, PollStart: 100 * us, PollRequests: 60},
+		{Pinned: true, SleepStart: 320 * us, SleepRequests: 30, PollStart: 110 * us, PollRequests: 30},
 	}
 	for _, tc := range []struct {
 		name           string
@@ -99,15 +100,15 @@ func TestRecordedLag(t *testing.T) {
 		want           time.Duration
 		from           string
 	}{
-		{"pinned, sleeping", Recorded{HandOffs: hos}, true, true, 120 * us, "sleeping"},
-		{"pinned, polling", Recorded{HandOffs: hos}, true, false, 2 * us, "polling"},
-		{"unpinned, polling", Recorded{HandOffs: hos}, false, false, 1 * us, "polling"},
+		{"pinned, sleeping", Recorded{HandOffs: hos}, true, true, 320 * us, "320µs from arrival to the first subgraph, as the profile's hand-off probe measured it with the event loop sleeping to"},
+		{"pinned, polling", Recorded{HandOffs: hos}, true, false, 110 * us, "polling for"},
+		{"unpinned, polling", Recorded{HandOffs: hos}, false, false, 100 * us, "polling for"},
 		{"unpinned, sleeping: not measured", Recorded{HandOffs: hos}, false, true, 0, ""},
-		{"recorded runs first", Recorded{ArrivalLag: 300 * us, HandOffs: hos}, true, true, 300 * us, "recorded runs"},
+		{"recorded runs first", Recorded{ArrivalLag: 150 * us, HandOffs: hos}, true, true, 150 * us, "the arrival lag of 150µs that recorded runs saw"},
 		{"an older store's hand-off", Recorded{HandOffs: []HandOff{{Pinned: true, Same: us, Cross: us, Samples: 3}}}, true, true, 0, ""},
 		{"nothing", Recorded{}, true, true, 0, ""},
 	} {
-		got, from := tc.rec.Lag(tc.pinned, tc.sleeps)
+		got, from := tc.rec.StartDelay(tc.pinned, tc.sleeps)
 		if got != tc.want || !strings.Contains(from, tc.from) || (tc.from == "") != (from == "") {
 			t.Errorf("%s: %v (%q), want %v (%q)", tc.name, got, from, tc.want, tc.from)
 		}

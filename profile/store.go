@@ -158,9 +158,9 @@ CREATE TABLE IF NOT EXISTS handoffs (
 	cross_ns    INTEGER NOT NULL,
 	samples     INTEGER NOT NULL,
 	measured_at TEXT NOT NULL,
-	sleep_lag_ns   INTEGER NOT NULL DEFAULT 0,
+	sleep_start_ns INTEGER NOT NULL DEFAULT 0,
 	sleep_requests INTEGER NOT NULL DEFAULT 0,
-	poll_lag_ns    INTEGER NOT NULL DEFAULT 0,
+	poll_start_ns  INTEGER NOT NULL DEFAULT 0,
 	poll_requests  INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, pinned)
 );
@@ -305,7 +305,7 @@ func (s *Store) init() error {
 	if err := addColumns(tx, "corun", corunAddedColumns); err != nil {
 		return err
 	}
-	if err := addColumns(tx, "handoffs", handOffLagColumns); err != nil {
+	if err := addColumns(tx, "handoffs", handOffStartColumns); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -605,40 +605,41 @@ type HandOff struct {
 	Same, Cross time.Duration
 	Samples     int
 	MeasuredAt  time.Time
-	// The probe runs' median arrival lags with the event loop sleeping
-	// to its arrivals and polling for them (runtime.ArrivalLags), over
-	// the requests counted beside each; a count of 0: not measured (a
-	// store or an agent from before them).
-	SleepLag, PollLag           time.Duration
+	// The probe runs' median delays from a request's arrival to its first
+	// subgraph's start, with the event loop sleeping to its arrivals and
+	// polling for them (runtime.StartDelays), over the requests counted
+	// beside each; a count of 0: not measured (a store or an agent from
+	// before them).
+	SleepStart, PollStart       time.Duration
 	SleepRequests, PollRequests int
 }
 
-// handOffLagColumns came to the handoffs table after it was first
+// handOffStartColumns came to the handoffs table after it was first
 // created; opening an older store adds them (zero: not measured).
-var handOffLagColumns = [][2]string{
-	{"sleep_lag_ns", "INTEGER NOT NULL DEFAULT 0"},
+var handOffStartColumns = [][2]string{
+	{"sleep_start_ns", "INTEGER NOT NULL DEFAULT 0"},
 	{"sleep_requests", "INTEGER NOT NULL DEFAULT 0"},
-	{"poll_lag_ns", "INTEGER NOT NULL DEFAULT 0"},
+	{"poll_start_ns", "INTEGER NOT NULL DEFAULT 0"},
 	{"poll_requests", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // PutHandOff stores the device's hand-off for h.Pinned, replacing the one
 // measured before.
 func (s *Store) PutHandOff(device string, h HandOff) error {
-	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 || h.SleepLag < 0 || h.PollLag < 0 || h.SleepRequests < 0 || h.PollRequests < 0 {
-		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays, lags and counts are required", s.path)
+	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 || h.SleepStart < 0 || h.PollStart < 0 || h.SleepRequests < 0 || h.PollRequests < 0 {
+		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays and counts are required", s.path)
 	}
 	at := h.MeasuredAt
 	if at.IsZero() {
 		at = time.Now()
 	}
-	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at, sleep_lag_ns, sleep_requests, poll_lag_ns, poll_requests)
+	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at, sleep_start_ns, sleep_requests, poll_start_ns, poll_requests)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, pinned) DO UPDATE SET same_ns = excluded.same_ns, cross_ns = excluded.cross_ns,
-		samples = excluded.samples, measured_at = excluded.measured_at, sleep_lag_ns = excluded.sleep_lag_ns,
-		sleep_requests = excluded.sleep_requests, poll_lag_ns = excluded.poll_lag_ns, poll_requests = excluded.poll_requests`,
+		samples = excluded.samples, measured_at = excluded.measured_at, sleep_start_ns = excluded.sleep_start_ns,
+		sleep_requests = excluded.sleep_requests, poll_start_ns = excluded.poll_start_ns, poll_requests = excluded.poll_requests`,
 		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at.UTC().Format(time.RFC3339Nano),
-		int64(h.SleepLag), h.SleepRequests, int64(h.PollLag), h.PollRequests)
+		int64(h.SleepStart), h.SleepRequests, int64(h.PollStart), h.PollRequests)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -653,10 +654,10 @@ func (s *Store) HandOffs(device string) ([]HandOff, error) {
 		var at string
 		err := rows.Scan(&h.Pinned, &same, &cross, &h.Samples, &at, &sleep, &h.SleepRequests, &poll, &h.PollRequests)
 		h.Same, h.Cross = time.Duration(same), time.Duration(cross)
-		h.SleepLag, h.PollLag = time.Duration(sleep), time.Duration(poll)
+		h.SleepStart, h.PollStart = time.Duration(sleep), time.Duration(poll)
 		h.MeasuredAt, _ = time.Parse(time.RFC3339Nano, at)
 		return h, err
-	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at, sleep_lag_ns, sleep_requests, poll_lag_ns, poll_requests
+	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at, sleep_start_ns, sleep_requests, poll_start_ns, poll_requests
 		FROM handoffs WHERE device = ? ORDER BY pinned`, device)
 }
 

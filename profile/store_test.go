@@ -595,10 +595,10 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-// TestStoreAddsHandOffLagColumns: a store whose handoffs table predates
-// the arrival lags gains them on open; its rows read as not measured, and
+// TestStoreAddsHandOffStartColumns: a store whose handoffs table predates
+// the start delays gains them on open; its rows read as not measured, and
 // new ones keep theirs.
-func TestStoreAddsHandOffLagColumns(t *testing.T) {
+func TestStoreAddsHandOffStartColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	st, err := Open(path)
 	if err != nil {
@@ -624,17 +624,17 @@ func TestStoreAddsHandOffLagColumns(t *testing.T) {
 	defer st.Close()
 	hos, err := st.HandOffs("dev")
 	if err != nil || len(hos) != 1 || hos[0].Cross != 90*time.Microsecond || hos[0].SleepRequests != 0 || hos[0].PollRequests != 0 {
-		t.Fatalf("the older row: %+v, %v; want its hand-offs and no lags measured", hos, err)
+		t.Fatalf("the older row: %+v, %v; want its hand-offs and no start delays measured", hos, err)
 	}
 	h := HandOff{Pinned: false, Same: 4 * time.Microsecond, Cross: 28 * time.Microsecond, Samples: 50,
-		SleepLag: 110 * time.Microsecond, SleepRequests: 30, PollLag: 200 * time.Nanosecond, PollRequests: 60}
+		SleepStart: 310 * time.Microsecond, SleepRequests: 30, PollStart: 90 * time.Microsecond, PollRequests: 60}
 	if err := st.PutHandOff("dev", h); err != nil {
 		t.Fatal(err)
 	}
 	bad := h
-	bad.SleepLag = -time.Microsecond
+	bad.SleepStart = -time.Microsecond
 	if err := st.PutHandOff("dev", bad); err == nil {
-		t.Error("a negative arrival lag was stored")
+		t.Error("a negative start delay was stored")
 	}
 	hos, err = st.HandOffs("dev")
 	if err != nil || len(hos) != 2 {

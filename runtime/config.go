@@ -84,9 +84,10 @@ type Config struct {
 	// ArrivalLag is added to the simulator's predicted latencies
 	// (GroupResult.PredictedP50, PredictedP99): the median arrival lag
 	// (Result.ArrivalLagP50) that earlier runs on this machine saw, or
-	// that a hand-off probe's runs saw with the loop waiting the way this
-	// run's will (ArrivalLags, LoopSleeps), which latency counts and the
-	// simulator leaves out. (The median: the lag is
+	// the delay from arrival to the first subgraph's start that a hand-off
+	// probe's runs saw with the loop waiting the way this run's will
+	// (StartDelays, LoopSleeps), which latency counts and the simulator
+	// leaves out. (The median: the lag is
 	// mostly small with rare long delays, and the mean overstates what it
 	// adds to a median latency.) Negative is an error.
 	ArrivalLag time.Duration
@@ -209,8 +210,8 @@ func (c *Config) backlog(g *workload.Group) int {
 // every arrival in the kernel (no ArrivalSpin: it is negative, or 0 and
 // the pinned workers hold every core the process may use) rather than
 // polling the clock for the last stretch before it. The two ways take an
-// arrival late by different amounts (ArrivalLags); which one a run takes
-// decides which of a probe's lags its prediction adds.
+// arrival late by different amounts (StartDelays); which one a run takes
+// decides which of a probe's delays its prediction adds.
 func (c *Config) LoopSleeps() bool {
 	return c.ArrivalSpin < 0 || (c.ArrivalSpin == 0 && !c.loopHasCore())
 }

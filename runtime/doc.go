@@ -125,7 +125,8 @@
 // Prediction. Run also simulates the same compiled program at the same
 // scale (sim.Run with the same seed and policy) and reports each group's
 // predicted p50 and p99 next to the measured ones, plus Config.ArrivalLag
-// (the arrival lag earlier recorded runs saw, or the one ProbeHandOff
-// measured with the event loop waiting as this run's will: it sleeps to
-// each arrival when pinned workers hold every core, and polls otherwise).
+// (the arrival lag earlier recorded runs saw, or the delay from arrival to
+// the first subgraph's start that ProbeHandOff measured with the event
+// loop waiting as this run's will: it sleeps to each arrival when pinned
+// workers hold every core, and polls otherwise).
 package runtime

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -90,44 +91,47 @@ type HandOffProbe struct {
 	Same, Cross time.Duration
 	Samples     int
 	Procs       [2]string
-	// Lags are the probe runs' arrival lags (Result.ArrivalLagP50), by
-	// the way the event loop waited for the arrivals.
-	Lags ArrivalLags
+	// Starts are the probe runs' delays from a request's arrival to its
+	// first subgraph's start, by the way the event loop waited for the
+	// arrivals.
+	Starts StartDelays
 }
 
-// ArrivalLags are the median delays from a request's scheduled arrival to
-// the event loop taking it (Result.ArrivalLagP50) that probe runs saw, in
-// each of the loop's two ways to wait for an arrival (Config.LoopSleeps):
-// Sleep when it slept in the kernel to each arrival, Poll when it polled
-// the clock for the last Config.ArrivalSpin before it. A count of 0
-// requests means that way was not measured. A run's prediction adds the
-// lag of the way its loop will wait (inlay run): without it, a pinned plan
-// that holds every core is predicted short by the sleep's wake-up.
-type ArrivalLags struct {
+// StartDelays are the median delays from a request's scheduled arrival to
+// the start of its first subgraph that probe runs saw: the event loop's
+// wake-up to the arrival (Result.ArrivalLag), its decision and the hand-off
+// to the first subgraph's worker, none of which the simulator charges
+// (its source subgraphs start on their arrival). They are kept by the
+// loop's two ways to wait for an arrival (Config.LoopSleeps): Sleep when it
+// slept in the kernel to each arrival, Poll when it polled the clock for
+// the last Config.ArrivalSpin before it. A count of 0 requests means that
+// way was not measured. A run's prediction adds the delay of the way its
+// loop will wait (inlay run, profile.Recorded.StartDelay).
+type StartDelays struct {
 	Sleep, Poll                 time.Duration
 	SleepRequests, PollRequests int
 }
 
-// For returns the lag of the way the loop waits (sleeps: Config.LoopSleeps)
-// and whether that way was measured.
-func (a ArrivalLags) For(sleeps bool) (time.Duration, bool) {
+// For returns the delay of the way the loop waits (sleeps:
+// Config.LoopSleeps) and whether that way was measured.
+func (a StartDelays) For(sleeps bool) (time.Duration, bool) {
 	if sleeps {
 		return a.Sleep, a.SleepRequests > 0
 	}
 	return a.Poll, a.PollRequests > 0
 }
 
-// add merges one run's median lag over n requests into the way it waited
-// (the mean of the runs' medians, weighted by their requests).
-func (a *ArrivalLags) add(sleeps bool, lag time.Duration, n int) {
+// add merges one run's median delay over n requests into the way it
+// waited (the mean of the runs' medians, weighted by their requests).
+func (a *StartDelays) add(sleeps bool, d time.Duration, n int) {
 	if n <= 0 {
 		return
 	}
-	d, c := &a.Poll, &a.PollRequests
+	m, c := &a.Poll, &a.PollRequests
 	if sleeps {
-		d, c = &a.Sleep, &a.SleepRequests
+		m, c = &a.Sleep, &a.SleepRequests
 	}
-	*d = time.Duration((int64(*d)*int64(*c) + int64(lag)*int64(n)) / int64(*c+n))
+	*m = time.Duration((int64(*m)*int64(*c) + int64(d)*int64(n)) / int64(*c+n))
 	*c += n
 }
 
@@ -138,8 +142,8 @@ func (a *ArrivalLags) add(sleeps bool, lag time.Duration, n int) {
 // dispatcher, at 40 requests a second so that the workers go idle between
 // requests as in a plan; once with every subgraph on the first processor
 // and once alternating between the two, and takes the median gap in the
-// spans. Each run's arrival lag is kept by the way its event loop waited
-// (Lags); a way a run with the probe's pinning can take and neither run
+// spans. Each run's delay from arrival to the first subgraph's start is
+// kept by the way its event loop waited (Starts); a way a run with the probe's pinning can take and neither run
 // took (pinned, the loop sleeps only when the workers hold every core) is
 // measured by one more run of half the length, the alternating plan with
 // the loop forced into it. It needs ONNX Runtime and a platform with two
@@ -189,17 +193,20 @@ groups:
 		return Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: pc.Library,
 			Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second}, labels
 	}
-	run := func(c Config) (*Result, error) {
+	run := func(c Config, labels map[string]int) (*Result, error) {
 		res, err := Run(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: hand-off probe: %w", err)
 		}
-		out.Lags.add(c.LoopSleeps(), res.ArrivalLagP50, res.Groups[0].Requests)
+		if starts := probeStarts(res, labels); len(starts) > 0 {
+			slices.Sort(starts)
+			out.Starts.add(c.LoopSleeps(), starts[len(starts)/2], len(starts))
+		}
 		return res, nil
 	}
 	for _, cross := range []bool{false, true} {
 		c, labels := config(cross)
-		res, err := run(c)
+		res, err := run(c, labels)
 		if err != nil {
 			return HandOffProbe{}, err
 		}
@@ -225,19 +232,37 @@ groups:
 		ways = append(ways, true)
 	}
 	for _, sleeps := range ways {
-		if _, ok := out.Lags.For(sleeps); ok {
+		if _, ok := out.Starts.For(sleeps); ok {
 			continue
 		}
-		c, _ := config(true)
+		c, labels := config(true)
 		c.Duration, c.ArrivalSpin = dur/2, DefaultArrivalSpin
 		if sleeps {
 			c.ArrivalSpin = -1
 		}
-		if _, err := run(c); err != nil {
+		if _, err := run(c, labels); err != nil {
 			return HandOffProbe{}, err
 		}
 	}
 	return out, nil
+}
+
+// probeStarts are, per request, the delays from its scheduled arrival to
+// its first probe subgraph's start, from a run's spans (labels as for
+// probeGaps; negative ones, clock noise, count as 0), in request order.
+func probeStarts(res *Result, labels map[string]int) []time.Duration {
+	first := map[int]time.Duration{}
+	for _, s := range res.Spans {
+		if c, ok := labels[strings.TrimSpace(s.Label)]; ok && c == 0 {
+			first[s.Request] = max(s.Start-s.Arrival, 0)
+		}
+	}
+	reqs := slices.Sorted(maps.Keys(first))
+	out := make([]time.Duration, len(reqs))
+	for i, id := range reqs {
+		out[i] = first[id]
+	}
+	return out
 }
 
 // probeGaps are the gaps from each probe subgraph's end to the next one's

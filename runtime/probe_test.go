@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,26 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
 )
+
+// TestProbeStarts checks the delays from each request's arrival to its
+// first probe subgraph's start, clock noise clamped to 0, other spans left
+// out.
+func TestProbeStarts(t *testing.T) {
+	us := time.Microsecond
+	labels := map[string]int{"probe[0]": 0, "probe[1]": 1}
+	res := &Result{Spans: []report.Span{
+		{Label: "probe[1]", Request: 0, Arrival: 0, Start: 900 * us},
+		{Label: "probe[0]", Request: 1, Arrival: 25000 * us, Start: 25120 * us},
+		{Label: "probe[0]", Request: 0, Arrival: 0, Start: 300 * us},
+		{Label: "probe[0]", Request: 2, Arrival: 50000 * us, Start: 49999 * us},
+		{Label: "other", Request: 3, Arrival: 0, Start: 5 * us},
+	}}
+	got := probeStarts(res, labels)
+	want := []time.Duration{300 * us, 120 * us, 0}
+	if !slices.Equal(got, want) {
+		t.Errorf("starts %v, want %v", got, want)
+	}
+}
 
 // TestProbeGaps checks the gaps taken from spans: per request, from each
 // subgraph's end to the next one's start, clock noise clamped to 0, spans
@@ -47,12 +68,13 @@ func TestProbeHandOff(t *testing.T) {
 	if pr.Samples < 20 || pr.Same <= 0 || pr.Cross <= 0 || pr.Procs[0] == pr.Procs[1] {
 		t.Errorf("probe %+v: want at least 20 samples of positive delays between two processors", pr)
 	}
-	// Pinned, the probe measures the arrival lag both ways the loop can
-	// wait: from its own runs where they took it, else from a forced one.
-	if pr.Lags.SleepRequests < 10 || pr.Lags.PollRequests < 10 || pr.Lags.Sleep < 0 || pr.Lags.Poll < 0 {
-		t.Errorf("pinned probe's arrival lags %+v: want both ways measured over at least 10 requests", pr.Lags)
+	// Pinned, the probe measures the delay to a request's first subgraph
+	// both ways the loop can wait: from its own runs where they took it,
+	// else from a forced one.
+	if pr.Starts.SleepRequests < 10 || pr.Starts.PollRequests < 10 || pr.Starts.Sleep <= 0 || pr.Starts.Poll <= 0 {
+		t.Errorf("pinned probe's start delays %+v: want both ways measured over at least 10 requests", pr.Starts)
 	}
-	t.Logf("hand-off: same %v, cross %v over %d (%s, %s); arrival lag sleeping %v, polling %v", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1], pr.Lags.Sleep, pr.Lags.Poll)
+	t.Logf("hand-off: same %v, cross %v over %d (%s, %s); to the first subgraph sleeping %v, polling %v", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1], pr.Starts.Sleep, pr.Starts.Poll)
 	_, err = ProbeHandOff(context.Background(), ProbeConfig{Platform: pl, Library: lib, Procs: []string{pl.Processors[0].Name}})
 	if err == nil || errors.Is(err, ErrNoProbePair) || !strings.Contains(err.Error(), "want two") {
 		t.Errorf("one processor given: %v, want a plain error asking for two", err)
@@ -93,10 +115,10 @@ func TestProbePair(t *testing.T) {
 	}
 }
 
-// TestArrivalLags checks how probe runs' lags merge by the way the loop
+// TestStartDelays checks how probe runs' delays merge by the way the loop
 // waited, and what For answers for a way not measured.
-func TestArrivalLags(t *testing.T) {
-	var a ArrivalLags
+func TestStartDelays(t *testing.T) {
+	var a StartDelays
 	if _, ok := a.For(true); ok {
 		t.Error("empty lags: the sleeping way is measured")
 	}

@@ -459,9 +459,9 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 			}
 			return fmt.Errorf("profile: %w", err)
 		}
-		lg := pr.Lags
+		sd := pr.Starts
 		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples,
-			SleepLag: lg.Sleep, SleepRequests: lg.SleepRequests, PollLag: lg.Poll, PollRequests: lg.PollRequests}); err != nil {
+			SleepStart: sd.Sleep, SleepRequests: sd.SleepRequests, PollStart: sd.Poll, PollRequests: sd.PollRequests}); err != nil {
 			return err
 		}
 		mode := "pinned"
@@ -469,15 +469,15 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 			mode = "unpinned"
 		}
 		l := fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond))
-		var lags []string
-		if d, ok := lg.For(true); ok {
-			lags = append(lags, fmt.Sprintf("%v sleeping", d.Round(time.Microsecond)))
+		var starts []string
+		if d, ok := sd.For(true); ok {
+			starts = append(starts, fmt.Sprintf("%v with the loop sleeping", d.Round(time.Microsecond)))
 		}
-		if d, ok := lg.For(false); ok {
-			lags = append(lags, fmt.Sprintf("%v polling", d.Round(time.Microsecond)))
+		if d, ok := sd.For(false); ok {
+			starts = append(starts, fmt.Sprintf("%v polling", d.Round(time.Microsecond)))
 		}
-		if len(lags) > 0 {
-			l += ", arrival lag " + strings.Join(lags, ", ")
+		if len(starts) > 0 {
+			l += ", arrival to first subgraph " + strings.Join(starts, ", ")
 		}
 		line = append(line, l)
 	}

@@ -137,9 +137,9 @@ func TestProfileCommand(t *testing.T) {
 			t.Errorf("probed subgraph %+v", sg)
 		}
 	}
-	// The prediction adds the arrival lag the profile's hand-off probe
-	// measured pinned, one of its two ways of waiting (which one depends
-	// on the cores the plan holds).
+	// The prediction adds the delay to a request's first subgraph that the
+	// profile's hand-off probe measured pinned, one of its two ways of
+	// waiting (which one depends on the cores the plan holds).
 	st, err := profile.Open(store)
 	if err != nil {
 		t.Fatal(err)
@@ -147,10 +147,10 @@ func TestProfileCommand(t *testing.T) {
 	hos, err := st.HandOffs(profile.LocalDeviceName())
 	st.Close()
 	if err != nil || len(hos) != 2 || !hos[1].Pinned || hos[1].SleepRequests == 0 || hos[1].PollRequests == 0 {
-		t.Fatalf("the profile's hand-offs %+v, %v: want both pinnings, pinned with both ways' lags", hos, err)
+		t.Fatalf("the profile's hand-offs %+v, %v: want both pinnings, pinned with both ways' start delays", hos, err)
 	}
-	if rj.Lag != msOf(hos[1].SleepLag) && rj.Lag != msOf(hos[1].PollLag) {
-		t.Errorf("run predicted with an arrival lag of %v ms; the probe measured %v sleeping, %v polling", rj.Lag, hos[1].SleepLag, hos[1].PollLag)
+	if rj.Lag != msOf(hos[1].SleepStart) && rj.Lag != msOf(hos[1].PollStart) {
+		t.Errorf("run predicted with a start delay of %v ms; the probe measured %v sleeping, %v polling", rj.Lag, hos[1].SleepStart, hos[1].PollStart)
 	}
 	if out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json", "--probe=false"); err != nil || strings.Contains(out, "predicted_now_p50_ms") {
 		t.Errorf("run --probe=false: %v\n%s", err, out)
@@ -235,11 +235,11 @@ func TestProbeHandOffsErrors(t *testing.T) {
 	var asked []bool
 	ok := func(_ context.Context, unpinned bool) (runtime.HandOffProbe, error) {
 		asked = append(asked, unpinned)
-		lags := runtime.ArrivalLags{Poll: 300 * time.Nanosecond, PollRequests: 30}
+		starts := runtime.StartDelays{Poll: 90 * time.Microsecond, PollRequests: 30}
 		if !unpinned {
-			lags.Sleep, lags.SleepRequests = 118*time.Microsecond, 30
+			starts.Sleep, starts.SleepRequests = 318*time.Microsecond, 30
 		}
-		return runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 30, Procs: [2]string{"cpu0", "cpu1"}, Lags: lags}, nil
+		return runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 30, Procs: [2]string{"cpu0", "cpu1"}, Starts: starts}, nil
 	}
 	var out bytes.Buffer
 	if err := probeHandOffs(context.Background(), &out, st, "dev", ok); err != nil {
@@ -249,9 +249,10 @@ func TestProbeHandOffsErrors(t *testing.T) {
 	if err != nil || len(hos) != 2 || fmt.Sprint(asked) != "[false true]" || hos[1].Cross != 70*time.Microsecond || !strings.Contains(out.String(), "cpu0 to cpu1 70µs") {
 		t.Errorf("stored %+v (%v) after probes %v; output %q", hos, err, asked, out.String())
 	}
-	// With the arrival lags the probe saw, by pinning and way of waiting.
-	if hos[1].SleepLag != 118*time.Microsecond || hos[1].SleepRequests != 30 || hos[0].SleepRequests != 0 || hos[0].PollRequests != 30 ||
-		!strings.Contains(out.String(), "pinned: same processor 5µs, cpu0 to cpu1 70µs, arrival lag 118µs sleeping, 0s polling") {
-		t.Errorf("stored lags %+v; output %q", hos, out.String())
+	// With the delays to a request's first subgraph the probe saw, by
+	// pinning and way of waiting.
+	if hos[1].SleepStart != 318*time.Microsecond || hos[1].SleepRequests != 30 || hos[0].SleepRequests != 0 || hos[0].PollRequests != 30 ||
+		!strings.Contains(out.String(), "pinned: same processor 5µs, cpu0 to cpu1 70µs, arrival to first subgraph 318µs with the loop sleeping, 90µs polling") {
+		t.Errorf("stored start delays %+v; output %q", hos, out.String())
 	}
 }

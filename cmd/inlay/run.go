@@ -158,10 +158,11 @@ type runJSON struct {
 	ReportMS        float64 `json:"report_ms"`
 	ArrivalLagMS    float64 `json:"arrival_lag_ms"`
 	ArrivalLagP50MS float64 `json:"arrival_lag_p50_ms"`
-	// PredictedArrivalLagMS is the arrival lag included in the predicted
-	// latencies: the one recorded runs saw, else the one the profile's
-	// hand-off probe measured for the run's pinning and its event loop's
-	// way of waiting (profile.Recorded.Lag).
+	// PredictedArrivalLagMS is what the predicted latencies add before a
+	// request's first subgraph: the arrival lag recorded runs saw, else the
+	// delay to the first subgraph the profile's hand-off probe measured
+	// for the run's pinning and its event loop's way of waiting
+	// (profile.Recorded.StartDelay).
 	PredictedArrivalLagMS float64        `json:"predicted_arrival_lag_ms"`
 	CostModel             string         `json:"cost_model,omitempty"`
 	PredictedMisses       string         `json:"predicted_misses,omitempty"`
@@ -309,9 +310,10 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
 		Spans: f.trace != "" || f.subgraphs, PredictSpans: f.subgraphs, NoPin: f.noPin, Spin: f.spin,
 	}
-	// The prediction adds the arrival lag of the way this run's event loop
-	// will wait for its arrivals.
-	lag, lagFrom := rec.Lag(!f.noPin, cfg.LoopSleeps())
+	// The prediction adds what a request waits for its first subgraph
+	// (the simulator starts it on arrival), for the way this run's event
+	// loop will wait for its arrivals.
+	lag, lagFrom := rec.StartDelay(!f.noPin, cfg.LoopSleeps())
 	cfg.ArrivalLag = lag
 	if f.dropLate {
 		cfg.Policy = dispatch.DropLate
@@ -378,7 +380,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		return err
 	}
 	if lagFrom != "" {
-		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus the arrival lag of %v %s):\n", lag.Round(time.Microsecond), lagFrom)
+		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus %s):\n", lagFrom)
 	} else {
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
 	}

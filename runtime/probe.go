@@ -143,10 +143,11 @@ func (a *StartDelays) add(sleeps bool, d time.Duration, n int) {
 // requests as in a plan; once with every subgraph on the first processor
 // and once alternating between the two, and takes the median gap in the
 // spans. Each run's delay from arrival to the first subgraph's start is
-// kept by the way its event loop waited (Starts); a way a run with the probe's pinning can take and neither run
-// took (pinned, the loop sleeps only when the workers hold every core) is
-// measured by one more run of half the length, the alternating plan with
-// the loop forced into it. It needs ONNX Runtime and a platform with two
+// kept by the way its event loop waited (Starts); a way that a run with
+// the probe's pinning can take and neither run took (pinned, the loop
+// sleeps only when the workers hold every core) is measured by one more
+// run of half the length, the alternating plan with the loop forced into
+// it. It needs ONNX Runtime and a platform with two
 // ort-cpu processors: without them its error wraps ErrNoProbePair.
 func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 	pl := pc.Platform

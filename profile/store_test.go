@@ -221,9 +221,6 @@ func TestStoreInSitu(t *testing.T) {
 	}
 }
 
-// TestStoreAddsColdColumns opens a version-1 store written before the
-// cold-run columns existed: they are added, its rows read with no cold
-// runs, and new rows keep theirs.
 // schemaWithout is the store's schema without the given column lines: an
 // older store's.
 func schemaWithout(t *testing.T, lines ...string) string {
@@ -238,6 +235,9 @@ func schemaWithout(t *testing.T, lines ...string) string {
 	return old
 }
 
+// TestStoreAddsColdColumns opens a version-1 store written before the
+// cold-run columns existed: they are added, its rows read with no cold
+// runs, and new rows keep theirs.
 func TestStoreAddsColdColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", path)
@@ -409,28 +409,13 @@ func TestStoreAddsCycleColumns(t *testing.T) {
 // TestStoreAddsCorunColumns: a version-2 store whose corun table predates
 // its model_name column gains it on open, and takes co-run profiles again.
 func TestStoreAddsCorunColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v2.db")
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	line := "\tmodel_name TEXT NOT NULL DEFAULT '',\n"
 	if !strings.Contains(corunSchema, line) {
 		t.Fatalf("the corun schema lacks %q", line)
 	}
-	if _, err := db.Exec(`DROP TABLE corun`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(strings.Replace(corunSchema, line, "", 1)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if st, err = Open(path); err != nil {
+	path := olderStore(t, `DROP TABLE corun`, strings.Replace(corunSchema, line, "", 1))
+	st, err := Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
@@ -599,26 +584,12 @@ func TestSummarize(t *testing.T) {
 // the start delays gains them on open; its rows read as not measured, and
 // new ones keep theirs.
 func TestStoreAddsHandOffStartColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{`DROP TABLE handoffs`,
+	path := olderStore(t, `DROP TABLE handoffs`,
 		`CREATE TABLE handoffs (device TEXT NOT NULL, pinned INTEGER NOT NULL, same_ns INTEGER NOT NULL, cross_ns INTEGER NOT NULL,
 			samples INTEGER NOT NULL, measured_at TEXT NOT NULL, PRIMARY KEY (device, pinned))`,
-		`INSERT INTO handoffs VALUES ('dev', 1, 5000, 90000, 40, '2026-12-01T00:00:00Z')`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	if st, err = Open(path); err != nil {
+		`INSERT INTO handoffs VALUES ('dev', 1, 5000, 90000, 40, '2026-12-01T00:00:00Z')`)
+	st, err := Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
@@ -645,4 +616,28 @@ func TestStoreAddsHandOffStartColumns(t *testing.T) {
 	if got != h {
 		t.Errorf("unpinned hand-off read back as %+v, want %+v", got, h)
 	}
+}
+
+// olderStore makes a store as this code does, then rewrites it to an
+// older one's shape with stmts, run on the file directly; it returns its
+// path.
+func olderStore(t *testing.T, stmts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the agent's version, advertised by GET /v1/info.
-const Version = "1.4.0"
+const Version = "1.5.0"
 
 // ProtocolVersion is the version of the HTTP protocol in the paths (/v1/).
 const ProtocolVersion = 1

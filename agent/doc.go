@@ -72,7 +72,11 @@
 // request's arrival to its first subgraph's start, with the event loop
 // sleeping to its arrivals and polling for them (sleep_start_ns,
 // poll_start_ns, over sleep_requests and poll_requests;
-// runtime.StartDelays), which a run's prediction adds. inlay profile --agent stores both pinnings for the device,
+// runtime.StartDelays), which a run's prediction adds, and (from 1.5.0)
+// the hand-off between the two by how long the subgraph before it ran
+// (cross_after: after_ns, gap_ns, samples per point, ascending in
+// after_ns; runtime.HandOffProbe.CrossAfter), which the simulator prices
+// each hand-off between processors with. inlay profile --agent stores both pinnings for the device,
 // as it does locally. A probe holds the device like a measurement does.
 // Errors: invalid (422) for a duration out of range or processors that are
 // not two distinct ort-cpu processors of the device, no_probe_pair (422)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/runtime"
 )
@@ -47,6 +48,18 @@ type HandOffAnswerBody struct {
 	SleepRequests int   `json:"sleep_requests,omitempty"`
 	PollStartNS   int64 `json:"poll_start_ns,omitempty"`
 	PollRequests  int   `json:"poll_requests,omitempty"`
+	// CrossAfter is the hand-off between the two processors by how long
+	// the subgraph before it ran (runtime.HandOffProbe.CrossAfter), from
+	// agent 1.5.0 (an older agent sends none, and the flat CrossNS serves).
+	CrossAfter []HandOffPointBody `json:"cross_after,omitempty"`
+}
+
+// HandOffPointBody is one point of HandOffAnswerBody.CrossAfter
+// (cost.HandOffPoint), in nanoseconds.
+type HandOffPointBody struct {
+	AfterNS int64 `json:"after_ns"`
+	GapNS   int64 `json:"gap_ns"`
+	Samples int   `json:"samples"`
 }
 
 // HandOffOptions are the parameters of a hand-off probe.
@@ -119,8 +132,12 @@ func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeHandOffError(w, err, CodeMeasureFailed)
 	default:
-		writeJSON(w, http.StatusOK, HandOffAnswerBody{SameNS: int64(pr.Same), CrossNS: int64(pr.Cross), Samples: pr.Samples, Procs: pr.Procs, Pinned: !hb.NoPin,
-			SleepStartNS: int64(pr.Starts.Sleep), SleepRequests: pr.Starts.SleepRequests, PollStartNS: int64(pr.Starts.Poll), PollRequests: pr.Starts.PollRequests})
+		ab := HandOffAnswerBody{SameNS: int64(pr.Same), CrossNS: int64(pr.Cross), Samples: pr.Samples, Procs: pr.Procs, Pinned: !hb.NoPin,
+			SleepStartNS: int64(pr.Starts.Sleep), SleepRequests: pr.Starts.SleepRequests, PollStartNS: int64(pr.Starts.Poll), PollRequests: pr.Starts.PollRequests}
+		for _, p := range pr.CrossAfter {
+			ab.CrossAfter = append(ab.CrossAfter, HandOffPointBody{AfterNS: int64(p.After), GapNS: int64(p.Gap), Samples: p.Samples})
+		}
+		writeJSON(w, http.StatusOK, ab)
 	}
 }
 
@@ -154,6 +171,13 @@ func (c *Client) HandOff(ctx context.Context, opt HandOffOptions) (runtime.HandO
 	if ab.SleepStartNS < 0 || ab.PollStartNS < 0 || ab.SleepRequests < 0 || ab.PollRequests < 0 {
 		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered a negative start delay or count (sleeping %dns over %d, polling %dns over %d)", ab.SleepStartNS, ab.SleepRequests, ab.PollStartNS, ab.PollRequests)
 	}
+	var curve cost.HandOffCurve
+	for _, p := range ab.CrossAfter {
+		curve = append(curve, cost.HandOffPoint{After: time.Duration(p.AfterNS), Gap: time.Duration(p.GapNS), Samples: p.Samples})
+	}
+	if err := curve.Validate(); err != nil {
+		return runtime.HandOffProbe{}, fmt.Errorf("agent: handoff: the agent answered a bad %w", err)
+	}
 	starts := runtime.StartDelays{Sleep: time.Duration(ab.SleepStartNS), SleepRequests: ab.SleepRequests, Poll: time.Duration(ab.PollStartNS), PollRequests: ab.PollRequests}
-	return runtime.HandOffProbe{Same: time.Duration(ab.SameNS), Cross: time.Duration(ab.CrossNS), Samples: ab.Samples, Procs: ab.Procs, Starts: starts}, nil
+	return runtime.HandOffProbe{Same: time.Duration(ab.SameNS), Cross: time.Duration(ab.CrossNS), Samples: ab.Samples, Procs: ab.Procs, Starts: starts, CrossAfter: curve}, nil
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
@@ -53,7 +55,21 @@ func (p *fakeProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (runt
 		same = 7 * time.Microsecond
 	}
 	return runtime.HandOffProbe{Same: same, Cross: 71 * time.Microsecond, Samples: 42, Procs: procs,
-		Starts: runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}, nil
+		Starts:     runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90},
+		CrossAfter: fakeCurve}, nil
+}
+
+// fakeCurve is fakeProber's hand-off curve.
+var fakeCurve = cost.HandOffCurve{{After: 90 * time.Microsecond, Gap: 50 * time.Microsecond, Samples: 30},
+	{After: 1200 * time.Microsecond, Gap: 110 * time.Microsecond, Samples: 25}}
+
+// badCurveProber answers fakeProber's probe with a curve out of order.
+type badCurveProber struct{ fakeProber }
+
+func (p *badCurveProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (runtime.HandOffProbe, error) {
+	pr, err := p.fakeProber.ProbeHandOff(ctx, opt)
+	pr.CrossAfter = cost.HandOffCurve{fakeCurve[1], fakeCurve[0]}
+	return pr, err
 }
 
 func (p *fakeProber) calls() []HandOffOptions {
@@ -77,9 +93,15 @@ func TestHandOffFake(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := runtime.HandOffProbe{Same: 5 * time.Microsecond, Cross: 71 * time.Microsecond, Samples: 42, Procs: [2]string{"cpu-prime", "cpu-perf"},
-		Starts: runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90}}
-	if got != want {
+		Starts:     runtime.StartDelays{Sleep: 120 * time.Microsecond, SleepRequests: 60, Poll: 300 * time.Nanosecond, PollRequests: 90},
+		CrossAfter: fakeCurve}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("probe = %+v, want %+v", got, want)
+	}
+	// A curve out of order from an agent is refused by the client.
+	bts, _ := startAgent(t, newFake(t), Options{Prober: &badCurveProber{}})
+	if _, err := NewClient(bts.URL, testToken).HandOff(ctx, HandOffOptions{}); err == nil || !strings.Contains(err.Error(), "hand-off curve point 1") {
+		t.Errorf("a curve out of order: %v, want the client to refuse it", err)
 	}
 	got, err = c.HandOff(ctx, HandOffOptions{NoPin: true, Duration: 250 * time.Millisecond, Procs: []string{"cpu-eff", "cpu-prime"}})
 	if err != nil {

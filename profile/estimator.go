@@ -90,8 +90,9 @@ type Estimator struct {
 }
 
 var (
-	_ cost.ContentionEstimator = (*Estimator)(nil)
-	_ cost.HandOffEstimator    = (*Estimator)(nil)
+	_ cost.ContentionEstimator   = (*Estimator)(nil)
+	_ cost.HandOffEstimator      = (*Estimator)(nil)
+	_ cost.CrossHandOffEstimator = (*Estimator)(nil)
 )
 
 // NewEstimator reads the device's measurements from the store and returns
@@ -353,6 +354,14 @@ func (e *Estimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on hw.Conf
 		d += e.wake[wakeClass{k.Processor, k.Backend, k.DType}]
 	}
 	return d
+}
+
+// CrossAfter is the measured hand-off between processors after a
+// subgraph that ran for ran, from the curve of the pinning chosen
+// (UseUnpinned; HandOff.CrossAfter); ok is false when the store has no
+// curve, and HandOff's flat Cross serves.
+func (e *Estimator) CrossAfter(ran time.Duration) (time.Duration, bool) {
+	return e.handOffs[!e.unpinned].CrossAfter.At(ran)
 }
 
 // Subgraph returns the measured median for the set on the config when the

@@ -255,6 +255,31 @@ func TestEstimatorHandOff(t *testing.T) {
 	}
 }
 
+// TestEstimatorCrossAfter: the hand-off curve is the stored one of the
+// pinning chosen, none for a pinning stored without one; through
+// sim.Compile it replaces the flat cross figure (sim's tests).
+func TestEstimatorCrossAfter(t *testing.T) {
+	_, _, base, st := hostSetup(t)
+	us := time.Microsecond
+	pinned := cost.HandOffCurve{{After: 100 * us, Gap: 40 * us, Samples: 30}, {After: 1100 * us, Gap: 140 * us, Samples: 30}}
+	for _, h := range []HandOff{{Pinned: true, Same: 5 * us, Cross: 50 * us, Samples: 100, CrossAfter: pinned}, {Pinned: false, Same: 4 * us, Cross: 20 * us, Samples: 100}} {
+		if err := st.PutHandOff("dev", h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := NewEstimator(st, "dev", base)
+	if d, ok := e.CrossAfter(600 * us); !ok || d != 90*us {
+		t.Errorf("pinned, after 600µs: %v, %v; want 90µs", d, ok)
+	}
+	if d, ok := e.AtSpeed(SpeedProbe{}).CrossAfter(2 * time.Millisecond); !ok || d != 140*us {
+		t.Errorf("at speed, pinned, after 2ms: %v, %v; want 140µs", d, ok)
+	}
+	e.UseUnpinned(true)
+	if d, ok := e.CrossAfter(600 * us); ok {
+		t.Errorf("unpinned, stored without a curve: %v, want none", d)
+	}
+}
+
 // TestEstimatorWake: the measurements with idle runs on a processor
 // configuration pool into one wake-up, the median of their Idle − Cold
 // (a negative difference counts as it is), which HandOff adds before any

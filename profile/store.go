@@ -120,7 +120,8 @@ CREATE TABLE calibrations (
 );` + insituSchema
 
 // insituSchema is the tables of in-situ measurements (PutInSitu,
-// AddArrivalLag), of measured hand-offs (PutHandOff) and of the speed
+// AddArrivalLag), of measured hand-offs (PutHandOff; handoff_curve holds
+// each one's HandOff.CrossAfter) and of the speed
 // the last profile's figures were taken at (PutSpeeds). They came
 // after schema version 1 was published and is added to older version-1
 // files when they are opened, so it needs no new version.
@@ -163,6 +164,14 @@ CREATE TABLE IF NOT EXISTS handoffs (
 	poll_start_ns  INTEGER NOT NULL DEFAULT 0,
 	poll_requests  INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (device, pinned)
+);
+CREATE TABLE IF NOT EXISTS handoff_curve (
+	device      TEXT NOT NULL,
+	pinned      INTEGER NOT NULL,
+	after_ns    INTEGER NOT NULL,
+	gap_ns      INTEGER NOT NULL,
+	samples     INTEGER NOT NULL,
+	PRIMARY KEY (device, pinned, after_ns)
 );
 CREATE TABLE IF NOT EXISTS speeds (
 	device      TEXT NOT NULL,
@@ -612,6 +621,10 @@ type HandOff struct {
 	// before them).
 	SleepStart, PollStart       time.Duration
 	SleepRequests, PollRequests int
+	// CrossAfter is the hand-off between processors by how long the
+	// subgraph before it ran (runtime.HandOffProbe.CrossAfter); empty for
+	// a store or an agent from before it, where Cross serves every span.
+	CrossAfter cost.HandOffCurve
 }
 
 // handOffStartColumns came to the handoffs table after it was first
@@ -629,11 +642,19 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 	if device == "" || h.Samples <= 0 || h.Same < 0 || h.Cross < 0 || h.SleepStart < 0 || h.PollStart < 0 || h.SleepRequests < 0 || h.PollRequests < 0 {
 		return fmt.Errorf("profile: store %s: hand-off: a device, positive samples and non-negative delays and counts are required", s.path)
 	}
+	if err := h.CrossAfter.Validate(); err != nil {
+		return fmt.Errorf("profile: store %s: %w", s.path, err)
+	}
 	at := h.MeasuredAt
 	if at.IsZero() {
 		at = time.Now()
 	}
-	_, err := s.db.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at, sleep_start_ns, sleep_requests, poll_start_ns, poll_requests)
+	tx, err := s.db.Begin()
+	if err != nil {
+		return storeError(s.path, err)
+	}
+	defer tx.Rollback()
+	_, err = tx.Exec(`INSERT INTO handoffs (device, pinned, same_ns, cross_ns, samples, measured_at, sleep_start_ns, sleep_requests, poll_start_ns, poll_requests)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (device, pinned) DO UPDATE SET same_ns = excluded.same_ns, cross_ns = excluded.cross_ns,
 		samples = excluded.samples, measured_at = excluded.measured_at, sleep_start_ns = excluded.sleep_start_ns,
@@ -643,12 +664,25 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 	if err != nil {
 		return storeError(s.path, err)
 	}
+	if _, err := tx.Exec(`DELETE FROM handoff_curve WHERE device = ? AND pinned = ?`, device, h.Pinned); err != nil {
+		return storeError(s.path, err)
+	}
+	for _, p := range h.CrossAfter {
+		if _, err := tx.Exec(`INSERT INTO handoff_curve (device, pinned, after_ns, gap_ns, samples) VALUES (?, ?, ?, ?, ?)`,
+			device, h.Pinned, int64(p.After), int64(p.Gap), p.Samples); err != nil {
+			return storeError(s.path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return storeError(s.path, err)
+	}
 	return nil
 }
 
-// HandOffs returns the device's measured hand-offs, unpinned first.
+// HandOffs returns the device's measured hand-offs, unpinned first, each
+// with its curve.
 func (s *Store) HandOffs(device string) ([]HandOff, error) {
-	return storeRows(s, func(rows *sql.Rows) (HandOff, error) {
+	hos, err := storeRows(s, func(rows *sql.Rows) (HandOff, error) {
 		var h HandOff
 		var same, cross, sleep, poll int64
 		var at string
@@ -659,6 +693,31 @@ func (s *Store) HandOffs(device string) ([]HandOff, error) {
 		return h, err
 	}, `SELECT pinned, same_ns, cross_ns, samples, measured_at, sleep_start_ns, sleep_requests, poll_start_ns, poll_requests
 		FROM handoffs WHERE device = ? ORDER BY pinned`, device)
+	if err != nil {
+		return nil, err
+	}
+	type point struct {
+		pinned bool
+		cost.HandOffPoint
+	}
+	points, err := storeRows(s, func(rows *sql.Rows) (point, error) {
+		var p point
+		var after, gap int64
+		err := rows.Scan(&p.pinned, &after, &gap, &p.Samples)
+		p.After, p.Gap = time.Duration(after), time.Duration(gap)
+		return p, err
+	}, `SELECT pinned, after_ns, gap_ns, samples FROM handoff_curve WHERE device = ? ORDER BY pinned, after_ns`, device)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range points {
+		for i := range hos {
+			if hos[i].Pinned == p.pinned {
+				hos[i].CrossAfter = append(hos[i].CrossAfter, p.HandOffPoint)
+			}
+		}
+	}
+	return hos, nil
 }
 
 // PutSpeeds stores, per core, the speed guard's summary of the reference

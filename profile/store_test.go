@@ -3,7 +3,6 @@ package profile
 import (
 	"database/sql"
 	"fmt"
-	"github.com/inlay-dev/inlay/hw"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
 )
 
 func testRecord(i int) Record {
@@ -581,10 +581,11 @@ func TestSummarize(t *testing.T) {
 }
 
 // TestStoreAddsHandOffStartColumns: a store whose handoffs table predates
-// the start delays gains them on open; its rows read as not measured, and
-// new ones keep theirs.
+// the start delays and the hand-off curve gains them on open; its rows
+// read as not measured, and new ones keep theirs, curve included; a new
+// hand-off without a curve clears the old one's.
 func TestStoreAddsHandOffStartColumns(t *testing.T) {
-	path := olderStore(t, `DROP TABLE handoffs`,
+	path := olderStore(t, `DROP TABLE handoffs`, `DROP TABLE handoff_curve`,
 		`CREATE TABLE handoffs (device TEXT NOT NULL, pinned INTEGER NOT NULL, same_ns INTEGER NOT NULL, cross_ns INTEGER NOT NULL,
 			samples INTEGER NOT NULL, measured_at TEXT NOT NULL, PRIMARY KEY (device, pinned))`,
 		`INSERT INTO handoffs VALUES ('dev', 1, 5000, 90000, 40, '2026-12-01T00:00:00Z')`)
@@ -594,27 +595,48 @@ func TestStoreAddsHandOffStartColumns(t *testing.T) {
 	}
 	defer st.Close()
 	hos, err := st.HandOffs("dev")
-	if err != nil || len(hos) != 1 || hos[0].Cross != 90*time.Microsecond || hos[0].SleepRequests != 0 || hos[0].PollRequests != 0 {
-		t.Fatalf("the older row: %+v, %v; want its hand-offs and no start delays measured", hos, err)
+	if err != nil || len(hos) != 1 || hos[0].Cross != 90*time.Microsecond || hos[0].SleepRequests != 0 || hos[0].PollRequests != 0 || hos[0].CrossAfter != nil {
+		t.Fatalf("the older row: %+v, %v; want its hand-offs, no start delays and no curve measured", hos, err)
 	}
-	h := HandOff{Pinned: false, Same: 4 * time.Microsecond, Cross: 28 * time.Microsecond, Samples: 50,
-		SleepStart: 310 * time.Microsecond, SleepRequests: 30, PollStart: 90 * time.Microsecond, PollRequests: 60}
+	us := time.Microsecond
+	h := HandOff{Pinned: false, Same: 4 * us, Cross: 28 * us, Samples: 50,
+		SleepStart: 310 * us, SleepRequests: 30, PollStart: 90 * us, PollRequests: 60,
+		CrossAfter: cost.HandOffCurve{{After: 100 * us, Gap: 25 * us, Samples: 40}, {After: 900 * us, Gap: 60 * us, Samples: 30}}}
 	if err := st.PutHandOff("dev", h); err != nil {
 		t.Fatal(err)
 	}
-	bad := h
-	bad.SleepStart = -time.Microsecond
-	if err := st.PutHandOff("dev", bad); err == nil {
-		t.Error("a negative start delay was stored")
+	for name, mod := range map[string]func(*HandOff){
+		"a negative start delay": func(b *HandOff) { b.SleepStart = -us },
+		"a curve out of order":   func(b *HandOff) { b.CrossAfter = cost.HandOffCurve{h.CrossAfter[1], h.CrossAfter[0]} },
+		"a curve with no samples": func(b *HandOff) {
+			b.CrossAfter = cost.HandOffCurve{{After: us, Gap: us}}
+		},
+	} {
+		bad := h
+		mod(&bad)
+		if err := st.PutHandOff("dev", bad); err == nil {
+			t.Errorf("%s was stored", name)
+		}
 	}
-	hos, err = st.HandOffs("dev")
-	if err != nil || len(hos) != 2 {
-		t.Fatalf("HandOffs = %+v, %v", hos, err)
+	read := func() HandOff {
+		t.Helper()
+		hos, err := st.HandOffs("dev")
+		if err != nil || len(hos) != 2 {
+			t.Fatalf("HandOffs = %+v, %v", hos, err)
+		}
+		got := hos[0]
+		got.MeasuredAt = time.Time{}
+		return got
 	}
-	got := hos[0]
-	got.MeasuredAt = time.Time{}
-	if got != h {
+	if got := read(); !reflect.DeepEqual(got, h) {
 		t.Errorf("unpinned hand-off read back as %+v, want %+v", got, h)
+	}
+	h.CrossAfter = nil
+	if err := st.PutHandOff("dev", h); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); !reflect.DeepEqual(got, h) {
+		t.Errorf("unpinned hand-off without a curve read back as %+v, want %+v", got, h)
 	}
 }
 

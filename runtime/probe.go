@@ -91,10 +91,52 @@ type HandOffProbe struct {
 	Same, Cross time.Duration
 	Samples     int
 	Procs       [2]string
+	// CrossAfter is the hand-off between the two processors by how long
+	// the subgraph it follows ran (cost.HandOffCurve): the
+	// worker that takes the next subgraph has idled about that long, and
+	// on a virtual machine an idle core wakes more slowly the longer it
+	// has been halted (on a 2-core KVM guest, pinned: about 40 µs after a
+	// 0.1 ms subgraph, 120 µs after a 1 ms one, where Cross, the median
+	// over the probe's short chunks, said 48 µs). Empty when no span
+	// length had enough hand-offs (crossAfterMin).
+	CrossAfter cost.HandOffCurve
 	// Starts are the probe runs' delays from a request's arrival to its
 	// first subgraph's start, by the way the event loop waited for the
 	// arrivals.
 	Starts StartDelays
+}
+
+// crossAfterBounds split the hand-offs between processors by the span
+// of the subgraph before them, a factor of about three apart; a bin with
+// fewer than crossAfterMin hand-offs gives no point.
+var crossAfterBounds = []time.Duration{150 * time.Microsecond, 500 * time.Microsecond, 1500 * time.Microsecond}
+
+const crossAfterMin = 20
+
+// crossCurve bins pairs (a subgraph's span, the hand-off after it) by the
+// span (crossAfterBounds) and gives each bin with at least crossAfterMin
+// pairs as a point: the bin's median span and median hand-off.
+func crossCurve(pairs []crossPair) cost.HandOffCurve {
+	bins := make([][]crossPair, len(crossAfterBounds)+1)
+	for _, p := range pairs {
+		i, _ := slices.BinarySearch(crossAfterBounds, p.ran)
+		bins[i] = append(bins[i], p)
+	}
+	var out cost.HandOffCurve
+	for _, b := range bins {
+		if len(b) < crossAfterMin {
+			continue
+		}
+		ran := make([]time.Duration, len(b))
+		gap := make([]time.Duration, len(b))
+		for i, p := range b {
+			ran[i], gap[i] = p.ran, p.gap
+		}
+		slices.Sort(ran)
+		slices.Sort(gap)
+		out = append(out, cost.HandOffPoint{After: ran[len(ran)/2], Gap: gap[len(gap)/2], Samples: len(b)})
+	}
+	return out
 }
 
 // StartDelays are the median delays from a request's scheduled arrival to
@@ -160,40 +202,15 @@ func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 	}
 	procs := pair[:]
 	out := HandOffProbe{Procs: pair}
-	w, err := workload.LoadData([]byte(`platform: `+pl.Name+`
-models:
-  - {name: probe, zoo: mobilenet_v2, input: [1, 3, 64, 64]}
-groups:
-  - {name: probe, models: [probe], rate_hz: 40, deadline_ms: 25}
-`), "handoff-probe.yaml")
+	small, err := probeWorkload(pl, probeInput)
 	if err != nil {
-		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: %w", err)
-	}
-	lg := w.Models[0].Layers
-	n := len(lg.Layers)
-	if n < probeChunks {
-		return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: the probe network has %d layers, fewer than %d", n, probeChunks)
+		return HandOffProbe{}, err
 	}
 	dur := pc.Duration
 	if dur <= 0 {
 		dur = DefaultProbeDuration
 	}
-	config := func(cross bool) (Config, map[string]int) {
-		mp := plan.ModelPlan{Model: "probe", Hash: w.Models[0].Graph.Hash}
-		labels := map[string]int{}
-		for c := 0; c < probeChunks; c++ {
-			set := graph.Range(c*n/probeChunks, (c+1)*n/probeChunks)
-			proc := procs[0]
-			if cross {
-				proc = procs[c%2]
-			}
-			mp.Subgraphs = append(mp.Subgraphs, plan.Subgraph{Layers: set, Processor: proc, Backend: Backend, DType: graph.Float32.String()})
-			labels[fmt.Sprintf("probe[%s]", set.Key())] = c
-		}
-		p := &plan.Plan{Planner: "handoff-probe", Platform: pl.Name, Models: []plan.ModelPlan{mp}}
-		return Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: pc.Library,
-			Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second}, labels
-	}
+	config := func(cross bool) (Config, map[string]int) { return probeConfig(pc, procs, small, cross, dur) }
 	run := func(c Config, labels map[string]int) (*Result, error) {
 		res, err := Run(ctx, c)
 		if err != nil {
@@ -205,6 +222,7 @@ groups:
 		}
 		return res, nil
 	}
+	var pairs []crossPair
 	for _, cross := range []bool{false, true} {
 		c, labels := config(cross)
 		res, err := run(c, labels)
@@ -219,6 +237,7 @@ groups:
 		med := gaps[len(gaps)/2]
 		if cross {
 			out.Cross = med
+			pairs = append(pairs, probePairs(res, labels)...)
 		} else {
 			out.Same = med
 		}
@@ -226,6 +245,22 @@ groups:
 			out.Samples = len(gaps)
 		}
 	}
+	// The small network's chunks run for tens of microseconds; a plan's
+	// subgraphs run for up to milliseconds, and the worker that takes
+	// over has idled that long. The same alternating plan on a larger
+	// input (chunks of a few hundred microseconds to a millisecond or
+	// more) gives the hand-off after longer spans.
+	large, err := probeWorkload(pl, probeLargeInput)
+	if err != nil {
+		return HandOffProbe{}, err
+	}
+	c, labels := probeConfig(pc, procs, large, true, dur)
+	res, err := run(c, labels)
+	if err != nil {
+		return HandOffProbe{}, err
+	}
+	pairs = append(pairs, probePairs(res, labels)...)
+	out.CrossAfter = crossCurve(pairs)
 	// Unpinned, the loop always has a core and polls; pinned, it sleeps
 	// when the plan's workers hold every core and polls otherwise.
 	ways := []bool{false}
@@ -246,6 +281,51 @@ groups:
 		}
 	}
 	return out, nil
+}
+
+// probeInput and probeLargeInput are the probe network's input sizes:
+// MobileNetV2 at 64×64 cuts into chunks of tens of microseconds on a
+// phone-class or server core, at 224×224 into chunks of a few hundred
+// microseconds to a few milliseconds.
+const probeInput, probeLargeInput = 64, 224
+
+// probeWorkload is the probe's workload on pl: MobileNetV2 at size×size,
+// 40 requests a second.
+func probeWorkload(pl *hw.Platform, size int) (*workload.Workload, error) {
+	w, err := workload.LoadData([]byte(fmt.Sprintf(`platform: %s
+models:
+  - {name: probe, zoo: mobilenet_v2, input: [1, 3, %d, %d]}
+groups:
+  - {name: probe, models: [probe], rate_hz: 40, deadline_ms: 25}
+`, pl.Name, size, size)), "handoff-probe.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("runtime: hand-off probe: %w", err)
+	}
+	if n := len(w.Models[0].Layers.Layers); n < probeChunks {
+		return nil, fmt.Errorf("runtime: hand-off probe: the probe network has %d layers, fewer than %d", n, probeChunks)
+	}
+	return w, nil
+}
+
+// probeConfig is a probe run of w's network cut into probeChunks
+// subgraphs, all on the first of procs or (cross) alternating between
+// the two, and the labels of its subgraphs by position.
+func probeConfig(pc ProbeConfig, procs []string, w *workload.Workload, cross bool, dur time.Duration) (Config, map[string]int) {
+	n := len(w.Models[0].Layers.Layers)
+	mp := plan.ModelPlan{Model: "probe", Hash: w.Models[0].Graph.Hash}
+	labels := map[string]int{}
+	for c := 0; c < probeChunks; c++ {
+		set := graph.Range(c*n/probeChunks, (c+1)*n/probeChunks)
+		proc := procs[0]
+		if cross {
+			proc = procs[c%2]
+		}
+		mp.Subgraphs = append(mp.Subgraphs, plan.Subgraph{Layers: set, Processor: proc, Backend: Backend, DType: graph.Float32.String()})
+		labels[fmt.Sprintf("probe[%s]", set.Key())] = c
+	}
+	p := &plan.Plan{Planner: "handoff-probe", Platform: pc.Platform.Name, Models: []plan.ModelPlan{mp}}
+	return Config{Workload: w, Platform: pc.Platform, Plan: p, Cost: cost.NewAnalytic(pc.Platform), Library: pc.Library,
+		Duration: dur, Seed: 1, Spans: true, NoPin: pc.NoPin, Backlog: -1, DrainTimeout: 30 * time.Second}, labels
 }
 
 // probeStarts are, per request, the delays from its scheduled arrival to
@@ -270,6 +350,21 @@ func probeStarts(res *Result, labels map[string]int) []time.Duration {
 // start, per request, from a run's spans (labels maps a span's label to
 // its subgraph's position; negative gaps, clock noise, count as 0).
 func probeGaps(res *Result, labels map[string]int) []time.Duration {
+	pairs := probePairs(res, labels)
+	gaps := make([]time.Duration, len(pairs))
+	for i, p := range pairs {
+		gaps[i] = p.gap
+	}
+	return gaps
+}
+
+// crossPair is one hand-off of a probe run: the span of the subgraph
+// before it and the gap to the next one's start.
+type crossPair struct{ ran, gap time.Duration }
+
+// probePairs are, per request in request order, each probe subgraph's
+// span and the gap from its end to the next one's start (as probeGaps).
+func probePairs(res *Result, labels map[string]int) []crossPair {
 	type at struct{ start, end time.Duration }
 	byReq := map[int][]at{}
 	for _, s := range res.Spans {
@@ -287,20 +382,15 @@ func probeGaps(res *Result, labels map[string]int) []time.Duration {
 		}
 		r[c] = at{s.Start, s.End}
 	}
-	reqs := make([]int, 0, len(byReq))
-	for id := range byReq {
-		reqs = append(reqs, id)
-	}
-	slices.Sort(reqs)
-	var gaps []time.Duration
-	for _, id := range reqs {
+	var pairs []crossPair
+	for _, id := range slices.Sorted(maps.Keys(byReq)) {
 		r := byReq[id]
 		for c := 1; c < len(r); c++ {
 			if r[c-1].start < 0 || r[c].start < 0 {
 				continue
 			}
-			gaps = append(gaps, max(r[c].start-r[c-1].end, 0))
+			pairs = append(pairs, crossPair{ran: r[c-1].end - r[c-1].start, gap: max(r[c].start-r[c-1].end, 0)})
 		}
 	}
-	return gaps
+	return pairs
 }

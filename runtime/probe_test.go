@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
@@ -56,6 +57,34 @@ func TestProbeGaps(t *testing.T) {
 	}
 }
 
+// TestCrossCurve checks the hand-off curve from (span, hand-off) pairs:
+// one point per span bin with enough pairs, at the bin's median span and
+// median hand-off, bins with too few left out.
+func TestCrossCurve(t *testing.T) {
+	us := time.Microsecond
+	var pairs []crossPair
+	for i := range crossAfterMin {
+		// Short spans 50-69 µs, hand-offs 40-59 µs; long ones 2-2.019 ms
+		// and 100-119 µs; three 300 µs spans, too few for a point.
+		pairs = append(pairs, crossPair{ran: time.Duration(50+i) * us, gap: time.Duration(40+i) * us},
+			crossPair{ran: time.Duration(2000+i) * us, gap: time.Duration(100+i) * us})
+	}
+	for range 3 {
+		pairs = append(pairs, crossPair{ran: 300 * us, gap: time.Millisecond})
+	}
+	got := crossCurve(pairs)
+	want := cost.HandOffCurve{{After: 60 * us, Gap: 50 * us, Samples: crossAfterMin}, {After: 2010 * us, Gap: 110 * us, Samples: crossAfterMin}}
+	if !slices.Equal(got, want) {
+		t.Errorf("curve %+v, want %+v", got, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Error(err)
+	}
+	if c := crossCurve(pairs[2*crossAfterMin:]); c != nil {
+		t.Errorf("curve from three pairs: %+v, want none", c)
+	}
+}
+
 // TestProbeHandOff runs the probe on the host: it times hand-offs of both
 // kinds, and refuses a platform without two processors to hand off between.
 func TestProbeHandOff(t *testing.T) {
@@ -74,7 +103,17 @@ func TestProbeHandOff(t *testing.T) {
 	if pr.Starts.SleepRequests < 10 || pr.Starts.PollRequests < 10 || pr.Starts.Sleep <= 0 || pr.Starts.Poll <= 0 {
 		t.Errorf("pinned probe's start delays %+v: want both ways measured over at least 10 requests", pr.Starts)
 	}
-	t.Logf("hand-off: same %v, cross %v over %d (%s, %s); to the first subgraph sleeping %v, polling %v", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1], pr.Starts.Sleep, pr.Starts.Poll)
+	// The hand-off between the processors is measured after short and
+	// after long spans: the small network's chunks and the large one's.
+	if len(pr.CrossAfter) < 2 {
+		t.Errorf("hand-off curve %+v: want points after at least two span lengths", pr.CrossAfter)
+	}
+	for i, p := range pr.CrossAfter {
+		if p.After <= 0 || p.Gap < 0 || p.Samples < crossAfterMin || (i > 0 && p.After <= pr.CrossAfter[i-1].After) {
+			t.Errorf("hand-off curve point %d %+v: want ascending positive spans over at least %d hand-offs", i, p, crossAfterMin)
+		}
+	}
+	t.Logf("hand-off: same %v, cross %v over %d (%s, %s), after spans %+v; to the first subgraph sleeping %v, polling %v", pr.Same, pr.Cross, pr.Samples, pr.Procs[0], pr.Procs[1], pr.CrossAfter, pr.Starts.Sleep, pr.Starts.Poll)
 	_, err = ProbeHandOff(context.Background(), ProbeConfig{Platform: pl, Library: lib, Procs: []string{pl.Processors[0].Name}})
 	if err == nil || errors.Is(err, ErrNoProbePair) || !strings.Contains(err.Error(), "want two") {
 		t.Errorf("one processor given: %v, want a plain error asking for two", err)

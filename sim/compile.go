@@ -108,11 +108,12 @@ func Compile(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 					// listed after, or starts on its request's arrival.
 					var h time.Duration
 					if len(g.After[name]) == 0 {
-						h = mj.handOff(ho, mj.sources[i], -1)
+						h = mj.handOff(ho, mj.sources[i], -1, 0)
 					}
 					for _, before := range g.After[name] {
 						for _, sink := range instances[before].sinks {
-							h = max(h, mj.handOff(ho, mj.sources[i], dp.Jobs[sink].Proc))
+							sj := dp.Jobs[sink]
+							h = max(h, mj.handOff(ho, mj.sources[i], sj.Proc, sj.Duration-sj.HandOff))
 						}
 					}
 					dp.Jobs[src].Duration += h
@@ -144,9 +145,21 @@ type modelJobs struct {
 }
 
 // handOff is the estimator's hand-off before subgraph si after a job on
-// processor from.
-func (mj *modelJobs) handOff(ho cost.HandOffEstimator, si, from int) time.Duration {
-	return ho.HandOff(mj.lg, mj.sets[si], mj.cfgs[si], from)
+// processor from that ran for ran (its work, without its own hand-off):
+// from another processor, the estimator's curve at ran
+// (cost.CrossHandOffEstimator) where it has one and HandOff charges a
+// hand-off at all.
+func (mj *modelJobs) handOff(ho cost.HandOffEstimator, si, from int, ran time.Duration) time.Duration {
+	h := ho.HandOff(mj.lg, mj.sets[si], mj.cfgs[si], from)
+	if h == 0 || from < 0 || from == mj.cfgs[si].Proc {
+		return h
+	}
+	if ce, ok := ho.(cost.CrossHandOffEstimator); ok {
+		if d, ok := ce.CrossAfter(ran); ok {
+			return d
+		}
+	}
+	return h
 }
 
 type instance struct{ sources, sinks []int }
@@ -291,7 +304,7 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 	if ho, ok := est.(cost.HandOffEstimator); ok {
 		hand := make([]time.Duration, n)
 		for _, k := range pairs {
-			hand[k.to] = max(hand[k.to], mj.handOff(ho, k.to, procs[k.from]))
+			hand[k.to] = max(hand[k.to], mj.handOff(ho, k.to, procs[k.from], mj.jobs[k.from].Duration))
 		}
 		for si, h := range hand {
 			mj.jobs[si].Duration += h

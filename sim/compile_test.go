@@ -88,7 +88,10 @@ func TestCompileHandSchedules(t *testing.T) {
 		after   bool
 		handOff bool
 		start   time.Duration
-		want    []string
+		// curve prices a hand-off across by the run of the job before
+		// it: a sixth of it (curveHandOff).
+		curve bool
+		want  []string
 	}{
 		{
 			// a[0] on P0 [0,3]; the 1 MB copy [3,4.5]; P1 runs b (priority 0)
@@ -125,6 +128,18 @@ func TestCompileHandSchedules(t *testing.T) {
 			name: "after, hand-off, start", after: true, handOff: true, start: 500 * time.Microsecond,
 			want: []string{"P0 a[0] r0 0.5-3.5", "d0-d1 a[0]>[1] r0 3.5-5", "P1 a[1] r0 6-10", "P1 b[0] r0 10.25-15.25"},
 		},
+		{
+			// With the curve, a[1] pays a sixth of a[0]'s 3 ms across (0.5
+			// ms, not 1): P1 is free at 5, a[1] 5.5-9.5.
+			name: "transfer, hand-off, curve", handOff: true, curve: true,
+			want: []string{"P0 a[0] r0 0-3", "P1 b[0] r0 0-5", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5.5-9.5"},
+		},
+		{
+			// a[1] after the copy and 0.5 ms: 5-9; b after a[1] on its
+			// own processor pays the same-processor 0.25 ms, not the curve.
+			name: "after, hand-off, curve", after: true, handOff: true, curve: true,
+			want: []string{"P0 a[0] r0 0-3", "d0-d1 a[0]>[1] r0 3-4.5", "P1 a[1] r0 5-9", "P1 b[0] r0 9.25-14.25"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +147,9 @@ func TestCompileHandSchedules(t *testing.T) {
 			var est cost.Estimator = te
 			if tc.handOff {
 				est = handOffEstimator{te, 250 * time.Microsecond, time.Millisecond, tc.start}
+			}
+			if tc.curve {
+				est = curveHandOff{est.(handOffEstimator)}
 			}
 			prog, err := Compile(w, pl, est, handPlan())
 			if err != nil {
@@ -293,6 +311,12 @@ func (h handOffEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on h
 	return h.cross
 }
 
+// curveHandOff is handOffEstimator with a hand-off curve: across, a
+// sixth of the run of the job before.
+type curveHandOff struct{ handOffEstimator }
+
+func (c curveHandOff) CrossAfter(ran time.Duration) (time.Duration, bool) { return ran / 6, true }
+
 // countingHandOff is handOffEstimator counting the hand-offs asked of it.
 type countingHandOff struct {
 	handOffEstimator
@@ -337,6 +361,13 @@ func TestCachedHandOff(t *testing.T) {
 	on := hw.Config{Proc: 1, Backend: "ort-cpu", DType: graph.Float32}
 	if same, cross := c.HandOff(lg, graph.LayerSet{1}, on, 1), c.HandOff(lg, graph.LayerSet{1}, on, 0); same != 250*time.Microsecond || cross != time.Millisecond {
 		t.Errorf("cached hand-offs: same %v, cross %v; want 250µs, 1ms", same, cross)
+	}
+	// The curve is the base's, through the cache, and none without one.
+	if d, ok := newCachedEstimator(curveHandOff{base.handOffEstimator}).CrossAfter(3 * time.Millisecond); !ok || d != 500*time.Microsecond {
+		t.Errorf("cached curve after 3ms: %v, %v; want the base's 500µs", d, ok)
+	}
+	if _, ok := c.CrossAfter(time.Millisecond); ok {
+		t.Error("a base without a curve answered one through the cache")
 	}
 	// A base without hand-offs prices none, and is not asked.
 	if h := newCachedEstimator(te).HandOff(lg, graph.LayerSet{1}, on, 0); h != 0 {

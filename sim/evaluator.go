@@ -144,6 +144,15 @@ func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on 
 	return d, err
 }
 
+// CrossAfter is the base's (cost.CrossHandOffEstimator; ok false when the
+// base has none), not memoised: it is an interpolation, no look-up.
+func (c *cachedEstimator) CrossAfter(ran time.Duration) (time.Duration, bool) {
+	if ce, ok := c.base.(cost.CrossHandOffEstimator); ok {
+		return ce.CrossAfter(ran)
+	}
+	return 0, false
+}
+
 // HandOff is the base's (0 when the base prices none), memoised: a
 // profile.Estimator's looks up the subgraph's store key (its boundary
 // inputs and their shapes) to tell an in-situ figure, at every cut of

@@ -461,7 +461,8 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 		}
 		sd := pr.Starts
 		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples,
-			SleepStart: sd.Sleep, SleepRequests: sd.SleepRequests, PollStart: sd.Poll, PollRequests: sd.PollRequests}); err != nil {
+			SleepStart: sd.Sleep, SleepRequests: sd.SleepRequests, PollStart: sd.Poll, PollRequests: sd.PollRequests,
+			CrossAfter: pr.CrossAfter}); err != nil {
 			return err
 		}
 		mode := "pinned"
@@ -469,6 +470,13 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 			mode = "unpinned"
 		}
 		l := fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond))
+		if len(pr.CrossAfter) > 0 {
+			var pts []string
+			for _, p := range pr.CrossAfter {
+				pts = append(pts, fmt.Sprintf("%v after %v", p.Gap.Round(time.Microsecond), p.After.Round(10*time.Microsecond)))
+			}
+			l += " (" + strings.Join(pts, ", ") + ")"
+		}
 		var starts []string
 		if d, ok := sd.For(true); ok {
 			starts = append(starts, fmt.Sprintf("%v with the loop sleeping", d.Round(time.Microsecond)))

@@ -92,13 +92,16 @@ type HandOffProbe struct {
 	Samples     int
 	Procs       [2]string
 	// CrossAfter is the hand-off between the two processors by how long
-	// the subgraph it follows ran (cost.HandOffCurve): the
-	// worker that takes the next subgraph has idled about that long, and
-	// on a virtual machine an idle core wakes more slowly the longer it
-	// has been halted (on a 2-core KVM guest, pinned: about 40 µs after a
-	// 0.1 ms subgraph, 120 µs after a 1 ms one, where Cross, the median
-	// over the probe's short chunks, said 48 µs). Empty when no span
-	// length had enough hand-offs (crossAfterMin).
+	// the subgraph it follows ran (cost.HandOffCurve): the worker that
+	// takes the next subgraph has idled about that long, and an idle core
+	// wakes more slowly the longer it has been halted, a virtual
+	// machine's most of all. On a 2-core KVM guest (AMD EPYC), pinned, a
+	// run of examples/host_face_voice.yaml's heft plan handed off across
+	// in a median 51 µs after 0.1–0.3 ms subgraphs, 63 µs after 0.3–1 ms
+	// ones and 111 µs after longer ones; this probe there gave 45 µs after
+	// 0.11 ms, 55 µs after 0.9 ms and 74 µs after 2 ms, where Cross, the
+	// median over the small network's chunks, said 47 µs. Empty when no
+	// span length had enough hand-offs (crossAfterMin).
 	CrossAfter cost.HandOffCurve
 	// Starts are the probe runs' delays from a request's arrival to its
 	// first subgraph's start, by the way the event loop waited for the
@@ -184,7 +187,9 @@ func (a *StartDelays) add(sleeps bool, d time.Duration, n int) {
 // dispatcher, at 40 requests a second so that the workers go idle between
 // requests as in a plan; once with every subgraph on the first processor
 // and once alternating between the two, and takes the median gap in the
-// spans. Each run's delay from arrival to the first subgraph's start is
+// spans; then alternating once more at 224×224 (chunks of about a
+// millisecond), and bins every hand-off of the alternating runs by the
+// span before it (CrossAfter). Each run's delay from arrival to the first subgraph's start is
 // kept by the way its event loop waited (Starts); a way that a run with
 // the probe's pinning can take and neither run took (pinned, the loop
 // sleeps only when the workers hold every core) is measured by one more

@@ -61,7 +61,7 @@
 // POST /v1/handoff (only when the agent has a HandOffProber; inlay agent
 // always has one) takes a HandOffBody: no_pin (measure with the runtime's
 // workers unpinned, as inlay run --no-pin runs), duration_ms (each of the
-// probe's two runs; 0 or absent: runtime.DefaultProbeDuration, at most the
+// probe's runs; 0 or absent: runtime.DefaultProbeDuration, at most the
 // run limit) and procs (the two processors to hand off between; absent:
 // the device's first two that run ort-cpu). The agent runs
 // runtime.ProbeHandOff on its own processors, the hand-off probe inlay

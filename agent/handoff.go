@@ -20,8 +20,10 @@ type HandOffBody struct {
 	// NoPin measures with the runtime's workers unpinned (inlay run
 	// --no-pin); by default they are pinned to their processors' cores.
 	NoPin bool `json:"no_pin,omitempty"`
-	// DurationMS is the length of each of the probe's two runs; 0 means
-	// runtime.DefaultProbeDuration.
+	// DurationMS is the length of each of the probe's runs (the plan on
+	// one processor, alternating, alternating on the larger input; a run
+	// that measures a start delay neither took lasts half as long); 0
+	// means runtime.DefaultProbeDuration.
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	// Procs are the two processors to hand off between; empty means the
 	// platform's first two that run ort-cpu.

@@ -234,7 +234,8 @@ func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 		if err != nil {
 			return HandOffProbe{}, err
 		}
-		gaps := probeGaps(res, labels)
+		ps := probePairs(res, labels)
+		gaps := probeGaps(ps)
 		if len(gaps) == 0 {
 			return HandOffProbe{}, fmt.Errorf("runtime: hand-off probe: the run timed no hand-off (%d requests completed)", res.Groups[0].Completed)
 		}
@@ -242,7 +243,7 @@ func ProbeHandOff(ctx context.Context, pc ProbeConfig) (HandOffProbe, error) {
 		med := gaps[len(gaps)/2]
 		if cross {
 			out.Cross = med
-			pairs = append(pairs, probePairs(res, labels)...)
+			pairs = append(pairs, ps...)
 		} else {
 			out.Same = med
 		}
@@ -335,7 +336,7 @@ func probeConfig(pc ProbeConfig, procs []string, w *workload.Workload, cross boo
 
 // probeStarts are, per request, the delays from its scheduled arrival to
 // its first probe subgraph's start, from a run's spans (labels as for
-// probeGaps; negative ones, clock noise, count as 0), in request order.
+// probePairs; negative ones, clock noise, count as 0), in request order.
 func probeStarts(res *Result, labels map[string]int) []time.Duration {
 	first := map[int]time.Duration{}
 	for _, s := range res.Spans {
@@ -351,11 +352,8 @@ func probeStarts(res *Result, labels map[string]int) []time.Duration {
 	return out
 }
 
-// probeGaps are the gaps from each probe subgraph's end to the next one's
-// start, per request, from a run's spans (labels maps a span's label to
-// its subgraph's position; negative gaps, clock noise, count as 0).
-func probeGaps(res *Result, labels map[string]int) []time.Duration {
-	pairs := probePairs(res, labels)
+// probeGaps are the hand-offs of pairs (probePairs), in their order.
+func probeGaps(pairs []crossPair) []time.Duration {
 	gaps := make([]time.Duration, len(pairs))
 	for i, p := range pairs {
 		gaps[i] = p.gap
@@ -368,7 +366,10 @@ func probeGaps(res *Result, labels map[string]int) []time.Duration {
 type crossPair struct{ ran, gap time.Duration }
 
 // probePairs are, per request in request order, each probe subgraph's
-// span and the gap from its end to the next one's start (as probeGaps).
+// span and the gap from its end to the next one's start, from a run's
+// spans (labels maps a span's label to its subgraph's position; negative
+// gaps, clock noise, count as 0; spans of other work and incomplete pairs
+// are left out).
 func probePairs(res *Result, labels map[string]int) []crossPair {
 	type at struct{ start, end time.Duration }
 	byReq := map[int][]at{}

@@ -50,10 +50,15 @@ func TestProbeGaps(t *testing.T) {
 		{Label: "probe[0]", Request: 1, Start: 1000 * us, End: 1100 * us},
 		{Label: "probe[2]", Request: 1, Start: 1200 * us, End: 1300 * us},
 	}}
-	got := probeGaps(res, labels)
+	pairs := probePairs(res, labels)
+	got := probeGaps(pairs)
 	want := []time.Duration{50 * us, 0}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("gaps %v, want %v", got, want)
+	}
+	// Each hand-off comes with the span of the subgraph before it.
+	if wantPairs := []crossPair{{100 * us, 50 * us}, {50 * us, 0}}; !slices.Equal(pairs, wantPairs) {
+		t.Errorf("pairs %v, want %v", pairs, wantPairs)
 	}
 }
 

@@ -56,7 +56,7 @@ func CompareSpans(measured, predicted []Span) []SpanStats {
 	}
 	byKey := map[spanKey]*acc{}
 	get := func(s *Span) *acc {
-		k := spanKey{s.Group, s.name(), s.Processor}
+		k := spanKey{s.Group, s.Name(), s.Processor}
 		a := byKey[k]
 		if a == nil {
 			a = &acc{}

@@ -335,7 +335,7 @@ func (b bars) Plot(c draw.Canvas, plt *plot.Plot) {
 			xs := x0 + (x1-x0)*vg.Length(1/s.Stretch)
 			stretchMark(c, xs, x1, y0, y1)
 		}
-		name := s.name()
+		name := s.Name()
 		if name == "" || y1-y0 < labelH+px(2) {
 			continue
 		}

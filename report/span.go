@@ -4,45 +4,13 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/inlay-dev/inlay/timeline"
 )
 
-// Span is one execution of a subgraph on a processor: what ran where, and when.
-type Span struct {
-	// Processor is the processor's name, as in the platform.
-	Processor string
-	// Label names the work, e.g. "mobilenet_v2 L0-41"; it is written inside
-	// the bar when it fits and names the trace slice. Empty means Model.
-	Label string
-	// Group and Model say which request of which model the span served.
-	Group string
-	Model string
-	// Request numbers the group's requests from 0.
-	Request int
-	// Start and End are times since the start of the run; End ≥ Start.
-	Start, End time.Duration
-	// Arrival is when the span's request arrived (was scheduled to), since
-	// the start of the run; it is the same for all of a request's spans.
-	Arrival time.Duration
-	// Late marks a span of a request that missed its deadline.
-	Late bool
-	// Stretch is how much longer than alone the span ran because of what
-	// ran beside it on processors sharing a cache or memory channel
-	// (End−Start over the uncontended time); 0 or 1 when it was not
-	// stretched.
-	Stretch float64
-}
-
-// Stretched reports whether contention lengthened the span (by more than
-// 1 %).
-func (s *Span) Stretched() bool { return s.Stretch > 1.01 }
-
-// name is the span's display name: its label, or its model when unlabelled.
-func (s *Span) name() string {
-	if s.Label != "" {
-		return s.Label
-	}
-	return s.Model
-}
+// Span is one execution of a subgraph on a processor, as the simulator and
+// the runtime record it; report draws spans and never makes them.
+type Span = timeline.Span
 
 // laidSpan is a span placed in a processor row and a lane within it.
 type laidSpan struct {
@@ -72,10 +40,10 @@ func layout(procs []string, spans []Span) (laid []laidSpan, lanes []int, err err
 	for i, s := range spans {
 		pi, ok := index[s.Processor]
 		if !ok {
-			return nil, nil, fmt.Errorf("report: span %d (%s): processor %q is not in the processor list", i, s.name(), s.Processor)
+			return nil, nil, fmt.Errorf("report: span %d (%s): processor %q is not in the processor list", i, s.Name(), s.Processor)
 		}
 		if s.End < s.Start {
-			return nil, nil, fmt.Errorf("report: span %d (%s): ends at %v, before its start %v", i, s.name(), s.End, s.Start)
+			return nil, nil, fmt.Errorf("report: span %d (%s): ends at %v, before its start %v", i, s.Name(), s.End, s.Start)
 		}
 		laid[i] = laidSpan{Span: s, proc: pi}
 	}

@@ -88,7 +88,7 @@ func ChromeTrace(w io.Writer, procs []string, spans []Span) error {
 	byTID := make([][]traceEvent, next)
 	for _, s := range laid {
 		ev := traceEvent{
-			Name: s.name(),
+			Name: s.Name(),
 			Cat:  s.Group,
 			Ph:   "X",
 			TS:   micros(s.Start),

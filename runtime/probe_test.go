@@ -13,7 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/timeline"
 )
 
 // TestProbeStarts checks the delays from each request's arrival to its
@@ -22,7 +22,7 @@ import (
 func TestProbeStarts(t *testing.T) {
 	us := time.Microsecond
 	labels := map[string]int{"probe[0]": 0, "probe[1]": 1}
-	res := &Result{Spans: []report.Span{
+	res := &Result{Spans: []timeline.Span{
 		{Label: "probe[1]", Request: 0, Arrival: 0, Start: 900 * us},
 		{Label: "probe[0]", Request: 1, Arrival: 25000 * us, Start: 25120 * us},
 		{Label: "probe[0]", Request: 0, Arrival: 0, Start: 300 * us},
@@ -42,7 +42,7 @@ func TestProbeStarts(t *testing.T) {
 func TestProbeGaps(t *testing.T) {
 	us := time.Microsecond
 	labels := map[string]int{"probe[0]": 0, "probe[1]": 1, "probe[2]": 2}
-	res := &Result{Spans: []report.Span{
+	res := &Result{Spans: []timeline.Span{
 		{Label: "probe[1]", Request: 0, Start: 150 * us, End: 200 * us},
 		{Label: "probe[0]", Request: 0, Start: 0, End: 100 * us},
 		{Label: "probe[2]", Request: 0, Start: 199 * us, End: 300 * us},

@@ -3,7 +3,7 @@ package runtime
 import (
 	"time"
 
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/timeline"
 )
 
 // Drop reasons (DropCount.Reason).
@@ -90,11 +90,11 @@ type Result struct {
 	Subgraphs []SubgraphResult
 	// Spans are what really ran (Config.Spans), times since the start;
 	// Lanes the processor names, then the links that carried a transfer.
-	Spans []report.Span
+	Spans []timeline.Span
 	Lanes []string
 	// PredictedSpans are the simulated spans of the prediction for the
 	// same plan and rate (Config.PredictSpans; nil without it).
-	PredictedSpans []report.Span
+	PredictedSpans []timeline.Span
 	// ZeroCopy counts tensors handed from one subgraph to another as the
 	// same buffer; Copied those copied by a transfer between domains.
 	ZeroCopy, Copied int64

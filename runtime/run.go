@@ -15,8 +15,8 @@ import (
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/ort"
-	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/timeline"
 )
 
 // Run executes the plan for Config.Duration (see the package documentation)
@@ -718,7 +718,7 @@ func (l *loop) complete(dn done, now time.Duration) error {
 			lane = l.prog.Links[dn.link].Name
 		}
 		r.spans = append(r.spans, len(l.res.Spans))
-		l.res.Spans = append(l.res.Spans, report.Span{
+		l.res.Spans = append(l.res.Spans, timeline.Span{
 			Processor: lane, Label: j.Label, Group: l.prog.Groups[m.Group].Name, Model: m.Name,
 			Request: r.index, Start: dn.start, End: dn.end, Arrival: r.arrival, Late: r.accounted,
 		})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/dispatch"
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/timeline"
 )
 
 // refRun is the straightforward implementation of contended runs that the
@@ -262,7 +262,7 @@ func (r *refRunner) launch(now time.Duration, l dispatch.Launch) {
 		name = p.Links[l.Link].Name
 	}
 	m := &p.Models[j.Model]
-	r.res.Spans = append(r.res.Spans, report.Span{
+	r.res.Spans = append(r.res.Spans, timeline.Span{
 		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
 		Request: ri.index, Start: now + j.HandOff, End: now + j.Duration, Arrival: ri.arrival,
 	})

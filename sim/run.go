@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/dispatch"
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/timeline"
 )
 
 // Program is a compiled plan: the dispatcher's program plus the names the
@@ -148,7 +148,7 @@ type Result struct {
 	// Spans are what ran where (nil with Options.NoSpans); Processor is a
 	// processor's name, or a link's name for transfers. Lanes lists those
 	// names: every processor, then the links that carried a transfer.
-	Spans []report.Span
+	Spans []timeline.Span
 	Lanes []string
 	// Horizon is the arrival window; End the time the last request finished.
 	Horizon, End time.Duration
@@ -532,7 +532,7 @@ func (r *run) launch(now time.Duration, l dispatch.Launch) {
 		name = p.Links[l.Link].Name
 	}
 	m := &p.Models[j.Model]
-	r.res.Spans = append(r.res.Spans, report.Span{
+	r.res.Spans = append(r.res.Spans, timeline.Span{
 		Processor: name, Label: j.Label, Group: p.Groups[m.Group].Name, Model: m.Name,
 		Request: ri.index, Start: now + j.HandOff, End: now + j.Duration, Arrival: ri.arrival,
 	})

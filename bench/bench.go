@@ -35,6 +35,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -131,7 +132,7 @@ type ScenarioResult struct {
 	RatesHz    []float64  `json:"rates_hz"`
 	UpperBound float64    `json:"upper_bound_scale"`
 	// BoundProven is false when the bound is only an estimate for the
-	// cost model (sim.Bound.Proven).
+	// cost model (ratebound.Bound.Proven).
 	BoundProven bool `json:"upper_bound_proven"`
 	// BestBound is the tightest proven bound: the least of UpperBound and
 	// every exact planner's MILPBound.
@@ -256,7 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			sr.Groups = append(sr.Groups, g.Models)
 			sr.RatesHz = append(sr.RatesHz, round3(g.RateHz()))
 		}
-		b, err := sim.UpperBound(w, cfg.Platform, cfg.Cost)
+		b, err := ratebound.Upper(w, cfg.Platform, cfg.Cost)
 		if err != nil {
 			return nil, fmt.Errorf("bench: scenario %d: %w", si, err)
 		}

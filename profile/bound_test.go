@@ -13,16 +13,17 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
 
-// peakOnly hides the estimator's lower bounds: sim.UpperBound then falls
+// peakOnly hides the estimator's lower bounds: ratebound.Upper then falls
 // back to layer FLOPs at peak.
 type peakOnly struct{ cost.Estimator }
 
-// TestBoundWithProfileStore checks sim.UpperBound under the estimator every
+// TestBoundWithProfileStore checks ratebound.Upper under the estimator every
 // --profiles run uses (profile.CostModel) on host, against every planner's
 // plan. The store's figures are built to break the peak fallback: every
 // subgraph the planners propose is "measured" at 3–60 % of the analytic
@@ -177,14 +178,14 @@ groups:
 			}
 		}
 	}
-	b, err := sim.UpperBound(w, pl, est)
+	b, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.PeakFallback {
 		t.Fatal("the measured estimator's bound fell back to the peak")
 	}
-	fallback, err := sim.UpperBound(w, pl, peakOnly{est})
+	fallback, err := ratebound.Upper(w, pl, peakOnly{est})
 	if err != nil || !fallback.PeakFallback {
 		t.Fatalf("peak fallback: %v, %v", fallback, err)
 	}

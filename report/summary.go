@@ -25,7 +25,7 @@ type Summary struct {
 	Bound    float64
 	BoundWhy string
 	// BoundEstimated marks a bound that is not proven for the cost model
-	// (sim.Bound.Proven): it is shown as an estimated bound.
+	// (ratebound.Bound.Proven): it is shown as an estimated bound.
 	BoundEstimated bool
 	// ExactBound is a second, exact planner's bound (the MILP's best bound
 	// as a scale), shown beside Bound; zero when there is none.

@@ -10,6 +10,7 @@ import (
 	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -121,7 +122,7 @@ func evaluate(ctx context.Context, w *workload.Workload, pl *hw.Platform, est co
 	if err != nil {
 		return nil, bad(err)
 	}
-	bound, err := sim.UpperBound(w, pl, est)
+	bound, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		return nil, err
 	}

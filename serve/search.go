@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/bench"
 	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/sim"
@@ -124,7 +125,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	bound, err := sim.UpperBound(wl, pl, est)
+	bound, err := ratebound.Upper(wl, pl, est)
 	if err != nil {
 		fail(w, bad(err))
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/ratebound"
 )
 
 // TestBoundProperty: over random instances and random plans, no plan's
@@ -24,7 +25,7 @@ func TestBoundProperty(t *testing.T) {
 	zeros := 0
 	for i := 0; i < instances; i++ {
 		in := randomInstance(rng)
-		b, err := UpperBound(in.w, in.pl, in.est)
+		b, err := ratebound.Upper(in.w, in.pl, in.est)
 		if err != nil {
 			t.Fatalf("instance %d: %v", i, err)
 		}
@@ -76,11 +77,11 @@ type peakOnly struct{ cost.Estimator }
 // estimator's lower bounds is not called proven.
 func TestBoundLabelsPeakFallback(t *testing.T) {
 	in := randomInstance(rand.New(rand.NewSource(3)))
-	b, err := UpperBound(in.w, in.pl, in.est)
+	b, err := ratebound.Upper(in.w, in.pl, in.est)
 	if err != nil || !b.Proven() || b.Label() != "upper bound" || strings.Contains(b.Why, "not proven") {
 		t.Errorf("with lower bounds: %+v, %v", b, err)
 	}
-	f, err := UpperBound(in.w, in.pl, peakOnly{in.est})
+	f, err := ratebound.Upper(in.w, in.pl, peakOnly{in.est})
 	if err != nil || f.Proven() || f.Label() != "estimated bound" || !strings.Contains(f.Why, "not proven") {
 		t.Errorf("peak fallback: %+v, %v", f, err)
 	}

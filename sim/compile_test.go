@@ -15,6 +15,7 @@ import (
 	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -264,7 +265,7 @@ func TestEvaluator(t *testing.T) {
 	if lim := 100.0 / 9; want > lim || want < lim*0.5 {
 		t.Errorf("scale %v, want close below the load limit %v", want, lim)
 	}
-	b, err := UpperBound(w, pl, est)
+	b, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestEvaluator(t *testing.T) {
 	if s.Scale != 0 || s.Feasible || !strings.Contains(s.Reason, "infeasible") {
 		t.Errorf("score %+v, want infeasible with a reason", s)
 	}
-	if b, _ := UpperBound(w, pl, est); b.Scale != 0 || !strings.Contains(b.Why, "critical path 4.899998ms") {
+	if b, _ := ratebound.Upper(w, pl, est); b.Scale != 0 || !strings.Contains(b.Why, "critical path 4.899998ms") {
 		t.Errorf("bound %+v, want 0 by the 4.9 ms critical path", b)
 	}
 	t.Logf("infeasible reason: %s", s.Reason)

@@ -1,9 +1,9 @@
 // Package sim predicts what a plan sustains: it compiles a plan into the
 // dispatcher's program (Compile), runs that program in virtual time around
 // the same dispatch state machine the runtime uses (Run), searches the
-// largest sustainable rate scale (MaxSustainableScale), bounds it from above
-// for any plan (UpperBound), and serves planners as their plan.Evaluator
-// (NewEvaluator).
+// largest sustainable rate scale (MaxSustainableScale), and serves planners
+// as their plan.Evaluator (NewEvaluator). Package ratebound bounds that
+// scale from above for any plan.
 //
 // Simulation. A discrete-event simulator, deterministic for a program and
 // options: events are ordered by (time, sequence number) in integer
@@ -40,7 +40,7 @@
 // Metrics per group: requests, completed, late, dropped, p50/p99 (nearest
 // rank)/mean/max latency from arrival to the group's last job done, miss
 // rate, achieved rate; per processor and link: busy time and utilisation;
-// spans (report.Span) for Gantt charts and traces.
+// spans (timeline.Span) for Gantt charts and traces.
 //
 // The package reads no clock, does no I/O and starts no goroutines; an
 // Evaluator may be called from many goroutines at once.

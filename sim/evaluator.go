@@ -122,6 +122,9 @@ func (c *cachedEstimator) Load(lg *graph.LayerGraph, set graph.LayerSet, on hw.C
 	return l, err
 }
 
+// Uncached returns the estimator the cache memoises (ratebound.Uncacher).
+func (c *cachedEstimator) Uncached() cost.Estimator { return c.base }
+
 func newCachedEstimator(base cost.Estimator) *cachedEstimator {
 	if c, ok := base.(*cachedEstimator); ok {
 		return c

@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -66,7 +67,7 @@ type testEstimator struct {
 }
 
 var _ cost.Estimator = (*testEstimator)(nil)
-var _ LayerLowerBounder = (*testEstimator)(nil)
+var _ ratebound.LayerLowerBounder = (*testEstimator)(nil)
 
 func dtypeFactor(d graph.DType) float64 {
 	if d == graph.Int8 {

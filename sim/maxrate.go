@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/ratebound"
 )
 
 // Bisection settings of MaxSustainableScale.
@@ -212,7 +213,7 @@ func SustainContext(ctx context.Context, prog *Program, opt Options) (Sustained,
 // InfeasibleReason explains a plan that does not sustain the nominal
 // rates (s.Scale < 1 or infeasible), with the bound's reason when no plan
 // can (b.Scale < 1).
-func InfeasibleReason(s Sustained, b Bound) string {
+func InfeasibleReason(s Sustained, b ratebound.Bound) string {
 	var parts []string
 	switch {
 	case !s.Feasible && strings.HasPrefix(s.Limit, "infeasible"):

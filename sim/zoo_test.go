@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -89,7 +90,7 @@ func TestZooScenario(t *testing.T) {
 			t.Fatal(err)
 		}
 		est := cost.NewAnalytic(pl)
-		b, err := sim.UpperBound(w, pl, est)
+		b, err := ratebound.Upper(w, pl, est)
 		if err != nil {
 			t.Fatal(err)
 		}

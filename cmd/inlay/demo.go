@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
@@ -85,7 +86,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		return err
 	}
 	est := cost.NewAnalytic(pl)
-	bound, err := sim.UpperBound(w, pl, est)
+	bound, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 }
 
 // demoFiles writes the best plan's schedule drawings and reports.
-func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platform, est cost.Estimator, name string, p *plan.Plan, bound sim.Bound) error {
+func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platform, est cost.Estimator, name string, p *plan.Plan, bound ratebound.Bound) error {
 	prog, err := sim.Compile(w, pl, est, p)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/dag"
@@ -211,7 +212,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if workers <= 0 {
 		workers = defaultWorkers()
 	}
-	bound, err := sim.UpperBound(w, pl, est)
+	bound, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 
 // writeHTMLReport writes plan --html's page: the summary, the Gantt chart
 // of the simulated schedule, and the explanation when there is one.
-func writeHTMLReport(path, workloadPath string, pl *hw.Platform, planner string, sust sim.Sustained, bound sim.Bound, proof *plan.Proof, res *sim.Result, w *workload.Workload, why *explain.Explanation) error {
+func writeHTMLReport(path, workloadPath string, pl *hw.Platform, planner string, sust sim.Sustained, bound ratebound.Bound, proof *plan.Proof, res *sim.Result, w *workload.Workload, why *explain.Explanation) error {
 	s := report.Summary{Workload: workloadPath, Platform: pl.Name, Planner: planner, Source: "simulation",
 		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
 	if proof != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -125,7 +126,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err != nil {
 		return err
 	}
-	bound, err := sim.UpperBound(w, pl, est)
+	bound, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	return report.Text(out, s)
 }
 
-func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, bound sim.Bound,
+func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, bound ratebound.Bound,
 	sus sim.Sustained, res, alone *sim.Result, scaleSet bool) error {
 	j := simulateJSON{
 		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,

@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search/bestmap"
 	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/sim"
@@ -95,7 +96,7 @@ func TestPresets(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Where some plan sustains a rate, so must this one.
-			b, err := sim.UpperBound(w, pl, est)
+			b, err := ratebound.Upper(w, pl, est)
 			if err != nil {
 				t.Fatal(err)
 			}

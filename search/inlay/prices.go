@@ -2,7 +2,7 @@ package inlay
 
 import (
 	"errors"
-	"github.com/inlay-dev/inlay/sim"
+	"github.com/inlay-dev/inlay/ratebound"
 	"math"
 	"sort"
 	"time"
@@ -135,7 +135,7 @@ func newPrices(sp *space.Space, rate []float64) (*prices, error) {
 	return f, nil
 }
 
-// dual maximises the fluid problem's Lagrangian dual (sim.FluidDual, as
+// dual maximises the fluid problem's Lagrangian dual (ratebound.FluidDual, as
 // sim's upper bound does, here on the planner's own marginal costs) and
 // returns the best weights found (w_p = λ_p·cap_p on the simplex) followed
 // by four iterates of the trajectory.
@@ -154,7 +154,7 @@ func (f *prices) dual(iters int) [][]float64 {
 			items = append(items, item)
 		}
 	}
-	d := sim.FluidDual(items, f.caps, iters, 4)
+	d := ratebound.FluidDual(items, f.caps, iters, 4)
 	if d.Weights == nil {
 		d.Weights = make([]float64, nres)
 		for p := range d.Weights {

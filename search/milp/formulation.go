@@ -9,8 +9,8 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search/space"
-	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/solver"
 )
 
@@ -20,7 +20,7 @@ import (
 // Costs are lower bounds, so that the optimum bounds every plan:
 //   - a layer l on processor p costs lb(l, p), the least over p's
 //     configurations in a precision the model allows of the estimator's LayerLowerBound capped by the
-//     layer's time alone (sim.LayerLowerBounder's contract; FLOPs at peak
+//     layer's time alone (ratebound.LayerLowerBounder's contract; FLOPs at peak
 //     without one);
 //   - every subgraph pays its processor's DispatchLowerBound per request,
 //     counted as the larger of the runs on p along the model's longest path
@@ -131,12 +131,12 @@ type FormulateOptions struct {
 func Formulate(sp *space.Space, opt FormulateOptions) (*Formulation, error) {
 	pl, est, w := sp.Platform, sp.Cost, sp.W
 	P := len(pl.Processors)
-	lbr, hasLB := est.(sim.LayerLowerBounder)
+	lbr, hasLB := est.(ratebound.LayerLowerBounder)
 	f := &Formulation{Model: solver.NewModel(solver.Minimize), PeakFallback: !hasLB, Deadlines: opt.Deadlines, sp: sp}
 	m := f.Model
 	f.L = m.AddVar(0, solver.Inf, 1)
 	f.Dispatch = make([]float64, P)
-	if d, ok := est.(sim.DispatchLowerBounder); ok && hasLB {
+	if d, ok := est.(ratebound.DispatchLowerBounder); ok && hasLB {
 		for p := range P {
 			f.Dispatch[p] = d.DispatchLowerBound(p).Seconds()
 		}
@@ -273,7 +273,7 @@ func negate(ts []solver.Term) []solver.Term {
 // layerBound is lb(l, p): the least over p's configurations that the model
 // allows (its precisions: workload.Model.Configs) of the layer's lower
 // bound, capped by its time alone.
-func layerBound(lg *graph.LayerGraph, l int, configs []hw.Config, pl *hw.Platform, p int, est cost.Estimator, lbr sim.LayerLowerBounder) (time.Duration, error) {
+func layerBound(lg *graph.LayerGraph, l int, configs []hw.Config, pl *hw.Platform, p int, est cost.Estimator, lbr ratebound.LayerLowerBounder) (time.Duration, error) {
 	best := time.Duration(-1)
 	set := graph.LayerSet{l}
 	for _, c := range configs {
@@ -307,7 +307,7 @@ func layerBound(lg *graph.LayerGraph, l int, configs []hw.Config, pl *hw.Platfor
 }
 
 // peakTime is flops at the processor's peak for the dtype (its highest
-// peak when it lists none for that dtype), as sim.UpperBound's fallback.
+// peak when it lists none for that dtype), as ratebound.Upper's fallback.
 func peakTime(flops int64, pr *hw.Processor, d graph.DType) time.Duration {
 	peak, ok := pr.Peak(d)
 	if !ok || peak <= 0 {

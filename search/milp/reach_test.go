@@ -13,9 +13,9 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search/milp"
 	"github.com/inlay-dev/inlay/search/space"
-	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/solver"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
@@ -90,7 +90,7 @@ func BenchmarkReach(b *testing.B) {
 
 // BenchmarkRelaxedBound compares, on the bench's nine-model scenarios
 // (inlay bench --seed 1 --min-models 9: the same draws), the fluid bound
-// of sim.UpperBound with the bound of the MILP's continuous relaxation
+// of ratebound.Upper with the bound of the MILP's continuous relaxation
 // (valid for every plan, as the MILP's), and prints both as rate scales.
 // Run: go test -run '^$' -bench RelaxedBound -benchtime 1x ./search/milp/
 func BenchmarkRelaxedBound(b *testing.B) {
@@ -124,7 +124,7 @@ func BenchmarkRelaxedBound(b *testing.B) {
 				b.Fatal(err)
 			}
 			w.AllowInt8()
-			fluid, err := sim.UpperBound(w, pl, est)
+			fluid, err := ratebound.Upper(w, pl, est)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package sim
+package ratebound
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/workload"
 )
 
-// LayerLowerBounder is the estimator extension UpperBound relies on. Its
+// LayerLowerBounder is the estimator extension Upper relies on. Its
 // contract: for every convex layer set S of the model and every
 // configuration c, Subgraph(lg, S, c) ≥ Σ_{l ∈ S} LayerLowerBound(lg, l, c).
 // The cost model is not additive (a fused subgraph is cheaper than its
@@ -32,6 +32,13 @@ type LayerLowerBounder interface {
 // (the dispatch overhead every subgraph pays once).
 type DispatchLowerBounder interface {
 	DispatchLowerBound(proc int) time.Duration
+}
+
+// Uncacher is an estimator that memoises another (the simulator's
+// evaluation cache): Upper bounds under the estimator it wraps, whose
+// lower-bound extensions the cache does not forward.
+type Uncacher interface {
+	Uncached() cost.Estimator
 }
 
 // Bound is a proven upper bound on the max sustainable rate scale of any plan.
@@ -69,7 +76,7 @@ func (b Bound) Label() string {
 // peakFallbackNote ends Why when the bound is not proven.
 const peakFallbackNote = "; an estimate, not proven: the cost model offers no per-layer lower bound, so layers are taken at their processors' peak, which its figures may beat"
 
-// UpperBound bounds the max sustainable rate scale of every plan of the
+// Upper bounds the max sustainable rate scale of every plan of the
 // workload on the platform under the estimator.
 //
 // Per-layer figures. For each layer l and configuration c (every backend ×
@@ -117,7 +124,7 @@ const peakFallbackNote = "; an estimate, not proven: the cost model offers no pe
 // more: it searches below LoadLimit, which by the argument of (b) applied to
 // the plan's actual subgraph durations is at most this bound; and a plan
 // infeasible by (a) misses every deadline even at a tiny rate.
-func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
+func Upper(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
 	b, err := upperBound(w, pl, est)
 	if err == nil && b.PeakFallback {
 		b.Why += peakFallbackNote
@@ -127,10 +134,10 @@ func UpperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 
 func upperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Bound, error) {
 	if w == nil || pl == nil || est == nil {
-		return Bound{}, errors.New("sim: UpperBound needs a workload, a platform and an estimator")
+		return Bound{}, errors.New("ratebound: Upper needs a workload, a platform and an estimator")
 	}
-	if c, ok := est.(*cachedEstimator); ok {
-		est = c.base
+	if c, ok := est.(Uncacher); ok {
+		est = c.Uncached()
 	}
 	lbr, hasLB := est.(LayerLowerBounder)
 	b := Bound{PeakFallback: !hasLB}
@@ -151,7 +158,7 @@ func upperBound(w *workload.Workload, pl *hw.Platform, est cost.Estimator) (Boun
 	return b, nil
 }
 
-// layerFig is one layer's figures in UpperBound's argument.
+// layerFig is one layer's figures in Upper's argument.
 type layerFig struct {
 	min  time.Duration   // m(l): over every processor and config
 	per  []time.Duration // per processor: min over its configs, -1 where unsupported
@@ -159,7 +166,7 @@ type layerFig struct {
 	sset []bool          // same, for any count
 }
 
-// boundFigures holds UpperBound's inputs and the per-layer figures of the
+// boundFigures holds Upper's inputs and the per-layer figures of the
 // models the groups run (figs, by model name; names sorted).
 type boundFigures struct {
 	w     *workload.Workload
@@ -187,7 +194,7 @@ func (bf *boundFigures) collect() (why string, err error) {
 	for _, name := range bf.names {
 		wm := bf.w.Model(name)
 		if wm == nil || wm.Layers == nil {
-			return "", fmt.Errorf("sim: model %q is not loaded", name)
+			return "", fmt.Errorf("ratebound: model %q is not loaded", name)
 		}
 		lg := wm.Layers
 		fs := make([]layerFig, len(lg.Layers))
@@ -224,7 +231,7 @@ func (bf *boundFigures) layer(name string, lg *graph.LayerGraph, l int) (layerFi
 				continue
 			}
 			if err != nil {
-				return f, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+				return f, fmt.Errorf("ratebound: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
 			}
 			var lb time.Duration
 			if bf.lbr != nil {
@@ -232,7 +239,7 @@ func (bf *boundFigures) layer(name string, lg *graph.LayerGraph, l int) (layerFi
 					if errors.Is(err, cost.ErrUnsupported) {
 						continue
 					}
-					return f, fmt.Errorf("sim: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
+					return f, fmt.Errorf("ratebound: model %q layer %d on %s: %w", name, l, pl.Processors[p].Name, err)
 				}
 			} else {
 				lb = peakTime(lg.Layers[l].Work.FLOPs, pl.Processors[p], c.DType)
@@ -260,7 +267,7 @@ func (bf *boundFigures) criticalPaths(b *Bound) error {
 	for _, g := range w.Groups {
 		order, err := g.Order()
 		if err != nil {
-			return fmt.Errorf("sim: group %q: %w", g.Name, err)
+			return fmt.Errorf("ratebound: group %q: %w", g.Name, err)
 		}
 		finish := map[string]time.Duration{}
 		var cp time.Duration

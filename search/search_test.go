@@ -248,3 +248,48 @@ func TestEvalsBudgetEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoStandInBaselines: before the real models are fetched, inlay demo
+// plans the zoo stand-in scenario; every baseline that sustains a rate on
+// the real models (single:npu, bestmap, heft) must sustain one there too,
+// in the real scenario's order (single:npu above bestmap above heft), so
+// the first screen tells the same story.
+func TestDemoStandInBaselines(t *testing.T) {
+	text, real := workload.DemoYAML("phone", true)
+	if real {
+		t.Fatal("DemoYAML(forceZoo) gave the real models")
+	}
+	w, err := workload.LoadData([]byte(text), "demo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := cost.NewAnalytic(pl)
+	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1}
+	judge := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})
+	scale := map[string]float64{}
+	for _, name := range []string{"single:npu", "bestmap", "heft"} {
+		p, err := New(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Plan(context.Background(), req, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		s, err := judge.Evaluate(context.Background(), got)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !s.Feasible || s.Scale <= 1 {
+			t.Errorf("%s sustains %.3f× the demo's rates (%s), want a rate above 1", name, s.Scale, s.Reason)
+		}
+		scale[name] = s.Scale
+	}
+	if !(scale["single:npu"] > scale["bestmap"] && scale["bestmap"] > scale["heft"]) {
+		t.Errorf("scales %v, want single:npu > bestmap > heft as with the real models", scale)
+	}
+}

@@ -45,19 +45,24 @@ groups:
     period_ms: 80
 `, platform), true
 	}
-	return fmt.Sprintf(`# inlay demo (zoo stand-ins): camera pipeline and a language model.
+	return fmt.Sprintf(`# inlay demo (zoo stand-ins until make fetch brings the real models): the
+# same shape as the real scenario, a camera pipeline (a small face network,
+# a detector, then a classifier on what it found, a segmenter beside them)
+# and a language model on the voice chunks.
 platform: %s
 # float models; the demo lets the planner run them in int8 too (as Puzzle's
 # experiment does); without this line they run in float32 or float16 only
 precision: [float32, float16, int8]
 models:
-  - {name: face, zoo: mobilenet_v3_large}
-  - {name: det,  zoo: yolov5s}
+  - {name: face, zoo: mobilenet_v3_small}
+  - {name: det,  zoo: yolov8n}
+  - {name: cls,  zoo: squeezenet1_1}
   - {name: seg,  zoo: deeplabv3_mobilenet_v3_large}
   - {name: text, zoo: mobilebert}
 groups:
   - name: camera
-    models: [face, det, seg]
+    models: [face, det, cls, seg]
+    after: {cls: [det]}
     rate_hz: 15
   - name: voice
     models: [text]

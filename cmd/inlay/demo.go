@@ -46,7 +46,8 @@ planner and prints how much request rate each plan sustains (simulated):
 
 These are the real ONNX models of shared/REAL_MODELS.md when they have been
 fetched (scripts/fetch.sh, run by make test); otherwise zoo networks stand in
-(camera: MobileNetV3, YOLOv5s, DeepLabV3; voice: MobileBERT).
+(camera: MobileNetV3-Small, YOLOv8n, SqueezeNet, DeepLabV3; voice: MobileBERT).
+A baseline that sustains no rate at all says why beside its 0.
 
 It writes into the output folder: the workload, every planner's plan, and for
 the best plan a Gantt chart (SVG, PNG), a Chrome trace (opens in Perfetto),
@@ -146,14 +147,31 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	for _, r := range rows {
 		base[r.name] = r.scale
 	}
-	t := textfmt.Table{Header: []string{"planner", "rate scale", "camera Hz", "voice Hz", "vs bestmap", "vs single:npu", "subgraphs", "search s"}}
+	header := []string{"planner", "rate scale", "camera Hz", "voice Hz", "vs bestmap", "vs single:npu", "subgraphs", "search s"}
+	notes := make([]string, len(rows))
+	for i, r := range rows {
+		if r.scale > 0 {
+			continue
+		}
+		if notes[i], err = whyZero(w, pl, est, r.plan, simOpt); err != nil {
+			return err
+		}
+		if len(header) == 8 {
+			header = append(header, "why 0")
+		}
+	}
+	t := textfmt.Table{Header: header}
 	best := -1
 	for i, r := range rows {
 		if best < 0 || r.scale > rows[best].scale {
 			best = i
 		}
-		t.Add(r.name, fmt.Sprintf("%.3f", r.scale), hz(w, "camera", r.scale), hz(w, "voice", r.scale),
-			times(r.scale, base["bestmap"]), times(r.scale, base["single:npu"]), fmt.Sprint(r.subs), fmt.Sprintf("%.1f", r.secs))
+		cells := []string{r.name, fmt.Sprintf("%.3f", r.scale), hz(w, "camera", r.scale), hz(w, "voice", r.scale),
+			times(r.scale, base["bestmap"]), times(r.scale, base["single:npu"]), fmt.Sprint(r.subs), fmt.Sprintf("%.1f", r.secs)}
+		if len(header) > 8 {
+			cells = append(cells, notes[i])
+		}
+		t.Add(cells...)
 	}
 	if _, err := t.WriteTo(out); err != nil {
 		return err
@@ -220,6 +238,36 @@ func demoFiles(out io.Writer, f *demoFlags, w *workload.Workload, pl *hw.Platfor
 	fmt.Fprintf(out, "\nwrote %s/: workload.yaml, plan-*.yaml, gantt.svg, gantt.png, trace.json (Perfetto), report.txt, report.html\n", f.out)
 	return nil
 }
+
+// whyZero says in one line why a plan sustains no rate at all: the groups
+// that miss their deadline even at a vanishing rate, with their latency
+// alone beside the deadline.
+func whyZero(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.Plan, opt sim.Options) (string, error) {
+	prog, err := sim.Compile(w, pl, est, p)
+	if err != nil {
+		return "", err
+	}
+	opt.NoSpans = true
+	sust, res, err := sim.Sustain(prog, opt)
+	if err != nil {
+		return "", err
+	}
+	if sust.Feasible || res == nil {
+		return sust.Limit, nil
+	}
+	var late []string
+	for _, g := range res.Groups {
+		if g.MissRate > 0.01 {
+			late = append(late, fmt.Sprintf("%s takes %.1f ms alone, over its %.1f ms deadline", g.Name, ms(g.P99), ms(g.Deadline)))
+		}
+	}
+	if len(late) == 0 {
+		return sust.Limit, nil
+	}
+	return strings.Join(late, "; "), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func hz(w *workload.Workload, group string, scale float64) string {
 	g := w.Group(group)

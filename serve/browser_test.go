@@ -19,6 +19,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
@@ -64,10 +65,7 @@ func browser(tb testing.TB) context.Context {
 	path := chromiumPath()
 	if path == "" {
 		msg := "no chromium found (Debian package chromium; make fetch installs it, INLAY_CHROMIUM names another)"
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			tb.Fatal(msg)
-		}
-		tb.Skip(msg)
+		assets.Missing(tb, msg)
 	}
 	chromium.once.Do(func() {
 		dir, err := os.MkdirTemp("", "inlay-chromium-")

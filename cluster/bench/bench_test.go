@@ -6,13 +6,11 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/throughput"
-	"github.com/inlay-dev/inlay/solver"
+	"github.com/inlay-dev/inlay/solver/solvertest"
 )
 
 func TestSmallBench(t *testing.T) {
-	if _, err := solver.Command(); err != nil {
-		t.Skip(err)
-	}
+	solvertest.RequireCBC(t)
 	c, _ := hw.Preset("gavel-108")
 	tb, _ := throughput.Gavel()
 	cfg := Config{

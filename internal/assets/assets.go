@@ -82,15 +82,24 @@ func CheckFetched(path string) error {
 	return err
 }
 
-// Require returns path, or skips the test when the file is missing — unless
-// INLAY_REQUIRE_ASSETS=1 (set by make test), when a missing file fails it.
+// Require returns path, or stops the test when the file is missing (see
+// Missing).
 func Require(t testing.TB, path string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatalf("%s: %v", path, ErrMissing)
-		}
-		t.Skipf("%s: %v", path, ErrMissing)
+		Missing(t, fmt.Sprintf("%s: %v", path, ErrMissing))
 	}
 	return path
+}
+
+// Missing stops a test that needs an asset this machine lacks (a fetched
+// model, ONNX Runtime, CBC, Chromium, a file of the shared data): it skips
+// the test, unless INLAY_REQUIRE_ASSETS=1 (set by make test), when it fails
+// it. msg is one line that names the asset and says how to get it.
+func Missing(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
 }

@@ -12,13 +12,12 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/solver"
+	"github.com/inlay-dev/inlay/solver/solvertest"
 )
 
 func state(t *testing.T) *policy.State {
 	t.Helper()
-	if _, err := solver.Command(); err != nil {
-		t.Skip(err)
-	}
+	solvertest.RequireCBC(t)
 	return tableState(t)
 }
 

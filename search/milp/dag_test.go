@@ -97,14 +97,12 @@ func TestVerifyScheduleCatches(t *testing.T) {
 
 // BenchmarkDAGBigM compares the disjunctive formulation with one big-M
 // (the horizon) against per-pair big-Ms from heads and tails, on seeded
-// random task graphs (DAGBIG_N tasks, default 14, on 3 single-lane
-// processors, DAGBIG_SEEDS of them, default 6), cold, one CBC thread, with
-// a limit of DAGBIG_LIMIT CPU seconds (default 20). Run:
-// go test -run '^$' -bench DAGBigM -benchtime 1x ./search/milp/
+// random task graphs (-dagbig.n tasks, default 14, on 3 single-lane
+// processors, -dagbig.seeds of them, default 6), cold, one CBC thread, with
+// a limit of -dagbig.limit CPU time (default 20s). Run:
+// go test -run '^$' -bench DAGBigM -benchtime 1x ./search/milp/ -args -dagbig.n 16
 func BenchmarkDAGBigM(b *testing.B) {
-	n := envInt(b, "DAGBIG_N", 14)
-	seeds := envInt(b, "DAGBIG_SEEDS", 6)
-	limit := envDuration(b, "DAGBIG_LIMIT", 20*time.Second)
+	n, seeds, limit := *dagBigN, *dagBigSeeds, *dagBigLimit
 	for b.Loop() {
 		for seed := range seeds {
 			pb := randomDAG(uint64(seed), n, 3)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +21,15 @@ import (
 )
 
 // BenchmarkReach measures what the MILP proves within a time limit
-// (REACH_LIMIT, default 60s) on CBC with two threads, cold (no start), for
-// growing workloads: the first k networks of REACH_NETS (default
-// mobilenet_v2, resnet50, mobilenet_v3_large, efficientnet_b0,
-// yolov5s) in one group at 10 Hz on REACH_PLATFORM (default phone). It
-// prints one line per size: layers × processors × models, status, gap,
-// time. REACH_CBC_ARGS adds CBC options ("-cuts off"). Run:
-// go test -run '^$' -bench Reach -benchtime 1x ./search/milp/
+// (-reach.limit, default 60s) on CBC with two threads, cold (no start), for
+// growing workloads: the first k networks of -reach.nets (default
+// mobilenet_v2, resnet50, mobilenet_v3_large, efficientnet_b0, yolov5s) in
+// one group at 10 Hz on -reach.platform (default phone). It prints one line
+// per size: layers × processors × models, status, gap, time.
+// -reach.cbc-args adds CBC options ("-cuts off"). Run:
+// go test -run '^$' -bench Reach -benchtime 1x ./search/milp/ -args -reach.limit 30s
 func BenchmarkReach(b *testing.B) {
-	limit := 60 * time.Second
-	if v := os.Getenv("REACH_LIMIT"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		limit = d
-	}
-	nets := []string{"mobilenet_v2", "resnet50", "mobilenet_v3_large", "efficientnet_b0", "yolov5s"}
-	if v := os.Getenv("REACH_NETS"); v != "" {
-		nets = strings.Split(v, ",")
-	}
-	platName := "phone"
-	if v := os.Getenv("REACH_PLATFORM"); v != "" {
-		platName = v
-	}
+	limit, nets, platName := *reachLimit, strings.Split(*reachNets, ","), *reachPlatform
 	pl, err := hw.Resolve(platName)
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +62,7 @@ func BenchmarkReach(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: strings.Fields(os.Getenv("REACH_CBC_ARGS"))})
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: strings.Fields(*reachCBCArgs)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -24,30 +24,24 @@ import (
 )
 
 // BenchmarkTighten compares formulation variants and CBC settings on the
-// bench's scenarios (inlay bench --seed 1 --max-models TIGHT_MODELS, default
-// 4; TIGHT_SCENARIOS of them, default 4) on phone: each variant is solved
-// by CBC on one thread (deterministic) for TIGHT_LIMIT (default 30s) from
-// the same start (the inlay planner at a fixed number of evaluations,
-// TIGHT_EVALS, default 400; 0 starts cold), and one line per (variant,
-// scenario) gives the status, the bound, the incumbent and the gap.
-// TIGHT_VARIANTS lists the variants (comma-separated names of
-// tightenVariants). Run:
-// TIGHT_VARIANTS=base,... go test -run '^$' -bench Tighten -benchtime 1x -timeout 0 ./search/milp/
+// bench's scenarios (inlay bench --seed 1 --max-models M, M from
+// -tight.models, default 4; -tight.scenarios of them, default 4) on phone:
+// each variant is solved by CBC on one thread (deterministic) for
+// -tight.limit of CPU time (default 30s) from the same start (the inlay
+// planner at a fixed number of evaluations, -tight.evals, default 400; 0
+// starts cold), and one line per (variant, scenario) gives the status, the
+// bound, the incumbent and the gap. -tight.variants lists the variants
+// (comma-separated names of tightenVariants). Run:
+// go test -run '^$' -bench Tighten -benchtime 1x -timeout 0 ./search/milp/ -args -tight.variants base,cuts
 func BenchmarkTighten(b *testing.B) {
-	limit := envDuration(b, "TIGHT_LIMIT", 30*time.Second)
-	models := envInt(b, "TIGHT_MODELS", 4)
-	scenarios := envInt(b, "TIGHT_SCENARIOS", 4)
-	evals := envInt(b, "TIGHT_EVALS", 400)
-	names := strings.Split(os.Getenv("TIGHT_VARIANTS"), ",")
-	if names[0] == "" {
-		names = []string{"base"}
-	}
+	limit, models, scenarios, evals := *tightLimit, *tightModels, *tightScenarios, *tightEvals
+	names := strings.Split(*tightVariants, ",")
 	for b.Loop() {
 		ss := tightenScenarios(b, models, scenarios, evals)
 		for _, name := range names {
 			v, ok := tightenVariants[name]
 			if !ok {
-				b.Fatalf("TIGHT_VARIANTS: no variant %q", name)
+				b.Fatalf("-tight.variants: no variant %q", name)
 			}
 			for _, s := range ss {
 				si := s.index
@@ -62,7 +56,7 @@ func BenchmarkTighten(b *testing.B) {
 				if s.start != nil && !v.cold {
 					opt.Start = f.Start(s.start)
 				}
-				if dir := os.Getenv("TIGHT_LOG"); dir != "" {
+				if dir := *tightLog; dir != "" {
 					lf, err := os.Create(fmt.Sprintf("%s/%s-%d.log", dir, name, si))
 					if err != nil {
 						b.Fatal(err)
@@ -104,30 +98,6 @@ var tightenVariants = map[string]tightenVariant{
 	"probe":     {form: milp.FormulateOptions{Deadlines: true}, args: []string{"-cuts", "off", "-probing", "on"}},
 }
 
-func envDuration(b *testing.B, key string, def time.Duration) time.Duration {
-	v := os.Getenv(key)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return d
-}
-
-func envInt(b *testing.B, key string, def int) int {
-	v := os.Getenv(key)
-	if v == "" {
-		return def
-	}
-	var n int
-	if _, err := fmt.Sscan(v, &n); err != nil {
-		b.Fatalf("%s: %v", key, err)
-	}
-	return n
-}
-
 type tightenScenario struct {
 	sp    *space.Space
 	start *space.Assignment
@@ -161,10 +131,10 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 		return g, lg, nil
 	}
 	rng := rand.New(rand.NewSource(1))
-	// TIGHT_ONLY (comma-separated indices) keeps only those scenarios;
+	// -tight.only (comma-separated indices) keeps only those scenarios;
 	// the others are still drawn, so that the indices are the bench's.
 	only := map[int]bool{}
-	for _, f := range strings.Split(os.Getenv("TIGHT_ONLY"), ",") {
+	for _, f := range strings.Split(*tightOnly, ",") {
 		var i int
 		if _, err := fmt.Sscan(f, &i); err == nil {
 			only[i] = true
@@ -187,9 +157,9 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 			continue
 		}
 		if evals > 0 {
-			// TIGHT_CACHE keeps the start plans between runs.
+			// -tight.cache keeps the start plans between runs.
 			cached := ""
-			if dir := os.Getenv("TIGHT_CACHE"); dir != "" {
+			if dir := *tightCache; dir != "" {
 				cached = fmt.Sprintf("%s/start-%d-%d-%d.yaml", dir, models, si, evals)
 			}
 			p, err := plan.Load(cached)
@@ -235,7 +205,7 @@ func rootLP(b *testing.B, s tightenScenario) (*milp.Formulation, *solver.Result)
 // link's load at the root LP's optimum and in the start plan, to see which
 // rows bind. Run: go test -run '^$' -bench TightenDiag -benchtime 1x ./search/milp/
 func BenchmarkTightenDiag(b *testing.B) {
-	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
@@ -265,25 +235,21 @@ func loadavg() string {
 
 // BenchmarkImprove measures the neighbourhood search (Formulation.Improve)
 // on the same scenarios and starts as BenchmarkTighten: for each share s of
-// IMPROVE_SHARES (comma-separated, default "0,0.5"; "0.5/5s" sets Improve's
-// SubLimit too), CBC solves the full
-// MILP with the planner's options (-Vnd on, one thread) for (1−s) of
-// IMPROVE_LIMIT (wall-clock, default 90s, the bench's milp:budget=120s
-// less the start's quarter) and Improve takes CBC's incumbent on for the
-// rest; one line per (scenario, share) gives the full MILP's bound, CBC's
-// incumbent, Improve's and the gap of the better to that bound.
-// IMPROVE_LOG=1 prints every sub-MILP; IMPROVE_AFTER=DURATION keeps that
-// long of IMPROVE_LIMIT for CBC to solve the full MILP once more, from the
-// search's result (the planner's second solve).
-// Run:
-// TIGHT_CACHE=dir go test -run '^$' -bench Improve -benchtime 1x -timeout 0 ./search/milp/
+// -improve.shares (comma-separated, default "0,0.5"; "0.5/5s" sets
+// Improve's SubLimit too), CBC solves the full MILP with the planner's
+// options (-Vnd on, one thread) for (1−s) of -improve.limit (wall-clock,
+// default 90s, the bench's milp:budget=120s less the start's quarter) and
+// Improve takes CBC's incumbent on for the rest; one line per (scenario,
+// share) gives the full MILP's bound, CBC's incumbent, Improve's and the
+// gap of the better to that bound. -improve.log prints every sub-MILP;
+// -improve.after DURATION keeps that long of -improve.limit for CBC to
+// solve the full MILP once more, from the search's result (the planner's
+// second solve). Run:
+// go test -run '^$' -bench Improve -benchtime 1x -timeout 0 ./search/milp/ -args -tight.cache DIR
 func BenchmarkImprove(b *testing.B) {
-	limit := envDuration(b, "IMPROVE_LIMIT", 90*time.Second)
-	shares := strings.Split(os.Getenv("IMPROVE_SHARES"), ",")
-	if shares[0] == "" {
-		shares = []string{"0", "0.5"}
-	}
-	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	limit := *improveLimit
+	shares := strings.Split(*improveShares, ",")
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
@@ -291,13 +257,13 @@ func BenchmarkImprove(b *testing.B) {
 				var share float64
 				sh, sub, _ := strings.Cut(sh, "/")
 				if _, err := fmt.Sscan(sh, &share); err != nil || share < 0 || share >= 1 {
-					b.Fatalf("IMPROVE_SHARES: %q", sh)
+					b.Fatalf("-improve.shares: %q", sh)
 				}
 				var subLimit time.Duration
 				if sub != "" {
 					var err error
 					if subLimit, err = time.ParseDuration(sub); err != nil {
-						b.Fatalf("IMPROVE_SHARES: %q: %v", sub, err)
+						b.Fatalf("-improve.shares: %q: %v", sub, err)
 					}
 				}
 				f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
@@ -318,9 +284,9 @@ func BenchmarkImprove(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					after := envDuration(b, "IMPROVE_AFTER", 0)
+					after := *improveAfter
 					opt := milp.ImproveOptions{Budget: max(left-after, time.Second), SubLimit: subLimit, Threads: 1, Args: args}
-					if os.Getenv("IMPROVE_LOG") == "1" {
+					if *improveLog {
 						opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
 					}
 					got, st, err := f.Improve(context.Background(), a, opt)
@@ -351,7 +317,7 @@ func BenchmarkImprove(b *testing.B) {
 // BenchmarkGapDiag prints, per load row, the layer, dispatch, transfer and
 // latency parts at the root LP's optimum and in the start plan.
 func BenchmarkGapDiag(b *testing.B) {
-	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
@@ -374,13 +340,13 @@ func BenchmarkGapDiag(b *testing.B) {
 // bounds against the root's: where the lesser child rises, branching on
 // the counts raises the bound.
 func BenchmarkBranchDiag(b *testing.B) {
-	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
 			si := s.index
 			f, root := rootLP(b, s)
 			vars, ms, ps := f.Counts()
-			if os.Getenv("BRANCH_COUNTS") == "0" {
+			if !*branchCounts {
 				vars = nil
 			}
 			for i, n := range vars {
@@ -441,22 +407,19 @@ func BenchmarkBranchDiag(b *testing.B) {
 }
 
 // BenchmarkImproveFirst runs the two the other way round: the
-// neighbourhood search from the start plan for IMPROVE_FIRST_SHARE
-// (default 0.5) of IMPROVE_LIMIT (default 90s), then CBC on the full MILP
+// neighbourhood search from the start plan for -improve.first-share
+// (default 0.5) of -improve.limit (default 90s), then CBC on the full MILP
 // from the search's result for the rest; one line per scenario gives the
 // search's incumbent, CBC's bound and incumbent, and the gap.
-// IMPROVE_AFTER_ARGS lists CBC option sets for that solve, separated by
+// -improve.after-args lists CBC option sets for that solve, separated by
 // ";" (default "-Vnd on", the planner's): each solves from the same
 // search result, for the same time, one after the other.
 func BenchmarkImproveFirst(b *testing.B) {
-	limit := envDuration(b, "IMPROVE_LIMIT", 90*time.Second)
-	share := 0.5
-	if v := os.Getenv("IMPROVE_FIRST_SHARE"); v != "" {
-		if _, err := fmt.Sscan(v, &share); err != nil || share <= 0 || share >= 1 {
-			b.Fatalf("IMPROVE_FIRST_SHARE: %q", v)
-		}
+	limit, share := *improveLimit, *improveFirstShare
+	if share <= 0 || share >= 1 {
+		b.Fatalf("-improve.first-share %v: want a share strictly between 0 and 1", share)
 	}
-	ss := tightenScenarios(b, envInt(b, "TIGHT_MODELS", 4), envInt(b, "TIGHT_SCENARIOS", 4), envInt(b, "TIGHT_EVALS", 400))
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
 			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
@@ -466,7 +429,7 @@ func BenchmarkImproveFirst(b *testing.B) {
 			args := []string{"-Vnd", "on"}
 			began := time.Now()
 			opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
-			if os.Getenv("IMPROVE_LOG") == "1" {
+			if *improveLog {
 				opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
 			}
 			got, st, err := f.Improve(context.Background(), s.start, opt)
@@ -475,10 +438,7 @@ func BenchmarkImproveFirst(b *testing.B) {
 			}
 			lnsWall := time.Since(began)
 			after := max(limit-lnsWall, time.Second)
-			variants := strings.Split(os.Getenv("IMPROVE_AFTER_ARGS"), ";")
-			if variants[0] == "" {
-				variants = []string{strings.Join(args, " ")}
-			}
+			variants := strings.Split(*improveAfterArgs, ";")
 			for _, v := range variants {
 				res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
 					Threads: 1, Args: strings.Fields(v), Start: f.Start(got), Grace: 20 * time.Second})

@@ -212,4 +212,9 @@ func TestStructuredMutations(t *testing.T) {
 		loaded++
 	}
 	t.Logf("%d of %d mutated models loaded", loaded, rounds)
+	// Both paths must be exercised: mutations that every model survives, or
+	// none does, test only one of them.
+	if loaded == 0 || loaded == rounds {
+		t.Errorf("%d of %d mutated models loaded; want some to load and some to fail", loaded, rounds)
+	}
 }

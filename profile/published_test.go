@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -167,7 +168,7 @@ func mustLayers(t *testing.T, name string) *graph.LayerGraph {
 func TestPhonePresetCarriesTheFit(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "shared", "measurements", "galaxy-s23-npu.csv"))
 	if err != nil {
-		t.Skipf("the published measurements are not beside the checkout: %v", err)
+		assets.Missing(t, fmt.Sprintf("shared/measurements/galaxy-s23-npu.csv: %v (the shared data folder sits beside the checkout, at ../shared)", err))
 	}
 	rows, err := ParsePublished(data, "galaxy-s23-npu.csv")
 	if err != nil {

@@ -1,11 +1,16 @@
 // Package explain says why each subgraph of a plan is where it is, in the
 // manner of Nomad's explainable scores: for every processor of the
-// platform, a chain of filters (operator support, precision, memory) that
-// may exclude it, then a chain of scorers that each append a named score
-// (time, transfer, finish, load, max load) computed as if the subgraph ran
-// there and the rest of the plan stayed as it is. The planner's choice is
-// marked; the scores are the figures a planner weighs (balance planners
-// minimise the max load, list schedulers the finish).
+// platform, the filter that excluded it or the named scores it was given.
+//
+// Where the planner recorded its decisions as it chose (plan.Decision:
+// single, bestmap and heft do), the explanation shows those records, the
+// figures the planner actually weighed. Where it recorded nothing for a
+// subgraph (the search planners choose whole plans by their simulated
+// rate), the explanation says so and falls back to a what-if chain
+// computed after planning: filters (operator support, precision, memory)
+// that may exclude a processor, then scorers that each append a named
+// score (time, transfer, finish, load, max load) as if the subgraph ran
+// there and the rest of the plan stayed as it is.
 //
 // The memory filter applies where the platform gives capacities
 // (hw.Platform.MemoryLimits): a processor is excluded when moving the
@@ -20,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -45,51 +51,35 @@ type Model struct {
 
 // Subgraph is one subgraph and every processor considered for it.
 type Subgraph struct {
-	Layers    string      `json:"layers"`
-	Processor string      `json:"processor"`
-	Backend   string      `json:"backend,omitempty"`
-	DType     string      `json:"dtype,omitempty"`
-	Options   []Candidate `json:"candidates"`
+	Layers    string `json:"layers"`
+	Processor string `json:"processor"`
+	Backend   string `json:"backend,omitempty"`
+	DType     string `json:"dtype,omitempty"`
+	// Recorded is true when the candidates are what the planner recorded
+	// as it chose (plan.Decision), false when it recorded nothing for the
+	// subgraph and they are the what-if chain computed after planning.
+	Recorded bool `json:"recorded"`
+	// Step says what the planner was doing when it decided, or that the
+	// candidates are a what-if.
+	Step    string      `json:"step,omitempty"`
+	Options []Candidate `json:"candidates"`
 }
 
 // Candidate is one processor for a subgraph: excluded by a filter, or
-// scored.
-type Candidate struct {
-	Processor string `json:"processor"`
-	Chosen    bool   `json:"chosen,omitempty"`
-	// Config is the fastest allowed configuration there ("" when excluded).
-	Config string `json:"config,omitempty"`
-	// Filter names the filter that excluded the processor, with Why.
-	Filter string  `json:"filter,omitempty"`
-	Why    string  `json:"why,omitempty"`
-	Scores []Score `json:"scores,omitempty"`
-}
+// scored (the planner's record's form).
+type Candidate = plan.Candidate
 
 // Score is one named figure, appended by one scorer.
-type Score struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
-}
-
-// Score returns the named score's value (NaN when absent).
-func (c Candidate) Score(name string) float64 {
-	for _, s := range c.Scores {
-		if s.Name == name {
-			return s.Value
-		}
-	}
-	return math.NaN()
-}
+type Score = plan.NamedScore
 
 // Filter and scorer names, in chain order.
 const (
-	FilterSupport   = "operator support"
-	FilterPrecision = "precision"
-	FilterMemory    = "memory"
-	ScoreTime       = "time"
+	FilterSupport   = plan.FilterSupport
+	FilterPrecision = plan.FilterPrecision
+	FilterMemory    = plan.FilterMemory
+	ScoreTime       = plan.ScoreTime
 	ScoreTransfer   = "transfer"
-	ScoreFinish     = "finish"
+	ScoreFinish     = plan.ScoreFinish
 	ScoreLoad       = "load"
 	ScoreMaxLoad    = "max load"
 )
@@ -190,6 +180,12 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 		for si, sg := range mp.Subgraphs {
 			here := places[mi][si]
 			out := Subgraph{Layers: sg.Layers.Key(), Processor: sg.Processor, Backend: here.cfg.Backend, DType: here.cfg.DType.String()}
+			if d := recorded(p, mp.Model, sg, graph.Range(0, len(lg.Layers)).Key()); d != nil {
+				out.Recorded, out.Step, out.Options = true, d.Step, d.Candidates
+				me.Subgraphs = append(me.Subgraphs, out)
+				continue
+			}
+			out.Step = whatIf(p.Planner)
 			for q, pr := range pl.Processors {
 				c := Candidate{Processor: pr.Name, Chosen: q == here.proc}
 				if layer, why := unsupported(pl, q, lg, sg.Layers); why != "" {
@@ -268,6 +264,36 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 	return ex, nil
 }
 
+// recorded returns the planner's decision for subgraph sg of the model:
+// the one recorded for its layers on its processor, else the one recorded
+// for the whole model (whose layers a fallback may have split), else nil.
+func recorded(p *plan.Plan, model string, sg plan.Subgraph, whole string) *plan.Decision {
+	var wholeModel *plan.Decision
+	key := sg.Layers.Key()
+	for i := range p.Decisions {
+		d := &p.Decisions[i]
+		if d.Model != model {
+			continue
+		}
+		if d.Layers == key {
+			for _, c := range d.Candidates {
+				if c.Chosen && c.Processor == sg.Processor {
+					return d
+				}
+			}
+		}
+		if d.Layers == whole && wholeModel == nil {
+			wholeModel = d
+		}
+	}
+	return wholeModel
+}
+
+// whatIf is the step of a subgraph the planner recorded nothing for.
+func whatIf(planner string) string {
+	return fmt.Sprintf("what-if after planning (%s recorded no scores for this subgraph): each row is the subgraph moved there alone, the rest of the plan as it is", planner)
+}
+
 // overCapacity says which capacity moving a subgraph from its processor to
 // q would exceed (its weights at the least q's allowed configurations
 // take), or "".
@@ -317,7 +343,8 @@ func unsupported(pl *hw.Platform, q int, lg *graph.LayerGraph, set graph.LayerSe
 }
 
 // Table is one subgraph's candidates as text cells: processor, the scores
-// in chain order, and the filter that excluded it; the chosen row marked.
+// in the order their scorers ran, and the filter that excluded it; the
+// chosen row marked.
 type Table struct {
 	Caption string
 	Header  []string
@@ -329,20 +356,51 @@ func (e *Explanation) Tables() []Table {
 	var out []Table
 	for _, m := range e.Models {
 		for _, s := range m.Subgraphs {
-			t := Table{Caption: fmt.Sprintf("%s [%s] on %s (%s, %s)", m.Model, s.Layers, s.Processor, s.Backend, s.DType),
-				Header: []string{"", "processor", "config", ScoreTime + " ms", ScoreTransfer + " ms", ScoreFinish + " ms", ScoreLoad, ScoreMaxLoad, "excluded by"}}
+			t := Table{Caption: fmt.Sprintf("%s [%s] on %s (%s, %s): %s", m.Model, s.Layers, s.Processor, s.Backend, s.DType, s.Step)}
+			// The columns: every score any candidate has, in first-seen order.
+			var names []string
+			unit := map[string]string{}
+			for _, c := range s.Options {
+				for _, sc := range c.Scores {
+					if _, seen := unit[sc.Name]; !seen {
+						names = append(names, sc.Name)
+						unit[sc.Name] = sc.Unit
+					}
+				}
+			}
+			t.Header = []string{"", "processor", "config"}
+			for _, n := range names {
+				t.Header = append(t.Header, strings.TrimSpace(n+" "+unit[n]))
+			}
+			t.Header = append(t.Header, "excluded by")
 			for _, c := range s.Options {
 				mark := ""
 				if c.Chosen {
 					mark = "*"
 				}
-				if c.Filter != "" {
-					t.Rows = append(t.Rows, []string{mark, c.Processor, "-", "-", "-", "-", "-", "-", c.Filter + ": " + c.Why})
-					continue
+				row := []string{mark, c.Processor, c.Config}
+				if c.Config == "" {
+					row[2] = "-"
 				}
-				t.Rows = append(t.Rows, []string{mark, c.Processor, c.Config,
-					fmt.Sprintf("%.3f", c.Score(ScoreTime)), fmt.Sprintf("%.3f", c.Score(ScoreTransfer)), fmt.Sprintf("%.3f", c.Score(ScoreFinish)),
-					fmt.Sprintf("%.4f", c.Score(ScoreLoad)), fmt.Sprintf("%.4f", c.Score(ScoreMaxLoad)), ""})
+				for _, n := range names {
+					v := c.Score(n)
+					switch {
+					case math.IsNaN(v):
+						row = append(row, "-")
+					case unit[n] == "ms":
+						row = append(row, fmt.Sprintf("%.3f", v))
+					default:
+						row = append(row, fmt.Sprintf("%.4f", v))
+					}
+				}
+				why := ""
+				if c.Filter != "" {
+					why = c.Filter
+					if c.Why != "" {
+						why += ": " + c.Why
+					}
+				}
+				t.Rows = append(t.Rows, append(row, why))
 			}
 			out = append(out, t)
 		}

@@ -1,6 +1,7 @@
 package explain_test
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/search/bestmap"
+	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -22,7 +25,10 @@ func chain(name string, n int) *graph.Model {
 	return graphtest.Chain(name, n, graph.Shape{1, 64, 32, 32}, graph.Work{MACs: 1e7, FLOPs: 2e7})
 }
 
-func TestExplain(t *testing.T) {
+// threeProcs is a CPU, an NPU without Conv and a float16-only GPU in one
+// domain, and a workload of one three-layer float32 Conv chain.
+func threeProcs(t *testing.T) (*hw.Platform, *workload.Workload, *graph.LayerGraph, cost.Estimator) {
+	t.Helper()
 	pl := &hw.Platform{Name: "three", Domains: []hw.Domain{{Name: "d"}}}
 	for _, p := range []struct {
 		name, kind string
@@ -41,6 +47,11 @@ func TestExplain(t *testing.T) {
 	w := &workload.Workload{Models: []*workload.Model{{Name: "m", Graph: g, Layers: lg, Zoo: "m", Precision: []graph.DType{graph.Float32}}},
 		Groups: []*workload.Group{{Name: "g", Models: []string{"m"}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}}
 	est := cost.NewAnalytic(pl)
+	return pl, w, lg, est
+}
+
+func TestExplain(t *testing.T) {
+	pl, w, lg, est := threeProcs(t)
 	p := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
 		{Layers: graph.NewLayerSet(0, 1), Processor: "cpu", Backend: "b", DType: "float32"},
 		{Layers: graph.NewLayerSet(2), Processor: "cpu", Backend: "b", DType: "float32"},
@@ -137,5 +148,59 @@ func TestExplainMemoryFilter(t *testing.T) {
 	}
 	if c := opts[2]; c.Filter != "" || len(c.Scores) == 0 {
 		t.Errorf("roomy: filter %q (%s), scores %v: want scored", c.Filter, c.Why, c.Scores)
+	}
+}
+
+// TestExplainShowsRecordedDecisions: a planner that records its decisions
+// is explained by them (its own figures and words), a plan without records
+// by the what-if chain, labelled as such.
+func TestExplainShowsRecordedDecisions(t *testing.T) {
+	pl, w, _, est := threeProcs(t)
+	req := &plan.Request{Workload: w, Platform: pl, Cost: est}
+	for _, tc := range []struct {
+		planner plan.Planner
+		step    string
+		scores  string
+	}{
+		{heft.Planner{}, "earliest finish of layer", "time,finish"},
+		{bestmap.Planner{}, "fastest whole-model configuration", "time"},
+	} {
+		p, err := tc.planner.Plan(context.Background(), req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex, err := explain.Explain(w, pl, est, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range ex.Models[0].Subgraphs {
+			if !s.Recorded || !strings.HasPrefix(s.Step, tc.step) {
+				t.Errorf("%s [%s]: recorded %v, step %q; want the planner's record (%s…)", p.Planner, s.Layers, s.Recorded, s.Step, tc.step)
+			}
+			for _, c := range s.Options {
+				var names []string
+				for _, sc := range c.Scores {
+					names = append(names, sc.Name)
+				}
+				switch {
+				case c.Processor == "cpu" && (!c.Chosen || strings.Join(names, ",") != tc.scores):
+					t.Errorf("%s: cpu %+v, want chosen with scores %s", p.Planner, c, tc.scores)
+				case c.Processor != "cpu" && (c.Filter == "" || c.Why == ""):
+					t.Errorf("%s: %s %+v, want excluded with a reason", p.Planner, c.Processor, c)
+				}
+			}
+		}
+		if tb := ex.Tables(); len(tb) == 0 || !strings.Contains(tb[0].Caption, tc.step) || tb[0].Header[3] != "time ms" {
+			t.Errorf("%s: tables %+v", p.Planner, tb)
+		}
+	}
+	hand := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
+		{Layers: graph.NewLayerSet(0, 1, 2), Processor: "cpu", Backend: "b", DType: "float32"}}}}}
+	ex, err := explain.Explain(w, pl, est, hand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ex.Models[0].Subgraphs[0]; s.Recorded || !strings.HasPrefix(s.Step, "what-if") {
+		t.Errorf("unrecorded plan: recorded %v, step %q; want a labelled what-if", s.Recorded, s.Step)
 	}
 }

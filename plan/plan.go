@@ -47,6 +47,10 @@ type Plan struct {
 	// Platform names the platform the plan was made for (informational).
 	Platform string
 	Models   []ModelPlan
+	// Decisions are what the planner recorded as it chose (nil for
+	// planners that choose whole plans by search); informational, not
+	// saved.
+	Decisions []Decision
 }
 
 // Model returns the named model's plan, or nil.

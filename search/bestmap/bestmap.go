@@ -46,25 +46,30 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 		if err := planutil.Canceled(ctx, p.Name()); err != nil {
 			return nil, err
 		}
-		subs, err := bestFor(req, m, mem)
+		subs, why, err := bestFor(req, m, mem)
 		if err != nil {
 			return nil, fmt.Errorf("search: bestmap: model %q: %w", m.Name, err)
 		}
 		mem.add(req.Platform, m, subs)
+		out.Decisions = append(out.Decisions, why)
 		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Priority: prio[m.Name], Subgraphs: subs})
 	}
 	return out, nil
 }
 
-func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph, error) {
+func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph, plan.Decision, error) {
 	pl, lg := req.Platform, m.Layers
 	all := graph.Range(0, len(lg.Layers))
+	why := plan.Decision{Model: m.Name, Layers: all.Key(), Step: "fastest whole-model configuration", Candidates: planutil.Candidates(pl)}
 	best, bestCfg := time.Duration(-1), hw.Config{}
 	fitting, fitCfg := time.Duration(-1), hw.Config{}
 	for proc := range pl.Processors {
-		if !runsAll(pl, m, proc) {
+		c := &why.Candidates[proc]
+		if err := runsAll(pl, m, proc); err != nil {
+			c.Filter, c.Why = plan.FilterSupport, err.Error()
 			continue
 		}
+		here, hereCfg, fits := time.Duration(-1), hw.Config{}, false
 		for _, cfg := range m.Configs(pl, proc) {
 			d, err := req.Cost.Subgraph(lg, all, cfg)
 			if err != nil {
@@ -73,28 +78,47 @@ func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph
 			if best < 0 || d < best {
 				best, bestCfg = d, cfg
 			}
-			if (fitting < 0 || d < fitting) && mem.fits(m, cfg) {
+			fit := mem.fits(m, cfg)
+			if (fitting < 0 || d < fitting) && fit {
 				fitting, fitCfg = d, cfg
 			}
+			if here < 0 || d < here {
+				here, hereCfg = d, cfg
+			}
+			fits = fits || fit
+		}
+		switch {
+		case here < 0:
+			c.Filter, c.Why = plan.FilterSupport, "the cost model runs it in none of the allowed configurations"
+		case !fits:
+			c.Filter, c.Why = plan.FilterMemory, "its weights would take the processor or its domain over capacity, with the models placed before"
+		default:
+			c.Config = planutil.ConfigName(hereCfg)
+			c.Scores = []plan.NamedScore{{Name: plan.ScoreTime, Value: planutil.Millis(here), Unit: "ms"}}
 		}
 	}
 	if fitting >= 0 {
 		best, bestCfg = fitting, fitCfg
 	}
 	if best >= 0 {
+		why.Candidates[bestCfg.Proc].Chosen = true
 		blocks := []partition.Block{{Layers: all, Key: bestCfg.Proc}}
-		return planutil.SubgraphsOn(pl, blocks, []hw.Config{bestCfg}), nil
+		return planutil.SubgraphsOn(pl, blocks, []hw.Config{bestCfg}), why, nil
 	}
-	// No processor runs the whole model: fall back per processor.
+	why.Step = "least latency with CPU fallback (no processor runs the whole model)"
 	fallback := planutil.FallbackProc(pl)
 	var bestSubs []plan.Subgraph
 	var firstErr error
+	chosen := -1
 	for proc := range pl.Processors {
+		c := &why.Candidates[proc]
+		c.Filter, c.Why, c.Scores = "", "", nil
 		key, err := planutil.Fallback(pl, m, proc, fallback)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
+			c.Filter, c.Why = plan.FilterSupport, err.Error()
 			continue
 		}
 		blocks := partition.Maximal(lg, key)
@@ -103,6 +127,7 @@ func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph
 			if firstErr == nil {
 				firstErr = err
 			}
+			c.Filter, c.Why = plan.FilterPrecision, err.Error()
 			continue
 		}
 		d, err := planutil.Latency(req.Cost, lg, blocks, cfgs)
@@ -110,25 +135,28 @@ func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph
 			if firstErr == nil {
 				firstErr = err
 			}
+			c.Filter, c.Why = plan.FilterSupport, err.Error()
 			continue
 		}
+		c.Scores = []plan.NamedScore{{Name: plan.ScoreFinish, Value: planutil.Millis(d), Unit: "ms"}}
 		if best < 0 || d < best {
-			best, bestSubs = d, planutil.SubgraphsOn(pl, blocks, cfgs)
+			best, bestSubs, chosen = d, planutil.SubgraphsOn(pl, blocks, cfgs), proc
 		}
 	}
 	if best < 0 {
-		return nil, fmt.Errorf("no processor runs it, not even with CPU fallback; first reason: %w", firstErr)
+		return nil, why, fmt.Errorf("no processor runs it, not even with CPU fallback; first reason: %w", firstErr)
 	}
-	return bestSubs, nil
+	why.Candidates[chosen].Chosen = true
+	return bestSubs, why, nil
 }
 
-func runsAll(pl *hw.Platform, m *workload.Model, proc int) bool {
+func runsAll(pl *hw.Platform, m *workload.Model, proc int) error {
 	for l := range m.Layers.Layers {
-		if planutil.LayerRuns(pl, m, proc, l) != nil {
-			return false
+		if err := planutil.LayerRuns(pl, m, proc, l); err != nil {
+			return fmt.Errorf("layer %d (%s): %v", l, m.Layers.Layers[l].Name, err)
 		}
 	}
-	return true
+	return nil
 }
 
 // memory is the weights placed so far against the platform's capacities.

@@ -126,6 +126,9 @@ func (p Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator) 
 			return nil, fmt.Errorf("search: heft: %w", err)
 		}
 		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Subgraphs: subs})
+		for _, b := range blocks {
+			out.Decisions = append(out.Decisions, decision(pl, m, b, s, base[mi], pb.Cost))
+		}
 	}
 	byRank := make([]int, len(w.Models))
 	for i := range byRank {
@@ -250,4 +253,42 @@ func sources(lg *graph.LayerGraph) []int {
 		}
 	}
 	return out
+}
+
+// decision is what HEFT weighed for the layer that opened block b (the
+// first of the run, by start): its earliest finish and its time on every
+// processor. HEFT places layer by layer; the block's other layers followed
+// onto the same processor by their own earliest finish.
+func decision(pl *hw.Platform, m *workload.Model, b partition.Block, s *Schedule, base int, cost [][]float64) plan.Decision {
+	first := b.Layers[0]
+	for _, l := range b.Layers {
+		if s.Slots[base+l].Start < s.Slots[base+first].Start {
+			first = l
+		}
+	}
+	t := base + first
+	d := plan.Decision{Model: m.Name, Layers: b.Layers.Key(),
+		Step:       fmt.Sprintf("earliest finish of layer %d (%s), the first of the subgraph", first, m.Layers.Layers[first].Name),
+		Candidates: planutil.Candidates(pl)}
+	for p := range d.Candidates {
+		c := &d.Candidates[p]
+		if math.IsInf(s.Finish[t][p], 1) {
+			c.Filter = plan.FilterSupport
+			if err := planutil.LayerRuns(pl, m, p, first); err != nil {
+				c.Why = err.Error()
+			} else {
+				c.Why = "the cost model cannot run the layer there"
+			}
+			continue
+		}
+		c.Chosen = p == b.Key
+		if cfg, err := m.DefaultConfig(pl, p); err == nil {
+			c.Config = planutil.ConfigName(cfg)
+		}
+		c.Scores = []plan.NamedScore{
+			{Name: plan.ScoreTime, Value: cost[t][p] / 1e6, Unit: "ms"},
+			{Name: plan.ScoreFinish, Value: s.Finish[t][p] / 1e6, Unit: "ms"},
+		}
+	}
+	return d
 }

@@ -45,6 +45,10 @@ type Schedule struct {
 	// Order is the order in which tasks were placed (decreasing rank).
 	Order    []int
 	Makespan float64
+	// Finish records what HEFT weighed as it placed each task: Finish[t][p]
+	// is task t's earliest finish on processor p (over its lanes), +Inf
+	// where p cannot run t. Slots[t].Finish is the least of them.
+	Finish [][]float64
 }
 
 // ErrCycle reports a task graph that is not acyclic.
@@ -158,12 +162,14 @@ func Run(pb *Problem) (*Schedule, error) {
 			lanes[p] = append(lanes[p], &Timeline{})
 		}
 	}
-	s := &Schedule{Slots: make([]Slot, n), Rank: rank, Order: order}
+	s := &Schedule{Slots: make([]Slot, n), Rank: rank, Order: order, Finish: make([][]float64, n)}
 	placed := make([]bool, n)
 	for _, t := range order {
 		best := Slot{Proc: -1}
+		s.Finish[t] = make([]float64, pb.Procs)
 		for p := 0; p < pb.Procs; p++ {
 			w := pb.Cost[t][p]
+			s.Finish[t][p] = math.Inf(1)
 			if math.IsInf(w, 1) {
 				continue
 			}
@@ -180,6 +186,7 @@ func Run(pb *Problem) (*Schedule, error) {
 			}
 			for l, tl := range lanes[p] {
 				start := tl.Earliest(ready, w)
+				s.Finish[t][p] = math.Min(s.Finish[t][p], start+w)
 				if best.Proc < 0 || start+w < best.Finish {
 					best = Slot{Proc: p, Lane: l, Start: start, Finish: start + w}
 				}

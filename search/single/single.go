@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/internal/planutil"
 	"github.com/inlay-dev/inlay/search/partition"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 // Planner puts everything on one processor.
@@ -59,6 +61,34 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, _ plan.Evaluator)
 			return nil, fmt.Errorf("search: %s: %w", p.Name(), err)
 		}
 		out.Models = append(out.Models, plan.ModelPlan{Model: m.Name, Priority: prio[m.Name], Subgraphs: subs})
+		for _, b := range blocks {
+			out.Decisions = append(out.Decisions, p.decision(pl, m, b, proc))
+		}
 	}
 	return out, nil
+}
+
+// decision records why block b went where it did: the target by design,
+// or the fallback CPU where the target cannot run the block's first layer.
+// single weighs no scores.
+func (p *Planner) decision(pl *hw.Platform, m *workload.Model, b partition.Block, proc int) plan.Decision {
+	d := plan.Decision{Model: m.Name, Layers: b.Layers.Key(), Step: "every model on " + pl.Processors[proc].Name, Candidates: planutil.Candidates(pl)}
+	for q := range d.Candidates {
+		c := &d.Candidates[q]
+		switch {
+		case q == b.Key:
+			c.Chosen = true
+		case q == proc:
+			c.Filter = plan.FilterSupport
+			if err := planutil.LayerRuns(pl, m, proc, b.Layers[0]); err != nil {
+				c.Why = fmt.Sprintf("layer %d (%s): %v", b.Layers[0], m.Layers.Layers[b.Layers[0]].Name, err)
+			}
+		default:
+			c.Filter, c.Why = plan.FilterPlanner, p.Name()+" considers "+pl.Processors[proc].Name+" alone, and the CPU for what it cannot run"
+		}
+	}
+	if b.Key != proc {
+		d.Step = "CPU fallback for what " + pl.Processors[proc].Name + " cannot run"
+	}
+	return d
 }

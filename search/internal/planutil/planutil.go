@@ -181,3 +181,19 @@ func Canceled(ctx context.Context, planner string) error {
 	}
 	return nil
 }
+
+// Candidates starts a decision's record: one candidate per processor of
+// the platform, in its order, neither scored nor excluded yet.
+func Candidates(pl *hw.Platform) []plan.Candidate {
+	out := make([]plan.Candidate, len(pl.Processors))
+	for i, pr := range pl.Processors {
+		out[i].Processor = pr.Name
+	}
+	return out
+}
+
+// ConfigName is a configuration as decisions record it: "backend/dtype".
+func ConfigName(c hw.Config) string { return c.Backend + "/" + c.DType.String() }
+
+// Millis is d in milliseconds, the unit decisions record times in.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -37,8 +37,11 @@ import (
 
 // Explanation explains every subgraph of a plan.
 type Explanation struct {
-	Planner string  `json:"planner"`
-	Models  []Model `json:"models"`
+	Planner string `json:"planner"`
+	// Selection is how a search planner chose the whole plan (nil for
+	// planners that record per-subgraph decisions).
+	Selection *plan.Selection `json:"selection,omitempty"`
+	Models    []Model         `json:"models"`
 }
 
 // Model is one model's subgraphs.
@@ -137,7 +140,7 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 			return nil, fmt.Errorf("explain: %w", err)
 		}
 	}
-	ex := &Explanation{Planner: p.Planner}
+	ex := &Explanation{Planner: p.Planner, Selection: p.Selection}
 	for mi, mp := range p.Models {
 		wm := w.Model(mp.Model)
 		lg := wm.Layers
@@ -185,7 +188,7 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 				me.Subgraphs = append(me.Subgraphs, out)
 				continue
 			}
-			out.Step = whatIf(p.Planner)
+			out.Step = whatIf(p)
 			for q, pr := range pl.Processors {
 				c := Candidate{Processor: pr.Name, Chosen: q == here.proc}
 				if layer, why := unsupported(pl, q, lg, sg.Layers); why != "" {
@@ -290,8 +293,16 @@ func recorded(p *plan.Plan, model string, sg plan.Subgraph, whole string) *plan.
 }
 
 // whatIf is the step of a subgraph the planner recorded nothing for.
-func whatIf(planner string) string {
-	return fmt.Sprintf("what-if after planning (%s recorded no scores for this subgraph): each row is the subgraph moved there alone, the rest of the plan as it is", planner)
+func whatIf(p *plan.Plan) string {
+	how := p.Planner + " recorded no scores for this subgraph"
+	if sel := p.Selection; sel != nil {
+		how = fmt.Sprintf("%s chose the plan whole, the best of %d simulated (scale %.4g", p.Planner, sel.Evaluated, sel.Scale)
+		if sel.Phase != "" {
+			how += ", found in " + sel.Phase
+		}
+		how += ")"
+	}
+	return "what-if after planning (" + how + "): each row is this subgraph moved there alone, the rest of the plan as it is"
 }
 
 // overCapacity says which capacity moving a subgraph from its processor to

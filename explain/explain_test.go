@@ -16,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/bestmap"
 	"github.com/inlay-dev/inlay/search/heft"
+	"github.com/inlay-dev/inlay/search/inlay"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -194,9 +195,31 @@ func TestExplainShowsRecordedDecisions(t *testing.T) {
 			t.Errorf("%s: tables %+v", p.Planner, tb)
 		}
 	}
+	// A search planner records how it chose the whole plan; the what-if
+	// says so.
+	searchReq := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1, Evals: 8}
+	ev := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})
+	sp, err := inlay.New(inlay.Options{}).Plan(context.Background(), searchReq, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := ev.Evaluate(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel := sp.Selection; sel == nil || sel.Evaluated < 1 || sel.Evaluated > 8 || sel.Scale != sc.Scale || sel.Phase == "" {
+		t.Errorf("inlay's selection %+v, want 1 to 8 plans evaluated, scale %v and the phase that found it", sel, sc.Scale)
+	}
+	ex, err := explain.Explain(w, pl, est, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ex.Models[0].Subgraphs[0]; s.Recorded || !strings.Contains(s.Step, "chose the plan whole, the best of") || ex.Selection != sp.Selection {
+		t.Errorf("search plan: recorded %v, step %q, selection %+v", s.Recorded, s.Step, ex.Selection)
+	}
 	hand := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
 		{Layers: graph.NewLayerSet(0, 1, 2), Processor: "cpu", Backend: "b", DType: "float32"}}}}}
-	ex, err := explain.Explain(w, pl, est, hand)
+	ex, err = explain.Explain(w, pl, est, hand)
 	if err != nil {
 		t.Fatal(err)
 	}

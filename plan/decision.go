@@ -71,3 +71,17 @@ const (
 	// design (single:npu considers the NPU alone).
 	FilterPlanner = "planner"
 )
+
+// Selection is what a search planner recorded about the plan it returned:
+// it weighed whole plans, each by its simulated max sustainable rate scale
+// (plan.Evaluator), and kept the best; it records no per-subgraph scores.
+type Selection struct {
+	// Evaluated counts the distinct plans it scored.
+	Evaluated int `json:"evaluated"`
+	// Scale is the returned plan's score.
+	Scale float64 `json:"scale"`
+	// Phase is the step of the search that found it, in the planner's
+	// words ("seeds", "balance", "round 3", "generation 12"); "" when the
+	// planner names no steps.
+	Phase string `json:"phase,omitempty"`
+}

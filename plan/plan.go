@@ -51,6 +51,9 @@ type Plan struct {
 	// planners that choose whole plans by search); informational, not
 	// saved.
 	Decisions []Decision
+	// Selection is what a search planner recorded instead: how it chose
+	// the whole plan (nil for the others); informational, not saved.
+	Selection *Selection
 }
 
 // Model returns the named model's plan, or nil.

@@ -48,6 +48,7 @@ type Driver struct {
 	cache     map[string]plan.Score
 	best      *plan.Plan
 	bestScore plan.Score
+	bestNote  string // the note when the best was found
 	note      string
 	// stale counts the batches in a row with no new plan; stopped is
 	// why Done first said so ("" while it has not).
@@ -258,8 +259,17 @@ func (d *Driver) overMemory(p *plan.Plan) string {
 // offer keeps p when it beats the best so far (ties keep the earlier plan).
 func (d *Driver) offer(p *plan.Plan, s plan.Score) {
 	if s.Scale > d.bestScore.Scale {
-		d.best, d.bestScore = p, s
+		d.best, d.bestScore, d.bestNote = p, s, d.note
 	}
+}
+
+// Selection is the record of the best plan's choice, for the plan the
+// search returns (nil before any evaluation).
+func (d *Driver) Selection() *plan.Selection {
+	if d.best == nil {
+		return nil
+	}
+	return &plan.Selection{Evaluated: d.evals, Scale: d.bestScore.Scale, Phase: d.bestNote}
 }
 
 // Best is the best plan evaluated so far, and its score (nil before any).

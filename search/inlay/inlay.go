@@ -113,7 +113,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		return nil, errors.New("inlay: the budget ended before any plan was evaluated")
 	}
 	out := *best
-	out.Planner = p.Name()
+	out.Planner, out.Selection = p.Name(), d.Selection()
 	return &out, nil
 }
 

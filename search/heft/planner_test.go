@@ -2,6 +2,7 @@ package heft
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -30,6 +31,37 @@ func TestPlannerToy(t *testing.T) {
 	want := "0-1:npu/qnn-htp/int8 3:cpu/xnnpack/float32 2,4:npu/qnn-htp/int8"
 	if s := fixture.Format(&got.Models[0]); s != want {
 		t.Errorf("got %s, want %s", s, want)
+	}
+	// What HEFT weighed, as it placed each subgraph's first layer: layer
+	// 0 finishes at 1 ns on the NPU, 10 elsewhere; the Gemm (3), ready at
+	// 1, at 11 on the CPU and the GPU (the tie to the lower ID), and the
+	// NPU cannot run it; layer 2, ready at 2, at 3 on the NPU, 12 on the
+	// GPU and 21 on the CPU (busy with the Gemm until 11).
+	type cand struct {
+		chosen   bool
+		filter   string
+		finishNS float64
+	}
+	wantDec := map[string]map[string]cand{
+		"0-1": {"npu": {true, "", 1}, "cpu": {false, "", 10}, "gpu": {false, "", 10}},
+		"3":   {"npu": {false, plan.FilterSupport, 0}, "cpu": {true, "", 11}, "gpu": {false, "", 11}},
+		"2,4": {"npu": {true, "", 3}, "cpu": {false, "", 21}, "gpu": {false, "", 12}},
+	}
+	if len(got.Decisions) != len(wantDec) {
+		t.Fatalf("%d decisions, want %d", len(got.Decisions), len(wantDec))
+	}
+	for _, d := range got.Decisions {
+		for _, c := range d.Candidates {
+			w, ok := wantDec[d.Layers][c.Processor]
+			if !ok {
+				t.Errorf("decision [%s]: unexpected candidate %s", d.Layers, c.Processor)
+				continue
+			}
+			finish := c.Score(plan.ScoreFinish) * 1e6 // ms to ns
+			if c.Chosen != w.chosen || c.Filter != w.filter || w.filter == "" && math.Abs(finish-w.finishNS) > 1e-9 {
+				t.Errorf("decision [%s] %s: chosen %v, filter %q, finish %v ns; want %v, %q, %v ns", d.Layers, c.Processor, c.Chosen, c.Filter, finish, w.chosen, w.filter, w.finishNS)
+			}
+		}
 	}
 	// Transfers of 100 ns: 3 goes to the CPU at 101-111; the join then
 	// finishes at 121 on the CPU but only at 212 on the NPU (input from

@@ -45,7 +45,34 @@ func TestSingle(t *testing.T) {
 			t.Errorf("single:%s: got %s, want %s", tc.target, s, tc.want)
 		}
 	}
-	p, _ := New("tpu")
+	// single weighs no scores: its record says the target by design, and
+	// the CPU where the target lacks an operator.
+	p, _ := New("npu")
+	got, err := p.Plan(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range got.Decisions[:3] { // model a's three subgraphs
+		for _, c := range d.Candidates {
+			var want string
+			switch {
+			case d.Layers == "3" && c.Processor == "npu":
+				want = plan.FilterSupport
+			case d.Layers == "3" && c.Processor == "cpu", d.Layers != "3" && c.Processor == "npu":
+				want = "chosen"
+			default:
+				want = plan.FilterPlanner
+			}
+			got := c.Filter
+			if c.Chosen {
+				got = "chosen"
+			}
+			if got != want || c.Filter != "" && c.Why == "" || len(c.Scores) != 0 {
+				t.Errorf("[%s] %s: %s (%q, %d scores), want %s with a reason and no scores", d.Layers, c.Processor, got, c.Why, len(c.Scores), want)
+			}
+		}
+	}
+	p, _ = New("tpu")
 	if _, err := p.Plan(context.Background(), req, nil); err == nil || !strings.Contains(err.Error(), `"tpu"`) {
 		t.Errorf("single:tpu: %v", err)
 	}

@@ -51,4 +51,10 @@ func TestContentionAwarePlanning(t *testing.T) {
 	// below the blind one there (6.45 against 7.30), while it wins on the
 	// periodic judge it was searched for; the README gives both.
 	t.Logf("Poisson judge: aware %.3f, blind %.3f (%.2fx)", aware.PoissonScale, blind.PoissonScale, aware.PoissonScale/blind.PoissonScale)
+	// Reported, so it must be a figure: a positive scale within the bound.
+	for _, r := range []PlannerResult{aware, blind} {
+		if !(r.PoissonScale > 0) || r.PoissonScale > rep.Scenarios[0].UpperBound*(1+1e-9) {
+			t.Errorf("%s: Poisson judge %.4f, want a positive scale within the bound %.4f", r.Planner, r.PoissonScale, rep.Scenarios[0].UpperBound)
+		}
+	}
 }

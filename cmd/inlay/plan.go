@@ -340,7 +340,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		}
 	}
 	if why != nil {
-		fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
+		fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; the scores the planner recorded as it chose, or, where it recorded none, a what-if: each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
 		for _, t := range why.Tables() {
 			fmt.Fprintf(out, "\n%s\n", t.Caption)
 			tt := textfmt.Table{Header: t.Header}

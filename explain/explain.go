@@ -2,15 +2,19 @@
 // manner of Nomad's explainable scores: for every processor of the
 // platform, the filter that excluded it or the named scores it was given.
 //
-// Where the planner recorded its decisions as it chose (plan.Decision:
-// single, bestmap and heft do), the explanation shows those records, the
-// figures the planner actually weighed. Where it recorded nothing for a
-// subgraph (the search planners choose whole plans by their simulated
-// rate), the explanation says so and falls back to a what-if chain
-// computed after planning: filters (operator support, precision, memory)
-// that may exclude a processor, then scorers that each append a named
-// score (time, transfer, finish, load, max load) as if the subgraph ran
-// there and the rest of the plan stayed as it is.
+// Where the planner recorded its decisions as it chose (plan.Decision),
+// the explanation shows those records, the figures the planner actually
+// weighed: single records the target by design, bestmap each processor's
+// whole-model time, heft each processor's earliest finish of the layer
+// that opened the subgraph, and the search planners (inlay, puzzle) the
+// best simulated scale of the plans they evaluated with that layer on each
+// processor, beside how they chose the whole plan (plan.Selection). Where
+// nothing was recorded for a subgraph (the milp planner's own plans, a
+// plan read from a file), the explanation says so and falls back to a
+// what-if chain computed after planning: filters (operator support,
+// precision, memory) that may exclude a processor, then scorers that each
+// append a named score (time, transfer, finish, load, max load) as if the
+// subgraph ran there and the rest of the plan stayed as it is.
 //
 // The memory filter applies where the platform gives capacities
 // (hw.Platform.MemoryLimits): a processor is excluded when moving the

@@ -195,8 +195,10 @@ func TestExplainShowsRecordedDecisions(t *testing.T) {
 			t.Errorf("%s: tables %+v", p.Planner, tb)
 		}
 	}
-	// A search planner records how it chose the whole plan; the what-if
-	// says so.
+	// A search planner records how it chose the whole plan, and for each
+	// subgraph the best scale of the plans it evaluated with the
+	// subgraph's first layer on each processor: the chosen one's is the
+	// plan's own (it is the best), no other beats it.
 	searchReq := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1, Evals: 8}
 	ev := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})
 	sp, err := inlay.New(inlay.Options{}).Plan(context.Background(), searchReq, ev)
@@ -207,15 +209,32 @@ func TestExplainShowsRecordedDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel := sp.Selection; sel == nil || sel.Evaluated < 1 || sel.Evaluated > 8 || sel.Scale != sc.Scale || sel.Phase == "" {
-		t.Errorf("inlay's selection %+v, want 1 to 8 plans evaluated, scale %v and the phase that found it", sel, sc.Scale)
+	sel := sp.Selection
+	if sel == nil || sel.Evaluated < 1 || sel.Evaluated > 8 || sel.Scale != sc.Scale || sel.Phase == "" {
+		t.Fatalf("inlay's selection %+v, want 1 to 8 plans evaluated, scale %v and the phase that found it", sel, sc.Scale)
 	}
 	ex, err := explain.Explain(w, pl, est, sp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := ex.Models[0].Subgraphs[0]; s.Recorded || !strings.Contains(s.Step, "chose the plan whole, the best of") || ex.Selection != sp.Selection {
-		t.Errorf("search plan: recorded %v, step %q, selection %+v", s.Recorded, s.Step, ex.Selection)
+	if ex.Selection != sel {
+		t.Errorf("explanation's selection %+v, want the plan's", ex.Selection)
+	}
+	for _, s := range ex.Models[0].Subgraphs {
+		if !s.Recorded || !strings.HasPrefix(s.Step, "best simulated scale of the") {
+			t.Errorf("search plan [%s]: recorded %v, step %q", s.Layers, s.Recorded, s.Step)
+		}
+		for _, c := range s.Options {
+			v := c.Score(plan.ScoreBestScale)
+			switch {
+			case c.Chosen && v != sel.Scale:
+				t.Errorf("[%s] chosen %s: best scale %v, want the plan's %v", s.Layers, c.Processor, v, sel.Scale)
+			case !c.Chosen && v > sel.Scale:
+				t.Errorf("[%s] %s: best scale %v above the chosen plan's %v", s.Layers, c.Processor, v, sel.Scale)
+			case math.IsNaN(v) && c.Filter != plan.FilterUntried:
+				t.Errorf("[%s] %s: no score and filter %q, want %q", s.Layers, c.Processor, c.Filter, plan.FilterUntried)
+			}
+		}
 	}
 	hand := &plan.Plan{Planner: "hand", Models: []plan.ModelPlan{{Model: "m", Subgraphs: []plan.Subgraph{
 		{Layers: graph.NewLayerSet(0, 1, 2), Processor: "cpu", Backend: "b", DType: "float32"}}}}}

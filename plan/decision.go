@@ -60,6 +60,10 @@ const (
 	// one request (of its model alone, or of every model at once for
 	// HEFT), ms.
 	ScoreFinish = "finish"
+	// ScoreBestScale is, for a search planner, the best simulated max
+	// sustainable rate scale among the plans it evaluated with the work
+	// there.
+	ScoreBestScale = "best scale"
 )
 
 // Filter names, shared by the planners that record them.
@@ -70,11 +74,16 @@ const (
 	// FilterPlanner marks a processor the planner does not consider by
 	// design (single:npu considers the NPU alone).
 	FilterPlanner = "planner"
+	// FilterUntried marks a processor no plan a search evaluated put the
+	// work on.
+	FilterUntried = "not tried"
 )
 
 // Selection is what a search planner recorded about the plan it returned:
 // it weighed whole plans, each by its simulated max sustainable rate scale
-// (plan.Evaluator), and kept the best; it records no per-subgraph scores.
+// (plan.Evaluator), and kept the best. Its per-subgraph Decisions say, for
+// each processor, the best scale of the evaluated plans that put the
+// subgraph's first layer there (ScoreBestScale).
 type Selection struct {
 	// Evaluated counts the distinct plans it scored.
 	Evaluated int `json:"evaluated"`

@@ -47,12 +47,12 @@ type Plan struct {
 	// Platform names the platform the plan was made for (informational).
 	Platform string
 	Models   []ModelPlan
-	// Decisions are what the planner recorded as it chose (nil for
-	// planners that choose whole plans by search); informational, not
-	// saved.
+	// Decisions are what the planner recorded as it chose, one per
+	// subgraph or per model (nil when it recorded nothing: the milp
+	// planner, a plan read from a file); informational, not saved.
 	Decisions []Decision
-	// Selection is what a search planner recorded instead: how it chose
-	// the whole plan (nil for the others); informational, not saved.
+	// Selection is how a search planner chose the whole plan (nil for the
+	// others); informational, not saved.
 	Selection *Selection
 }
 

@@ -56,6 +56,10 @@ type Driver struct {
 	stopped string
 	// limits are the platform's memory capacities (none: unlimited).
 	limits []hw.MemoryLimit
+	// tried records what the search weighed, layer by layer:
+	// tried[model][layer][proc] is the best scale of an evaluated plan
+	// that ran the layer on the processor (-1: none did). Built lazily.
+	tried map[string][][]float64
 }
 
 // New starts a driver; the wall clock starts now.
@@ -204,6 +208,7 @@ func (d *Driver) Batch(ctx context.Context, plans []*plan.Plan) ([]plan.Score, [
 		d.evals++
 		d.cache[keys[i]] = scores[i]
 		d.offer(plans[i], scores[i])
+		d.record(plans[i], scores[i])
 	}
 	for i := range plans {
 		if !ok[i] {
@@ -261,6 +266,81 @@ func (d *Driver) offer(p *plan.Plan, s plan.Score) {
 	if s.Scale > d.bestScore.Scale {
 		d.best, d.bestScore, d.bestNote = p, s, d.note
 	}
+}
+
+// record notes, for every layer of p, that a plan running it where p
+// does scored s.
+func (d *Driver) record(p *plan.Plan, s plan.Score) {
+	pl, w := d.req.Platform, d.req.Workload
+	if pl == nil || w == nil {
+		return
+	}
+	if d.tried == nil {
+		d.tried = map[string][][]float64{}
+	}
+	for _, mp := range p.Models {
+		rows := d.tried[mp.Model]
+		if rows == nil {
+			m := w.Model(mp.Model)
+			if m == nil || m.Layers == nil {
+				continue
+			}
+			rows = make([][]float64, len(m.Layers.Layers))
+			for l := range rows {
+				rows[l] = make([]float64, len(pl.Processors))
+				for q := range rows[l] {
+					rows[l][q] = -1
+				}
+			}
+			d.tried[mp.Model] = rows
+		}
+		for _, sg := range mp.Subgraphs {
+			q, err := pl.Find(sg.Processor)
+			if err != nil {
+				continue
+			}
+			for _, l := range sg.Layers {
+				if l >= 0 && l < len(rows) && s.Scale > rows[l][q] {
+					rows[l][q] = s.Scale
+				}
+			}
+		}
+	}
+}
+
+// Decisions is what the search weighed for each subgraph of p, the plan it
+// returns: for every processor, the best simulated scale among the plans
+// it evaluated that ran the subgraph's first layer there (processors no
+// evaluated plan tried are marked so).
+func (d *Driver) Decisions(p *plan.Plan) []plan.Decision {
+	pl := d.req.Platform
+	var out []plan.Decision
+	for _, mp := range p.Models {
+		rows := d.tried[mp.Model]
+		m := d.req.Workload.Model(mp.Model)
+		if rows == nil || m == nil {
+			continue
+		}
+		for _, sg := range mp.Subgraphs {
+			if len(sg.Layers) == 0 {
+				continue
+			}
+			first := sg.Layers[0]
+			dec := plan.Decision{Model: mp.Model, Layers: sg.Layers.Key(),
+				Step: fmt.Sprintf("best simulated scale of the %d plans evaluated, among those that ran layer %d (%s), the subgraph's first, on each processor", d.evals, first, m.Layers.Layers[first].Name)}
+			for q, pr := range pl.Processors {
+				c := plan.Candidate{Processor: pr.Name, Chosen: pr.Name == sg.Processor}
+				if v := rows[first][q]; v >= 0 {
+					c.Scores = []plan.NamedScore{{Name: plan.ScoreBestScale, Value: v}}
+				} else {
+					c.Filter, c.Why = plan.FilterUntried, "no evaluated plan ran the layer there"
+				}
+				dec.Candidates = append(dec.Candidates, c)
+			}
+			out = append(out, dec)
+		}
+	}
+	return out
 }
 
 // Selection is the record of the best plan's choice, for the plan the

@@ -114,6 +114,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 	}
 	out := *best
 	out.Planner, out.Selection = p.Name(), d.Selection()
+	out.Decisions = d.Decisions(&out)
 	return &out, nil
 }
 

@@ -103,7 +103,7 @@ its makespan, as in the scheduling literature.`,
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")
 	fl.IntVar(&f.workers, "workers", 0, "evaluations run at once by search planners (0: one per core)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the text summary")
-	fl.BoolVar(&f.explain, "explain", false, "for every subgraph, what the planner recorded for each processor as it chose (its scores, or the filter that excluded it); for search planners, which choose whole plans, a labelled what-if (time, transfer, finish, load, max load); also in --json and --html")
+	fl.BoolVar(&f.explain, "explain", false, "for every subgraph, what the planner recorded for each processor as it chose (its scores, or the filter that excluded it); where it recorded nothing (the milp planner's own plans), a labelled what-if (time, transfer, finish, load, max load); also in --json and --html")
 	fl.BoolVar(&f.contention, "contention", true, "search planners score plans with the contention model (false: without; the plan is reported with it either way)")
 	fl.StringVar(&f.html, "html", "", "write an HTML report (summary, Gantt chart, and with --explain the explanation) to this .html file")
 	fl.StringVar(&f.gantt, "gantt", "", "draw the simulated schedule at the max sustainable rate as a Gantt chart (.svg or .png)")

@@ -180,7 +180,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		}
 		// CBC could not run or gave nothing readable back (or Ctrl-C came
 		// before it started): the start plan stands, nothing proven.
-		startPlan.Planner = p.Name()
+		p.keepStart(startPlan)
 		if errors.Is(err, context.Canceled) {
 			return startPlan, &plan.Proof{Solver: "cbc", Status: "interrupted", Objective: "max normalised load",
 				Incumbent: math.NaN(), Bound: math.NaN(), Gap: math.Inf(1), ScaleBound: math.Inf(1),
@@ -224,7 +224,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		if startPlan == nil {
 			return nil, proof, fmt.Errorf("milp: no plan found (%s)", res.Reason)
 		}
-		startPlan.Planner = p.Name()
+		p.keepStart(startPlan)
 		return startPlan, proof, nil
 	}
 	a, err := f.Assignment(res.Values)
@@ -267,7 +267,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 			proof.Note = joinNote(proof.Note, "the start plan is over a memory capacity ("+strings.TrimPrefix(startErr.Error(), "plan: ")+") and is not kept")
 			return mine, proof, nil
 		case startErr == nil && mineErr != nil:
-			startPlan.Planner = p.Name()
+			p.keepStart(startPlan)
 			proof.Note = joinNote(proof.Note, "the solver's plan is over a memory capacity in its data types ("+strings.TrimPrefix(mineErr.Error(), "plan: ")+"): the start plan is kept")
 			return startPlan, proof, nil
 		}
@@ -284,7 +284,7 @@ func (p *Planner) PlanProof(ctx context.Context, req *plan.Request, eval plan.Ev
 		return nil, nil, err
 	}
 	if ss.Scale > ms.Scale {
-		startPlan.Planner = p.Name()
+		p.keepStart(startPlan)
 		proof.Note = joinNote(proof.Note, fmt.Sprintf("the start plan simulates better (%.4g× against %.4g×) and is kept", ss.Scale, ms.Scale))
 		return startPlan, proof, nil
 	}
@@ -568,4 +568,14 @@ func (f *Formulation) bindingDeadlines(values []float64) string {
 		}
 	}
 	return note
+}
+
+// keepStart names the start plan, kept as this planner's answer, as
+// milp's; what its own planner recorded stays, marked as the start's.
+func (p *Planner) keepStart(sp *plan.Plan) {
+	from := sp.Planner
+	sp.Planner = p.Name()
+	for i := range sp.Decisions {
+		sp.Decisions[i].Step = "kept from the start plan (" + from + "): " + sp.Decisions[i].Step
+	}
 }

@@ -54,7 +54,7 @@ func CLI(root *cobra.Command) []Page {
 	index.WriteString("Every command of `" + root.Name() + "`, with its flags as `--help` prints them.\n\n")
 	rows := [][]string{{"command", "what it does"}}
 	for _, c := range cmds {
-		rows = append(rows, []string{fmt.Sprintf("[`%s`](%s)", c.CommandPath(), fileName(c)), c.Short})
+		rows = append(rows, []string{fmt.Sprintf("[`%s`](%s)", c.CommandPath(), fileName(c)), cell(c.Short)})
 		pages = append(pages, Page{Path: CLIDir + "/" + fileName(c), Body: commandPage(c)})
 	}
 	index.WriteString(Table(rows))
@@ -99,7 +99,7 @@ func commandPage(c *cobra.Command) []byte {
 	var subs [][]string
 	for _, s := range c.Commands() {
 		if visible(s) {
-			subs = append(subs, []string{fmt.Sprintf("[`%s`](%s)", s.CommandPath(), fileName(s)), s.Short})
+			subs = append(subs, []string{fmt.Sprintf("[`%s`](%s)", s.CommandPath(), fileName(s)), cell(s.Short)})
 		}
 	}
 	if len(subs) > 0 {
@@ -139,7 +139,7 @@ func flagTable(fs *pflag.FlagSet) string {
 // cell makes text fit in one table cell.
 func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", `\|`)
+	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // Table renders rows as a Markdown table, the first row as its header,

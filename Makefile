@@ -88,7 +88,7 @@ cross:
 # e2e-kube: the Kubernetes control-plane tests (cluster/kube/...: a real
 # kube-apiserver, controller manager, etcd and KWOK from make fetch) at a
 # slower time compression than make test's, and the 1,000-node benchmark
-# (BenchmarkScale; see README, cluster mode on Kubernetes).
+# (BenchmarkScale; see docs/results/cluster-kubernetes.md).
 # fetch-k8s: builds the control plane into the cache (scripts/k8s.sh; a cold
 # build takes minutes and about 2 GB of memory, so make test does not).
 fetch-k8s:

@@ -58,7 +58,8 @@ func Commands(file, text string) []Command {
 			if strings.ContainsAny(span, "[|…") || strings.Contains(span, "...") {
 				continue
 			}
-			if args, ok := inlayArgs(span); ok {
+			// A bare `inlay` names the tool or the planner, not a command.
+			if args, ok := inlayArgs(span); ok && len(args) > 0 {
 				out = append(out, Command{File: file, Line: i + 1, Text: span, Args: args})
 			}
 		}

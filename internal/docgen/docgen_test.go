@@ -10,7 +10,7 @@ import (
 
 const sample = "# Title\n" +
 	"Run `inlay plan examples/a.yaml --planner heft` or `go run ./cmd/inlay demo`;\n" +
-	"the synopsis `inlay plan WORKLOAD [--planner P]` and `make test` are no commands.\n" +
+	"the synopsis `inlay plan WORKLOAD [--planner P]`, the planner `inlay` and `make test` are no commands.\n" +
 	"```sh\n" +
 	"$ inlay zoo list | head   # the networks\n" +
 	"INLAY_CACHE=/x inlay plan w.yaml \\\n" +

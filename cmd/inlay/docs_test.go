@@ -127,8 +127,9 @@ func docFiles(t *testing.T) []string {
 // TestDocCommands checks every inlay command line of the README and the
 // docs against the command tree: the subcommand exists, and every flag
 // exists and parses. With INLAY_DOC_COMMANDS=FILE it also writes them to
-// FILE, one "file:line<TAB>command" a line, for scripts/doc-commands.sh,
-// which runs the light ones for real.
+// FILE, one "file:line<TAB>kind<TAB>arguments" a line (kind: "command",
+// or "mention" for a command named in running text without its
+// arguments), for scripts/doc-commands.sh, which runs the light ones.
 func TestDocCommands(t *testing.T) {
 	var list bytes.Buffer
 	n := 0
@@ -142,7 +143,11 @@ func TestDocCommands(t *testing.T) {
 			if err := docgen.Check(newRootCmd, c.Args); err != nil {
 				t.Errorf("%s:%d: %s: %v", c.File, c.Line, c.Text, err)
 			}
-			fmt.Fprintf(&list, "%s:%d\t%s\n", c.File, c.Line, strings.Join(quoteWords(c.Args), " "))
+			kind := "mention"
+			if docgen.Complete(newRootCmd, c.Args) {
+				kind = "command"
+			}
+			fmt.Fprintf(&list, "%s:%d\t%s\t%s\n", c.File, c.Line, kind, strings.Join(quoteWords(c.Args), " "))
 		}
 	}
 	if n == 0 {

@@ -225,3 +225,14 @@ func positional(c *cobra.Command, args []string) []string {
 	}
 	return pos
 }
+
+// Complete reports whether a command line that Check accepts is a whole
+// command and not a mention of one (`inlay plan` in running text): its
+// command runs and takes the positional arguments given.
+func Complete(newRoot func() *cobra.Command, args []string) bool {
+	c, rest, err := newRoot().Find(args)
+	if err != nil || !c.Runnable() || c.ParseFlags(rest) != nil {
+		return false
+	}
+	return c.ValidateArgs(c.Flags().Args()) == nil
+}

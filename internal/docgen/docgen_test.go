@@ -36,7 +36,7 @@ func TestCommands(t *testing.T) {
 
 func newTree() *cobra.Command {
 	root := &cobra.Command{Use: "inlay"}
-	plan := &cobra.Command{Use: "plan WORKLOAD", RunE: func(*cobra.Command, []string) error { return nil }}
+	plan := &cobra.Command{Use: "plan WORKLOAD", Args: cobra.ExactArgs(1), RunE: func(*cobra.Command, []string) error { return nil }}
 	plan.Flags().Duration("budget", 0, "wall clock")
 	plan.Flags().StringP("out", "o", "", "output")
 	plan.Flags().Bool("json", false, "JSON")
@@ -63,6 +63,19 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: %v", tc.line, err)
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: got %v, want an error with %q", tc.line, err, tc.err)
+		}
+	}
+}
+
+func TestComplete(t *testing.T) {
+	for line, want := range map[string]bool{
+		"plan w.yaml --budget 5s": true,
+		"plan":                    false, // plan takes a workload
+		"zoo":                     false, // zoo only groups commands
+		"zoo list":                true,
+	} {
+		if got := Complete(newTree, strings.Fields(line)); got != want {
+			t.Errorf("Complete(%q) = %v, want %v", line, got, want)
 		}
 	}
 }

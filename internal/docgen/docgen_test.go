@@ -105,3 +105,22 @@ func TestTableLinesUp(t *testing.T) {
 		t.Fatalf("Table:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// FuzzCommands feeds Markdown to the command finder: it never panics, and
+// every command it finds starts with a word and came from the input. It is
+// not in internal/fuzzlist (the docs are the project's files, not a user's);
+// run it with go test -fuzz FuzzCommands ./internal/docgen.
+func FuzzCommands(f *testing.F) {
+	f.Add(sample)
+	f.Add("```sh\ninlay plan 'unterminated \\\n")
+	f.Add("`` inlay `x` `` ``")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, c := range Commands("x.md", text) {
+			if c.Line < 1 || c.Line > strings.Count(text, "\n")+1 {
+				t.Fatalf("line %d outside the input", c.Line)
+			}
+			_ = Check(newTree, c.Args)
+			_ = Complete(newTree, c.Args)
+		}
+	})
+}

@@ -7,7 +7,7 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test test-kube fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue
+.PHONY: test test-kube fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue docs doc-commands
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
@@ -32,12 +32,24 @@ test: fetch vet
 fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-# e2e (not part of test) runs two heavy suites: e2e-zoo, the ONNX Runtime
+# e2e (not part of test) runs three heavy suites: e2e-zoo, the ONNX Runtime
 # checks over every zoo network and over the quantized variants (package
 # quant) of every zoo network and real model at its typical input size
-# (make test runs them on zoo.TestNetworks and a quantized sample), and
-# e2e-kube, the Kubernetes control-plane tests.
-e2e: e2e-zoo e2e-kube
+# (make test runs them on zoo.TestNetworks and a quantized sample),
+# e2e-kube, the Kubernetes control-plane tests, and doc-commands.
+e2e: e2e-zoo e2e-kube doc-commands
+
+# docs: rewrites the generated pages of docs/reference (the CLI pages from
+# the cobra commands, the planners and the cluster policies from their
+# registries). make test fails while one is stale (TestGeneratedDocs).
+docs:
+	INLAY_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestGeneratedDocs$$' ./cmd/inlay
+
+# doc-commands (part of e2e): runs the inlay commands of README.md and
+# docs/ that need nothing heavy, as written, in a scratch folder. make test
+# only checks that each one parses (TestDocCommands).
+doc-commands: fetch
+	GO=$(GO) bash scripts/doc-commands.sh
 
 e2e-zoo: fetch
 	INLAY_E2E=1 $(GO) test -count=1 -timeout 90m -v -run 'Zoo|RunOnONNXRuntime|Quantized' ./verify ./zoo
@@ -76,7 +88,7 @@ cross:
 # e2e-kube: the Kubernetes control-plane tests (cluster/kube/...: a real
 # kube-apiserver, controller manager, etcd and KWOK from make fetch) at a
 # slower time compression than make test's, and the 1,000-node benchmark
-# (BenchmarkScale; see README, cluster mode on Kubernetes).
+# (BenchmarkScale; see docs/results/cluster-kubernetes.md).
 # fetch-k8s: builds the control plane into the cache (scripts/k8s.sh; a cold
 # build takes minutes and about 2 GB of memory, so make test does not).
 fetch-k8s:

@@ -49,7 +49,7 @@ func TestContentionAwarePlanning(t *testing.T) {
 	// planner that overfits its periodic evaluator, and on the refitted
 	// phone preset (0b85982) the aware plan at 20 evaluations does drop
 	// below the blind one there (6.45 against 7.30), while it wins on the
-	// periodic judge it was searched for; the README gives both.
+	// periodic judge it was searched for; docs/results/contention.md gives both.
 	t.Logf("Poisson judge: aware %.3f, blind %.3f (%.2fx)", aware.PoissonScale, blind.PoissonScale, aware.PoissonScale/blind.PoissonScale)
 	// Reported, so it must be a figure: a positive scale within the bound.
 	for _, r := range []PlannerResult{aware, blind} {

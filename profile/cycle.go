@@ -28,7 +28,7 @@ import (
 // own stays there: on the 2-core host the held-out face plan's small
 // subgraphs ran at 0.26–0.66 of their cold figures in a real run, and the
 // camera group was over-predicted by 10–22 % in every series
-// (docs/contention.md, "Slow spells"). Which part stays depends on the
+// (docs/results/contention-log.md, "Slow spells"). Which part stays depends on the
 // plan, not on the subgraph, so no per-subgraph figure taken alone can
 // say it.
 //

@@ -53,7 +53,7 @@ var _ Device = (*Local)(nil)
 // the eviction on a core kept busy: speech_embed
 // (embedding_model.onnx) 2.3 ms busy, 2.9 ms after 10 ms idle and 3.0 ms
 // after 20-160 ms; ocr_det at 320x320 28.0 against 28.7 ms; the runs after
-// the first were back at the busy core's figures (docs/contention.md,
+// the first were back at the busy core's figures (docs/results/contention-log.md,
 // "Waking an idle processor").
 const IdleGap = 20 * time.Millisecond
 

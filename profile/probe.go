@@ -24,7 +24,7 @@ import (
 // run is slower than the prediction by what the spells cost each
 // subgraph, and the reference kernel cannot say by how much: on the
 // 2-core host it slowed 1.6–2.1× where the plan's large subgraphs slowed
-// 1.1–1.6× (docs/contention.md, "Where a slow run's time goes"). So the
+// 1.1–1.6× (docs/results/contention-log.md, "Where a slow run's time goes"). So the
 // probe times the plan's own subgraphs just before the run: each on its
 // processor, pinned, warm and back to back as the profile's warm runs are
 // (MeasureRequest.Warmup, Reps), without the guard (Local.MeasureNow), in

@@ -18,7 +18,7 @@ import (
 // with nothing else running in the guest. Over four minutes, sampled every
 // 200 ms on one core, 28 % of the samples were slow (48–55 % in the first
 // minute, 0–20 % later); on both cores at once 15 % and 19 %, 7 % on both
-// together (docs/contention.md, "Slow spells"). A measurement taken in such a spell
+// together (docs/results/contention-log.md, "Slow spells"). A measurement taken in such a spell
 // makes every figure of the subgraph up to twice too large, and a co-run
 // figure taken in one makes the neighbour's load look like contention.
 //

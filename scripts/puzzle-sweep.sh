@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# puzzle-sweep.sh: the sweep behind puzzle's defaults (docs/puzzle-tuning.md).
+# puzzle-sweep.sh: the sweep behind puzzle's defaults (docs/results/puzzle-tuning.md).
 # One inlay bench run with every puzzle variant as its own planner, so all
 # variants see the same tuning scenarios under the same machine load. The
-# tuning scenarios come from seed 1001; the README's bench runs use seed 1,
+# tuning scenarios come from seed 1001; the bench runs of docs/results use seed 1,
 # whose scenarios are drawn from a different stream, so tuning never sees
 # them. One factor at a time around cut=0.01 (the review's finding), from
 # the old defaults pop=24, mut=0.02, cut=0.1, cx=1.

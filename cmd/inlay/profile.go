@@ -72,9 +72,9 @@ in between): a subgraph's median there, after what the workload runs
 before it and the idle time, is its figure for that plan in place of the
 cold one, because what the rest of the plan and the idle time leave in
 the caches is what it finds in a steady run (off by
-default: on the eighth session's host it fixed the held-out camera group
-and cost host_ocr_voice three of its twelve runs; docs/contention.md, "The cycle
-figure"; --cycles 9 times nine rounds). What the store already holds for
+default: on one test host it fixed the held-out camera group and cost
+host_ocr_voice three of its twelve runs; docs/results/contention-log.md, "The
+cycle figure"; --cycles 9 times nine rounds). What the store already holds for
 the device is skipped unless --force (or it lacks the cold or idle runs
 asked for). Processors identical but for their cores (the host
 platform's one processor per core) are measured once, on the first of them,

@@ -195,7 +195,7 @@ func TestRunRecord(t *testing.T) {
 		t.Errorf("simulate with the recorded store: %v\n%s", err, out)
 	}
 
-	// The README's claim: after --record, the simulator's p50 is within
+	// The claim of docs/results/running-for-real.md: after --record, the simulator's p50 is within
 	// 15 % of a run's (measured over 20 s runs on a quiet machine). Here,
 	// in a 2 s run on a machine the test suite shares, a loose check: the
 	// prediction within a factor of 3 of the measured p50, per group (on

@@ -32,7 +32,7 @@
 // and the rest drawn at random.
 //
 // The defaults (population 12, mutation 0.02, cut probability 0.01,
-// crossover 0.9) come from the sweep in docs/puzzle-tuning.md, run on
+// crossover 0.9) come from the sweep in docs/results/puzzle-tuning.md, run on
 // tuning scenarios disjoint from the bench's (the paper's own setting is
 // not known to this package; the old defaults were 24, 0.02, 0.1, 1).
 //

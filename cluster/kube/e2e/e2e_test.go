@@ -282,7 +282,7 @@ func dumpRun(t *testing.T, cs kubernetes.Interface, run string) {
 
 // TestReplay replays 200 jobs on 50 nodes with inlay's scheduler and the
 // gavel policy, accounts for every job, and compares the JCT with the
-// simulator's on the same trace (the ratio is logged; the README's figure
+// simulator's on the same trace (the ratio is logged; the figure of docs/results/cluster-kubernetes.md
 // is measured by make e2e).
 func TestReplay(t *testing.T) {
 	e := setup(t)

@@ -23,7 +23,7 @@ import (
 // the default kube-scheduler places the pods. Every job must finish once,
 // and every Job must have been admitted by Kueue (a finished Workload, and
 // the flavor's node selector on its pods); the JCT is logged beside the
-// simulator's gavel on the same trace (the README's comparison).
+// simulator's gavel on the same trace (docs/results/cluster-kubernetes.md).
 func TestReplayKueue(t *testing.T) {
 	if os.Getenv("INLAY_E2E_KUEUE") != "1" {
 		t.Skip("runs under make e2e-kube (INLAY_E2E_KUEUE=1)")

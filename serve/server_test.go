@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"github.com/inlay-dev/inlay/internal/openapi"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -224,6 +226,7 @@ func TestPlanAndSimulate(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &o); err != nil {
 		t.Fatal(err)
 	}
+	mustMatchSchema(t, "Outcome", body)
 	boxes, scale := expectedBoxes(t, "../examples/phone-zoo.yaml", "heft")
 	n := 0
 	for _, sp := range o.Gantt.Spans {
@@ -249,6 +252,7 @@ func TestPlanAndSimulate(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &same); err != nil || st != 200 {
 		t.Fatalf("%d %s", st, body)
 	}
+	mustMatchSchema(t, "Outcome", body)
 	if same.MaxScale() != o.MaxScale() {
 		t.Errorf("simulate: %v, plan said %v", same.MaxScale(), o.MaxScale())
 	}
@@ -440,5 +444,17 @@ func TestInspect(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(body), &sum); err != nil || st != 200 || sum.Layers == 0 || sum.MACs == 0 {
 		t.Errorf("%d %s", st, body)
+	}
+}
+
+// mustMatchSchema checks an answer against openapi.yaml's schema.
+func mustMatchSchema(t *testing.T, schema, body string) {
+	t.Helper()
+	doc, err := openapi.Load(OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(schema, []byte(body)); err != nil {
+		t.Error(err)
 	}
 }

@@ -204,6 +204,7 @@ func TestAgentCommandServes(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("agent run: %v\n%s", err, runOut.String())
 	}
+	mustMatchOpenAPI(t, "RunResult", runOut.String())
 	var got app.RunResult // the shape inlay run --json prints
 	dec := json.NewDecoder(bytes.NewReader(runOut.Bytes()))
 	dec.DisallowUnknownFields()

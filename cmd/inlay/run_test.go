@@ -87,6 +87,7 @@ func TestRunCommand(t *testing.T) {
 		} `json:"groups"`
 		ZeroCopy int64 `json:"zero_copy_handoffs"`
 	}
+	mustMatchOpenAPI(t, "RunResult", out)
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

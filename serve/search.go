@@ -340,14 +340,14 @@ func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
 	if wantsStream(r) {
 		st = startStream(w)
 	}
-	cfg := bench.Config{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
-		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers,
+	in := app.BenchInput{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
+		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers, Repeats: 1,
 		Progress: func(sc, pi int, name string) {
 			st.send("progress", map[string]any{"scenario": sc, "planner": pi, "name": name, "scenarios": req.Scenarios})
 		},
 		Done: func(sr bench.ScenarioResult) { st.send("scenario", sr) },
 	}
-	rep, err := bench.Run(r.Context(), cfg)
+	rep, err := app.Bench(r.Context(), in)
 	if r.Context().Err() != nil {
 		return
 	}

@@ -39,12 +39,8 @@ type profileFlags struct {
 	fitOn                                            string
 }
 
-func newProfileCmd() *cobra.Command {
-	var f profileFlags
-	cmd := &cobra.Command{
-		Use:   "profile WORKLOAD",
-		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
-		Long: `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
+// profileLong is the command's help.
+const profileLong = `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
 pinned to each processor's cores) or on a device running inlay agent
 (--agent URL --token T), what the planners need: every single layer of every
 model on every processor configuration, a few runs of consecutive layers per
@@ -100,8 +96,15 @@ Then it calibrates: it fits each processor's efficiency factors in the
 analytic model to the measurements, stores them, and prints the mean absolute
 percentage error on subgraphs held back from the fit, before and after.
 plan, simulate, bench and run read the store (--profiles): measured figures
-first, the calibrated model for the rest.`,
-		Args: cobra.ExactArgs(1),
+first, the calibrated model for the rest.`
+
+func newProfileCmd() *cobra.Command {
+	var f profileFlags
+	cmd := &cobra.Command{
+		Use:   "profile WORKLOAD",
+		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
+		Long:  profileLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

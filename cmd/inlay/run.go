@@ -30,12 +30,8 @@ type runFlags struct {
 	speedCheck, subgraphs, probe  bool
 }
 
-func newRunCmd() *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{
-		Use:   "run WORKLOAD --plan PLAN",
-		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
-		Long: `run executes a plan on this machine's processors (the host platform: one
+// runLong is the command's help.
+const runLong = `run executes a plan on this machine's processors (the host platform: one
 processor per core, each worker pinned to its core) with ONNX Runtime, one
 session per planned subgraph, driven by the same dispatcher as the
 simulator. Requests arrive at the workload's rates (times --scale) for
@@ -93,8 +89,15 @@ then splits each group's requests, predicted and measured: from arrival
 to the first subgraph's start (the timer's lag, waiting behind other
 work), the time in its subgraphs, and the time between them (hand-offs,
 a worker's wake-up, waiting for a processor), so a miss that is not in
-the subgraphs shows where it is.`,
-		Args: cobra.ExactArgs(1),
+the subgraphs shows where it is.`
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD --plan PLAN",
+		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
+		Long:  runLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

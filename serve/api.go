@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/inspect"
@@ -172,7 +173,7 @@ func validation(wl *workload.Workload, pl *hw.Platform) Validation {
 	}
 	for _, g := range wl.Groups {
 		v.Groups = append(v.Groups, GroupInfo{Name: g.Name, Models: g.Models, After: g.After, RateHz: g.RateHz(),
-			DeadlineMs: millis(g.Deadline), Arrival: g.Arrival})
+			DeadlineMs: app.Ms(g.Deadline), Arrival: g.Arrival})
 	}
 	return v
 }
@@ -273,7 +274,7 @@ func (s *Server) simulatePlan(ctx context.Context, req *SimulateRequest) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	return evaluate(ctx, wl, pl, est, p, seedOf(req.Seed))
+	return evaluate(ctx, app.EvaluateInput{Problem: app.Problem{Workload: wl, Platform: pl, Cost: est}, Plan: p, Seed: seedOf(req.Seed)})
 }
 
 func (s *Server) recentPlan(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
@@ -296,7 +297,7 @@ func expectedBoxes(t *testing.T, path, planner string) (boxes int, scale float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	window := ganttWindow(w, res)
+	window := app.GanttWindow(w, res)
 	procs := map[string]bool{}
 	for _, pr := range pl.Processors {
 		procs[pr.Name] = true

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 )
 
@@ -137,7 +138,7 @@ func platformOut(p *hw.Platform) PlatformOut {
 		Processors: []ProcOutHW{}, Domains: []DomainOut{}, Links: []LinkOut{}}
 	for _, pr := range p.Processors {
 		po := ProcOutHW{Name: pr.Name, Kind: pr.Kind, Description: pr.Description, Backends: pr.Backends,
-			MemBandwidthGBs: pr.MemBandwidthGBs, DispatchMs: millis(pr.DispatchOverhead), LayerMs: millis(pr.LayerOverhead),
+			MemBandwidthGBs: pr.MemBandwidthGBs, DispatchMs: app.Ms(pr.DispatchOverhead), LayerMs: app.Ms(pr.LayerOverhead),
 			OnChipBytes: pr.OnChipBytes, Concurrency: pr.Concurrency, Domain: pr.Domain}
 		for _, d := range pr.DTypes {
 			po.DTypes = append(po.DTypes, DTypeOut{DType: d.DType.String(), PeakGOPS: d.PeakGOPS})
@@ -160,7 +161,7 @@ func platformOut(p *hw.Platform) PlatformOut {
 		out.Domains = append(out.Domains, do)
 	}
 	for _, l := range p.Links {
-		out.Links = append(out.Links, LinkOut{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, LatencyMs: millis(l.Latency), Shared: l.Shared})
+		out.Links = append(out.Links, LinkOut{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, LatencyMs: app.Ms(l.Latency), Shared: l.Shared})
 	}
 	return out
 }

@@ -11,13 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/bench"
-	"github.com/inlay-dev/inlay/explain"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/driver"
-	"github.com/inlay-dev/inlay/sim"
 )
 
 // PlanRequest asks for a plan (inlay plan): a planner of the search
@@ -100,32 +99,12 @@ type Progress struct {
 // "error") events. POST /api/plan/{id}/cancel stops the search and keeps
 // its best plan; the request going away cancels it outright.
 func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
-	var req PlanRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
-		return
-	}
-	budget, err := s.budget(req.BudgetMs, req.Evals)
+	req, budget, prob, err := s.planProblem(r)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	planner, _ := search.New(req.Planner) // checked by decode
-	wl, pl, err := s.load(req.Workload)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	if wl, pl, err = req.WhatIf.apply(wl, pl); err != nil {
-		fail(w, err)
-		return
-	}
-	est, err := s.cost(pl, wl)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	bound, err := ratebound.Upper(wl, pl, est)
+	bound, err := ratebound.Upper(prob.Workload, prob.Platform, prob.Cost)
 	if err != nil {
 		fail(w, bad(err))
 		return
@@ -134,64 +113,26 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
-
-	id := newID()
-	searchCtx, stop := context.WithCancel(r.Context())
-	defer stop()
-	s.mu.Lock()
-	s.searches[id] = stop
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.searches, id)
-		s.mu.Unlock()
-	}()
-
+	id, searchCtx, done := s.startSearch(r.Context())
+	defer done()
 	var st *stream
 	if wantsStream(r) {
 		st = startStream(w)
 	}
-	var boundPtr *float64
-	if !math.IsInf(bound.Scale, 1) {
-		b := bound.Scale
-		boundPtr = &b
-	}
-	start := time.Now()
-	var mu sync.Mutex
-	last := Progress{ID: id, Planner: planner.Name(), BudgetS: budget.Seconds(), BoundScale: boundPtr}
-	var sent time.Time
-	st.send("start", last)
+	planner, _ := search.New(req.Planner) // checked by decode
+	live := &liveProgress{st: st, start: time.Now(),
+		last: Progress{ID: id, Planner: planner.Name(), BudgetS: budget.Seconds(), BoundScale: finiteScale(bound.Scale)}}
+	st.send("start", live.last)
 	workers := req.Workers
 	if workers <= 0 || workers > s.cfg.Workers {
 		workers = s.cfg.Workers
 	}
-	preq := &plan.Request{Workload: wl, Platform: pl, Cost: est, Seed: seedOf(req.Seed), Budget: budget, Evals: req.Evals, Workers: workers,
-		Progress: func(pg plan.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			last.Evals, last.BestScale, last.Note = pg.Evals, pg.Best.Scale, pg.Note
-			last.ElapsedS = time.Since(start).Seconds()
-			if time.Since(sent) >= 100*time.Millisecond {
-				sent = time.Now()
-				st.send("progress", last)
-			}
-		}}
-	eval := &counting{e: sim.NewEvaluator(wl, pl, est, sim.Options{Seed: preq.Seed})}
-	// The clock bounds every search, whatever the planner does with it.
-	planCtx, cancelPlan := context.WithTimeout(searchCtx, budget+time.Second)
-	p, err := planner.Plan(planCtx, preq, eval)
-	cancelPlan()
-	secs := time.Since(start).Seconds()
-	mu.Lock()
-	last.ElapsedS = secs
-	final := last
-	mu.Unlock()
+	found, err := app.Search(searchCtx, app.SearchInput{Problem: prob, Planner: req.Planner, Seed: seedOf(req.Seed), Budget: budget,
+		Evals: req.Evals, Workers: workers, ClockLimit: budget + time.Second, Progress: live.update})
+	final := live.final(found)
 	cancelled := searchCtx.Err() != nil && r.Context().Err() == nil
 	if r.Context().Err() != nil {
 		return // the browser went away: nobody to answer
-	}
-	if err == nil && p == nil {
-		err = errors.New("the planner returned no plan")
 	}
 	if err != nil {
 		if cancelled {
@@ -200,24 +141,96 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, st, nil, bad(fmt.Errorf("plan: planner %s: %w", planner.Name(), err)))
 		return
 	}
-	p.StampHashes(wl)
-	o, err := evaluate(r.Context(), wl, pl, est, p, preq.Seed)
+	o, err := evaluate(r.Context(), app.EvaluateInput{Problem: prob, Plan: found.Plan, Seed: seedOf(req.Seed), Bound: &bound, Proof: found.Proof, Explain: true})
 	if err != nil {
 		s.answer(w, st, nil, err)
 		return
 	}
-	o.ID, o.SearchSeconds, o.Evals, o.Cancelled = id, secs, eval.count(), cancelled
-	if o.Explain, err = explain.Explain(wl, pl, est, p); err != nil {
-		s.answer(w, st, nil, err)
-		return
-	}
+	o.ID, o.SearchSeconds, o.SearchStopped, o.Evals, o.Cancelled = id, found.Seconds, found.Stopped, found.Evals, cancelled
 	s.mu.Lock()
 	s.plans.put(id, o)
 	s.mu.Unlock()
 	final.Evals = max(final.Evals, o.Evals)
-	final.BestScale = o.MaxRateScale
+	final.BestScale = o.MaxScale()
 	st.send("progress", final)
 	s.answer(w, st, o, nil)
+}
+
+// planProblem reads a plan request: the request, its budget within the
+// server's cap, and the problem it names, what-if changes applied.
+func (s *Server) planProblem(r *http.Request) (PlanRequest, time.Duration, app.Problem, error) {
+	var req PlanRequest
+	if err := decode(r, &req); err != nil {
+		return req, 0, app.Problem{}, err
+	}
+	budget, err := s.budget(req.BudgetMs, req.Evals)
+	if err != nil {
+		return req, 0, app.Problem{}, err
+	}
+	wl, pl, err := s.load(req.Workload)
+	if err != nil {
+		return req, 0, app.Problem{}, err
+	}
+	if wl, pl, err = req.WhatIf.apply(wl, pl); err != nil {
+		return req, 0, app.Problem{}, err
+	}
+	est, err := s.cost(pl, wl)
+	return req, budget, app.Problem{Workload: wl, Platform: pl, Cost: est}, err
+}
+
+// startSearch registers a search under a new id, for its cancel endpoint;
+// done forgets it.
+func (s *Server) startSearch(ctx context.Context) (id string, searchCtx context.Context, done func()) {
+	id = newID()
+	searchCtx, stop := context.WithCancel(ctx)
+	s.mu.Lock()
+	s.searches[id] = stop
+	s.mu.Unlock()
+	return id, searchCtx, func() {
+		stop()
+		s.mu.Lock()
+		delete(s.searches, id)
+		s.mu.Unlock()
+	}
+}
+
+// finiteScale is a bound for JSON: nil when there is none.
+func finiteScale(b float64) *float64 {
+	if math.IsInf(b, 1) {
+		return nil
+	}
+	return &b
+}
+
+// liveProgress streams a search's progress, ten updates a second at most.
+type liveProgress struct {
+	st    *stream
+	start time.Time
+	mu    sync.Mutex
+	last  Progress
+	sent  time.Time
+}
+
+func (l *liveProgress) update(pg plan.Progress) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last.Evals, l.last.BestScale, l.last.Note = pg.Evals, pg.Best.Scale, pg.Note
+	l.last.ElapsedS = time.Since(l.start).Seconds()
+	if time.Since(l.sent) >= 100*time.Millisecond {
+		l.sent = time.Now()
+		l.st.send("progress", l.last)
+	}
+}
+
+// final is the last progress, at the search's end.
+func (l *liveProgress) final(found *app.Searched) Progress {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last.ElapsedS = time.Since(l.start).Seconds()
+	if found != nil {
+		l.last.ElapsedS = found.Seconds
+	}
+	return l.last
 }
 
 // answer ends a plan or bench request: the value, or the error, as JSON or
@@ -249,26 +262,6 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	stop()
 	writeJSON(w, http.StatusAccepted, map[string]string{"cancelled": id})
-}
-
-// counting counts a planner's evaluations.
-type counting struct {
-	e  plan.Evaluator
-	mu sync.Mutex
-	n  int
-}
-
-func (c *counting) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return c.e.Evaluate(ctx, p)
-}
-
-func (c *counting) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
 }
 
 // BenchRequest asks for Puzzle's experiment (inlay bench).
@@ -347,14 +340,14 @@ func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
 	if wantsStream(r) {
 		st = startStream(w)
 	}
-	cfg := bench.Config{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
-		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers,
+	in := app.BenchInput{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
+		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers, Repeats: 1,
 		Progress: func(sc, pi int, name string) {
 			st.send("progress", map[string]any{"scenario": sc, "planner": pi, "name": name, "scenarios": req.Scenarios})
 		},
 		Done: func(sr bench.ScenarioResult) { st.send("scenario", sr) },
 	}
-	rep, err := bench.Run(r.Context(), cfg)
+	rep, err := app.Bench(r.Context(), in)
 	if r.Context().Err() != nil {
 		return
 	}

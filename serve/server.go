@@ -27,6 +27,16 @@ import (
 //go:embed web openapi.yaml
 var webFiles embed.FS
 
+// OpenAPI is the API's description, openapi.yaml: the one description of
+// the results the web API answers and the CLI's --json prints.
+func OpenAPI() []byte {
+	b, err := webFiles.ReadFile("openapi.yaml")
+	if err != nil {
+		panic(err) // embedded: cannot fail
+	}
+	return b
+}
+
 // Defaults of Config.
 const (
 	DefaultMaxBody     = 1 << 20

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"github.com/inlay-dev/inlay/internal/openapi"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -224,6 +226,7 @@ func TestPlanAndSimulate(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &o); err != nil {
 		t.Fatal(err)
 	}
+	mustMatchSchema(t, "Outcome", body)
 	boxes, scale := expectedBoxes(t, "../examples/phone-zoo.yaml", "heft")
 	n := 0
 	for _, sp := range o.Gantt.Spans {
@@ -234,8 +237,8 @@ func TestPlanAndSimulate(t *testing.T) {
 			}
 		}
 	}
-	if o.MaxRateScale != scale || n != boxes || o.UpperBoundScale == nil || *o.UpperBoundScale < scale {
-		t.Errorf("plan: scale %v (simulator %v), %d boxes (%d), bound %v", o.MaxRateScale, scale, n, boxes, o.UpperBoundScale)
+	if o.MaxScale() != scale || n != boxes || o.UpperBoundScale == nil || *o.UpperBoundScale < scale {
+		t.Errorf("plan: scale %v (simulator %v), %d boxes (%d), bound %v", o.MaxScale(), scale, n, boxes, o.UpperBoundScale)
 	}
 	if o.Explain == nil || len(o.Explain.Models) != 4 {
 		t.Errorf("the plan comes without its explanation")
@@ -249,8 +252,9 @@ func TestPlanAndSimulate(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &same); err != nil || st != 200 {
 		t.Fatalf("%d %s", st, body)
 	}
-	if same.MaxRateScale != o.MaxRateScale {
-		t.Errorf("simulate: %v, plan said %v", same.MaxRateScale, o.MaxRateScale)
+	mustMatchSchema(t, "Outcome", body)
+	if same.MaxScale() != o.MaxScale() {
+		t.Errorf("simulate: %v, plan said %v", same.MaxScale(), o.MaxScale())
 	}
 	// A faster NPU never lowers the plan's proven bound, and its rate by
 	// little at most: the dispatch is a list schedule, where a faster
@@ -260,9 +264,9 @@ func TestPlanAndSimulate(t *testing.T) {
 	speed := mustJSON(map[string]any{"workload": in, "plan": o.Plan, "whatif": map[string]any{"processors": []any{map[string]any{"name": "npu", "speed": 2}}}})
 	st, body = do(t, h, "POST", "/api/simulate", speed)
 	var fast Outcome
-	if err := json.Unmarshal([]byte(body), &fast); err != nil || st != 200 || fast.MaxRateScale < 0.95*o.MaxRateScale ||
+	if err := json.Unmarshal([]byte(body), &fast); err != nil || st != 200 || fast.MaxScale() < 0.95*o.MaxScale() ||
 		fast.UpperBoundScale == nil || same.UpperBoundScale == nil || *fast.UpperBoundScale < *same.UpperBoundScale {
-		t.Errorf("NPU at 2x: %d, %v (was %v), bound %v (was %v)", st, fast.MaxRateScale, o.MaxRateScale, fast.UpperBoundScale, same.UpperBoundScale)
+		t.Errorf("NPU at 2x: %d, %v (was %v), bound %v (was %v)", st, fast.MaxScale(), o.MaxScale(), fast.UpperBoundScale, same.UpperBoundScale)
 	}
 	off := mustJSON(map[string]any{"workload": in, "plan": o.Plan, "whatif": map[string]any{"processors": []any{map[string]any{"name": "npu", "off": true}}}})
 	if st, body := do(t, h, "POST", "/api/simulate", off); st != 400 || !strings.Contains(body, "re-plan") {
@@ -342,8 +346,8 @@ func TestCancelKeepsBest(t *testing.T) {
 			t.Fatalf("error event: %s", ev[1])
 		}
 	}
-	if !result.Cancelled || result.Plan == "" || result.MaxRateScale <= 0 {
-		t.Errorf("after cancel: cancelled %v, scale %v, plan %d bytes; want the best plan so far", result.Cancelled, result.MaxRateScale, len(result.Plan))
+	if !result.Cancelled || result.Plan == "" || result.MaxScale() <= 0 {
+		t.Errorf("after cancel: cancelled %v, scale %v, plan %d bytes; want the best plan so far", result.Cancelled, result.MaxScale(), len(result.Plan))
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the cancelled search took %v of its 30 s", took)
@@ -440,5 +444,17 @@ func TestInspect(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(body), &sum); err != nil || st != 200 || sum.Layers == 0 || sum.MACs == 0 {
 		t.Errorf("%d %s", st, body)
+	}
+}
+
+// mustMatchSchema checks an answer against openapi.yaml's schema.
+func mustMatchSchema(t *testing.T, schema, body string) {
+	t.Helper()
+	doc, err := openapi.Load(OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(schema, []byte(body)); err != nil {
+		t.Error(err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/textfmt"
@@ -250,55 +250,33 @@ the agent's own (its platform's analytic model).`,
 // simulator's on this machine (runtime.Predict): the agent's platform, the
 // workload loaded here, the cost model of --profiles and the arrival lag
 // recorded there for the agent's device, at the run's scale and seed. It
-// returns the cost model's note.
-func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, workloadPath string, f *agentRunFlags, res *runtime.Result) (string, error) {
+// returns the agent's platform and the cost model's note.
+func predictOnHost(ctx context.Context, cmd *cobra.Command, c *agent.Client, workloadPath string, f *agentRunFlags, res *runtime.Result) (*hw.Platform, string, error) {
 	info, err := c.Info(ctx)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	w, err := workload.Load(workloadPath)
 	if err != nil {
-		return "", err
+		return info.Platform, "", err
 	}
 	p, err := plan.Load(f.plan)
 	if err != nil {
-		return "", err
+		return info.Platform, "", err
 	}
 	est, note, err := costModel(cmd, info.Platform, w)
 	if err != nil {
-		return "", err
+		return info.Platform, "", err
 	}
 	rec, err := profile.ReadRecorded(profilesPath(cmd), info.Name)
 	if err != nil {
-		return "", err
+		return info.Platform, "", err
 	}
 	cfg := runtime.Config{Workload: w, Platform: info.Platform, Plan: p, Cost: est, Scale: f.scale, Seed: f.seed, ArrivalLag: rec.ArrivalLag}
 	if err := runtime.Predict(cfg, res); err != nil {
-		return "", err
+		return info.Platform, "", err
 	}
-	return note(), nil
-}
-
-// agentRunGroup is one group of agent run's JSON output.
-type agentRunGroup struct {
-	Name           string         `json:"name"`
-	Requests       int            `json:"requests"`
-	Completed      int            `json:"completed"`
-	Late           int            `json:"late"`
-	Dropped        int            `json:"dropped"`
-	P50MS          float64        `json:"p50_ms"`
-	P99MS          float64        `json:"p99_ms"`
-	PredictedP50MS float64        `json:"predicted_p50_ms"`
-	PredictedP99MS float64        `json:"predicted_p99_ms"`
-	Drops          []agentRunDrop `json:"drops"`
-}
-
-// agentRunDrop is one drop reason of a group: how many, and the first
-// such request's message.
-type agentRunDrop struct {
-	Reason  string `json:"reason"`
-	Count   int    `json:"count"`
-	Example string `json:"example"`
+	return info.Platform, note(), nil
 }
 
 func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f *agentRunFlags) error {
@@ -323,7 +301,8 @@ func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f
 	// too, with this machine's profile store (which holds what inlay
 	// profile --agent measured on that device), and prefer that.
 	predictedBy := "the agent's analytic model"
-	if note, err := predictOnHost(ctx, cmd, c, workloadPath, f, res); err != nil {
+	pl, note, err := predictOnHost(ctx, cmd, c, workloadPath, f, res)
+	if err != nil {
 		predictedBy += fmt.Sprintf(" (predicting here failed: %v)", err)
 	} else {
 		predictedBy = "this machine's cost model"
@@ -331,26 +310,13 @@ func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f
 			predictedBy += "; " + note
 		}
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	groups := make([]agentRunGroup, len(res.Groups))
-	for i, g := range res.Groups {
-		groups[i] = agentRunGroup{Name: g.Name, Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped,
-			P50MS: ms(g.P50), P99MS: ms(g.P99), PredictedP50MS: ms(g.PredictedP50), PredictedP99MS: ms(g.PredictedP99)}
-		groups[i].Drops = []agentRunDrop{}
-		for _, d := range g.Drops {
-			groups[i].Drops = append(groups[i].Drops, agentRunDrop{Reason: d.Reason, Count: d.Count, Example: d.Example})
-		}
+	j := app.RunResultOf(workloadPath, pl, "", res)
+	j.Agent, j.CostModel = f.url, predictedBy
+	if p, err := plan.Load(f.plan); err == nil {
+		j.Planner = p.Planner
 	}
 	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Agent       string          `json:"agent"`
-			Interrupted bool            `json:"interrupted"`
-			Warnings    []string        `json:"warnings"`
-			PredictedBy string          `json:"predicted_by"`
-			Groups      []agentRunGroup `json:"groups"`
-		}{f.url, res.Interrupted, append([]string{}, res.Warnings...), predictedBy, groups})
+		return printJSON(out, j)
 	}
 	fmt.Fprintf(out, "ran %s on the agent at %s for %v (scale %g)\n", f.plan, f.url, res.Duration, res.Scale)
 	if res.Interrupted {
@@ -361,14 +327,14 @@ func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f
 	}
 	fmt.Fprintf(out, "predictions: %s\n", predictedBy)
 	t := &textfmt.Table{Header: []string{"GROUP", "REQUESTS", "COMPLETED", "LATE", "DROPPED", "P50", "PREDICTED P50", "P99", "PREDICTED P99"}}
-	for _, g := range groups {
+	for _, g := range j.Groups {
 		t.Add(g.Name, strconv.Itoa(g.Requests), strconv.Itoa(g.Completed), strconv.Itoa(g.Late), strconv.Itoa(g.Dropped),
-			fmt.Sprintf("%.2fms", g.P50MS), fmt.Sprintf("%.2fms", g.PredictedP50MS), fmt.Sprintf("%.2fms", g.P99MS), fmt.Sprintf("%.2fms", g.PredictedP99MS))
+			fmt.Sprintf("%.2fms", g.P50Ms), fmt.Sprintf("%.2fms", g.PredictedP50Ms), fmt.Sprintf("%.2fms", g.P99Ms), fmt.Sprintf("%.2fms", g.PredictedP99Ms))
 	}
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}
-	for _, g := range groups {
+	for _, g := range j.Groups {
 		for _, d := range g.Drops {
 			fmt.Fprintf(out, "%s: %d dropped (%s), first: %s\n", g.Name, d.Count, d.Reason, d.Example)
 		}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
@@ -203,14 +204,15 @@ func TestAgentCommandServes(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatalf("agent run: %v\n%s", err, runOut.String())
 	}
-	var got struct {
-		Groups []agentRunGroup `json:"groups"`
-	}
-	if err := json.Unmarshal(runOut.Bytes(), &got); err != nil {
+	mustMatchOpenAPI(t, "RunResult", runOut.String())
+	var got app.RunResult // the shape inlay run --json prints
+	dec := json.NewDecoder(bytes.NewReader(runOut.Bytes()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("agent run --json: %v\n%s", err, runOut.String())
 	}
 	if len(got.Groups) != 1 || got.Groups[0].Requests == 0 || got.Groups[0].Requests != got.Groups[0].Completed+got.Groups[0].Dropped ||
-		got.Groups[0].PredictedP50MS <= 0 {
+		got.Groups[0].PredictedP50Ms <= 0 || got.Agent != url || got.Platform != info.Platform.Name || len(got.Processors) == 0 {
 		t.Errorf("agent run --json: %s", runOut.String())
 	}
 	// The same as a table.

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/bench"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
@@ -82,81 +81,48 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	var planners []string
-	sep := ","
-	if strings.Contains(f.planners, ";") {
-		sep = ";" // planners with options of their own: "bestmap;puzzle:pop=24,cut=0.01"
-	}
-	for _, p := range strings.Split(f.planners, sep) {
-		if p = strings.TrimSpace(p); p != "" {
-			planners = append(planners, p)
-		}
-	}
-	if f.budget == 0 && f.evals == 0 {
-		f.budget = 5 * time.Second
-	}
-	if f.workers <= 0 {
-		f.workers = defaultWorkers()
-	}
-	if f.repeats < 1 {
-		return fmt.Errorf("bench: --repeats %d: want at least 1", f.repeats)
-	}
-	cfg := bench.Config{Platform: pl, Planners: planners, Scenarios: f.scenarios, Seed: f.seed,
-		Budget: f.budget, Evals: f.evals, Workers: f.workers, Repeats: f.repeats,
-		Scenario: workload.ScenarioOptions{MinModels: f.minModels, MaxModels: f.maxModels}}
-	if f.minModels < 0 || f.maxModels < 0 || f.maxModels > 0 && f.minModels > f.maxModels {
-		return fmt.Errorf("bench: --min-models %d, --max-models %d: want 0 ≤ min ≤ max", f.minModels, f.maxModels)
-	}
-	has := map[string]bool{}
-	for _, p := range planners {
-		has[p] = true
-	}
-	if len(f.versus) == 0 && has["inlay"] && has["puzzle"] {
-		f.versus = []string{"inlay/puzzle"}
-	}
-	for _, v := range f.versus {
-		a, b, ok := strings.Cut(v, "/")
-		if !ok || !has[a] || !has[b] {
-			return fmt.Errorf("bench: --versus %q: want A/B with both planners among --planners", v)
-		}
-		cfg.Versus = append(cfg.Versus, [2]string{a, b})
+	in := app.BenchInput{Platform: pl, Planners: app.SplitPlanners(f.planners), Scenarios: f.scenarios, MinModels: f.minModels, MaxModels: f.maxModels,
+		Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers, Repeats: f.repeats, Versus: f.versus}
+	if _, err := app.BenchConfig(in); err != nil {
+		return err // before the cost model and the workloads load
 	}
 	est, costNote, err := costModel(cmd, pl, nil)
 	if err != nil {
 		return err
 	}
 	defer printCostNote(cmd, costNote)
-	cfg.Cost = est
+	in.Cost = est
 	for _, path := range f.workloads {
 		w, err := workload.Load(path)
 		if err != nil {
 			return err
 		}
-		cfg.Workloads = append(cfg.Workloads, w)
+		in.Workloads = append(in.Workloads, w)
 	}
 	n := f.scenarios
-	if len(cfg.Workloads) > 0 {
-		n = len(cfg.Workloads)
+	if len(in.Workloads) > 0 {
+		n = len(in.Workloads)
 	}
-	bar := newBar(n*len(planners), "bench")
-	cfg.Progress = func(s, p int, name string) {
+	cfg, err := app.BenchConfig(in)
+	if err != nil {
+		return err
+	}
+	bar := newBar(n*len(cfg.Planners), "bench")
+	in.Progress = func(s, p int, name string) {
 		if s > 0 || p > 0 {
 			barAdd(bar, 1)
 		}
 		barDescribe(bar, fmt.Sprintf("bench: scenario %d/%d, %s", s+1, n, name))
 	}
-	rep, err := bench.Run(ctx, cfg)
+	rep, err := app.Bench(ctx, in)
 	barDone(bar)
 	if err != nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
 	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(cmd.OutOrStdout(), rep)
 	}
-	return writeBench(out, rep)
+	return writeBench(cmd.OutOrStdout(), rep)
 }
 
 // writeBench prints the per-scenario table and the summary.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/explain"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
@@ -113,80 +113,6 @@ its makespan, as in the scheduling literature.`,
 	return cmd
 }
 
-// planJSON is what --json prints for a workload.
-type planJSON struct {
-	Workload         string          `json:"workload"`
-	Platform         string          `json:"platform"`
-	Planner          string          `json:"planner"`
-	PlanFile         string          `json:"plan_file,omitempty"`
-	SearchSeconds    float64         `json:"search_seconds"`
-	SearchStopped    string          `json:"search_stopped,omitempty"`
-	MaxRateScale     float64         `json:"max_rate_scale"`
-	Feasible         bool            `json:"feasible"`
-	Reason           string          `json:"reason,omitempty"`
-	Limit            string          `json:"limit,omitempty"`
-	UpperBoundScale  planFloat       `json:"upper_bound_scale"`
-	UpperBoundWhy    string          `json:"upper_bound_why,omitempty"`
-	UpperBoundProven bool            `json:"upper_bound_proven"`
-	Subgraphs        int             `json:"subgraphs"`
-	Groups           []planGroupJSON `json:"groups"`
-	Processors       []planProcJSON  `json:"processors"`
-	// Proof is the exact planner's: its MILP bound beside the fluid one.
-	Proof *planProofJSON `json:"proof,omitempty"`
-	// Explain is --explain's: every subgraph's candidates and scores.
-	Explain *explain.Explanation `json:"explain,omitempty"`
-}
-
-type planProofJSON struct {
-	*plan.Proof
-	// ProvenGap is (tightest bound − max_rate_scale) / tightest bound.
-	ProvenGap planFloat `json:"proven_gap"`
-}
-
-func (j planProofJSON) MarshalJSON() ([]byte, error) {
-	inner, err := j.Proof.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	gap, err := j.ProvenGap.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	// Append the gap to the proof's object.
-	return append(append(inner[:len(inner)-1], []byte(`,"proven_gap":`)...), append(gap, '}')...), nil
-}
-
-type planGroupJSON struct {
-	Name       string  `json:"name"`
-	RateHz     float64 `json:"rate_hz"`
-	AchievedHz float64 `json:"achieved_hz"`
-	DeadlineMs float64 `json:"deadline_ms"`
-	P50Ms      float64 `json:"p50_ms"`
-	// P50UncontendedMs is the p50 without the contention model (0: the
-	// cost model has none).
-	P50UncontendedMs float64 `json:"p50_uncontended_ms,omitempty"`
-	P99Ms            float64 `json:"p99_ms"`
-	MissRate         float64 `json:"miss_rate"`
-	Requests         int     `json:"requests"`
-}
-
-type planProcJSON struct {
-	Name        string  `json:"name"`
-	Utilisation float64 `json:"utilisation"`
-}
-
-// planFloat writes +Inf (no bound) as null.
-type planFloat float64
-
-func (f planFloat) MarshalJSON() ([]byte, error) {
-	if math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(float64(f))
-}
-
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
 	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
 		return err
@@ -195,140 +121,94 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err != nil {
 		return err
 	}
-	planner, err := search.New(f.planner)
-	if err != nil {
-		return err
-	}
 	est, costNote, err := costModel(f.cmd, pl, w)
 	if err != nil {
 		return err
 	}
 	defer printCostNote(f.cmd, costNote)
-	simOpt := sim.Options{Seed: f.seed}
-	// --contention=false: the search scores plans without the contention
-	// model; the plan it returns is still reported with it.
-	eval := sim.NewEvaluator(w, pl, est, sim.Options{Seed: f.seed, NoContention: !f.contention})
-	workers := f.workers
-	if workers <= 0 {
-		workers = defaultWorkers()
-	}
-	bound, err := ratebound.Upper(w, pl, est)
-	if err != nil {
-		return err
-	}
-	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: workers}
 	budget := f.budget
 	if budget == 0 && f.evals == 0 {
 		budget = driver.DefaultBudget
 	}
-	bar := newSearchBar("planning with "+planner.Name(), budget, f.evals, bound.Scale)
-	stopped := "" // why a search planner stopped
-	req.Progress = func(pg plan.Progress) {
-		if pg.Stopped != "" {
-			stopped = pg.Stopped
-		}
-		bar.update(pg)
-	}
-	start := time.Now()
-	p, proof, err := plan.PlanWithProof(ctx, planner, req, eval)
-	searchTime := time.Since(start)
+	var bar *searchBar
+	in := app.PlanInput{SearchInput: app.SearchInput{Problem: app.Problem{Workload: w, Platform: pl, Cost: est},
+		Planner: f.planner, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers, NoContention: !f.contention,
+		Progress: func(pg plan.Progress) { bar.update(pg) }},
+		Explain: f.explain,
+		Started: func(planner string, bound ratebound.Bound) {
+			bar = newSearchBar("planning with "+planner, budget, f.evals, bound.Scale)
+		}}
+	ev, found, err := app.Plan(ctx, in)
 	bar.done()
 	if err != nil {
 		return err
 	}
-	if err := p.Validate(w, pl); err != nil {
-		return fmt.Errorf("plan: planner %s made an invalid plan: %w", planner.Name(), err)
-	}
-	p.StampHashes(w) // inlay run refuses the plan once a model file changes
 	if f.out != "" {
-		if err := p.Save(f.out); err != nil {
+		if err := found.Plan.Save(f.out); err != nil {
 			return err
 		}
+		ev.Outcome.PlanFile = f.out
 	}
-	prog, err := sim.Compile(w, pl, est, p)
-	if err != nil {
+	ev.Outcome.Workload = path
+	if err := drawSchedule(f, w, found.Planner, pl.Name, ev.Run); err != nil {
 		return err
-	}
-	sust, res, err := sim.Sustain(prog, simOpt)
-	if err != nil {
-		return err
-	}
-	alone, err := uncontended(prog, res, simOpt)
-	if err != nil {
-		return err
-	}
-	if err := drawSchedule(f, w, planner.Name(), pl.Name, res); err != nil {
-		return err
-	}
-	reason := ""
-	if !sust.Feasible || sust.Scale < 1 {
-		reason = sim.InfeasibleReason(sust, bound)
-	}
-	nsub := 0
-	for _, mp := range p.Models {
-		nsub += len(mp.Subgraphs)
-	}
-	var why *explain.Explanation
-	if f.explain {
-		if why, err = explain.Explain(w, pl, est, p); err != nil {
-			return err
-		}
 	}
 	if f.html != "" {
-		if err := writeHTMLReport(f.html, path, pl, planner.Name(), sust, bound, proof, res, w, why); err != nil {
+		if err := writeHTMLReport(f.html, path, pl, ev, w); err != nil {
 			return err
 		}
 	}
 	if f.json {
-		j := planJSON{
-			Workload: path, Platform: pl.Name, Planner: planner.Name(), PlanFile: f.out,
-			SearchSeconds: searchTime.Seconds(), SearchStopped: stopped, MaxRateScale: sust.Scale, Feasible: sust.Feasible && sust.Scale >= 1,
-			Reason: reason, Limit: sust.Limit, UpperBoundScale: planFloat(bound.Scale), UpperBoundWhy: bound.Why, UpperBoundProven: bound.Proven(),
-			Subgraphs: nsub, Groups: []planGroupJSON{}, Processors: []planProcJSON{},
-		}
-		j.Explain = why
-		if proof != nil {
-			j.Proof = &planProofJSON{Proof: proof,
-				ProvenGap: planFloat(plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)))}
-		}
-		if res != nil {
-			for i, g := range res.Groups {
-				j.Groups = append(j.Groups, planGroupJSON{Name: g.Name, RateHz: g.OfferedHz, AchievedHz: g.RateHz, DeadlineMs: millis(g.Deadline),
-					P50Ms: millis(g.P50), P99Ms: millis(g.P99), MissRate: g.MissRate, Requests: g.Requests, P50UncontendedMs: uncontendedP50(alone, i)})
-			}
-			for _, pr := range res.Procs {
-				j.Processors = append(j.Processors, planProcJSON{Name: pr.Name, Utilisation: pr.Utilisation})
-			}
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(j)
+		return printJSON(out, ev.Outcome)
 	}
-	s := report.Summary{Workload: path, Platform: pl.Name, Planner: planner.Name(), Source: "simulation",
-		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
-	if proof != nil {
-		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
-	}
-	addSimRows(&s, pl, res, alone)
-	if err := report.Text(out, s); err != nil {
+	return writePlanText(out, path, pl, ev, found)
+}
+
+// printJSON prints v as indented JSON.
+func printJSON(out io.Writer, v any) error {
+	b, err := app.MarshalIndent(v)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nplanned in %.3gs: %d subgraph(s) over %d model(s)", searchTime.Seconds(), nsub, len(p.Models))
-	if f.out != "" {
-		fmt.Fprintf(out, ", written to %s", f.out)
+	_, err = out.Write(b)
+	return err
+}
+
+// planSummary is the report summary of a plan's evaluation.
+func planSummary(path string, pl *hw.Platform, ev *app.Evaluation, alone *sim.Result) report.Summary {
+	bound := ev.Bound
+	s := report.Summary{Workload: path, Platform: pl.Name, Planner: ev.Outcome.Planner, Source: "simulation",
+		Scale: ev.Sustained.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
+	if ev.Proof != nil {
+		s.ExactBound, s.ExactWhy = ev.Proof.ScaleBound, proofWhy(ev.Proof)
 	}
-	if stopped != "" {
-		fmt.Fprintf(out, "; search stopped: %s", stopped)
+	addSimRows(&s, pl, ev.Run, alone)
+	return s
+}
+
+// writePlanText prints plan's summary, what the search did, the gap the
+// exact planner proved and, with --explain, the explanation.
+func writePlanText(out io.Writer, path string, pl *hw.Platform, ev *app.Evaluation, found *app.Searched) error {
+	o, bound, proof := ev.Outcome, ev.Bound, ev.Proof
+	if err := report.Text(out, planSummary(path, pl, ev, ev.Alone)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nplanned in %.3gs: %d subgraph(s) over %d model(s)", found.Seconds, o.Subgraphs, len(found.Plan.Models))
+	if o.PlanFile != "" {
+		fmt.Fprintf(out, ", written to %s", o.PlanFile)
+	}
+	if o.SearchStopped != "" {
+		fmt.Fprintf(out, "; search stopped: %s", o.SearchStopped)
 	}
 	fmt.Fprintln(out)
-	if sust.Limit != "" && reason == "" {
-		fmt.Fprintf(out, "limited by: %s\n", sust.Limit)
+	if o.Limit != "" && o.Reason == "" {
+		fmt.Fprintf(out, "limited by: %s\n", o.Limit)
 	}
-	if reason != "" {
-		fmt.Fprintf(out, "%s\n", reason)
+	if o.Reason != "" {
+		fmt.Fprintf(out, "%s\n", o.Reason)
 	}
 	if proof != nil {
-		if g := plan.ProvenGap(sust.Scale, math.Min(bound.Scale, proof.ScaleBound)); !math.IsNaN(g) {
+		if g := plan.ProvenGap(ev.Sustained.Scale, math.Min(bound.Scale, proof.ScaleBound)); !math.IsNaN(g) {
 			if bound.Proven() {
 				fmt.Fprintf(out, "within %.3g%% of optimal (proven)\n", 100*g)
 			} else {
@@ -339,17 +219,18 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 			fmt.Fprintf(out, "milp: %s\n", proof.Note)
 		}
 	}
-	if why != nil {
-		fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; the scores the planner recorded as it chose, or, where it recorded none, a what-if: each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
-		for _, t := range why.Tables() {
-			fmt.Fprintf(out, "\n%s\n", t.Caption)
-			tt := textfmt.Table{Header: t.Header}
-			for _, r := range t.Rows {
-				tt.Add(r...)
-			}
-			if _, err := tt.WriteTo(out); err != nil {
-				return err
-			}
+	if ev.Why == nil {
+		return nil
+	}
+	fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; the scores the planner recorded as it chose, or, where it recorded none, a what-if: each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
+	for _, t := range ev.Why.Tables() {
+		fmt.Fprintf(out, "\n%s\n", t.Caption)
+		tt := textfmt.Table{Header: t.Header}
+		for _, r := range t.Rows {
+			tt.Add(r...)
+		}
+		if _, err := tt.WriteTo(out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -357,21 +238,16 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 
 // writeHTMLReport writes plan --html's page: the summary, the Gantt chart
 // of the simulated schedule, and the explanation when there is one.
-func writeHTMLReport(path, workloadPath string, pl *hw.Platform, planner string, sust sim.Sustained, bound ratebound.Bound, proof *plan.Proof, res *sim.Result, w *workload.Workload, why *explain.Explanation) error {
-	s := report.Summary{Workload: workloadPath, Platform: pl.Name, Planner: planner, Source: "simulation",
-		Scale: sust.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
-	if proof != nil {
-		s.ExactBound, s.ExactWhy = proof.ScaleBound, proofWhy(proof)
-	}
-	addSimRows(&s, pl, res, nil)
-	if why != nil {
-		for _, t := range why.Tables() {
+func writeHTMLReport(path, workloadPath string, pl *hw.Platform, ev *app.Evaluation, w *workload.Workload) error {
+	s := planSummary(workloadPath, pl, ev, nil)
+	if ev.Why != nil {
+		for _, t := range ev.Why.Tables() {
 			s.Tables = append(s.Tables, report.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows})
 		}
 	}
 	var svg bytes.Buffer
-	if res != nil && res.Spans != nil {
-		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(workloadPath), pl.Name, planner, res.Scale)
+	if res := ev.Run; res != nil && res.Spans != nil {
+		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(workloadPath), pl.Name, ev.Outcome.Planner, res.Scale)
 		if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, defaultWindow(w, res)}); err != nil {
 			return err
 		}

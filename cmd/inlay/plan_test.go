@@ -267,6 +267,7 @@ func TestPlanExplainAndProof(t *testing.T) {
 			} `json:"models"`
 		} `json:"explain"`
 	}
+	mustMatchOpenAPI(t, "Outcome", out)
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
 		t.Fatal(err)
 	}

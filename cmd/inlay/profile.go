@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,24 +8,22 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/agent"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/textfmt"
-	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/runtime"
-	"github.com/inlay-dev/inlay/search"
-	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -42,12 +39,8 @@ type profileFlags struct {
 	fitOn                                            string
 }
 
-func newProfileCmd() *cobra.Command {
-	var f profileFlags
-	cmd := &cobra.Command{
-		Use:   "profile WORKLOAD",
-		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
-		Long: `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
+// profileLong is the command's help.
+const profileLong = `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
 pinned to each processor's cores) or on a device running inlay agent
 (--agent URL --token T), what the planners need: every single layer of every
 model on every processor configuration, a few runs of consecutive layers per
@@ -103,8 +96,15 @@ Then it calibrates: it fits each processor's efficiency factors in the
 analytic model to the measurements, stores them, and prints the mean absolute
 percentage error on subgraphs held back from the fit, before and after.
 plan, simulate, bench and run read the store (--profiles): measured figures
-first, the calibrated model for the rest.`,
-		Args: cobra.ExactArgs(1),
+first, the calibrated model for the rest.`
+
+func newProfileCmd() *cobra.Command {
+	var f profileFlags
+	cmd := &cobra.Command{
+		Use:   "profile WORKLOAD",
+		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
+		Long:  profileLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -186,7 +186,11 @@ platform with the fitted figures (-o).`,
 			if device == "" {
 				return fmt.Errorf("calibrate: %s holds no measurements for platform %s (run inlay profile first)", st.Path(), pl.Name)
 			}
-			return calibrateAndReport(cmd.OutOrStdout(), st, device, pl, w, &f, true)
+			r, err := app.Calibrate(st, device, pl, w, app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn})
+			if err != nil {
+				return err
+			}
+			return writeCalibration(cmd.OutOrStdout(), r, true)
 		},
 	}
 	fl := cmd.Flags()
@@ -209,53 +213,12 @@ func openStore(cmd *cobra.Command) (*profile.Store, error) {
 }
 
 func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
-	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 || f.cycles < 0 {
-		return fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle, --cycles and --chunks not negative")
-	}
-	if f.rounds < 1 {
-		return fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
-	}
+	out := cmd.OutOrStdout()
 	w, err := workload.Load(path)
 	if err != nil {
 		return err
 	}
-	var dev profile.Device
-	var pl *hw.Platform
-	if f.platform != "" {
-		if pl, err = hw.Resolve(f.platform); err != nil {
-			return err
-		}
-	}
-	if f.agentURL != "" {
-		c := agent.NewClient(f.agentURL, f.token)
-		info, err := c.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if pl == nil {
-			pl = info.Platform
-		}
-		if pl == nil {
-			return fmt.Errorf("profile: the agent at %s names no platform; give --platform", f.agentURL)
-		}
-		dev = c
-	} else {
-		if pl == nil {
-			if pl, err = hw.Choose("", w.Platform); err != nil {
-				return err
-			}
-		}
-		for _, pr := range pl.Processors {
-			if len(pr.Cores) == 0 {
-				return fmt.Errorf("profile: platform %s: processor %s is not a set of this machine's cores; measure on --platform host, or on the device with --agent URL", pl.Name, pr.Name)
-			}
-		}
-		if dev, err = profile.NewLocal(f.ortLib, pl); err != nil {
-			return err
-		}
-	}
-	info, err := dev.Info(ctx)
+	dev, pl, handOff, err := profileDevice(ctx, w, f)
 	if err != nil {
 		return err
 	}
@@ -264,117 +227,173 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		return err
 	}
 	defer st.Close()
-	fmt.Fprintf(out, "profiling %s on %s (device %s, ONNX Runtime %s) into %s\n", path, pl.Name, info.Name, info.ORTVersion, st.Path())
+	pp := &profilePrinter{out: out, errOut: cmd.ErrOrStderr(), header: func(info profile.DeviceInfo) string {
+		return fmt.Sprintf("profiling %s on %s (device %s, ONNX Runtime %s) into %s", path, pl.Name, info.Name, info.ORTVersion, st.Path())
+	}, cycles: f.cycles, rounds: f.rounds}
+	in := app.ProfileInput{Workload: w, Platform: pl, Device: dev, Store: st, Profiles: st.Path(),
+		Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Cycles: f.cycles, Chunks: f.chunks,
+		Planners: f.planners, Budget: f.budget, Rounds: f.rounds, Force: f.force, Corun: f.corun, Seed: f.seed,
+		Calibration: app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn}, Observer: pp}
 	if f.handOff {
-		probe := func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
-			return runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: f.ortLib, NoPin: unpinned})
-		}
-		if c, ok := dev.(*agent.Client); ok {
-			probe = func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
-				return c.HandOff(ctx, agent.HandOffOptions{NoPin: unpinned})
-			}
-		}
-		if err := probeHandOffs(ctx, out, st, info.Name, probe); err != nil {
-			return err
-		}
+		in.HandOff = handOff
 	}
-
-	twins := profile.Twins(pl)
-	var classes []string
-	for i, t := range twins {
-		if t == i {
-			var members []string
-			for j, u := range twins {
-				if u == i {
-					members = append(members, pl.Processors[j].Name)
-				}
-			}
-			classes = append(classes, fmt.Sprintf("%s for %s", pl.Processors[i].Name, strings.Join(members, ", ")))
-		}
-	}
-	// Device in the loop: the planners' plans made with the analytic model
-	// are measured first, with every layer and the chunks; then, round
-	// after round, the store is calibrated, the planners plan again with
-	// the measurements and the subgraphs of their new plans that the store
-	// lacks are measured, until a round finds none (or --rounds). So the
-	// plan inlay plan makes from the store is one whose subgraphs were
-	// measured, not one the calibrated model guessed at.
-	// sum keeps what the reports after the rounds need: the co-run
-	// profiles stored and the device. cal is the last calibration's report
-	// while calibrated says no round measured anything after it, so that
-	// the same fit is not made twice.
-	var sum profile.Summary
-	var cal bytes.Buffer
-	calibrated := false
-	for round := 1; round <= f.rounds; round++ {
-		plans, err := profilePlans(ctx, cmd, errOut, w, pl, f)
-		if err != nil {
-			return err
-		}
-		jobs, err := profile.Jobs(w, pl, profile.JobOptions{Plans: plans, Chunks: f.chunks, Seed: f.seed})
-		if err != nil {
-			return err
-		}
-		if round == 1 {
-			var kinds []string
-			for _, k := range profile.CountKinds(jobs) {
-				kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
-			}
-			fmt.Fprintf(out, "%d subgraphs to measure (%s), on %s\n", len(jobs), strings.Join(kinds, ", "), strings.Join(classes, "; "))
-		} else {
-			// A later round measures the new plans' subgraphs the store
-			// lacks, and times a plan whose cycle it lacks (a plan made of
-			// stored subgraphs may still be a new plan).
-			jobs = slices.DeleteFunc(jobs, func(j profile.Job) bool { return j.Kind != profile.KindPlan })
-		}
-		cycles, err := profile.PlanCycles(w, pl, plans)
-		if err != nil {
-			return err
-		}
-		rs, err := profileRound(ctx, out, errOut, dev, st, pl, jobs, cycles, f, round)
-		sum.Coruns += rs.Coruns
-		sum.Device = rs.Device
-		if err != nil {
-			return err
-		}
-		if rs.Measured+rs.Failed > 0 {
-			calibrated = false
-		}
-		if round > 1 && rs.Measured+rs.Failed == 0 {
-			fmt.Fprintf(out, "the planners' plans with the measurements: every subgraph measured (after %d rounds)\n", round)
-			break
-		}
-		if round < f.rounds {
-			cal.Reset()
-			if err := calibrateAndReport(&cal, st, rs.Device, pl, w, f, false); err != nil {
-				return err
-			}
-			calibrated = true
-		} else if round > 1 {
-			fmt.Fprintf(out, "the planners' plans still changed in round %d (--rounds %d): a plan made from the store may have subgraphs the calibrated model estimates\n", round, f.rounds)
-		}
-	}
-	if f.corun {
-		if err := reportCoruns(out, st, sum); err != nil {
-			return err
-		}
-	}
-	if sp, ok := dev.(interface{ Speed() profile.SpeedStats }); ok {
-		s := sp.Speed()
-		reportSpeed(out, s)
-		// inlay run sets its own reference times beside these.
-		if len(s.Cores) > 0 {
-			if err := st.PutSpeeds(sum.Device, s.Cores); err != nil {
-				return err
-			}
-		}
-	}
-	fmt.Fprintln(out)
-	if calibrated {
-		_, err := out.Write(cal.Bytes())
+	r, err := app.Profile(ctx, in)
+	pp.done()
+	if err != nil {
 		return err
 	}
-	return calibrateAndReport(out, st, sum.Device, pl, w, f, false)
+	if f.corun {
+		if err := reportCoruns(out, st, r.Device.Name, r.Coruns); err != nil {
+			return err
+		}
+	}
+	if r.Speed != nil {
+		reportSpeed(out, *r.Speed)
+	}
+	fmt.Fprintln(out)
+	return writeCalibration(out, r.Calibration, false)
+}
+
+// profileDevice is the device profile measures on: the agent's (with
+// --agent) or this machine's, its platform, and its hand-off probe.
+func profileDevice(ctx context.Context, w *workload.Workload, f *profileFlags) (profile.Device, *hw.Platform, app.HandOffProber, error) {
+	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 || f.cycles < 0 {
+		return nil, nil, nil, fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle, --cycles and --chunks not negative")
+	}
+	if f.rounds < 1 {
+		return nil, nil, nil, fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
+	}
+	var pl *hw.Platform
+	var err error
+	if f.platform != "" {
+		if pl, err = hw.Resolve(f.platform); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if f.agentURL != "" {
+		c := agent.NewClient(f.agentURL, f.token)
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if pl == nil {
+			pl = info.Platform
+		}
+		if pl == nil {
+			return nil, nil, nil, fmt.Errorf("profile: the agent at %s names no platform; give --platform", f.agentURL)
+		}
+		return c, pl, agentHandOff(c), nil
+	}
+	if pl == nil {
+		if pl, err = hw.Choose("", w.Platform); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	for _, pr := range pl.Processors {
+		if len(pr.Cores) == 0 {
+			return nil, nil, nil, fmt.Errorf("profile: platform %s: processor %s is not a set of this machine's cores; measure on --platform host, or on the device with --agent URL", pl.Name, pr.Name)
+		}
+	}
+	dev, err := profile.NewLocal(f.ortLib, pl)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return dev, pl, func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
+		return runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: f.ortLib, NoPin: unpinned})
+	}, nil
+}
+
+// agentHandOff probes the hand-off on the agent's device; an agent
+// without the endpoint has none (app.ErrNoHandOff).
+func agentHandOff(c *agent.Client) app.HandOffProber {
+	return func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
+		pr, err := c.HandOff(ctx, agent.HandOffOptions{NoPin: unpinned})
+		var se *agent.StatusError
+		if errors.As(err, &se) && se.Code == agent.CodeNotFound {
+			err = fmt.Errorf("%w: %w", app.ErrNoHandOff, err)
+		}
+		return pr, err
+	}
+}
+
+// profilePrinter prints the profile loop as it goes: a progress bar (or a
+// line every 5 s when stderr is not a terminal) and each round's summary.
+type profilePrinter struct {
+	out, errOut    io.Writer
+	header         func(profile.DeviceInfo) string
+	cycles, rounds int
+	bar            *progressbar.ProgressBar
+	what           string
+	lastLine       time.Time
+}
+
+func (p *profilePrinter) Started(info profile.DeviceInfo) { fmt.Fprintln(p.out, p.header(info)) }
+
+func (p *profilePrinter) HandOff(r app.HandOffResult) { fmt.Fprintln(p.out, handOffLine(r)) }
+
+func (p *profilePrinter) RoundStarted(rs app.RoundStart) {
+	if rs.Round == 1 {
+		var kinds []string
+		for _, k := range rs.Kinds {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
+		}
+		fmt.Fprintf(p.out, "%d subgraphs to measure (%s), on %s\n", rs.Jobs, strings.Join(kinds, ", "), strings.Join(rs.Classes, "; "))
+	}
+	p.what = "profile"
+	if rs.Round > 1 {
+		p.what = fmt.Sprintf("profile round %d", rs.Round)
+	}
+	p.bar, p.lastLine = newBar(rs.Jobs, p.what), time.Now()
+}
+
+func (p *profilePrinter) Measured(_, done, total int, j profile.Job) {
+	if p.bar != nil {
+		barDescribe(p.bar, fmt.Sprintf("%s: %s layers %s", p.what, j.Model, j.Set.Key()))
+		barAdd(p.bar, 1)
+		return
+	}
+	if time.Since(p.lastLine) >= 5*time.Second || done == total {
+		p.lastLine = time.Now()
+		fmt.Fprintf(p.errOut, "%s: %d/%d (%s layers %s)\n", p.what, done, total, j.Model, j.Set.Key())
+	}
+}
+
+func (p *profilePrinter) done() {
+	barDone(p.bar)
+	p.bar = nil
+}
+
+func (p *profilePrinter) RoundDone(r app.Round) {
+	p.done()
+	out, sum := p.out, r.Summary
+	if r.Round == 1 {
+		fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
+	} else if sum.Measured+sum.Failed > 0 {
+		fmt.Fprintf(out, "round %d: the planners planned again with the measurements: %d new subgraph(s) of their plans measured, %d already stored, failed %d in %s\n",
+			r.Round, sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
+	}
+	for _, msg := range sum.Failures {
+		fmt.Fprintf(out, "  failed: %s\n", msg)
+	}
+	if sum.Cycled > 0 {
+		fmt.Fprintf(out, "cycle figures: %d subgraphs timed in their plan's cycle (%d steps, %d timed rounds each)\n", sum.Cycled, sum.CycleSteps, p.cycles)
+	}
+	if sum.CycleNote != "" {
+		fmt.Fprintf(out, "cycle figures: %s\n", sum.CycleNote)
+	}
+	if sum.Failed > len(sum.Failures) {
+		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
+	}
+	switch {
+	case r.Round > 1 && sum.Measured+sum.Failed == 0:
+		fmt.Fprintf(out, "the planners' plans with the measurements: every subgraph measured (after %d rounds)\n", r.Round)
+	case r.Round > 1 && r.Round == p.rounds:
+		fmt.Fprintf(out, "the planners' plans still changed in round %d (--rounds %d): a plan made from the store may have subgraphs the calibrated model estimates\n", r.Round, p.rounds)
+	}
+}
+
+func (p *profilePrinter) PlannerFailed(name string, err error) {
+	fmt.Fprintf(p.errOut, "profile: planner %s: %v (its subgraphs are not measured)\n", name, err)
 }
 
 // reportSpeed says what the speed guard did (profile.SlowRatio).
@@ -394,79 +413,15 @@ func reportSpeed(out io.Writer, s profile.SpeedStats) {
 	fmt.Fprintf(out, "normal speed the figures were taken at (reference time; stored, and inlay run sets its own beside it): %s\n", strings.Join(parts, ", "))
 }
 
-// profileRound measures jobs, the round-th round of runProfile, with a
-// progress bar, and prints what it measured. Only the first round may
-// measure again what the store holds (--force); the later ones measure the
-// new plans' subgraphs the store lacks.
-func profileRound(ctx context.Context, out, errOut io.Writer, dev profile.Device, st *profile.Store, pl *hw.Platform, jobs []profile.Job, cycles []profile.Cycle, f *profileFlags, round int) (profile.Summary, error) {
-	what := "profile"
-	if round > 1 {
-		what = fmt.Sprintf("profile round %d", round)
+// handOffLine says what the hand-off probes measured.
+func handOffLine(r app.HandOffResult) string {
+	if r.Skipped != "" {
+		return fmt.Sprintf("hand-off: not measured (%s)", r.Skipped)
 	}
-	bar := newBar(len(jobs), what)
-	lastLine := time.Now()
-	prof := &profile.Profiler{Device: dev, Store: st, Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Force: f.force && round == 1, Corun: f.corun,
-		Cycles: cycles, CycleRuns: f.cycles,
-		Progress: func(done, total int, j profile.Job) {
-			if bar != nil {
-				barDescribe(bar, fmt.Sprintf("%s: %s layers %s", what, j.Model, j.Set.Key()))
-				barAdd(bar, 1)
-				return
-			}
-			if time.Since(lastLine) >= 5*time.Second || done == total {
-				lastLine = time.Now()
-				fmt.Fprintf(errOut, "%s: %d/%d (%s layers %s)\n", what, done, total, j.Model, j.Set.Key())
-			}
-		}}
-	sum, err := prof.Run(ctx, pl, jobs)
-	barDone(bar)
-	if round == 1 {
-		fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
-	} else if sum.Measured+sum.Failed > 0 {
-		fmt.Fprintf(out, "round %d: the planners planned again with the measurements: %d new subgraph(s) of their plans measured, %d already stored, failed %d in %s\n",
-			round, sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
-	}
-	for _, msg := range sum.Failures {
-		fmt.Fprintf(out, "  failed: %s\n", msg)
-	}
-	if sum.Cycled > 0 {
-		fmt.Fprintf(out, "cycle figures: %d subgraphs timed in their plan's cycle (%d steps, %d timed rounds each)\n", sum.Cycled, sum.CycleSteps, f.cycles)
-	}
-	if sum.CycleNote != "" {
-		fmt.Fprintf(out, "cycle figures: %s\n", sum.CycleNote)
-	}
-	if sum.Failed > len(sum.Failures) {
-		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
-	}
-	return sum, err
-}
-
-// probeHandOffs measures the runtime's hand-off with probe, pinned and
-// unpinned (runtime.ProbeHandOff on this machine, or through the agent on
-// its device), stores both for the device and prints them. A platform with
-// fewer than two processors ONNX Runtime runs on has no hand-off between
-// processors to measure (runtime.ErrNoProbePair), nor does an agent
-// without the endpoint: it says so and goes on.
-func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device string, probe func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error)) error {
 	var line []string
-	for _, unpinned := range []bool{false, true} {
-		pr, err := probe(ctx, unpinned)
-		if err != nil {
-			var se *agent.StatusError
-			if errors.Is(err, runtime.ErrNoProbePair) || (errors.As(err, &se) && se.Code == agent.CodeNotFound) {
-				fmt.Fprintf(out, "hand-off: not measured (%v)\n", err)
-				return nil
-			}
-			return fmt.Errorf("profile: %w", err)
-		}
-		sd := pr.Starts
-		if err := st.PutHandOff(device, profile.HandOff{Pinned: !unpinned, Same: pr.Same, Cross: pr.Cross, Samples: pr.Samples,
-			SleepStart: sd.Sleep, SleepRequests: sd.SleepRequests, PollStart: sd.Poll, PollRequests: sd.PollRequests,
-			CrossAfter: pr.CrossAfter}); err != nil {
-			return err
-		}
+	for _, pr := range r.Probes {
 		mode := "pinned"
-		if unpinned {
+		if pr.Unpinned {
 			mode = "unpinned"
 		}
 		l := fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond))
@@ -478,10 +433,10 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 			l += " (" + strings.Join(pts, ", ") + ")"
 		}
 		var starts []string
-		if d, ok := sd.For(true); ok {
+		if d, ok := pr.Starts.For(true); ok {
 			starts = append(starts, fmt.Sprintf("%v with the loop sleeping", d.Round(time.Microsecond)))
 		}
-		if d, ok := sd.For(false); ok {
+		if d, ok := pr.Starts.For(false); ok {
 			starts = append(starts, fmt.Sprintf("%v polling", d.Round(time.Microsecond)))
 		}
 		if len(starts) > 0 {
@@ -489,119 +444,57 @@ func probeHandOffs(ctx context.Context, out io.Writer, st *profile.Store, device
 		}
 		line = append(line, l)
 	}
-	fmt.Fprintf(out, "hand-off between dependent subgraphs (median of each kind, runtime.ProbeHandOff): %s\n", strings.Join(line, "; "))
-	return nil
+	return "hand-off between dependent subgraphs (median of each kind, runtime.ProbeHandOff): " + strings.Join(line, "; ")
 }
 
-// profilePlans runs the chosen planners with the current cost model and
-// returns their plans; a planner that fails is reported and left out.
-func profilePlans(ctx context.Context, cmd *cobra.Command, errOut io.Writer, w *workload.Workload, pl *hw.Platform, f *profileFlags) ([]*plan.Plan, error) {
-	var names []string
-	for _, n := range f.planners {
-		if n = strings.TrimSpace(n); n != "" && n != "none" {
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		return nil, nil
-	}
-	est, _, err := costModel(cmd, pl, w)
-	if err != nil {
-		return nil, err
-	}
-	var plans []*plan.Plan
-	for _, name := range names {
-		planner, err := search.New(name)
-		if err != nil {
-			return nil, err
-		}
-		eval := sim.NewEvaluator(w, pl, est, sim.Options{Seed: f.seed})
-		req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Workers: 1}
-		p, err := planner.Plan(ctx, req, eval)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err == nil {
-			err = p.Validate(w, pl)
-		}
-		if err != nil {
-			fmt.Fprintf(errOut, "profile: planner %s: %v (its subgraphs are not measured)\n", name, err)
-			continue
-		}
-		plans = append(plans, p)
-	}
-	return plans, nil
-}
-
-// calibrateAndReport fits the factors, stores them and prints the table;
-// detail adds each class's fitted factors.
-func calibrateAndReport(out io.Writer, st *profile.Store, device string, pl *hw.Platform, w *workload.Workload, f *profileFlags, detail bool) error {
-	samples, err := profile.Samples(st, device, pl, w)
-	if err != nil {
-		return err
-	}
-	if len(samples) == 0 {
-		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", device)
+// writeCalibration prints a calibration's table; detail adds each class's
+// fitted factors.
+func writeCalibration(out io.Writer, r *app.CalibrationResult, detail bool) error {
+	if r.Fit == nil {
+		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", r.Device)
 		return nil
 	}
-	var useMin bool
-	switch f.fitOn {
-	case "min":
-		useMin = true
-	case "median":
-	case "cold":
-		samples = profile.ColdSamples(samples)
-		if len(samples) == 0 {
-			return fmt.Errorf("--fit-on cold: no measurement of this workload's models on %s has cold runs (inlay profile --cold)", device)
-		}
-	default:
-		return fmt.Errorf("--fit-on %q: want min, median or cold", f.fitOn)
-	}
-	cal, err := profile.Calibrate(pl, nil, samples, profile.CalibrateOptions{Folds: f.folds, Seed: f.seed, UseMin: useMin})
-	if err != nil {
-		return err
-	}
-	now := time.Now()
 	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "KEPT OUT", "MAPE BEFORE", "MAPE AFTER",
 		"VS MEDIANS BEFORE", "VS MEDIANS AFTER", "FIT MAPE AFTER"}}
-	for _, c := range cal.Classes {
-		for _, m := range c.Members {
-			if err := st.PutCalibration(profile.CalibrationRow{Device: device, Processor: m, Efficiency: c.After,
-				MAPEBefore: c.MAPEBefore, MAPEAfter: c.MAPEAfter, Samples: c.Fit + c.Held, FittedAt: now, Cold: c.Cold}); err != nil {
-				return err
-			}
-		}
+	for _, c := range r.Fit.Classes {
 		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held), fmt.Sprint(c.Excluded),
 			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
+	fit := fitTarget[r.Options.FitOn]
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
 		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians);\n"+
-		"kept out: samples left out of a fold's fit because they share a layer with one of its held-back subgraphs\n", device, fitTarget[f.fitOn], f.folds, fitTarget[f.fitOn])
+		"kept out: samples left out of a fold's fit because they share a layer with one of its held-back subgraphs\n", r.Device, fit, r.Options.Folds, fit)
 	if _, err := t.WriteTo(out); err != nil {
 		return err
 	}
-	for _, c := range cal.Classes {
+	for _, c := range r.Fit.Classes {
 		if c.Cold.Samples > 0 {
 			fmt.Fprintf(out, "%s: cold-cache correction of the figures for unmeasured subgraphs, from %d measurement(s) with cold runs: held-back error against the cold runs %s without, %s with it\n",
 				c.Processor, c.Cold.Samples, pct(c.ColdMAPEBefore), pct(c.ColdMAPEAfter))
 		}
 	}
 	if detail {
-		for _, c := range cal.Classes {
-			e := c.After
-			fmt.Fprintf(out, "\n%s (%d evaluations): peak ×%.3g, bandwidth ×%.3g, memory efficiency %.3g, half_flops %.3g,\n"+
-				"  dispatch %s, layer %s, cache %s at ×%.3g bandwidth, copies in and out %.3g GB/s\n", c.Processor, c.Evals,
-				e.PeakScale, e.BandwidthScale, e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead,
-				textfmt.Bytes(e.CacheBytes), e.CacheBandwidthScale, e.BoundaryGBs)
-			ct := textfmt.Table{Header: []string{"CLASS", "BEFORE", "AFTER"}}
-			for _, oc := range cost.OpClasses {
-				if _, ok := e.Compute[oc]; ok {
-					ct.Add(string(oc), fmt.Sprintf("%.3g", c.Before.Of(oc)), fmt.Sprintf("%.3g", e.Of(oc)))
-				}
+		return writeFittedFactors(out, r.Fit)
+	}
+	return nil
+}
+
+// writeFittedFactors prints each class's fitted factors.
+func writeFittedFactors(out io.Writer, cal *profile.Calibration) error {
+	for _, c := range cal.Classes {
+		e := c.After
+		fmt.Fprintf(out, "\n%s (%d evaluations): peak ×%.3g, bandwidth ×%.3g, memory efficiency %.3g, half_flops %.3g,\n"+
+			"  dispatch %s, layer %s, cache %s at ×%.3g bandwidth, copies in and out %.3g GB/s\n", c.Processor, c.Evals,
+			e.PeakScale, e.BandwidthScale, e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead,
+			textfmt.Bytes(e.CacheBytes), e.CacheBandwidthScale, e.BoundaryGBs)
+		ct := textfmt.Table{Header: []string{"CLASS", "BEFORE", "AFTER"}}
+		for _, oc := range cost.OpClasses {
+			if _, ok := e.Compute[oc]; ok {
+				ct.Add(string(oc), fmt.Sprintf("%.3g", c.Before.Of(oc)), fmt.Sprintf("%.3g", e.Of(oc)))
 			}
-			if _, err := ct.WriteTo(out); err != nil {
-				return err
-			}
+		}
+		if _, err := ct.WriteTo(out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -615,12 +508,12 @@ var fitTarget = map[string]string{"min": "min", "median": "median", "cold": "col
 // reportCoruns prints the co-run profiles the store holds for the device:
 // each subgraph's fitted sensitivity, its slowdowns, and, beside its real
 // neighbours, the measured slowdown against the stream fit's prediction.
-func reportCoruns(out io.Writer, st *profile.Store, sum profile.Summary) error {
-	cs, err := st.Coruns(sum.Device)
+func reportCoruns(out io.Writer, st *profile.Store, device string, stored int) error {
+	cs, err := st.Coruns(device)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "co-run profiles: %d stored now, %d for the device\n", sum.Coruns, len(cs))
+	fmt.Fprintf(out, "co-run profiles: %d stored now, %d for the device\n", stored, len(cs))
 	if len(cs) == 0 {
 		return nil
 	}

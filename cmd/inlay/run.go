@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,15 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/ort"
-	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report"
-	"github.com/inlay-dev/inlay/runtime"
-	"github.com/inlay-dev/inlay/workload"
 )
 
 type runFlags struct {
@@ -35,12 +30,8 @@ type runFlags struct {
 	speedCheck, subgraphs, probe  bool
 }
 
-func newRunCmd() *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{
-		Use:   "run WORKLOAD --plan PLAN",
-		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
-		Long: `run executes a plan on this machine's processors (the host platform: one
+// runLong is the command's help.
+const runLong = `run executes a plan on this machine's processors (the host platform: one
 processor per core, each worker pinned to its core) with ONNX Runtime, one
 session per planned subgraph, driven by the same dispatcher as the
 simulator. Requests arrive at the workload's rates (times --scale) for
@@ -98,8 +89,15 @@ then splits each group's requests, predicted and measured: from arrival
 to the first subgraph's start (the timer's lag, waiting behind other
 work), the time in its subgraphs, and the time between them (hand-offs,
 a worker's wake-up, waiting for a processor), so a miss that is not in
-the subgraphs shows where it is.`,
-		Args: cobra.ExactArgs(1),
+the subgraphs shows where it is.`
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run WORKLOAD --plan PLAN",
+		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
+		Long:  runLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
@@ -129,143 +127,7 @@ the subgraphs shows where it is.`,
 	return cmd
 }
 
-// runSpeedJSON is one core's speed check: checks timed, slow of them,
-// the core's normal reference time in the run and the references' median
-// (profile.CoreSpeed), the profile's normal reference time and the
-// median's ratio to it (runSpeed; 0 when the store has none).
-type runSpeedJSON struct {
-	Core       int     `json:"core"`
-	Checks     int     `json:"checks"`
-	Slow       int     `json:"slow"`
-	NormalUS   float64 `json:"normal_us"`
-	MedianUS   float64 `json:"median_us"`
-	ProfiledUS float64 `json:"profiled_us,omitempty"`
-	Ratio      float64 `json:"ratio,omitempty"`
-}
-
-// runJSON is the --json output.
-type runJSON struct {
-	Workload        string  `json:"workload"`
-	Platform        string  `json:"platform"`
-	Planner         string  `json:"planner"`
-	Scale           float64 `json:"scale"`
-	DurationS       float64 `json:"duration_s"`
-	ElapsedS        float64 `json:"elapsed_s"`
-	Interrupted     bool    `json:"interrupted"`
-	ZeroCopy        int64   `json:"zero_copy_handoffs"`
-	Copied          int64   `json:"copied_tensors"`
-	HandOffMS       float64 `json:"hand_off_ms"`
-	ReportMS        float64 `json:"report_ms"`
-	ArrivalLagMS    float64 `json:"arrival_lag_ms"`
-	ArrivalLagP50MS float64 `json:"arrival_lag_p50_ms"`
-	// PredictedArrivalLagMS is what the predicted latencies add before a
-	// request's first subgraph: the arrival lag recorded runs saw, else the
-	// delay to the first subgraph the profile's hand-off probe measured
-	// for the run's pinning and its event loop's way of waiting
-	// (profile.Recorded.StartDelay).
-	PredictedArrivalLagMS float64        `json:"predicted_arrival_lag_ms"`
-	CostModel             string         `json:"cost_model,omitempty"`
-	PredictedMisses       string         `json:"predicted_misses,omitempty"`
-	Warnings              []string       `json:"warnings,omitempty"`
-	Groups                []runGroupJSON `json:"groups"`
-	Procs                 []runProcJSON  `json:"processors"`
-	// Speed is the speed check's counts per core (--speed-check).
-	Speed []runSpeedJSON `json:"speed,omitempty"`
-	// Probe is --probe's speed probe of the plan's subgraphs.
-	Probe *runProbeJSON `json:"probe,omitempty"`
-	// Subgraphs is --subgraphs' comparison (report.CompareSpans).
-	Subgraphs []runSubgraphJSON `json:"subgraphs,omitempty"`
-	// Requests is --subgraphs' split of each group's requests
-	// (report.CompareRequests).
-	Requests []runRequestsJSON `json:"requests,omitempty"`
-}
-
-// runRequestsJSON is where one group's requests spent their time, as
-// predicted and as run (report.RequestStats).
-type runRequestsJSON struct {
-	Group     string          `json:"group"`
-	Predicted runRequestParts `json:"predicted"`
-	Measured  runRequestParts `json:"measured"`
-}
-
-// runRequestParts is report.RequestParts in milliseconds: the median and
-// mean latency, and the mean's parts.
-type runRequestParts struct {
-	P50MS     float64 `json:"p50_ms"`
-	MeanMS    float64 `json:"mean_ms"`
-	BeforeMS  float64 `json:"before_ms"`
-	WorkingMS float64 `json:"working_ms"`
-	BetweenMS float64 `json:"between_ms"`
-	Requests  int     `json:"requests"`
-}
-
-func requestPartsJSON(p report.RequestParts) runRequestParts {
-	return runRequestParts{P50MS: msOf(p.P50), MeanMS: msOf(p.Mean), BeforeMS: msOf(p.Before), WorkingMS: msOf(p.Working), BetweenMS: msOf(p.Between), Requests: p.Requests}
-}
-
-// runSubgraphJSON is one subgraph of a group on a processor: its
-// predicted and measured median span and their counts, and the run's
-// medians alone and beside other processors' work (report.SpanStats).
-type runSubgraphJSON struct {
-	Group         string  `json:"group"`
-	Subgraph      string  `json:"subgraph"`
-	Processor     string  `json:"processor"`
-	PredictedMS   float64 `json:"predicted_ms"`
-	PredictedRuns int     `json:"predicted_runs"`
-	MeasuredMS    float64 `json:"measured_ms"`
-	Runs          int     `json:"runs"`
-	Ratio         float64 `json:"ratio,omitempty"`
-	AloneMS       float64 `json:"alone_ms"`
-	AloneRuns     int     `json:"alone_runs"`
-	BesideMS      float64 `json:"beside_ms"`
-	BesideRuns    int     `json:"beside_runs"`
-}
-
-type runGroupJSON struct {
-	Name           string        `json:"name"`
-	OfferedHz      float64       `json:"offered_hz"`
-	RateHz         float64       `json:"rate_hz"`
-	DeadlineMS     float64       `json:"deadline_ms"`
-	Requests       int           `json:"requests"`
-	Completed      int           `json:"completed"`
-	Late           int           `json:"late"`
-	Dropped        int           `json:"dropped"`
-	Drops          []runDropJSON `json:"drops"`
-	P50MS          float64       `json:"p50_ms"`
-	P99MS          float64       `json:"p99_ms"`
-	MeanMS         float64       `json:"mean_ms"`
-	MaxMS          float64       `json:"max_ms"`
-	MissRate       float64       `json:"miss_rate"`
-	PredictedP50MS float64       `json:"predicted_p50_ms"`
-	// PredictedUncontendedP50MS is the prediction without the contention
-	// model (0: none).
-	PredictedUncontendedP50MS float64 `json:"predicted_uncontended_p50_ms,omitempty"`
-	PredictedP99MS            float64 `json:"predicted_p99_ms"`
-	// PredictedNowP50MS is the prediction at the host's speed now (--probe;
-	// 0: none).
-	PredictedNowP50MS float64 `json:"predicted_now_p50_ms,omitempty"`
-}
-
-type runDropJSON struct {
-	Reason  string `json:"reason"`
-	Count   int    `json:"count"`
-	Example string `json:"example"`
-}
-
-type runProcJSON struct {
-	Name        string  `json:"name"`
-	Runs        int     `json:"runs"`
-	BusyMS      float64 `json:"busy_ms"`
-	Utilisation float64 `json:"utilisation"`
-}
-
 func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f runFlags) error {
-	if !(f.scale > 0) {
-		return fmt.Errorf("--scale %v must be positive", f.scale)
-	}
-	if f.duration <= 0 {
-		return fmt.Errorf("--duration %v must be positive", f.duration)
-	}
 	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
@@ -273,75 +135,27 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err != nil {
 		return err
 	}
+	errOut := cmd.ErrOrStderr()
+	in := app.RunInput{Workload: w, Platform: pl, Plan: p, Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles"),
+		Library: f.ortLib, Duration: f.duration, Drain: f.drain, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, Spin: f.spin,
+		DropLate: f.dropLate, NoPin: f.noPin, Spans: f.trace != "", Subgraphs: f.subgraphs,
+		Probe: f.probe, SpeedCheck: f.speedCheck, Record: f.record,
+		Stage: func(st app.RunStage) {
+			switch {
+			case f.json:
+			case st == app.StageProbing:
+				fmt.Fprintf(errOut, "probing the plan's subgraphs at the host's speed now (%d rounds)…\n", profile.ProbeRounds)
+			case st == app.StageRunning:
+				fmt.Fprintf(errOut, "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
+			}
+		}}
+	s, err := app.Run(ctx, in)
+	if err != nil {
+		return err
+	}
+	res := s.Runtime
 	if f.record {
-		// The store --record writes to may not exist yet.
-		path := profilesPath(cmd)
-		if path == "" {
-			return fmt.Errorf("--record needs a profile store (--profiles)")
-		}
-		st, err := profile.Open(path)
-		if err != nil {
-			return err
-		}
-		st.Close()
-	}
-	est, note, err := costModel(cmd, pl, w)
-	if err != nil {
-		return err
-	}
-	pe, _ := est.(*profile.Estimator)
-	if pe != nil {
-		pe.UseUnpinned(f.noPin) // predict with the hand-off of the run's pinning
-	}
-	var probe *runProbe
-	if f.probe && pe != nil && pe.Device() == profile.LocalDeviceName() {
-		if probe, err = probeNow(ctx, cmd, f, pe, w, pl, p); err != nil {
-			return err
-		}
-	}
-	// The arrival lag runs recorded, and the speed the profile took its
-	// figures at, for the speed report.
-	rec, err := profile.ReadRecorded(profilesPath(cmd), profile.LocalDeviceName())
-	if err != nil {
-		return err
-	}
-	cfg := runtime.Config{
-		Workload: w, Platform: pl, Plan: p, Cost: est, Library: f.ortLib,
-		Duration: f.duration, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, DrainTimeout: f.drain,
-		Spans: f.trace != "" || f.subgraphs, PredictSpans: f.subgraphs, NoPin: f.noPin, Spin: f.spin,
-	}
-	// The prediction adds what a request waits for its first subgraph
-	// (the simulator starts it on arrival), for the way this run's event
-	// loop will wait for its arrivals.
-	lag, lagFrom := rec.StartDelay(!f.noPin, cfg.LoopSleeps())
-	cfg.ArrivalLag = lag
-	if f.dropLate {
-		cfg.Policy = dispatch.DropLate
-	}
-	if !f.json {
-		fmt.Fprintf(cmd.ErrOrStderr(), "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
-	}
-	var sampler *profile.SpeedSampler
-	if cores := platformCores(pl); f.speedCheck && len(cores) > 0 {
-		sampler = profile.StartSpeedSampler(ctx, cores, profile.DefaultSpeedPeriod)
-	}
-	res, err := runtime.Run(ctx, cfg)
-	var speed []runSpeed
-	if sampler != nil {
-		speed = runSpeeds(sampler.Stop(), rec.Speeds)
-	}
-	if err != nil {
-		return err
-	}
-	if probe != nil {
-		probe.predict(cfg, pe, res)
-	}
-	if f.record {
-		n, err := recordInSitu(cmd, pl, w, p, res, f.ortLib)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "recorded the in-situ times of %d subgraph(s) in %s\n", n, profilesPath(cmd))
+		fmt.Fprintf(errOut, "recorded the in-situ times of %d subgraph(s) in %s\n", s.Recorded, in.Profiles)
 	}
 	if f.trace != "" {
 		if err := writeFile(f.trace, func(fw io.Writer) error {
@@ -350,143 +164,134 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
+	s.Result.Workload = workloadPath
 	if f.json {
-		return runJSONOut(out, workloadPath, pl, p, res, lag, note(), speed, probe, f.subgraphs)
+		return printJSON(cmd.OutOrStdout(), s.Result)
 	}
+	return writeRunText(cmd.OutOrStdout(), workloadPath, pl, s, f.subgraphs)
+}
+
+// writeRunText prints a run session: the summary, the measured latencies
+// beside the predictions, the runtime's own delays and the host's speed.
+func writeRunText(out io.Writer, workloadPath string, pl *hw.Platform, s *app.RunSession, subgraphs bool) error {
+	res, j := s.Runtime, s.Result
 	if res.Interrupted {
 		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
 	}
 	for _, wn := range res.Warnings {
 		fmt.Fprintf(out, "warning: %s\n", wn)
 	}
-	if n := note(); n != "" {
-		fmt.Fprintln(out, n)
+	if j.CostModel != "" {
+		fmt.Fprintln(out, j.CostModel)
 	}
-	s := report.Summary{
-		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "measured",
+	sum := report.Summary{
+		Workload: workloadPath, Platform: pl.Name, Planner: j.Planner, Source: "measured",
 		Scale: res.Scale, Horizon: res.Duration,
 	}
 	for _, g := range res.Groups {
-		s.Groups = append(s.Groups, report.GroupRow{
+		sum.Groups = append(sum.Groups, report.GroupRow{
 			Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline, Requests: g.Requests,
 			Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate,
 		})
 	}
 	for i, pr := range res.Procs {
-		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
+		sum.Procs = append(sum.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
 	}
-	if err := report.Text(out, s); err != nil {
+	if err := report.Text(out, sum); err != nil {
 		return err
 	}
-	if lagFrom != "" {
-		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus %s):\n", lagFrom)
+	if s.LagFrom != "" {
+		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus %s):\n", s.LagFrom)
 	} else {
 		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
 	}
-	if probe != nil {
-		fmt.Fprintln(out, probe.line(pl))
+	if j.Probe != nil {
+		fmt.Fprintln(out, probeLine(j.Probe))
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	nowHead := ""
-	if probe != nil {
-		nowHead = "\tat speed now"
-	}
-	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended"+nowHead+"\tp99\tpredicted p99\tdropped (reasons)")
-	for gi, g := range res.Groups {
-		reasons := ""
-		for i, d := range g.Drops {
-			if i > 0 {
-				reasons += ", "
-			}
-			reasons += fmt.Sprintf("%s %d", d.Reason, d.Count)
-		}
-		now := ""
-		if probe != nil {
-			now = "\t" + fmtMS(probe.p50(gi))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%d %s\n", g.Name, fmtMS(g.P50), fmtMS(g.PredictedP50), fmtMS(g.PredictedUncontendedP50), now, fmtMS(g.P99), fmtMS(g.PredictedP99), g.Dropped, reasons)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeRunGroups(out, j); err != nil {
 		return err
-	}
-	for _, g := range res.Groups {
-		for _, d := range g.Drops {
-			fmt.Fprintf(out, "%s: first %s drop: %s\n", g.Name, d.Reason, d.Example)
-		}
 	}
 	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
 	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v; per request: arrival lag %v (median %v)\n",
 		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond), res.ArrivalLag.Round(time.Microsecond), res.ArrivalLagP50.Round(time.Microsecond))
-	if line := speedLine(speed); line != "" {
+	if line := speedLine(j.Speed); line != "" {
 		fmt.Fprintln(out, line)
 	}
-	if f.subgraphs {
-		fmt.Fprintf(out, "\nper subgraph, median span (alone: other processors busy for under %.0f%% of it; beside: the rest):\n", 100*report.BesideShare)
-		if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
-			return err
+	if !subgraphs {
+		return nil
+	}
+	fmt.Fprintf(out, "\nper subgraph, median span (alone: other processors busy for under %.0f%% of it; beside: the rest):\n", 100*report.BesideShare)
+	if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nper group, where a request's time goes (predicted → measured; the mean latency's parts, means over the requests: before the first, from its arrival to its first subgraph; in subgraphs; between them, its work done and the next not started):")
+	return report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans))
+}
+
+// writeRunGroups prints each group's measured latencies beside the
+// predictions, and its drops.
+func writeRunGroups(out io.Writer, j *app.RunResult) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	nowHead := ""
+	if j.Probe != nil {
+		nowHead = "\tat speed now"
+	}
+	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended"+nowHead+"\tp99\tpredicted p99\tdropped (reasons)")
+	for _, g := range j.Groups {
+		var reasons []string
+		for _, d := range g.Drops {
+			reasons = append(reasons, fmt.Sprintf("%s %d", d.Reason, d.Count))
 		}
-		fmt.Fprintln(out, "\nper group, where a request's time goes (predicted → measured; the mean latency's parts, means over the requests: before the first, from its arrival to its first subgraph; in subgraphs; between them, its work done and the next not started):")
-		if err := report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans)); err != nil {
-			return err
+		now := ""
+		if j.Probe != nil {
+			now = "\t" + fmtMs(g.PredictedNowP50Ms)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%d %s\n", g.Name, fmtMs(g.P50Ms), fmtMs(g.PredictedP50Ms), fmtMs(g.PredictedUncontendedP50Ms), now,
+			fmtMs(g.P99Ms), fmtMs(g.PredictedP99Ms), g.Dropped, strings.Join(reasons, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, g := range j.Groups {
+		for _, d := range g.Drops {
+			fmt.Fprintf(out, "%s: first %s drop: %s\n", g.Name, d.Reason, d.Example)
 		}
 	}
 	return nil
 }
 
-// platformCores lists the distinct cores of pl's processors, ascending
-// (none for a platform that names no cores of this machine).
-func platformCores(pl *hw.Platform) []int {
-	var cores []int
-	for _, pr := range pl.Processors {
-		cores = append(cores, pr.Cores...)
+// probeLine says what the speed probe measured.
+func probeLine(p *app.Probe) string {
+	q := make([]float64, len(p.Subgraphs))
+	for i, s := range p.Subgraphs {
+		q[i] = s.Ratio
 	}
-	slices.Sort(cores)
-	return slices.Compact(cores)
-}
-
-// runSpeed is what the speed check saw on a core, and the normal
-// reference time the profile took its figures at there (0: unknown).
-type runSpeed struct {
-	profile.CoreSpeed
-	Profiled time.Duration
-}
-
-// runSpeeds pairs the run's speed checks with the profile's, by core.
-func runSpeeds(run, profiled []profile.CoreSpeed) []runSpeed {
-	out := make([]runSpeed, len(run))
-	for i, c := range run {
-		out[i].CoreSpeed = c
-		for _, pc := range profiled {
-			if pc.Core == c.Core {
-				out[i].Profiled = pc.Normal
-			}
-		}
+	slices.Sort(q)
+	var parts []string
+	for _, pr := range p.Processors {
+		parts = append(parts, fmt.Sprintf("%s %.2f×", pr.Processor, pr.Ratio))
 	}
-	return out
-}
-
-// ratio is the run's median reference over the profile's normal one (0
-// when either is unknown).
-func (r runSpeed) ratio() float64 {
-	if r.Profiled <= 0 || r.Median <= 0 {
-		return 0
+	elapsed := time.Duration(p.ElapsedS * float64(time.Second))
+	s := fmt.Sprintf("speed probe before the run (%v, the plan's %d subgraph(s), each %.2f–%.2f× its profiled warm figure): %s (median per processor); \"at speed now\" predicts with each processor's figures times its ratio",
+		elapsed.Round(10*time.Millisecond), len(q), q[0], q[len(q)-1], strings.Join(parts, ", "))
+	if p.Warning != "" {
+		s += "; " + p.Warning
 	}
-	return float64(r.Median) / float64(r.Profiled)
+	return s
 }
 
 // speedLine says what the speed check saw during the run ("" when it did
 // not run).
-func speedLine(speed []runSpeed) string {
+func speedLine(speed []app.CoreSpeed) string {
 	if len(speed) == 0 {
 		return ""
 	}
 	parts := make([]string, len(speed))
 	slow := 0
 	for i, c := range speed {
-		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %s, median %s", c.Core, c.Slow, c.Checks, fmtUS(c.Normal), fmtUS(c.Median))
-		if r := c.ratio(); r > 0 {
-			parts[i] += fmt.Sprintf("; the profile's %s, %.2f× it", fmtUS(c.Profiled), r)
+		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %.1fµs, median %.1fµs", c.Core, c.Slow, c.Checks, c.NormalUs, c.MedianUs)
+		if c.Ratio > 0 {
+			parts[i] += fmt.Sprintf("; the profile's %.1fµs, %.2f× it", c.ProfiledUs, c.Ratio)
 		}
 		parts[i] += ")"
 		slow += c.Slow
@@ -504,81 +309,12 @@ func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecon
 // fmtUS formats d in microseconds, one decimal.
 func fmtUS(d time.Duration) string { return fmt.Sprintf("%.1fµs", usOf(d)) }
 
-func fmtMS(d time.Duration) string {
-	if d == 0 {
+// fmtMs formats a time in milliseconds, two decimals ("-" for none).
+func fmtMs(ms float64) string {
+	if ms == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.2fms", msOf(d))
-}
-
-func runJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, res *runtime.Result, lag time.Duration, note string, speed []runSpeed, probe *runProbe, subgraphs bool) error {
-	j := runJSON{
-		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
-		DurationS: res.Duration.Seconds(), ElapsedS: res.Elapsed.Seconds(), Interrupted: res.Interrupted,
-		ZeroCopy: res.ZeroCopy, Copied: res.Copied, HandOffMS: msOf(res.HandOff), ReportMS: msOf(res.Report), ArrivalLagMS: msOf(res.ArrivalLag), ArrivalLagP50MS: msOf(res.ArrivalLagP50), PredictedArrivalLagMS: msOf(lag), CostModel: note, PredictedMisses: res.PredictedMisses,
-		Warnings: res.Warnings, Groups: []runGroupJSON{}, Procs: []runProcJSON{},
-	}
-	for gi, g := range res.Groups {
-		gj := runGroupJSON{
-			Name: g.Name, OfferedHz: g.OfferedHz, RateHz: g.RateHz, DeadlineMS: msOf(g.Deadline),
-			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, Drops: []runDropJSON{},
-			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MaxMS: msOf(g.Max), MissRate: g.MissRate,
-			PredictedP50MS: msOf(g.PredictedP50), PredictedP99MS: msOf(g.PredictedP99), PredictedUncontendedP50MS: msOf(g.PredictedUncontendedP50),
-		}
-		for _, d := range g.Drops {
-			gj.Drops = append(gj.Drops, runDropJSON{Reason: d.Reason, Count: d.Count, Example: d.Example})
-		}
-		if probe != nil {
-			gj.PredictedNowP50MS = msOf(probe.p50(gi))
-		}
-		j.Groups = append(j.Groups, gj)
-	}
-	for _, pr := range res.Procs {
-		j.Procs = append(j.Procs, runProcJSON{Name: pr.Name, Runs: pr.Runs, BusyMS: msOf(pr.Busy), Utilisation: pr.Utilisation})
-	}
-	if probe != nil {
-		j.Probe = probe.json(pl)
-	}
-	for _, c := range speed {
-		j.Speed = append(j.Speed, runSpeedJSON{Core: c.Core, Checks: c.Checks, Slow: c.Slow, NormalUS: usOf(c.Normal), MedianUS: usOf(c.Median), ProfiledUS: usOf(c.Profiled), Ratio: c.ratio()})
-	}
-	if subgraphs {
-		for _, r := range report.CompareSpans(res.Spans, res.PredictedSpans) {
-			j.Subgraphs = append(j.Subgraphs, runSubgraphJSON{Group: r.Group, Subgraph: r.Label, Processor: r.Processor,
-				PredictedMS: msOf(r.Predicted), PredictedRuns: r.PredictedRuns, MeasuredMS: msOf(r.Measured), Runs: r.Runs, Ratio: r.Ratio(),
-				AloneMS: msOf(r.Alone), AloneRuns: r.AloneRuns, BesideMS: msOf(r.Beside), BesideRuns: r.BesideRuns})
-		}
-		for _, r := range report.CompareRequests(res.Spans, res.PredictedSpans) {
-			j.Requests = append(j.Requests, runRequestsJSON{Group: r.Group, Predicted: requestPartsJSON(r.Predicted), Measured: requestPartsJSON(r.Measured)})
-		}
-	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
-}
-
-// recordInSitu stores each subgraph's in-situ timing (the runtime's
-// service times) and the run's arrival lag in the --profiles store
-// (profile.RecordInSitu), as this machine's.
-func recordInSitu(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload, p *plan.Plan, res *runtime.Result, ortLib string) (int, error) {
-	st, err := profile.Open(profilesPath(cmd))
-	if err != nil {
-		return 0, err
-	}
-	defer st.Close()
-	rt, err := ort.Open(ortLib)
-	if err != nil {
-		return 0, err
-	}
-	obs := make([]profile.Observed, len(res.Subgraphs))
-	for i, sr := range res.Subgraphs {
-		obs[i] = profile.Observed{Model: sr.Model, Index: sr.Index, Label: sr.Label, Service: sr.Service}
-	}
-	requests := 0
-	for _, g := range res.Groups {
-		requests += g.Requests
-	}
-	return profile.RecordInSitu(st, profile.LocalDeviceName(), rt.Version(), pl, w, p, obs, res.ArrivalLagP50, requests)
+	return fmt.Sprintf("%.2fms", ms)
 }
 
 // profilesPath is the --profiles store's path ("" when the command has

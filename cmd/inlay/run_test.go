@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
@@ -74,7 +75,7 @@ func TestRunCommand(t *testing.T) {
 		} `json:"subgraphs"`
 		Requests []struct {
 			Group               string
-			Predicted, Measured runRequestParts
+			Predicted, Measured app.RequestParts
 		} `json:"requests"`
 		Groups []struct {
 			Name                               string
@@ -86,6 +87,7 @@ func TestRunCommand(t *testing.T) {
 		} `json:"groups"`
 		ZeroCopy int64 `json:"zero_copy_handoffs"`
 	}
+	mustMatchOpenAPI(t, "RunResult", out)
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -116,13 +118,13 @@ func TestRunCommand(t *testing.T) {
 	if len(got.Requests) != 1 || got.Requests[0].Group != "voice" {
 		t.Fatalf("requests: %+v", got.Requests)
 	}
-	for side, p := range map[string]runRequestParts{"predicted": got.Requests[0].Predicted, "measured": got.Requests[0].Measured} {
-		if sum := p.BeforeMS + p.WorkingMS + p.BetweenMS; p.Requests < 20 || p.WorkingMS <= 0 || p.BeforeMS < 0 || p.BetweenMS < 0 || sum < p.MeanMS-0.001 || sum > p.MeanMS+0.001 || p.P50MS <= 0 {
+	for side, p := range map[string]app.RequestParts{"predicted": got.Requests[0].Predicted, "measured": got.Requests[0].Measured} {
+		if sum := p.BeforeMs + p.WorkingMs + p.BetweenMs; p.Requests < 20 || p.WorkingMs <= 0 || p.BeforeMs < 0 || p.BetweenMs < 0 || sum < p.MeanMs-0.001 || sum > p.MeanMs+0.001 || p.P50Ms <= 0 {
 			t.Errorf("requests, %s: %+v", side, p)
 		}
 	}
-	if m := got.Requests[0].Measured; m.P50MS < 0.5*g.P50MS || m.P50MS > 2*g.P50MS {
-		t.Errorf("requests' measured p50 %.3f ms against the group's %.3f ms", m.P50MS, g.P50MS)
+	if m := got.Requests[0].Measured; m.P50Ms < 0.5*g.P50MS || m.P50Ms > 2*g.P50MS {
+		t.Errorf("requests' measured p50 %.3f ms against the group's %.3f ms", m.P50Ms, g.P50MS)
 	}
 	data, err := os.ReadFile(trace)
 	if err != nil || !strings.Contains(string(data), "speech_embed") {
@@ -256,16 +258,16 @@ func predictionOff(t *testing.T, wl, planFile, lib, store string) []string {
 func TestSpeedLine(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		speed []runSpeed
+		speed []app.CoreSpeed
 		want  []string
 		not   []string
 	}{
 		{"none", nil, nil, []string{"host speed"}},
-		{"fast", runSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Normal: 140 * time.Microsecond, Median: 150 * time.Microsecond}}, nil),
+		{"fast", app.CoreSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Normal: 140 * time.Microsecond, Median: 150 * time.Microsecond}}, nil),
 			[]string{"core 0 slow in 0 of 10 checks (reference 140.0µs, median 150.0µs)", "slow throughout"}, []string{"half its speed", "profile's"}},
 		// Core 1 is slow throughout: no slow check, twice the profile's
 		// reference time.
-		{"spells", runSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Slow: 4, Normal: 140 * time.Microsecond, Median: 200 * time.Microsecond}, {Core: 1, Checks: 9, Normal: 300 * time.Microsecond, Median: 310 * time.Microsecond}},
+		{"spells", app.CoreSpeeds([]profile.CoreSpeed{{Core: 0, Checks: 10, Slow: 4, Normal: 140 * time.Microsecond, Median: 200 * time.Microsecond}, {Core: 1, Checks: 9, Normal: 300 * time.Microsecond, Median: 310 * time.Microsecond}},
 			[]profile.CoreSpeed{{Core: 1, Checks: 50, Normal: 155 * time.Microsecond, Median: 170 * time.Microsecond}, {Core: 2, Checks: 5, Normal: time.Millisecond, Median: time.Millisecond}}),
 			[]string{"core 0 slow in 4 of 10 checks (reference 140.0µs, median 200.0µs)", "core 1 slow in 0 of 9 checks (reference 300.0µs, median 310.0µs; the profile's 155.0µs, 2.00× it)", "half its speed"}, []string{"1000.0µs"}},
 	} {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
-	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -60,47 +60,6 @@ func newSimulateCmd() *cobra.Command {
 }
 
 // simulateJSON is the --json output.
-type simulateJSON struct {
-	Workload        string      `json:"workload"`
-	Platform        string      `json:"platform"`
-	Planner         string      `json:"planner"`
-	Scale           float64     `json:"scale"`
-	MaxRateScale    *float64    `json:"max_rate_scale,omitempty"`
-	Feasible        bool        `json:"feasible"`
-	Limit           string      `json:"limit,omitempty"`
-	UpperBoundScale *float64    `json:"upper_bound_scale"`
-	BoundWhy        string      `json:"bound_why"`
-	BoundProven     bool        `json:"upper_bound_proven"`
-	HorizonMS       float64     `json:"horizon_ms"`
-	Groups          []groupJSON `json:"groups"`
-	Procs           []procJSON  `json:"processors"`
-	Links           []procJSON  `json:"links,omitempty"`
-}
-
-type groupJSON struct {
-	Name       string  `json:"name"`
-	RateHz     float64 `json:"rate_hz"`
-	OfferedHz  float64 `json:"offered_hz"`
-	DeadlineMS float64 `json:"deadline_ms"`
-	Requests   int     `json:"requests"`
-	Completed  int     `json:"completed"`
-	Late       int     `json:"late"`
-	Dropped    int     `json:"dropped"`
-	P50MS      float64 `json:"p50_ms"`
-	P99MS      float64 `json:"p99_ms"`
-	MeanMS     float64 `json:"mean_ms"`
-	MissRate   float64 `json:"miss_rate"`
-	// P50UncontendedMS is the p50 without the contention model (0: the
-	// cost model has none).
-	P50UncontendedMS float64 `json:"p50_uncontended_ms,omitempty"`
-}
-
-type procJSON struct {
-	Name        string  `json:"name"`
-	Utilisation float64 `json:"utilisation"`
-	BusyMS      float64 `json:"busy_ms"`
-}
-
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool) error {
@@ -114,37 +73,31 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err != nil {
 		return err
 	}
-	if err := p.Validate(w, pl); err != nil {
-		return err
-	}
 	est, costNote, err := costModel(f.cmd, pl, w)
 	if err != nil {
 		return err
 	}
 	defer printCostNote(f.cmd, costNote)
-	prog, err := sim.Compile(w, pl, est, p)
-	if err != nil {
-		return err
-	}
-	bound, err := ratebound.Upper(w, pl, est)
-	if err != nil {
-		return err
-	}
-	opt := sim.Options{Seed: f.seed}
-	var res *sim.Result
-	var sus sim.Sustained
+	in := app.EvaluateInput{Problem: app.Problem{Workload: w, Platform: pl, Cost: est}, Plan: p, Seed: f.seed}
 	if scaleSet {
-		opt.Scale = f.scale
-		if res, err = sim.Run(prog, opt); err != nil {
-			return err
-		}
-	} else if sus, res, err = sim.Sustain(prog, opt); err != nil {
-		return err
+		in.Scale = f.scale
 	}
-	alone, err := uncontended(prog, res, opt)
+	ev, err := app.Evaluate(context.Background(), in)
 	if err != nil {
 		return err
 	}
+	ev.Outcome.Workload = workloadPath
+	if err := drawSimulation(f, w, pl, p, ev.Run); err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(out, ev.Outcome)
+	}
+	return writeSimulateText(out, workloadPath, pl, ev, scaleSet, f.scale)
+}
+
+// drawSimulation writes the Gantt chart and the trace simulate's flags ask for.
+func drawSimulation(f simulateFlags, w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) error {
 	window, traceWindow := f.window, f.window
 	if window <= 0 {
 		window = defaultWindow(w, res)
@@ -156,30 +109,31 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 			return err
 		}
 	}
-	if f.trace != "" {
-		var spans []report.Span
-		for _, sp := range res.Spans {
-			if sp.Start < traceWindow {
-				spans = append(spans, sp)
-			}
-		}
-		if err := writeFile(f.trace, func(fw io.Writer) error {
-			return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
-		}); err != nil {
-			return err
+	if f.trace == "" {
+		return nil
+	}
+	var spans []report.Span
+	for _, sp := range res.Spans {
+		if sp.Start < traceWindow {
+			spans = append(spans, sp)
 		}
 	}
-	if f.json {
-		return simulateJSONOut(out, workloadPath, pl, p, bound, sus, res, alone, scaleSet)
-	}
+	return writeFile(f.trace, func(fw io.Writer) error {
+		return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
+	})
+}
+
+// writeSimulateText prints simulate's summary.
+func writeSimulateText(out io.Writer, workloadPath string, pl *hw.Platform, ev *app.Evaluation, scaleSet bool, scale float64) error {
+	res, sus, bound := ev.Run, ev.Sustained, ev.Bound
 	s := report.Summary{
-		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Source: "simulation",
+		Workload: workloadPath, Platform: pl.Name, Planner: ev.Plan.Planner, Source: "simulation",
 		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven(),
 	}
 	if math.IsInf(s.Bound, 1) {
 		s.Bound = 0
 	}
-	addSimRows(&s, pl, res, alone)
+	addSimRows(&s, pl, res, ev.Alone)
 	if !scaleSet {
 		if sus.Feasible {
 			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)
@@ -196,46 +150,9 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 			s.Scale = res.Scale
 		}
 	} else if res.Misses != "" {
-		fmt.Fprintf(out, "deadline misses at scale %g: %s\n\n", f.scale, res.Misses)
+		fmt.Fprintf(out, "deadline misses at scale %g: %s\n\n", scale, res.Misses)
 	}
 	return report.Text(out, s)
-}
-
-func simulateJSONOut(out io.Writer, workloadPath string, pl *hw.Platform, p *plan.Plan, bound ratebound.Bound,
-	sus sim.Sustained, res, alone *sim.Result, scaleSet bool) error {
-	j := simulateJSON{
-		Workload: workloadPath, Platform: pl.Name, Planner: p.Planner, Scale: res.Scale,
-		Feasible: res.Meets(), BoundWhy: bound.Why, BoundProven: bound.Proven(), HorizonMS: msOf(res.Horizon),
-	}
-	if !math.IsInf(bound.Scale, 1) {
-		b := bound.Scale
-		j.UpperBoundScale = &b
-	}
-	if !scaleSet {
-		s := sus.Scale
-		j.MaxRateScale, j.Feasible, j.Limit = &s, sus.Feasible && s >= 1, sus.Limit
-	} else {
-		j.Limit = res.Misses
-	}
-	for i, g := range res.Groups {
-		j.Groups = append(j.Groups, groupJSON{
-			P50UncontendedMS: uncontendedP50(alone, i),
-			Name:             g.Name, RateHz: g.RateHz, OfferedHz: g.OfferedHz, DeadlineMS: msOf(g.Deadline),
-			Requests: g.Requests, Completed: g.Completed, Late: g.Late, Dropped: g.Dropped,
-			P50MS: msOf(g.P50), P99MS: msOf(g.P99), MeanMS: msOf(g.Mean), MissRate: g.MissRate,
-		})
-	}
-	for _, pr := range res.Procs {
-		j.Procs = append(j.Procs, procJSON{Name: pr.Name, Utilisation: pr.Utilisation, BusyMS: msOf(pr.Busy)})
-	}
-	for _, l := range res.Links {
-		if l.Busy > 0 {
-			j.Links = append(j.Links, procJSON{Name: l.Name, Utilisation: l.Utilisation, BusyMS: msOf(l.Busy)})
-		}
-	}
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
 }
 
 // defaultWindow is the Gantt chart's default window for a run of w

@@ -32,21 +32,3 @@ func addSimRows(s *report.Summary, pl *hw.Platform, res, alone *sim.Result) {
 		s.Procs = append(s.Procs, report.ProcRow{Name: pr.Name, Kind: kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
 	}
 }
-
-// uncontended runs res's simulation again (same program, scale, seed and
-// policy) without the contention model; nil when the program has none.
-func uncontended(prog *sim.Program, res *sim.Result, opt sim.Options) (*sim.Result, error) {
-	if prog == nil || prog.Contention == nil || res == nil {
-		return nil, nil
-	}
-	opt.Scale, opt.NoContention, opt.NoSpans = res.Scale, true, true
-	return sim.Run(prog, opt)
-}
-
-// uncontendedP50 is group i's p50 in alone, in ms (0 when alone is nil).
-func uncontendedP50(alone *sim.Result, i int) float64 {
-	if alone == nil || i >= len(alone.Groups) {
-		return 0
-	}
-	return msOf(alone.Groups[i].P50)
-}

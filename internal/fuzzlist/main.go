@@ -21,6 +21,8 @@ func main() {
 		"./cluster/kube/jobspec:FuzzJobParse",
 		"./serve:FuzzDecode",
 		"./profile:FuzzParsePublished",
+		"./internal/openapi:FuzzValidate",
+		"./internal/openapi:FuzzLoad",
 	} {
 		fmt.Println(t)
 	}

@@ -710,7 +710,7 @@ func (s *Scheduler) addToMech(st *jobState, j *batchv1.Job) {
 		done = e
 	}
 	st.est = done
-	rem := math.Max(st.spec.Steps-done, 1e-6*st.spec.Steps)
+	rem := math.Max(st.spec.Steps-done, estimateReserve*st.spec.Steps)
 	s.mech.Add(policy.Job{ID: st.id, Row: st.spec.Row, GPUs: st.spec.GPUs, Weight: st.spec.Weight,
 		Arrival: s.virtual(st.queuedAt), Steps: st.spec.Steps, Remaining: rem, Attained: 0,
 		CPUs: st.spec.CPUs, MemoryGiB: st.spec.MemoryGiB, Chunk: st.spec.PerPod})
@@ -894,7 +894,7 @@ func (s *Scheduler) addToMechAt(st *jobState, j *batchv1.Job, attained float64) 
 	s.addToMech(st, j)
 	if mj := s.mech.Job(st.id); mj != nil {
 		mj.Attained = attained
-		mj.Remaining = math.Max(st.spec.Steps-st.est, 1e-6*st.spec.Steps)
+		mj.Remaining = math.Max(st.spec.Steps-st.est, estimateReserve*st.spec.Steps)
 	}
 }
 
@@ -938,7 +938,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 						// A stopped job's checkpoint is the truth.
 						st.est = r
 						mj := s.mech.Job(st.id)
-						mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+						mj.Remaining = math.Max(st.spec.Steps-r, estimateReserve*st.spec.Steps)
 					}
 				}
 				continue
@@ -956,14 +956,15 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 				ran = math.Max(0, end-math.Max(s.lastPlanV, s.virtual(st.since)))
 			}
 			mj := s.mech.Job(st.id)
-			steps := math.Max(0, math.Min(p.Rate[0]*ran, mj.Remaining-1e-6*mj.Steps))
+			// The Job's completion, not this estimate, finishes it.
+			steps := sched.Account(sched.Stretch{Length: ran, Rate: p.Rate[0], Remaining: mj.Remaining, Total: mj.Steps, Reserve: estimateReserve}).Steps
 			s.mech.Done(p, ran, [2]float64{steps, 0})
 			st.est += steps
 			if j, err := s.jobs.Jobs(st.ns).Get(st.name); err == nil {
 				if r, ok := reported(j); ok && !st.run {
 					// A stopped job's checkpoint is the truth.
 					st.est = r
-					mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+					mj.Remaining = math.Max(st.spec.Steps-r, estimateReserve*st.spec.Steps)
 				}
 			}
 		}
@@ -1076,6 +1077,10 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
+
+// estimateReserve is the share of a Job's steps that the scheduler's own
+// estimate leaves undone: only the Job's completion finishes it.
+const estimateReserve = 1e-6
 
 // publishDue reports whether a running Job's progress annotations are
 // due: StatusEvery rounds and StatusInterval since the last (under mu).

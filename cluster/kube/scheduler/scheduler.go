@@ -98,6 +98,12 @@ type Config struct {
 	// round lasts a fraction of a second, and thousands of running Jobs
 	// patched every few rounds would flood the API server.
 	StatusInterval time.Duration
+	// StatusRate bounds the progress annotations of running Jobs to about
+	// this many writes a second in all (default 20): with thousands of
+	// Jobs running, each Job's interval grows beyond StatusInterval to
+	// running Jobs / StatusRate seconds, so progress never crowds out
+	// bindings in the client's rate limit.
+	StatusRate float64
 	// LeaderElection, when set, runs the scheduler only while it holds the
 	// lease LeaseNamespace/LeaseName.
 	LeaderElection bool
@@ -133,7 +139,14 @@ type Stats struct {
 	PolicyTime, PolicyMax time.Duration
 	// MaxActive is the most active jobs a round saw.
 	MaxActive int
+	// RoundTimes is each round's time in the scheduler (accounting, the
+	// cluster view, the policy and the assignments), in order; the last
+	// maxRoundTimes rounds are kept.
+	RoundTimes []time.Duration
 }
+
+// maxRoundTimes bounds Stats.RoundTimes.
+const maxRoundTimes = 1 << 16
 
 type jobState struct {
 	key, ns, name string
@@ -199,6 +212,7 @@ type Scheduler struct {
 	lastPlanV float64
 	idle      bool
 	round     int
+	running   int // Jobs the last round runs
 	stats     Stats
 	requests  atomic.Int64
 	// assumed holds the pods whose Binding is sent (or about to be) but
@@ -253,6 +267,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.StatusInterval <= 0 {
 		cfg.StatusInterval = 10 * time.Second
 	}
+	if !(cfg.StatusRate > 0) {
+		cfg.StatusRate = 20
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -274,7 +291,9 @@ func New(cfg Config) (*Scheduler, error) {
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	st.RoundTimes = slices.Clone(st.RoundTimes)
+	return st
 }
 
 // Requests is the number of API requests the scheduler made (reads from
@@ -924,6 +943,13 @@ func gpuType(name string) chw.GPUType {
 func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	start := time.Now()
+	defer func() {
+		if len(s.stats.RoundTimes) == maxRoundTimes {
+			s.stats.RoundTimes = s.stats.RoundTimes[1:]
+		}
+		s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
+	}()
 	vnow := s.virtual(now)
 	s.round++
 	// Account the round that ended.
@@ -1008,6 +1034,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	for _, p := range r.Placed {
 		want[p.A] = p
 	}
+	s.running = len(r.Placed)
 	// Jobs that keep their nodes first, then the rest, in ID order.
 	order := s.sortedStates()
 	sort.SliceStable(order, func(i, j int) bool { return s.keeps(order[i], want) && !s.keeps(order[j], want) })
@@ -1085,7 +1112,8 @@ const estimateReserve = 1e-6
 // publishDue reports whether a running Job's progress annotations are
 // due: StatusEvery rounds and StatusInterval since the last (under mu).
 func (s *Scheduler) publishDue(st *jobState, now time.Time) bool {
-	return s.round-st.lastPub >= s.cfg.StatusEvery && now.Sub(st.lastPubAt) >= s.cfg.StatusInterval
+	every := max(s.cfg.StatusInterval, time.Duration(float64(s.running)/s.cfg.StatusRate*float64(time.Second)))
+	return s.round-st.lastPub >= s.cfg.StatusEvery && now.Sub(st.lastPubAt) >= every
 }
 
 func (s *Scheduler) keeps(st *jobState, want map[int]sched.Placed) bool {

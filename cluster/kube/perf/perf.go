@@ -76,6 +76,10 @@ type Config struct {
 	Round   float64
 	Speedup float64
 	QPS     float64
+	// Workers is inlay's scheduler's parallel reconcilers (default 32):
+	// each binds a gang, so they bound how many bindings are in flight
+	// within the client's rate.
+	Workers int
 	// Timeout bounds each scheduler's run (default 10 minutes); pods not
 	// bound by then count as pending.
 	Timeout time.Duration
@@ -190,6 +194,9 @@ func (c *Config) fill() error {
 	}
 	if c.QPS == 0 {
 		c.QPS = 1000
+	}
+	if c.Workers <= 0 {
+		c.Workers = 32
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
@@ -324,7 +331,8 @@ func runOne(ctx context.Context, cfg *Config, cp *controlplane.ControlPlane, cs 
 		err = churn.wait(rctx)
 	}
 	if err == nil {
-		w.waitBound(rctx, cfg.Pods)
+		// Pods beyond the cluster's GPUs stay pending.
+		w.waitBound(rctx, min(cfg.Pods, plat.TotalGPUs()/podGPUs))
 	}
 	if ctx.Err() != nil {
 		err = ctx.Err()

@@ -220,6 +220,9 @@ type Scheduler struct {
 	// node's resources for fits (under mu), as kube-scheduler's assumed
 	// pods do.
 	assumed map[types.UID]assumedPod
+	// assumedOn indexes assumed by node, so that a fit reads its node's
+	// assumptions only.
+	assumedOn map[string]map[types.UID]struct{}
 }
 
 // assumedPod is a pod bound, or being bound, to node, not yet seen so.
@@ -284,7 +287,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
-		assumed: map[types.UID]assumedPod{}, kick: make(chan struct{}, 1)}, nil
+		assumed: map[types.UID]assumedPod{}, assumedOn: map[string]map[types.UID]struct{}{}, kick: make(chan struct{}, 1)}, nil
 }
 
 // Stats returns a copy of the counters.
@@ -407,7 +410,7 @@ func (s *Scheduler) run(ctx context.Context) error {
 	// A new term starts from the API server's state alone.
 	s.mu.Lock()
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
-	s.assumed = map[types.UID]assumedPod{}
+	s.assumed, s.assumedOn = map[types.UID]assumedPod{}, map[string]map[types.UID]struct{}{}
 	s.mu.Unlock()
 	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
 	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),

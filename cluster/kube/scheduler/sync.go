@@ -480,9 +480,39 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 		}
 	}
 	for i, p := range pods {
-		s.assumed[p.UID] = assumedPod{ns: p.Namespace, name: p.Name, node: nodes[i], req: jobspec.PodRequests(&p.Spec)}
+		s.assume(p.UID, assumedPod{ns: p.Namespace, name: p.Name, node: nodes[i], req: jobspec.PodRequests(&p.Spec)})
 	}
 	return true, 0
+}
+
+// assume records a pod as assumed on its node (under mu).
+func (s *Scheduler) assume(uid types.UID, a assumedPod) {
+	s.forget(uid)
+	s.assumed[uid] = a
+	if s.assumedOn == nil {
+		s.assumedOn = map[string]map[types.UID]struct{}{}
+	}
+	on := s.assumedOn[a.node]
+	if on == nil {
+		on = map[types.UID]struct{}{}
+		s.assumedOn[a.node] = on
+	}
+	on[uid] = struct{}{}
+}
+
+// forget drops a pod's assumption (under mu).
+func (s *Scheduler) forget(uid types.UID) {
+	a, ok := s.assumed[uid]
+	if !ok {
+		return
+	}
+	delete(s.assumed, uid)
+	if on := s.assumedOn[a.node]; on != nil {
+		delete(on, uid)
+		if len(on) == 0 {
+			delete(s.assumedOn, a.node)
+		}
+	}
 }
 
 // bindGrace is how long a pod whose Binding failed stays assumed: the
@@ -501,7 +531,7 @@ func (s *Scheduler) stillAssumed(uid types.UID) bool {
 	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
 		// Seen bound (the informer counts it where it is), gone, or
 		// its failed binding not made after all.
-		delete(s.assumed, uid)
+		s.forget(uid)
 		return false
 	}
 	return true
@@ -521,7 +551,7 @@ func (s *Scheduler) expire(p *corev1.Pod, after time.Duration) {
 func (s *Scheduler) unassume(pods []*corev1.Pod) {
 	s.mu.Lock()
 	for _, p := range pods {
-		delete(s.assumed, p.UID)
+		s.forget(p.UID)
 	}
 	s.mu.Unlock()
 }
@@ -568,8 +598,9 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		used.GPUs += r.GPUs
 		count++
 	}
-	for uid, a := range s.assumed {
-		if a.node != node || !s.stillAssumed(uid) {
+	for uid := range s.assumedOn[node] {
+		a := s.assumed[uid]
+		if !s.stillAssumed(uid) {
 			continue
 		}
 		used.MilliCPU += a.req.MilliCPU

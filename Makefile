@@ -7,10 +7,18 @@ GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
 FUZZTIME ?= 10s
 
-.PHONY: test test-kube fetch build vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue docs doc-commands
+.PHONY: test test-kube fetch build image vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue docs doc-commands
 
 build:
 	$(GO) build -o inlay ./cmd/inlay
+	$(GO) build -o inlay-scheduler ./cmd/inlay-scheduler
+
+# image: the scheduler's container image (cmd/inlay-scheduler/Dockerfile:
+# a static binary and CBC), built only where a container builder runs.
+IMAGE ?= inlay-scheduler:latest
+image:
+	@if docker info >/dev/null 2>&1; then docker build -f cmd/inlay-scheduler/Dockerfile -t $(IMAGE) .; \
+	else echo "image: no container builder here (docker info fails); build it in CI: docker build -f cmd/inlay-scheduler/Dockerfile ."; fi
 
 fetch:
 	bash scripts/debs.sh
@@ -64,7 +72,8 @@ fuzz-long:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
-# cross: cross builds of inlay (build only, nothing runs). Without cgo the
+# cross: cross builds of inlay (build only, nothing runs), and of
+# inlay-scheduler for linux/arm64 nodes (static, no cgo). Without cgo the
 # binary cannot load ONNX Runtime (inlay agent, profile and run say so; the
 # rest works); with cgo it can, given a C cross compiler: CC_LINUX_ARM64
 # (default aarch64-linux-gnu-gcc, Debian gcc-aarch64-linux-gnu) and
@@ -75,6 +84,7 @@ CC_LINUX_ARM64 ?= aarch64-linux-gnu-gcc
 CC_ANDROID_ARM64 ?=
 cross:
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/inlay
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/inlay-scheduler
 	GOOS=android GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/inlay
 	@if command -v $(CC_LINUX_ARM64) >/dev/null 2>&1; then \
 		echo "CC=$(CC_LINUX_ARM64) GOOS=linux GOARCH=arm64 CGO_ENABLED=1 $(GO) build ./cmd/inlay"; \
@@ -88,7 +98,9 @@ cross:
 # e2e-kube: the Kubernetes control-plane tests (cluster/kube/...: a real
 # kube-apiserver, controller manager, etcd and KWOK from make fetch) at a
 # slower time compression than make test's, and the 1,000-node benchmark
-# (BenchmarkScale; see docs/results/cluster-kubernetes.md).
+# (BenchmarkScale; see docs/results/cluster-kubernetes.md), and the
+# scheduler_perf-style benchmark at 1,000 nodes with the node-churn check
+# (cluster/kube/perf; docs/results/kube-scale.md).
 # fetch-k8s: builds the control plane into the cache (scripts/k8s.sh; a cold
 # build takes minutes and about 2 GB of memory, so make test does not).
 fetch-k8s:
@@ -106,8 +118,9 @@ fetch-kueue:
 # clock (the fidelity check: the control plane's latency costs no trace
 # time), the default kube-scheduler's replay beside inlay's.
 test-kube: fetch-k8s
-	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestControlPlane|TestReplay$$|TestLeaderElection|TestMalformedAndForbidden|TestFaults' ./cluster/kube/...
+	INLAY_KUBE_TESTS=1 $(GO) test -count=1 -timeout 20m -run 'TestControlPlane|TestReplay$$|TestLeaderElection|TestMalformedAndForbidden|TestFaults|TestDeployedScheduler|TestBenchSmall' ./cluster/kube/...
 
 e2e-kube: fetch fetch-kueue
 	INLAY_KUBE_TESTS=1 INLAY_E2E_SPEEDUP=1000 INLAY_E2E_LATENCY=lockstep INLAY_E2E_DEFAULT_SCHEDULER=1 INLAY_E2E_KUEUE=1 $(GO) test -count=1 -timeout 60m -v ./cluster/kube/...
 	INLAY_KUBE_TESTS=1 INLAY_SCALE_LEASE_S=240 $(GO) test -count=1 -timeout 30m -run '^$$' -bench Scale -benchtime 1x ./cluster/kube/e2e
+	INLAY_KUBE_TESTS=1 INLAY_E2E_CHURN=1 $(GO) test -count=1 -timeout 30m -run TestBenchChurn -bench Scheduler1000 -benchtime 1x ./cluster/kube/perf

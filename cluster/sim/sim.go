@@ -167,9 +167,10 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		left[rj[i].parent]++
 	}
 	var ready []int // tasks released by completions
-	add := func(id int, at float64, activeIntegral, lastEvent float64) {
+	var active sched.ActiveTime
+	add := func(id int, at float64) {
 		x := &rj[id]
-		x.activeAt = activeIntegral + float64(mech.Active())*(at-lastEvent)
+		x.activeAt = active.At(at, mech.Active())
 		x.activeStart = at
 		j := x.j
 		mech.Add(policy.Job{ID: id, Row: x.row, GPUs: x.gpus, Weight: j.PriorityWeight(), Arrival: at,
@@ -180,23 +181,22 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 	next := 0 // next arrival
 	now := jobs[0].Arrival
 	startTime := now
-	activeIntegral := 0.0
+	active.Start(now)
 	windowLeft := last - first + 1
 	done := 0
-	lastEvent := now
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		for next < len(jobs) && jobs[next].Arrival <= now {
-			add(next, jobs[next].Arrival, activeIntegral, lastEvent)
+			add(next, jobs[next].Arrival)
 			for _, id := range rj[next].roots {
-				add(id, jobs[next].Arrival, activeIntegral, lastEvent)
+				add(id, jobs[next].Arrival)
 			}
 			next++
 		}
 		for _, id := range ready {
-			add(id, rj[id].start, activeIntegral, lastEvent)
+			add(id, rj[id].start)
 		}
 		ready = ready[:0]
 		if cfg.StopAtWindow && windowLeft == 0 {
@@ -206,7 +206,7 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 			if next >= len(jobs) {
 				break
 			}
-			lastEvent = jobs[next].Arrival
+			active.Advance(jobs[next].Arrival, 0)
 			now = jobs[next].Arrival
 			continue
 		}
@@ -234,8 +234,8 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 			if next < len(jobs) && jobs[next].Arrival < wait {
 				wait = jobs[next].Arrival
 			}
-			activeIntegral += float64(mech.Active()) * (wait - lastEvent)
-			lastEvent, now = wait, wait
+			active.Advance(wait, mech.Active())
+			now = wait
 			continue
 		}
 		// Length of this round.
@@ -250,12 +250,11 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 					if id < 0 {
 						continue
 					}
-					rem := mech.Job(id).Remaining
-					d := rem / pl.Rate[k]
+					pre := 0.0
 					if pl.Moved[k] {
-						d += cfg.Preempt
+						pre = cfg.Preempt
 					}
-					length = math.Min(length, d)
+					length = math.Min(length, sched.TimeToFinish(mech.Job(id).Remaining, pl.Rate[k], pre))
 				}
 			}
 			if math.IsInf(length, 1) || length <= 0 {
@@ -267,9 +266,8 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		}
 		end := now
 		type outcome struct {
-			steps  [2]float64
-			finish [2]float64
-			ran    float64
+			progress [2]sched.Progress
+			ran      float64
 		}
 		outs := make([]outcome, len(r.Placed))
 		for i, pl := range r.Placed {
@@ -279,22 +277,13 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 					continue
 				}
 				jb := mech.Job(id)
-				pre := 0.0
+				st := sched.Stretch{Start: now, Length: length, Rate: pl.Rate[k], Remaining: jb.Remaining, Total: jb.Steps, Capped: event}
 				if pl.Moved[k] {
-					pre = cfg.Preempt
+					st.Preempt = cfg.Preempt
 					res.Preemptions++
 				}
-				avail := math.Max(0, length-pre)
-				steps := math.Min(pl.Rate[k]*avail, jb.Remaining)
-				if jb.Remaining-steps < 1e-9*jb.Steps {
-					steps = jb.Remaining
-				}
-				o.steps[k] = steps
-				o.finish[k] = now + pre + steps/pl.Rate[k]
-				if event {
-					o.finish[k] = math.Min(o.finish[k], now+length)
-				}
-				o.ran = math.Max(o.ran, o.finish[k]-now)
+				o.progress[k] = sched.Account(st)
+				o.ran = math.Max(o.ran, o.progress[k].Ran(st))
 			}
 			outs[i] = o
 			end = math.Max(end, now+o.ran)
@@ -302,13 +291,12 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		if event {
 			end = now + length
 		}
-		activeIntegral += float64(mech.Active()) * (now - lastEvent)
-		lastEvent = now
+		active.Advance(now, mech.Active())
 		var finished []int
 		for i, pl := range r.Placed {
 			o := outs[i]
 			busy[pl.GPU] += o.ran * float64(len(pl.Servers))
-			mech.Done(pl, o.ran, o.steps)
+			mech.Done(pl, o.ran, [2]float64{o.progress[0].Steps, o.progress[1].Steps})
 			for k, id := range []int{pl.A, pl.B} {
 				if id < 0 {
 					continue
@@ -322,10 +310,10 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 					if k == 1 {
 						with = pl.A
 					}
-					x.spans = appendSpan(x.spans, Span{Start: now, End: o.finish[k], GPU: pc.GPUs[pl.GPU], Servers: pl.Servers, With: with})
+					x.spans = appendSpan(x.spans, Span{Start: now, End: o.progress[k].End, GPU: pc.GPUs[pl.GPU], Servers: pl.Servers, With: with})
 				}
-				if mech.Job(id).Remaining <= 1e-9*x.steps {
-					x.finish = o.finish[k]
+				if o.progress[k].Finished {
+					x.finish = o.progress[k].End
 					finished = append(finished, id)
 				}
 			}
@@ -334,7 +322,7 @@ func Run(ctx context.Context, cfg Config, jobs []job.Job, c *hw.Platform, t *thr
 		for _, id := range finished {
 			x := &rj[id]
 			// Mean active jobs over the job's life, up to this round.
-			integral := activeIntegral + float64(mech.Active())*(x.finish-now) - x.activeAt
+			integral := active.At(x.finish, mech.Active()) - x.activeAt
 			if life := x.finish - x.activeStart; life > 0 {
 				x.nAvg = integral / life
 			}
@@ -466,7 +454,7 @@ func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Clus
 	for i := 0; i < n; i++ {
 		x := &rj[i]
 		jr := JobResult{ID: i, Type: x.j.Type, GPUs: x.j.GPUs, Arrival: x.j.Arrival, Start: -1, Finish: -1, JCT: -1}
-		finish, done, iso := x.finish, x.finish >= 0, isoTime(x, pc, t, total)
+		finish, done, iso := x.finish, x.finish >= 0, isoTime(x, pc, t)
 		if x.started {
 			jr.Start = x.start
 		}
@@ -475,7 +463,7 @@ func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Clus
 			y := &rj[id]
 			done = done && y.finish >= 0
 			finish = math.Max(finish, y.finish)
-			iso += isoTime(y, pc, t, total)
+			iso += isoTime(y, pc, t)
 			if y.started && (jr.Start < 0 || y.start < jr.Start) {
 				jr.Start = y.start
 			}
@@ -512,25 +500,18 @@ func finishMetrics(res *Result, rj []runJob, n, first, last int, pc *policy.Clus
 	}
 }
 
-// isoTime is the time a task would take alone on a 1/n share of the
-// cluster (the denominator of finish-time fairness ρ): on a share of N/n
-// GPUs spread over the types in proportion to their counts, a task of s
-// GPUs runs min(1, N/(n·s)) of the time at the count-weighted mean
-// throughput; n is the mean number of active tasks over its life.
-func isoTime(x *runJob, pc *policy.Cluster, t *throughput.Table, total int) float64 {
-	if total == 0 || x.finish < 0 {
+// isoTime is the task's isolated time (sched.IsolatedTime): alone on a
+// 1/n share of the cluster, n the mean number of active tasks over its
+// life; 0 while it has not finished.
+func isoTime(x *runJob, pc *policy.Cluster, t *throughput.Table) float64 {
+	if x.finish < 0 {
 		return 0
 	}
-	n := math.Max(x.nAvg, 1)
-	share := math.Min(1, float64(total)/(n*float64(x.gpus)))
-	rate := 0.0
-	for g, c := range pc.Count {
-		rate += float64(c) / float64(total) * t.Alone(x.row, g)
+	alone := make([]float64, len(pc.Count))
+	for g := range alone {
+		alone[g] = t.Alone(x.row, g)
 	}
-	if rate <= 0 {
-		return 0
-	}
-	return x.steps / (share * rate)
+	return sched.IsolatedTime(x.steps, x.gpus, x.nAvg, pc.Count, alone)
 }
 
 // SetJCTs fills the result's JCT and finish-time-fairness figures from the

@@ -29,7 +29,9 @@ func newClusterCmd() *cobra.Command {
 		Long: `cluster generates job traces with Gavel's distributions, simulates them in
 virtual time on a GPU cluster under a scheduling policy (Gavel's round-based
 mechanism: 360 s rounds, allocations recomputed on arrivals and completions),
-and benches every policy side by side on Gavel's experiments.
+and benches every policy side by side on Gavel's experiments. The
+Kubernetes scheduler, its replays and the local control plane are the
+separate inlay-scheduler binary (cmd/inlay-scheduler).
 
 Clusters: the presets gavel-108 (36 V100 + 36 P100 + 36 K80, one GPU per
 server, as in Gavel's simulations), gavel-108-servers (the same in 4-GPU
@@ -38,7 +40,6 @@ servers) and modern-mix (H100, A100, L4 and T4 servers), or a YAML file
 Throughputs: Gavel's measurements (the default) or a file in its format.`,
 	}
 	cmd.AddCommand(newClusterGenerateCmd(), newClusterSimulateCmd(), newClusterBenchCmd(), newClusterPlatformsCmd(), newClusterPoliciesCmd())
-	cmd.AddCommand(kubeCommands()...)
 	return cmd
 }
 

@@ -86,6 +86,10 @@ type Options struct {
 	// longer lease (with a longer grace) cuts the API server's steady
 	// load from the heartbeats.
 	NodeLeaseDuration time.Duration
+	// NoNodeLifecycle turns the controller manager's node-lifecycle
+	// controller off, as kube-scheduler's scheduler_perf does: nodes made
+	// as plain API objects (no kubelet, no lease) then stay Ready.
+	NoNodeLifecycle bool
 	// Detach keeps the processes running after this process exits (inlay
 	// cluster up); otherwise they are killed when it dies, so that a test
 	// that panics or times out leaves nothing behind.
@@ -252,6 +256,14 @@ func (c *ControlPlane) writeKubeconfigs() error {
 	return nil
 }
 
+// controllers is the controller manager's --controllers.
+func (c *ControlPlane) controllers() string {
+	if c.opts.NoNodeLifecycle {
+		return "*,-node-lifecycle-controller"
+	}
+	return "*"
+}
+
 // args returns a component's command line.
 func (c *ControlPlane) args(name string) []string {
 	pk := func(u string) string { return filepath.Join(c.Dir, "pki", u+".kubeconfig") }
@@ -284,7 +296,7 @@ func (c *ControlPlane) args(name string) []string {
 			"--leader-elect=false", "--service-account-private-key-file=" + c.pki.saKey, "--root-ca-file=" + c.pki.caCert,
 			"--kube-api-qps=1000", "--kube-api-burst=2000", "--concurrent-job-syncs=20", "--concurrent-gc-syncs=40",
 			"--node-monitor-grace-period=" + c.opts.NodeMonitorGracePeriod.String(), "--node-monitor-period=2s",
-			"--profiling=false", "--v=0"}
+			"--profiling=false", "--v=0", "--controllers=" + c.controllers()}
 	case "kube-scheduler":
 		return []string{"--kubeconfig=" + pk("kube-scheduler"),
 			"--authentication-kubeconfig=" + pk("kube-scheduler"), "--authorization-kubeconfig=" + pk("kube-scheduler"),
@@ -631,29 +643,68 @@ func (c *ControlPlane) CPUTimes() (map[string]time.Duration, error) {
 		if cmd.Process == nil {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		t, err := ProcessCPUTime(cmd.Process.Pid)
 		if err != nil {
 			return nil, err
 		}
-		// The fields after the command name (which may hold spaces, in
-		// parentheses): utime and stime are the 12th and 13th, in ticks.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			return nil, fmt.Errorf("controlplane: /proc/%d/stat: no command name", cmd.Process.Pid)
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 13 {
-			return nil, fmt.Errorf("controlplane: /proc/%d/stat: %d fields", cmd.Process.Pid, len(f))
-		}
-		u, err1 := strconv.ParseInt(f[11], 10, 64)
-		st, err2 := strconv.ParseInt(f[12], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("controlplane: /proc/%d/stat: bad times", cmd.Process.Pid)
-		}
-		out[name] = time.Duration(u+st) * time.Second / clockTicks
+		out[name] = t
 	}
 	return out, nil
+}
+
+// PeakBytes is component name's peak resident memory so far (VmHWM in
+// /proc/PID/status; Linux).
+func (c *ControlPlane) PeakBytes(name string) (int64, error) {
+	cmd := c.procs[name]
+	if cmd == nil || cmd.Process == nil {
+		return 0, fmt.Errorf("controlplane: %s is not running", name)
+	}
+	return ProcessPeakBytes(cmd.Process.Pid)
+}
+
+// ProcessPeakBytes is a process's peak resident memory (VmHWM in
+// /proc/PID/status; Linux).
+func ProcessPeakBytes(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("controlplane: /proc/%d/status: VmHWM %q", pid, v)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("controlplane: /proc/%d/status: no VmHWM", pid)
+}
+
+// ProcessCPUTime is the CPU time (user and system) a process has used so
+// far, read from /proc/PID/stat (Linux; an error elsewhere).
+func ProcessCPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name (which may hold spaces, in
+	// parentheses): utime and stime are the 12th and 13th, in ticks.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("controlplane: /proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("controlplane: /proc/%d/stat: %d fields", pid, len(f))
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("controlplane: /proc/%d/stat: bad times", pid)
+	}
+	return time.Duration(u+st) * time.Second / clockTicks, nil
 }
 
 // clockTicks is Linux's USER_HZ, the unit of /proc's CPU times (100 on

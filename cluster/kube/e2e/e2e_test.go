@@ -539,14 +539,64 @@ func TestMalformedAndForbidden(t *testing.T) {
 
 // TestReplayDefaultScheduler (INLAY_E2E_DEFAULT_SCHEDULER=1, make e2e)
 // replays TestReplay's trace with the pods given to the default
-// kube-scheduler: no policy, no gangs, no preemption; it reports what
-// finishes in the time the inlay replay may take.
+// kube-scheduler: no policy, no gangs, no preemption. Every trace job is
+// accounted for (finished, or counted unfinished when the time the inlay
+// replay may take ran out), one Job object each; something finishes; no
+// finished job beats its time alone on the fastest GPU type, and no
+// run's figures are negative.
 func TestReplayDefaultScheduler(t *testing.T) {
 	if os.Getenv("INLAY_E2E_DEFAULT_SCHEDULER") != "1" {
 		t.Skip("runs under make e2e (INLAY_E2E_DEFAULT_SCHEDULER=1)")
 	}
 	e := setup(t)
-	externalReplay(t, e, "kube200", "default-scheduler", 2, nil)
+	res, _, jobs := externalReplay(t, e, "kube200", "default-scheduler", 2, nil)
+	checkExternalReplay(t, e, "kube200", res, jobs)
+}
+
+// checkExternalReplay asserts what a replay under another scheduler must
+// show: every trace job once, in the result and as one Job object; some
+// finished; none faster than alone on its fastest GPU type.
+func checkExternalReplay(t *testing.T, e *env, run string, res *sim.Result, jobs []job.Job) {
+	t.Helper()
+	if len(res.PerJob) != len(jobs) || res.Jobs+res.Unfinished != len(jobs) {
+		t.Errorf("%d per-job results, %d finished + %d unfinished; want %d jobs accounted for", len(res.PerJob), res.Jobs, res.Unfinished, len(jobs))
+	}
+	if res.Jobs == 0 {
+		t.Errorf("no job finished")
+	}
+	if res.AvgJCT < 0 || res.Makespan < 0 || res.Preemptions < 0 {
+		t.Errorf("negative figures: avg JCT %g h, makespan %g h, %d preemptions", res.AvgJCT, res.Makespan, res.Preemptions)
+	}
+	list, err := e.cs.BatchV1().Jobs("default").List(context.Background(), metav1.ListOptions{LabelSelector: replay.RunLabel + "=" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, j := range list.Items {
+		seen[j.Name]++
+	}
+	for i, j := range jobs {
+		if n := seen[replay.JobName(run, j.ID)]; n != 1 {
+			t.Errorf("trace job %d: %d Job objects", j.ID, n)
+		}
+		jr := res.PerJob[min(i, len(res.PerJob)-1)]
+		if jr.ID != j.ID || jr.Finish < 0 {
+			continue
+		}
+		row, err := e.table.Resolve(j.Type, j.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := 0.0
+		for g := range e.table.GPUs() {
+			best = math.Max(best, e.table.Alone(row, g))
+		}
+		// The replay charges whole seconds of the control plane's
+		// latency; 1 % covers the clock's rounding.
+		if alone := j.Steps / best; jr.JCT < 0.99*alone {
+			t.Errorf("trace job %d finished in %.0f s, faster than alone on its fastest GPU type (%.0f s)", j.ID, jr.JCT, alone)
+		}
+	}
 }
 
 // externalReplay replays TestReplay's trace as run with the pods given to

@@ -14,8 +14,8 @@ import (
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -26,10 +26,15 @@ import (
 //go:embed inlay-scheduler.yaml
 var Scheduler []byte
 
-// Objects decodes the manifests in order.
-func Objects() ([]any, error) {
+// document is one object of the manifests, typed and as JSON.
+type document struct {
+	obj  any
+	json []byte
+}
+
+func documents() ([]document, error) {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(Scheduler), 4096)
-	var out []any
+	var out []document
 	for i := 0; ; i++ {
 		var raw map[string]any
 		err := dec.Decode(&raw)
@@ -50,44 +55,80 @@ func Objects() ([]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("inlay-scheduler.yaml: document %d: %w", i+1, err)
 		}
-		out = append(out, obj)
+		out = append(out, document{obj, data})
 	}
 }
 
-// Apply creates the manifests' objects; with deployment false it leaves
-// the Deployment out (a local cluster of KWOK nodes runs no containers).
+// Objects decodes the manifests in order.
+func Objects() ([]any, error) {
+	docs, err := documents()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(docs))
+	for i, d := range docs {
+		out[i] = d.obj
+	}
+	return out, nil
+}
+
+// FieldManager is the field manager of the manifests' server-side apply.
+const FieldManager = "inlay-scheduler-manifests"
+
+// Apply applies the manifests' objects server-side (as kubectl apply
+// --server-side does: applying again changes nothing, and a field another
+// manager set is taken over); with deployment false it leaves the
+// Deployment out (a local cluster of KWOK nodes runs no containers).
 func Apply(ctx context.Context, cs kubernetes.Interface, deployment bool) error {
-	objs, err := Objects()
+	docs, err := documents()
 	if err != nil {
 		return err
 	}
-	for _, o := range objs {
+	force := true
+	opts := metav1.PatchOptions{FieldManager: FieldManager, Force: &force}
+	apply := types.ApplyPatchType
+	for _, d := range docs {
 		var err error
-		switch x := o.(type) {
+		switch x := d.obj.(type) {
 		case *corev1.Namespace:
-			_, err = cs.CoreV1().Namespaces().Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.CoreV1().Namespaces().Patch(ctx, x.Name, apply, d.json, opts)
 		case *corev1.ServiceAccount:
-			_, err = cs.CoreV1().ServiceAccounts(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.CoreV1().ServiceAccounts(x.Namespace).Patch(ctx, x.Name, apply, d.json, opts)
 		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.RbacV1().ClusterRoles().Patch(ctx, x.Name, apply, d.json, opts)
 		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.RbacV1().ClusterRoleBindings().Patch(ctx, x.Name, apply, d.json, opts)
 		case *rbacv1.Role:
-			_, err = cs.RbacV1().Roles(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.RbacV1().Roles(x.Namespace).Patch(ctx, x.Name, apply, d.json, opts)
 		case *rbacv1.RoleBinding:
-			_, err = cs.RbacV1().RoleBindings(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+			_, err = cs.RbacV1().RoleBindings(x.Namespace).Patch(ctx, x.Name, apply, d.json, opts)
 		case *appsv1.Deployment:
 			if deployment {
-				_, err = cs.AppsV1().Deployments(x.Namespace).Create(ctx, x, metav1.CreateOptions{})
+				_, err = cs.AppsV1().Deployments(x.Namespace).Patch(ctx, x.Name, apply, d.json, opts)
 			}
 		default:
-			err = fmt.Errorf("inlay-scheduler.yaml: unexpected object %T", o)
+			err = fmt.Errorf("inlay-scheduler.yaml: unexpected object %T", d.obj)
 		}
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+		if err != nil {
+			return fmt.Errorf("inlay-scheduler.yaml: apply %T: %w", d.obj, err)
 		}
 	}
 	return nil
+}
+
+// Deployment returns the manifests' Deployment (its container's args are
+// what a cluster runs).
+func Deployment() (*appsv1.Deployment, error) {
+	objs, err := Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("inlay-scheduler.yaml: no Deployment")
 }
 
 // Token returns a bearer token of the inlay-scheduler service account

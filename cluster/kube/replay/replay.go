@@ -32,6 +32,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
 	"github.com/inlay-dev/inlay/cluster/kube/vclock"
+	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
@@ -927,11 +928,15 @@ func (e *emu) nodeReady(n string) bool {
 func (e *emu) stop(name string, r *run, now time.Time, spec *job.Job, finished bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	dt := e.span(r.start, now)
+	st := sched.Stretch{Length: e.span(r.start, now), Rate: r.rate, Remaining: math.Max(spec.Steps-e.done[name], 0), Total: spec.Steps}
+	p := sched.Account(st)
+	// A finished run held its GPUs until its last step; one stopped
+	// early, until now.
+	dt := st.Length
 	if finished && r.rate > 0 {
-		dt = math.Min(dt, math.Max(spec.Steps-e.done[name], 0)/r.rate)
+		dt = math.Min(dt, p.Ran(st))
 	}
-	e.done[name] = math.Min(spec.Steps, e.done[name]+r.rate*dt)
+	e.done[name] = math.Min(spec.Steps, e.done[name]+p.Steps)
 	e.lastEnd[name] = now
 	if e.gpuS[name] == nil {
 		e.gpuS[name] = map[string]float64{}
@@ -1077,10 +1082,8 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 		res.PerJob = append(res.PerJob, jr)
 	}
 	res.Window = [2]int{0, len(cfg.Jobs) - 1}
-	total := 0
 	for _, g := range cfg.Cluster.Types() {
 		res.GPUCount[g] = cfg.Cluster.Count(g)
-		total += cfg.Cluster.Count(g)
 	}
 	var jcts, ftfs []float64
 	first, last := math.Inf(1), math.Inf(-1)
@@ -1098,21 +1101,23 @@ func Report(cfg Config, items []batchv1.Job) (*sim.Result, error) {
 		for _, o := range ivs {
 			integral += math.Max(0, math.Min(o.f, jr.Finish)-math.Max(o.a, jr.Arrival))
 		}
-		n := math.Max(integral/math.Max(jr.JCT, 1e-9), 1)
+		n := integral / math.Max(jr.JCT, 1e-9)
 		j := cfg.Jobs[i]
 		row, err := cfg.Table.Resolve(j.Type, j.GPUs)
-		if err == nil && total > 0 {
-			share := math.Min(1, float64(total)/(n*float64(j.GPUs)))
-			rate := 0.0
-			for _, g := range cfg.Cluster.Types() {
-				if c := cfg.Table.GPUIndex(g); c >= 0 {
-					rate += float64(cfg.Cluster.Count(g)) / float64(total) * cfg.Table.Alone(row, c)
-				}
+		if err != nil {
+			continue
+		}
+		var counts []int
+		var alone []float64
+		for _, g := range cfg.Cluster.Types() {
+			if c := cfg.Table.GPUIndex(g); c >= 0 {
+				counts = append(counts, cfg.Cluster.Count(g))
+				alone = append(alone, cfg.Table.Alone(row, c))
 			}
-			if rate > 0 {
-				jr.FTF = jr.JCT / (j.Steps / (share * rate))
-				ftfs = append(ftfs, jr.FTF)
-			}
+		}
+		if iso := sched.IsolatedTime(j.Steps, j.GPUs, n, counts, alone); iso > 0 {
+			jr.FTF = jr.JCT / iso
+			ftfs = append(ftfs, jr.FTF)
 		}
 	}
 	res.SetJCTs(jcts, ftfs)

@@ -98,6 +98,12 @@ type Config struct {
 	// round lasts a fraction of a second, and thousands of running Jobs
 	// patched every few rounds would flood the API server.
 	StatusInterval time.Duration
+	// StatusRate bounds the progress annotations of running Jobs to about
+	// this many writes a second in all (default 20): with thousands of
+	// Jobs running, each Job's interval grows beyond StatusInterval to
+	// running Jobs / StatusRate seconds, so progress never crowds out
+	// bindings in the client's rate limit.
+	StatusRate float64
 	// LeaderElection, when set, runs the scheduler only while it holds the
 	// lease LeaseNamespace/LeaseName.
 	LeaderElection bool
@@ -133,7 +139,14 @@ type Stats struct {
 	PolicyTime, PolicyMax time.Duration
 	// MaxActive is the most active jobs a round saw.
 	MaxActive int
+	// RoundTimes is each round's time in the scheduler (accounting, the
+	// cluster view, the policy and the assignments), in order; the last
+	// maxRoundTimes rounds are kept.
+	RoundTimes []time.Duration
 }
+
+// maxRoundTimes bounds Stats.RoundTimes.
+const maxRoundTimes = 1 << 16
 
 type jobState struct {
 	key, ns, name string
@@ -199,6 +212,7 @@ type Scheduler struct {
 	lastPlanV float64
 	idle      bool
 	round     int
+	running   int // Jobs the last round runs
 	stats     Stats
 	requests  atomic.Int64
 	// assumed holds the pods whose Binding is sent (or about to be) but
@@ -206,6 +220,9 @@ type Scheduler struct {
 	// node's resources for fits (under mu), as kube-scheduler's assumed
 	// pods do.
 	assumed map[types.UID]assumedPod
+	// assumedOn indexes assumed by node, so that a fit reads its node's
+	// assumptions only.
+	assumedOn map[string]map[types.UID]struct{}
 }
 
 // assumedPod is a pod bound, or being bound, to node, not yet seen so.
@@ -253,6 +270,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.StatusInterval <= 0 {
 		cfg.StatusInterval = 10 * time.Second
 	}
+	if !(cfg.StatusRate > 0) {
+		cfg.StatusRate = 20
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -267,14 +287,16 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
-		assumed: map[types.UID]assumedPod{}, kick: make(chan struct{}, 1)}, nil
+		assumed: map[types.UID]assumedPod{}, assumedOn: map[string]map[types.UID]struct{}{}, kick: make(chan struct{}, 1)}, nil
 }
 
 // Stats returns a copy of the counters.
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	st.RoundTimes = slices.Clone(st.RoundTimes)
+	return st
 }
 
 // Requests is the number of API requests the scheduler made (reads from
@@ -388,7 +410,7 @@ func (s *Scheduler) run(ctx context.Context) error {
 	// A new term starts from the API server's state alone.
 	s.mu.Lock()
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
-	s.assumed = map[types.UID]assumedPod{}
+	s.assumed, s.assumedOn = map[types.UID]assumedPod{}, map[string]map[types.UID]struct{}{}
 	s.mu.Unlock()
 	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
 	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
@@ -710,7 +732,7 @@ func (s *Scheduler) addToMech(st *jobState, j *batchv1.Job) {
 		done = e
 	}
 	st.est = done
-	rem := math.Max(st.spec.Steps-done, 1e-6*st.spec.Steps)
+	rem := math.Max(st.spec.Steps-done, estimateReserve*st.spec.Steps)
 	s.mech.Add(policy.Job{ID: st.id, Row: st.spec.Row, GPUs: st.spec.GPUs, Weight: st.spec.Weight,
 		Arrival: s.virtual(st.queuedAt), Steps: st.spec.Steps, Remaining: rem, Attained: 0,
 		CPUs: st.spec.CPUs, MemoryGiB: st.spec.MemoryGiB, Chunk: st.spec.PerPod})
@@ -894,7 +916,7 @@ func (s *Scheduler) addToMechAt(st *jobState, j *batchv1.Job, attained float64) 
 	s.addToMech(st, j)
 	if mj := s.mech.Job(st.id); mj != nil {
 		mj.Attained = attained
-		mj.Remaining = math.Max(st.spec.Steps-st.est, 1e-6*st.spec.Steps)
+		mj.Remaining = math.Max(st.spec.Steps-st.est, estimateReserve*st.spec.Steps)
 	}
 }
 
@@ -924,6 +946,13 @@ func gpuType(name string) chw.GPUType {
 func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	start := time.Now()
+	defer func() {
+		if len(s.stats.RoundTimes) == maxRoundTimes {
+			s.stats.RoundTimes = s.stats.RoundTimes[1:]
+		}
+		s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
+	}()
 	vnow := s.virtual(now)
 	s.round++
 	// Account the round that ended.
@@ -938,7 +967,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 						// A stopped job's checkpoint is the truth.
 						st.est = r
 						mj := s.mech.Job(st.id)
-						mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+						mj.Remaining = math.Max(st.spec.Steps-r, estimateReserve*st.spec.Steps)
 					}
 				}
 				continue
@@ -956,14 +985,15 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 				ran = math.Max(0, end-math.Max(s.lastPlanV, s.virtual(st.since)))
 			}
 			mj := s.mech.Job(st.id)
-			steps := math.Max(0, math.Min(p.Rate[0]*ran, mj.Remaining-1e-6*mj.Steps))
+			// The Job's completion, not this estimate, finishes it.
+			steps := sched.Account(sched.Stretch{Length: ran, Rate: p.Rate[0], Remaining: mj.Remaining, Total: mj.Steps, Reserve: estimateReserve}).Steps
 			s.mech.Done(p, ran, [2]float64{steps, 0})
 			st.est += steps
 			if j, err := s.jobs.Jobs(st.ns).Get(st.name); err == nil {
 				if r, ok := reported(j); ok && !st.run {
 					// A stopped job's checkpoint is the truth.
 					st.est = r
-					mj.Remaining = math.Max(st.spec.Steps-r, 1e-6*st.spec.Steps)
+					mj.Remaining = math.Max(st.spec.Steps-r, estimateReserve*st.spec.Steps)
 				}
 			}
 		}
@@ -1007,6 +1037,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	for _, p := range r.Placed {
 		want[p.A] = p
 	}
+	s.running = len(r.Placed)
 	// Jobs that keep their nodes first, then the rest, in ID order.
 	order := s.sortedStates()
 	sort.SliceStable(order, func(i, j int) bool { return s.keeps(order[i], want) && !s.keeps(order[j], want) })
@@ -1077,10 +1108,15 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// estimateReserve is the share of a Job's steps that the scheduler's own
+// estimate leaves undone: only the Job's completion finishes it.
+const estimateReserve = 1e-6
+
 // publishDue reports whether a running Job's progress annotations are
 // due: StatusEvery rounds and StatusInterval since the last (under mu).
 func (s *Scheduler) publishDue(st *jobState, now time.Time) bool {
-	return s.round-st.lastPub >= s.cfg.StatusEvery && now.Sub(st.lastPubAt) >= s.cfg.StatusInterval
+	every := max(s.cfg.StatusInterval, time.Duration(float64(s.running)/s.cfg.StatusRate*float64(time.Second)))
+	return s.round-st.lastPub >= s.cfg.StatusEvery && now.Sub(st.lastPubAt) >= every
 }
 
 func (s *Scheduler) keeps(st *jobState, want map[int]sched.Placed) bool {

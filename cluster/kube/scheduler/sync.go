@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -73,191 +74,284 @@ func (s *Scheduler) work(ctx context.Context) bool {
 	return true
 }
 
-// sync reconciles one Job toward its desired state. It returns a delay
-// after which to look again (waiting for pods to appear or go), or an error
-// to retry with back-off.
+// sync reconciles one Job toward its desired state, one step at a time:
+// an invalid Job is marked so, a finished one recorded, a stopped one
+// suspended; a running one is moved off nodes the round does not want,
+// resumed, its gang bound, and its progress published. It returns a delay
+// after which to look again (waiting for pods to appear or go), or an
+// error to retry with back-off. Every step writes only what differs from
+// the Job it read, so running it twice does no harm.
 func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error) {
 	d := s.snapshot(key)
 	if !d.known {
 		return 0, nil
 	}
+	j, err := s.currentJob(key, d)
+	if j == nil || err != nil {
+		return 0, err
+	}
+	switch {
+	case d.invalid != "":
+		return 0, s.syncInvalid(ctx, j, d)
+	case d.done:
+		return 0, s.syncFinished(ctx, j, d)
+	}
+	pods := s.gangPods(j)
+	if err := s.reapLost(ctx, pods.terminating); err != nil {
+		return 0, err
+	}
+	if !d.run {
+		return s.syncStopped(ctx, j, d, pods)
+	}
+	if again, done, err := s.syncMisplaced(ctx, j, d, pods); done {
+		return again, err
+	}
+	if again, done, err := s.syncResume(ctx, j, d, pods); done {
+		return again, err
+	}
+	if len(pods.bound) < jobspec.Gang(j) {
+		return s.syncBind(ctx, key, j, d, pods)
+	}
+	return 0, s.syncRunning(ctx, key, j, d, pods)
+}
+
+// currentJob reads the Job from the cache: nil when it is gone or was
+// replaced by another of the same name since the round.
+func (s *Scheduler) currentJob(key string, d desired) (*batchv1.Job, error) {
 	ns, name := splitKey(key)
 	j, err := s.jobs.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil || j.UID != d.uid {
-		return 0, err
+		return nil, err
 	}
-	if d.invalid != "" {
-		if err := s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid); err != nil {
-			return 0, err
+	return j, nil
+}
+
+// podSet is a Job's live pods by where they stand.
+type podSet struct {
+	bound, unbound, terminating []*corev1.Pod
+}
+
+// gangPods sorts a Job's live pods into bound, unbound and terminating.
+func (s *Scheduler) gangPods(j *batchv1.Job) podSet {
+	var ps podSet
+	for _, p := range s.jobPods(j) {
+		switch {
+		case p.DeletionTimestamp != nil:
+			ps.terminating = append(ps.terminating, p)
+		case p.Spec.NodeName != "":
+			ps.bound = append(ps.bound, p)
+		default:
+			ps.unbound = append(ps.unbound, p)
 		}
-		return 0, s.condition(ctx, j, InvalidCondition, corev1.ConditionTrue, "InvalidAnnotation", "inlay cannot schedule this Job: "+d.invalid)
 	}
-	if d.done {
-		_, ok := jobspec.Done(j)
-		reason := "completed"
-		if !ok {
-			reason = "failed"
-		}
-		if j.Annotations[jobspec.StateAnno] != jobspec.Finished {
-			s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
-		}
-		fin := d.finishedSeen
-		if fin.IsZero() {
-			fin = time.Now()
-		}
-		a := map[string]string{jobspec.StateAnno: jobspec.Finished, jobspec.ReasonAnno: reason,
-			jobspec.RoundsAnno: strconv.Itoa(d.rounds), jobspec.PreemptionsAnno: strconv.Itoa(d.preempt)}
-		if j.Annotations[jobspec.FinishedAtAnno] == "" {
-			a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
-		}
-		if err := s.annotate(ctx, j, a, jobspec.Finished); err != nil {
-			return 0, err
-		}
-		return 0, s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, "Finished",
-			fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt))
-	}
+	return ps
+}
+
+func suspended(j *batchv1.Job) bool { return j.Spec.Suspend != nil && *j.Spec.Suspend }
+
+// baseAnnotations are the annotations every live Job carries: when it was
+// queued.
+func baseAnnotations(j *batchv1.Job, d desired) map[string]string {
 	base := map[string]string{}
 	if j.Annotations[jobspec.QueuedAtAnno] == "" {
 		base[jobspec.QueuedAtAnno] = jobspec.FormatTime(d.queuedAt)
 	}
-	pods := s.jobPods(j)
-	var bound, unbound, terminating []*corev1.Pod
-	for _, p := range pods {
-		switch {
-		case p.DeletionTimestamp != nil:
-			terminating = append(terminating, p)
-		case p.Spec.NodeName != "":
-			bound = append(bound, p)
-		default:
-			unbound = append(unbound, p)
-		}
+	return base
+}
+
+// syncInvalid marks a Job whose annotations do not parse: its state
+// annotation and the InlayInvalid condition say why.
+func (s *Scheduler) syncInvalid(ctx context.Context, j *batchv1.Job, d desired) error {
+	if err := s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid); err != nil {
+		return err
 	}
-	suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
-	if err := s.reapLost(ctx, terminating); err != nil {
+	return s.condition(ctx, j, InvalidCondition, corev1.ConditionTrue, "InvalidAnnotation", "inlay cannot schedule this Job: "+d.invalid)
+}
+
+// syncFinished records a Job's end: a Finished event (once), its rounds
+// and preemptions, when it finished, and the InlayScheduled condition.
+func (s *Scheduler) syncFinished(ctx context.Context, j *batchv1.Job, d desired) error {
+	_, ok := jobspec.Done(j)
+	reason := "completed"
+	if !ok {
+		reason = "failed"
+	}
+	if j.Annotations[jobspec.StateAnno] != jobspec.Finished {
+		s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
+	}
+	fin := d.finishedSeen
+	if fin.IsZero() {
+		fin = time.Now()
+	}
+	a := map[string]string{jobspec.StateAnno: jobspec.Finished, jobspec.ReasonAnno: reason,
+		jobspec.RoundsAnno: strconv.Itoa(d.rounds), jobspec.PreemptionsAnno: strconv.Itoa(d.preempt)}
+	if j.Annotations[jobspec.FinishedAtAnno] == "" {
+		a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
+	}
+	if err := s.annotate(ctx, j, a, jobspec.Finished); err != nil {
+		return err
+	}
+	return s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, "Finished",
+		fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt))
+}
+
+// syncStopped holds a Job the round does not run: suspended while it has
+// pods bound, queued or preempted in its annotations and condition. It
+// looks again while old pods are terminating.
+func (s *Scheduler) syncStopped(ctx context.Context, j *batchv1.Job, d desired, pods podSet) (time.Duration, error) {
+	state := jobspec.Queued
+	if d.state == jobspec.Running || d.state == jobspec.Preempted || d.preempt > 0 {
+		state = jobspec.Preempted
+	}
+	if len(pods.bound) > 0 && !suspended(j) {
+		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+			return 0, err
+		}
+		s.count(func(st *Stats) { st.Suspends++ })
+	}
+	base := baseAnnotations(j, d)
+	base[jobspec.StateAnno] = state
+	base[jobspec.RoundsAnno] = strconv.Itoa(d.rounds)
+	base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
+	base[jobspec.EstimateAnno] = fmtSteps(d.est)
+	if err := s.annotate(ctx, j, base, state); err != nil {
 		return 0, err
 	}
-	if !d.run {
-		state := jobspec.Queued
-		if d.state == jobspec.Running || d.state == jobspec.Preempted || d.preempt > 0 {
-			state = jobspec.Preempted
-		}
-		if len(bound) > 0 && !suspended {
-			if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
-				return 0, err
-			}
-			s.count(func(st *Stats) { st.Suspends++ })
-		}
-		base[jobspec.StateAnno] = state
-		base[jobspec.RoundsAnno] = strconv.Itoa(d.rounds)
-		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
-		base[jobspec.EstimateAnno] = fmtSteps(d.est)
-		if err := s.annotate(ctx, j, base, state); err != nil {
-			return 0, err
-		}
-		reason, msg := "Queued", "waiting for GPUs"
-		if state == jobspec.Preempted {
-			reason, msg = "Preempted", "preempted at a round boundary; waiting for GPUs"
-		}
-		if err := s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, reason, msg); err != nil {
-			return 0, err
-		}
-		if len(terminating) > 0 {
-			return time.Second, nil
-		}
-		return 0, nil
+	reason, msg := "Queued", "waiting for GPUs"
+	if state == jobspec.Preempted {
+		reason, msg = "Preempted", "preempted at a round boundary; waiting for GPUs"
 	}
-	// Pods bound where this round does not want them: move the job.
+	if err := s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, reason, msg); err != nil {
+		return 0, err
+	}
+	if len(pods.terminating) > 0 {
+		return time.Second, nil
+	}
+	return 0, nil
+}
+
+// freeSlots is the round's slots (one node a pod) that the Job's bound
+// pods do not fill, and whether a bound pod sits on a node the round does
+// not want.
+func freeSlots(d desired, bound []*corev1.Pod) (free []string, misplaced bool) {
 	want := map[string]int{}
 	for _, n := range d.slots {
 		want[n]++
 	}
-	var wrong bool
 	for _, p := range bound {
 		if want[p.Spec.NodeName] == 0 {
-			wrong = true
+			misplaced = true
 		}
 		want[p.Spec.NodeName]--
 	}
-	if wrong {
-		if !suspended {
-			if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
-				return 0, err
-			}
-			s.count(func(st *Stats) { st.Suspends++ })
+	for n, c := range want {
+		for ; c > 0; c-- {
+			free = append(free, n)
 		}
-		return 200 * time.Millisecond, nil
 	}
-	if suspended {
-		if len(bound)+len(terminating) > 0 {
-			return 200 * time.Millisecond, nil // the old pods are going
+	sort.Strings(free)
+	return free, misplaced
+}
+
+// syncMisplaced moves a Job whose pods are bound where this round does
+// not want them: it suspends the Job (its pods go) and looks again soon.
+// done is false when nothing was misplaced.
+func (s *Scheduler) syncMisplaced(ctx context.Context, j *batchv1.Job, d desired, pods podSet) (again time.Duration, done bool, err error) {
+	if _, misplaced := freeSlots(d, pods.bound); !misplaced {
+		return 0, false, nil
+	}
+	if !suspended(j) {
+		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+			return 0, true, err
 		}
-		if err := s.setSuspend(ctx, j, false, d.decidedAt); err != nil {
+		s.count(func(st *Stats) { st.Suspends++ })
+	}
+	return 200 * time.Millisecond, true, nil
+}
+
+// syncResume resumes a suspended Job the round runs, once its old pods
+// are gone. done is false when the Job is not suspended.
+func (s *Scheduler) syncResume(ctx context.Context, j *batchv1.Job, d desired, pods podSet) (again time.Duration, done bool, err error) {
+	if !suspended(j) {
+		return 0, false, nil
+	}
+	if len(pods.bound)+len(pods.terminating) > 0 {
+		return 200 * time.Millisecond, true, nil // the old pods are going
+	}
+	if err := s.setSuspend(ctx, j, false, d.decidedAt); err != nil {
+		return 0, true, err
+	}
+	s.count(func(st *Stats) { st.Resumes++ })
+	s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
+	return time.Second, true, nil
+}
+
+// syncBind binds the gang's unbound pods (every pod still to complete: a
+// pod that succeeded before a preemption is not created again) to the
+// round's free slots, all or none: it waits while the Job controller
+// creates them, reserves the slots (reserve), writes the decision's time
+// on a first start, then sends the Bindings.
+func (s *Scheduler) syncBind(ctx context.Context, key string, j *batchv1.Job, d desired, pods podSet) (time.Duration, error) {
+	gang := jobspec.Gang(j)
+	if len(pods.bound)+len(pods.unbound) < gang {
+		return time.Second, nil // the Job controller is creating pods
+	}
+	free, _ := freeSlots(d, pods.bound)
+	unbound := slices.Clone(pods.unbound)
+	sort.Slice(unbound, func(a, b int) bool { return unbound[a].Name < unbound[b].Name })
+	need := gang - len(pods.bound)
+	if len(free) < need {
+		return 0, fmt.Errorf("%d pods to bind, %d slots", need, len(free))
+	}
+	toBind := unbound[:need]
+	if ok, again := s.reserve(key, d, toBind, free[:need]); !ok {
+		return again, nil
+	}
+	if at := jobspec.FormatTime(d.decidedAt); !d.decidedAt.IsZero() && j.Annotations[DecidedAtAnno] != at {
+		// A start without a resume (the Job's first): the decision's
+		// time goes on the Job before its pods are bound.
+		if err := s.patch(ctx, j, nil, map[string]string{DecidedAtAnno: at}); err != nil {
+			s.unassume(toBind)
 			return 0, err
 		}
-		s.count(func(st *Stats) { st.Resumes++ })
-		s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
-		return time.Second, nil
 	}
-	// The gang: every pod still to complete (a pod that succeeded before
-	// a preemption is not created again).
-	gang := jobspec.Gang(j)
-	if len(bound) < gang {
-		if len(bound)+len(unbound) < gang {
-			return time.Second, nil // the Job controller is creating pods
+	return 0, s.bindAll(ctx, j, toBind, free[:need])
+}
+
+// bindAll sends the Bindings of pods to nodes (pods[i] to nodes[i]), in
+// order; on a failure the pod stays assumed for bindGrace (its binding
+// may have been made) and the rest are withdrawn.
+func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.Pod, nodes []string) error {
+	for i, p := range pods {
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i]}}
+		s.requests.Add(1)
+		err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+		if apierrors.IsConflict(err) {
+			// Bound already: it stays assumed until the informer shows
+			// where, and the next sync moves the Job if that is not where
+			// this round wants it.
+			s.log.Info("pod bound already", "pod", p.Namespace+"/"+p.Name, "node", nodes[i], "err", err)
+			continue
 		}
-		// Assign the unbound pods to the free slots; all must fit.
-		var free []string
-		for n, c := range want {
-			for ; c > 0; c-- {
-				free = append(free, n)
-			}
+		if err != nil {
+			s.expire(p, bindGrace)
+			s.unassume(pods[i+1:])
+			s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, nodes[i], err)
+			return err
 		}
-		sort.Strings(free)
-		sort.Slice(unbound, func(a, b int) bool { return unbound[a].Name < unbound[b].Name })
-		need := gang - len(bound)
-		if len(free) < need {
-			return 0, fmt.Errorf("%d pods to bind, %d slots", need, len(free))
-		}
-		toBind := unbound[:need]
-		if ok, again := s.reserve(key, d, toBind, free[:need]); !ok {
-			return again, nil
-		}
-		if at := jobspec.FormatTime(d.decidedAt); !d.decidedAt.IsZero() && j.Annotations[DecidedAtAnno] != at {
-			// A start without a resume (the Job's first): the decision's
-			// time goes on the Job before its pods are bound.
-			if err := s.patch(ctx, j, nil, map[string]string{DecidedAtAnno: at}); err != nil {
-				s.unassume(toBind)
-				return 0, err
-			}
-		}
-		for i, p := range toBind {
-			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: free[i]}}
-			s.requests.Add(1)
-			err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
-			if apierrors.IsConflict(err) {
-				// Bound already: it stays assumed until the informer
-				// shows where, and the next sync moves the Job if that
-				// is not where this round wants it.
-				s.log.Info("pod bound already", "pod", p.Namespace+"/"+p.Name, "node", free[i], "err", err)
-				continue
-			}
-			if err != nil {
-				// This one may have been made; the rest were not sent.
-				s.expire(toBind[i], bindGrace)
-				s.unassume(toBind[i+1:])
-				s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, free[i], err)
-				return 0, err
-			}
-			s.count(func(st *Stats) { st.Binds++ })
-		}
-		return 0, nil // the pods' updates bring the Job back here
+		s.count(func(st *Stats) { st.Binds++ })
 	}
-	// The job makes progress from when its whole gang runs, not from the
-	// binding: the round's accounting counts from then.
-	if runningSince(bound, gang) {
+	return nil // the pods' updates bring the Job back to sync
+}
+
+// syncRunning publishes a running Job: its progress counts from when its
+// whole gang runs (not from the binding), and its annotations and the
+// InlayScheduled condition say where it runs.
+func (s *Scheduler) syncRunning(ctx context.Context, key string, j *batchv1.Job, d desired, pods podSet) error {
+	if runningSince(pods.bound, jobspec.Gang(j)) {
 		now := time.Now()
 		s.mu.Lock()
 		if st := s.st[key]; st != nil && st.run && st.since.IsZero() {
@@ -268,6 +362,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		}
 		s.mu.Unlock()
 	}
+	base := baseAnnotations(j, d)
 	base[jobspec.StateAnno] = jobspec.Running
 	base[jobspec.AllocatedAnno] = d.gpu
 	if j.Annotations[jobspec.StartedAtAnno] == "" {
@@ -279,9 +374,9 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 	}
 	if err := s.annotate(ctx, j, base, jobspec.Running); err != nil {
-		return 0, err
+		return err
 	}
-	return 0, s.condition(ctx, j, ScheduledCondition, corev1.ConditionTrue, "Allocated", fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu))
+	return s.condition(ctx, j, ScheduledCondition, corev1.ConditionTrue, "Allocated", fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu))
 }
 
 // runningSince reports whether the gang's pods are all bound and Running.
@@ -385,9 +480,39 @@ func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []s
 		}
 	}
 	for i, p := range pods {
-		s.assumed[p.UID] = assumedPod{ns: p.Namespace, name: p.Name, node: nodes[i], req: jobspec.PodRequests(&p.Spec)}
+		s.assume(p.UID, assumedPod{ns: p.Namespace, name: p.Name, node: nodes[i], req: jobspec.PodRequests(&p.Spec)})
 	}
 	return true, 0
+}
+
+// assume records a pod as assumed on its node (under mu).
+func (s *Scheduler) assume(uid types.UID, a assumedPod) {
+	s.forget(uid)
+	s.assumed[uid] = a
+	if s.assumedOn == nil {
+		s.assumedOn = map[string]map[types.UID]struct{}{}
+	}
+	on := s.assumedOn[a.node]
+	if on == nil {
+		on = map[types.UID]struct{}{}
+		s.assumedOn[a.node] = on
+	}
+	on[uid] = struct{}{}
+}
+
+// forget drops a pod's assumption (under mu).
+func (s *Scheduler) forget(uid types.UID) {
+	a, ok := s.assumed[uid]
+	if !ok {
+		return
+	}
+	delete(s.assumed, uid)
+	if on := s.assumedOn[a.node]; on != nil {
+		delete(on, uid)
+		if len(on) == 0 {
+			delete(s.assumedOn, a.node)
+		}
+	}
 }
 
 // bindGrace is how long a pod whose Binding failed stays assumed: the
@@ -406,7 +531,7 @@ func (s *Scheduler) stillAssumed(uid types.UID) bool {
 	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
 		// Seen bound (the informer counts it where it is), gone, or
 		// its failed binding not made after all.
-		delete(s.assumed, uid)
+		s.forget(uid)
 		return false
 	}
 	return true
@@ -426,7 +551,7 @@ func (s *Scheduler) expire(p *corev1.Pod, after time.Duration) {
 func (s *Scheduler) unassume(pods []*corev1.Pod) {
 	s.mu.Lock()
 	for _, p := range pods {
-		delete(s.assumed, p.UID)
+		s.forget(p.UID)
 	}
 	s.mu.Unlock()
 }
@@ -473,8 +598,9 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		used.GPUs += r.GPUs
 		count++
 	}
-	for uid, a := range s.assumed {
-		if a.node != node || !s.stillAssumed(uid) {
+	for uid := range s.assumedOn[node] {
+		a := s.assumed[uid]
+		if !s.stillAssumed(uid) {
 			continue
 		}
 		used.MilliCPU += a.req.MilliCPU

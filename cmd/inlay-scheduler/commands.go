@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,15 +32,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// kueueQueue is the LocalQueue that inlay cluster up --kueue makes and
-// inlay cluster replay --scheduler kueue submits to.
+// kueueQueue is the LocalQueue that inlay-scheduler up --kueue makes and
+// inlay-scheduler replay --scheduler kueue submits to.
 const kueueQueue = "kueue"
 
-func kubeCommands() []*cobra.Command {
-	return []*cobra.Command{newClusterUpCmd(), newClusterDownCmd(), newClusterSchedulerCmd(), newClusterReplayCmd()}
-}
-
-func newClusterUpCmd() *cobra.Command {
+func newUpCmd() *cobra.Command {
 	var clusterName, dir string
 	var kubeSched, withKueue bool
 	var timeout time.Duration
@@ -52,11 +49,11 @@ tokens and etcd data in D, creates one KWOK node per server of the cluster
 (labels nvidia.com/gpu.product and inlay.dev/gpu-type, capacity
 nvidia.com/gpu), installs the inlay scheduler's RBAC, writes D/kubeconfig,
 prints its path and returns once every node is Ready. The processes keep
-running; inlay cluster down --dir D stops them. The binaries come from
+running; inlay-scheduler down --dir D stops them. The binaries come from
 make fetch (scripts/k8s.sh). --kueue also installs Kueue (make
 fetch-kueue: its CRDs and controller manager) with one ResourceFlavor per
 GPU type, a ClusterQueue holding the cluster's GPUs, CPUs and memory, and
-the LocalQueue default/kueue, for inlay cluster replay --scheduler kueue.`,
+the LocalQueue default/kueue, for inlay-scheduler replay --scheduler kueue.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
@@ -85,18 +82,16 @@ the LocalQueue default/kueue, for inlay cluster replay --scheduler kueue.`,
 			if err := manifests.Apply(ctx, cs, false); err != nil {
 				return fmt.Errorf("install the inlay scheduler's RBAC: %w", err)
 			}
-			bar := newBar(len(p.Nodes), "creating nodes")
-			if err := nodes.Create(ctx, cs, p, 16, func(d, _ int) { barSet(bar, d) }); err != nil {
+			bar := newProgress(cmd.ErrOrStderr(), "creating nodes", len(p.Nodes))
+			if err := nodes.Create(ctx, cs, p, 16, func(d, _ int) { bar.set(d) }); err != nil {
 				return err
 			}
-			barDone(bar)
 			wctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			bar = newBar(len(p.Nodes), "waiting for Ready")
-			if err := nodes.WaitReady(wctx, cs, p, func(r, _ int) { barSet(bar, r) }); err != nil {
+			bar = newProgress(cmd.ErrOrStderr(), "waiting for Ready", len(p.Nodes))
+			if err := nodes.WaitReady(wctx, cs, p, func(r, _ int) { bar.set(r) }); err != nil {
 				return err
 			}
-			barDone(bar)
 			if withKueue {
 				if err := kueue.Install(wctx, cp); err != nil {
 					return err
@@ -107,7 +102,7 @@ the LocalQueue default/kueue, for inlay cluster replay --scheduler kueue.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "kueue: running, LocalQueue default/%s (ClusterQueue %s, one flavor per GPU type)\n", kueueQueue, kueue.ClusterQueueName(kueueQueue))
 			}
 			ok = true
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d nodes Ready; stop with inlay cluster down --dir %s\n", p.Summary(), len(p.Nodes), dir)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %d nodes Ready; stop with inlay-scheduler down --dir %s\n", p.Summary(), len(p.Nodes), dir)
 			fmt.Fprintln(cmd.OutOrStdout(), cp.Kubeconfig)
 			return nil
 		},
@@ -120,11 +115,11 @@ the LocalQueue default/kueue, for inlay cluster replay --scheduler kueue.`,
 	return cmd
 }
 
-func newClusterDownCmd() *cobra.Command {
+func newDownCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "down --dir D",
-		Short: "Stop the local control plane that inlay cluster up started in D",
+		Short: "Stop the local control plane that inlay-scheduler up started in D",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
@@ -137,7 +132,7 @@ func newClusterDownCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the folder given to inlay cluster up")
+	cmd.Flags().StringVar(&dir, "dir", "", "the folder given to inlay-scheduler up")
 	return cmd
 }
 
@@ -159,7 +154,7 @@ type kubeSchedFlags struct {
 	kubeconfig, policy, tp, queue, ns, leaseNS, placement string
 	round, reset, speedup                                 float64
 	seed                                                  uint64
-	leader, manifests                                     bool
+	leader                                                bool
 	qps                                                   float64
 	workers                                               int
 	tolerate                                              []string
@@ -196,10 +191,11 @@ func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *s
 		Workers: f.workers, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
 }
 
-func newClusterSchedulerCmd() *cobra.Command {
+func newRunCmd() *cobra.Command {
 	var f kubeSchedFlags
+	var statsPath, cpuProfile string
 	cmd := &cobra.Command{
-		Use:   "scheduler --kubeconfig FILE --policy P",
+		Use:   "run --kubeconfig FILE --policy P",
 		Short: "Schedule training Jobs on Kubernetes with a cluster policy (the simulator's mechanism, in real time)",
 		Long: `scheduler serves the batch/v1 Jobs labelled inlay.dev/queue=QUEUE whose pods
 name schedulerName: inlay. Annotations inlay.dev/job-type (a throughput
@@ -216,14 +212,10 @@ resuming them when they run again. Decisions are Events on the Jobs; state
 is in annotations inlay.dev/state, allocated, rounds, preemptions,
 steps-estimated, and in the Job's status conditions InlayScheduled (True
 while allocated; False, reason Queued, Preempted or Finished) and
-InlayInvalid (malformed annotations). --manifests prints the RBAC and
-Deployment manifests.`,
+InlayInvalid (malformed annotations). inlay-scheduler manifests prints
+the RBAC and the Deployment that run it in a cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.manifests {
-				_, err := cmd.OutOrStdout().Write(manifests.Scheduler)
-				return err
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
@@ -239,7 +231,18 @@ Deployment manifests.`,
 			if err != nil {
 				return err
 			}
-			return s.Run(ctx)
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
+			err = s.Run(ctx)
+			if statsPath != "" {
+				err = errors.Join(err, writeStats(statsPath, s))
+			}
+			return err
 		},
 	}
 	f.add(cmd, true)
@@ -248,11 +251,24 @@ Deployment manifests.`,
 	fl.StringVar(&f.ns, "namespace", "", "serve Jobs of this namespace only (default: all)")
 	fl.BoolVar(&f.leader, "leader-elect", false, "run only while holding the leader lease (for replicas)")
 	fl.StringVar(&f.leaseNS, "lease-namespace", "inlay-system", "namespace of the leader lease")
-	fl.BoolVar(&f.manifests, "manifests", false, "print the RBAC and Deployment manifests and exit")
+	fl.StringVar(&statsPath, "stats", "", "when it stops, write its figures (rounds' times, binds, requests, CPU seconds, peak memory) as JSON to this file")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file")
 	return cmd
 }
 
-func newClusterReplayCmd() *cobra.Command {
+func newManifestsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "manifests",
+		Short: "Print the scheduler's namespace, ServiceAccount, roles and Deployment (kubectl apply --server-side -f -)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write(manifests.Scheduler)
+			return err
+		},
+	}
+}
+
+func newReplayCmd() *cobra.Command {
 	var f kubeSchedFlags
 	var clusterName, schedName, run string
 	var asJSON, compare, withSched bool
@@ -270,13 +286,13 @@ resumes from them. The report, read back from the Jobs, has the fields of
 inlay cluster simulate --json.
 
 --with-scheduler runs inlay's scheduler in this process (otherwise run
-inlay cluster scheduler with the same --speedup). --scheduler
+inlay-scheduler run with the same --speedup). --scheduler
 default-scheduler gives the pods to the default kube-scheduler instead;
 --scheduler kueue creates the Jobs suspended in Kueue's LocalQueue
-default/kueue (inlay cluster up --kueue), which admits them by quota per
+default/kueue (inlay-scheduler up --kueue), which admits them by quota per
 GPU type, and kube-scheduler places their pods.
 --compare also simulates the trace and prints both, with the JCT ratio.
---cluster must be the cluster the nodes were made from (inlay cluster up).
+--cluster must be the cluster the nodes were made from (inlay-scheduler up).
 
 --latency says what the control plane's reaction time (a round's decision
 to the pods running or gone: the Job controller, the binding, KWOK) costs
@@ -362,12 +378,11 @@ multiplies it by --speedup like the training.`,
 			if schedName != jobspec.SchedulerName {
 				policyName = schedName
 			}
-			bar := newBar(len(jobs), "replaying")
+			bar := newProgress(cmd.ErrOrStderr(), "replaying", len(jobs))
 			startWall := time.Now()
 			res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
 				SchedulerName: podSched, Labels: labels, Suspend: suspend, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
-				Progress: func(d, _ int) { barSet(bar, d) }, Log: log, Clock: clock, RealTimeLatency: latency == "real"})
-			barDone(bar)
+				Progress: func(d, _ int) { bar.set(d) }, Log: log, Clock: clock, RealTimeLatency: latency == "real"})
 			if err != nil {
 				return err
 			}
@@ -406,7 +421,7 @@ multiplies it by --speedup like the training.`,
 	fl := cmd.Flags()
 	fl.Float64Var(&f.speedup, "speedup", 0, "trace seconds per real second (required)")
 	fl.StringVar(&clusterName, "cluster", "gavel-108", "the cluster the KWOK nodes were made from")
-	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "who schedules: inlay, default-scheduler (kube-scheduler), or kueue (Kueue's LocalQueue default/"+kueueQueue+" from inlay cluster up --kueue, then kube-scheduler)")
+	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "who schedules: inlay, default-scheduler (kube-scheduler), or kueue (Kueue's LocalQueue default/"+kueueQueue+" from inlay-scheduler up --kueue, then kube-scheduler)")
 	fl.StringVar(&run, "run", "replay", "name of this replay (label inlay.dev/replay on its Jobs)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object (inlay cluster simulate's fields)")
 	fl.BoolVar(&compare, "compare", false, "also simulate the trace and print both")
@@ -455,7 +470,7 @@ func printReplay(w io.Writer, r, s *sim.Result, wall time.Duration, speedup floa
 	row("p90 JCT", r.P90JCT, sv.P90JCT, " h")
 	row("makespan", r.Makespan, sv.Makespan, " h")
 	row("avg FTF ρ", r.AvgFTF, sv.AvgFTF, "")
-	for _, g := range sortedUtil(r.Utilization) {
+	for _, g := range sortedKeys(r.Utilization) {
 		row("utilisation "+g, 100*r.Utilization[g], 100*sv.Utilization[g], " %")
 	}
 	tb.WriteTo(w) //nolint:errcheck

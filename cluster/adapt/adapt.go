@@ -144,6 +144,7 @@ type State struct {
 	// Mixed allows allocations of several GPU types at once.
 	Mixed bool
 	Split goodput.Split
+	cache map[estKey][2]float64
 }
 
 // Decision is a policy's choice for one job: an allocation (nil: none)

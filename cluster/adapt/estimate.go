@@ -9,15 +9,46 @@ import (
 // scale-gpus jobs, the best in its range for adaptive ones. It returns
 // that batch size and goodput (0 where it cannot run). a's parts should
 // carry the servers they would span (MinNodes when unknown).
+// Estimates are memoised per state across jobs of the same model, kind,
+// batch size and epoch.
 func (s *State) Estimate(v *View, a goodput.Alloc, k goodput.Knowledge) (batch, g float64) {
 	if len(a) == 0 || !v.Model.Runs(a) {
 		return 0, 0
 	}
-	if v.Kind != Adaptive {
-		return v.Batch, v.Model.Goodput(a, v.Batch, v.Progress, k, s.Split)
+	key := estKey{m: v.Model, adaptive: v.Kind == Adaptive, epoch: v.Model.Eff.EpochAt(v.Progress), k: k}
+	if !key.adaptive {
+		key.batch = v.Batch
 	}
-	lo, hi := v.Model.BatchRange(a)
-	return v.Model.BestBatch(a, lo, hi, v.Progress, k, s.Split)
+	if len(a) <= len(key.parts) {
+		for i, p := range a {
+			key.parts[i] = [3]int{p.Type + 1, p.GPUs, p.Nodes}
+		}
+		if r, ok := s.cache[key]; ok {
+			return r[0], r[1]
+		}
+	}
+	if key.adaptive {
+		lo, hi := v.Model.BatchRange(a)
+		batch, g = v.Model.BestBatch(a, lo, hi, v.Progress, k, s.Split)
+	} else {
+		batch, g = v.Batch, v.Model.Goodput(a, v.Batch, v.Progress, k, s.Split)
+	}
+	if len(a) <= len(key.parts) {
+		if s.cache == nil {
+			s.cache = map[estKey][2]float64{}
+		}
+		s.cache[key] = [2]float64{batch, g}
+	}
+	return batch, g
+}
+
+type estKey struct {
+	m        *goodput.Model
+	adaptive bool
+	batch    float64
+	epoch    int
+	k        goodput.Knowledge
+	parts    [3][3]int
 }
 
 // Single is the allocation of n GPUs of type t on the fewest servers.

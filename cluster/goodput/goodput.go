@@ -179,6 +179,10 @@ func line(xs, ys []float64) (a, b float64) {
 	return a, b
 }
 
+// EpochAt is the index of the epoch progress p falls in (Gain depends on
+// p only through it).
+func (e *Efficiency) EpochAt(p float64) int { return e.epoch(p) }
+
 // Efficiency is Pollux's statistical-efficiency model of one model.
 type Efficiency struct {
 	// M0 is the initial (smallest) batch size; MaxBatch the largest

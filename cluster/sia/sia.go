@@ -174,7 +174,6 @@ func readTable(file string, data []byte, need ...string) (*table, error) {
 		return nil, fmt.Errorf("%s:1: missing column %s (the header has %s)", file, strings.Join(missing, ", "), strings.Join(head, ","))
 	}
 	for {
-		line, _ := r.FieldPos(0)
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
@@ -182,6 +181,7 @@ func readTable(file string, data []byte, need ...string) (*table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s", file, errline.OneLine(err))
 		}
+		line, _ := r.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}

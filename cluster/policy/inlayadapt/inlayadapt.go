@@ -20,6 +20,7 @@ import (
 	"container/heap"
 	"context"
 	"math"
+	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/goodput"
@@ -32,15 +33,45 @@ type Policy struct {
 	Ageing float64
 	// NoMixed forbids mixed gangs even where the simulator allows them.
 	NoMixed bool
+	// Scaling is the least scaling efficiency of a step that grows a job
+	// already holding GPUs: its relative goodput gain over its relative
+	// GPU-value growth (0: any gain).
+	Scaling float64
+	// Keep multiplies the benefit of a job's current allocation (≥ 1:
+	// hysteresis against restarts).
+	Keep float64
+	// Sticky starts each round from the running jobs' current allocations
+	// (they may grow, not shrink) instead of from nothing.
+	Sticky bool
+	// Oracle estimates with the true throughput models instead of the
+	// bootstrapped ones (an ablation: what perfect profiles would give).
+	Oracle bool
+	// Time switches to the remaining-time objective: every job first gets
+	// the start with the most goodput per cost, shortest first (aged); then
+	// steps go where they cut the most remaining seconds per cost.
+	Time bool
+	// Util > 0 switches to a utility objective: Σ_j w_j·(1.1 − (G_j /
+	// G_j,min)^(−1/2)) − 0.01·GPUs, Sia's form, with w_j = (median
+	// remaining time / job's remaining time)^Util (short jobs weigh more).
+	Util float64
+	// AgeRestart discounts a change by Pollux's restart factor
+	// (age − restarts·delay)/(age + delay) instead of the delay over the
+	// remaining time.
+	AgeRestart bool
+	// Move lets a running job change GPU type (else it keeps the type it
+	// runs on, and only its count changes).
+	Move bool
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4} }
+func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3} }
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
 
 type option struct {
+	g     float64 // goodput, restart-discounted
+	raw   float64 // goodput
 	alloc goodput.Alloc
 	batch float64
 	gain  float64 // weighted benefit
@@ -53,6 +84,8 @@ type job struct {
 	rem     float64
 	plan    option
 	options []option
+	tbest   float64 // remaining time at the best option, aged
+	gbest   float64
 	version int
 }
 
@@ -90,7 +123,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		one[j] = make([]float64, T)
 		best := 0.0
 		for t := range T {
-			_, one[j][t] = s.Estimate(v, s.Single(t, 1), v.Know)
+			_, one[j][t] = s.Estimate(v, s.Single(t, 1), p.know(v))
 			best = math.Max(best, one[j][t])
 		}
 		if best > 0 {
@@ -109,18 +142,33 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		jb.v = v
 		jb.rem = math.Max(v.Remaining(), 1e-9)
 		jb.options = p.options(s, v, mixed)
+		if len(v.Alloc) > 0 && !p.Move {
+			keep := jb.options[:0]
+			for _, o := range jb.options {
+				if hasType(o.alloc, v.Alloc[0].Type) {
+					keep = append(keep, o)
+				}
+			}
+			jb.options = keep
+		}
 		gbest := 0.0
 		for i := range jb.options {
 			o := &jb.options[i]
-			b, g := s.Estimate(v, o.alloc, v.Know)
-			o.batch = b
+			b, g := s.Estimate(v, o.alloc, p.know(v))
+			o.batch, o.raw = b, g
 			if len(v.Alloc) > 0 && !sameCounts(v.Alloc, o.alloc) {
 				// A restart costs its delay on the rest of the job.
-				if g > 0 {
+				switch {
+				case p.AgeRestart:
+					g *= adapt.RestartFactor(s.Now-v.Arrival, v.Restarts, v.Model.Restart)
+				case g > 0:
 					g = jb.rem / (jb.rem/g + v.Model.Restart)
 				}
 			}
-			o.gain = g
+			if len(v.Alloc) > 0 && sameCounts(v.Alloc, o.alloc) && p.Keep > 0 {
+				g *= p.Keep
+			}
+			o.gain, o.g = g, g
 			gbest = math.Max(gbest, g)
 			for _, part := range o.alloc {
 				o.cost += float64(part.GPUs) * value[part.Type]
@@ -134,10 +182,35 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		for i := range jb.options {
 			jb.options[i].gain *= jb.w
 		}
+		jb.gbest = gbest
+		jb.tbest = math.Inf(1)
+		if gbest > 0 {
+			jb.tbest = jb.rem / gbest / (jb.w * jb.rem) // remaining time, aged
+		}
 	}
 	free := make([]int, T)
 	for t := range T {
 		free[t] = s.Cluster.GPUs(t)
+	}
+	if p.Sticky {
+		for j := range jobs {
+			jb := &jobs[j]
+			for k := range jb.options {
+				if len(jb.v.Alloc) > 0 && sameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
+					jb.plan = jb.options[k]
+					for _, part := range jb.plan.alloc {
+						free[part.Type] -= part.GPUs
+					}
+					break
+				}
+			}
+		}
+	}
+	if p.Time {
+		p.start(jobs, free)
+	}
+	if p.Util > 0 {
+		p.utility(jobs)
 	}
 	q := &queue{}
 	push := func(j int) {
@@ -147,6 +220,9 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			o := &jb.options[k]
 			dg, dc := o.gain-jb.plan.gain, o.cost-jb.plan.cost
 			if dg <= 0 || dc <= 0 || !fits(o.alloc, jb.plan.alloc, free) || !grows(o.alloc, jb.plan.alloc) {
+				continue
+			}
+			if p.Scaling > 0 && jb.plan.gain != 0 && (dg/math.Abs(jb.plan.gain)) < p.Scaling*(dc/jb.plan.cost) {
 				continue
 			}
 			if r := dg / dc; r > bestR {
@@ -290,4 +366,96 @@ func sameCounts(a, b goodput.Alloc) bool {
 		}
 	}
 	return true
+}
+
+func (p *Policy) know(v *adapt.View) goodput.Knowledge {
+	if p.Oracle {
+		return goodput.Truth
+	}
+	return v.Know
+}
+
+// start gives every job, shortest aged remaining time first, the start
+// with the most goodput per cost that fits, and turns every option's
+// benefit into minus its remaining seconds.
+func (p *Policy) start(jobs []job, free []int) {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].tbest < jobs[order[b]].tbest })
+	for _, j := range order {
+		jb := &jobs[j]
+		best, bestR := -1, 0.0
+		for k, o := range jb.options {
+			if o.g > 0 && fits(o.alloc, nil, free) {
+				if r := o.g / o.cost; r > bestR {
+					best, bestR = k, r
+				}
+			}
+		}
+		if best >= 0 {
+			jb.plan = jb.options[best]
+			for _, part := range jb.plan.alloc {
+				free[part.Type] -= part.GPUs
+			}
+		}
+	}
+	for j := range jobs {
+		jb := &jobs[j]
+		for k := range jb.options {
+			o := &jb.options[k]
+			o.gain = math.Inf(-1)
+			if o.g > 0 {
+				o.gain = -jb.rem / o.g
+			}
+		}
+		if len(jb.plan.alloc) > 0 {
+			jb.plan.gain = -jb.rem / jb.plan.g
+		}
+	}
+}
+
+// utility sets every option's benefit to the weighted utility.
+func (p *Policy) utility(jobs []job) {
+	var ts []float64
+	for j := range jobs {
+		if t := jobs[j].rem / jobs[j].gbest; jobs[j].gbest > 0 {
+			ts = append(ts, t)
+		}
+	}
+	sort.Float64s(ts)
+	med := 1.0
+	if len(ts) > 0 {
+		med = ts[len(ts)/2]
+	}
+	for j := range jobs {
+		jb := &jobs[j]
+		if !(jb.gbest > 0) {
+			continue
+		}
+		w := math.Pow(med/(jb.rem/jb.gbest), p.Util-1)
+		gmin := math.Inf(1)
+		for _, o := range jb.options {
+			if o.raw > 0 {
+				gmin = math.Min(gmin, o.raw)
+			}
+		}
+		for k := range jb.options {
+			o := &jb.options[k]
+			o.gain = math.Inf(-1)
+			if o.g > 0 {
+				o.gain = w*(1.1-math.Pow(o.g/gmin, -0.5)) - 0.01*float64(o.alloc.GPUs())
+			}
+		}
+	}
+}
+
+func hasType(a goodput.Alloc, t int) bool {
+	for _, p := range a {
+		if p.Type == t {
+			return true
+		}
+	}
+	return false
 }

@@ -200,6 +200,15 @@ type Result struct {
 	MixedRounds int
 }
 
+// Restarts is the restarts of every job.
+func (r *Result) Restarts() int {
+	n := 0
+	for _, j := range r.Jobs {
+		n += j.Restarts
+	}
+	return n
+}
+
 // ErrStuck says a simulation did not finish.
 var ErrStuck = errors.New("jobs left unfinished at the simulation's time limit")
 

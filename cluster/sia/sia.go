@@ -171,7 +171,11 @@ func readTable(file string, data []byte, need ...string) (*table, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("%s:1: missing column %s (the header has %s)", file, strings.Join(missing, ", "), strings.Join(head, ","))
+		var hs []string
+		for _, h := range head {
+			hs = append(hs, errline.Key(h))
+		}
+		return nil, fmt.Errorf("%s:1: missing column %s (the header has %s)", file, strings.Join(missing, ", "), strings.Join(hs, ","))
 	}
 	for {
 		rec, err := r.Read()

@@ -385,7 +385,7 @@ func place(c *Cluster, free [][]int, active []*run, ds []Decision) {
 	}
 	keep := make([]bool, len(active))
 	for i, r := range active {
-		if len(ds[i].Alloc) > 0 && sameCounts(r.Alloc, ds[i].Alloc) && r.placement != nil {
+		if len(ds[i].Alloc) > 0 && SameCounts(r.Alloc, ds[i].Alloc) && r.placement != nil {
 			keep[i] = true
 			for k, n := range r.placement {
 				free[k[0]][k[1]] -= n
@@ -451,7 +451,9 @@ func place(c *Cluster, free [][]int, active []*run, ds []Decision) {
 	}
 }
 
-func sameCounts(a, b goodput.Alloc) bool {
+// SameCounts reports whether a and b hold the same GPU counts of the same
+// types (servers aside).
+func SameCounts(a, b goodput.Alloc) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -465,7 +467,7 @@ func sameCounts(a, b goodput.Alloc) bool {
 
 // advance runs the job over [from, to) on decision d.
 func (r *run) advance(from, to float64, d Decision, split goodput.Split) {
-	changed := !sameCounts(r.Alloc, d.Alloc) || !samePlacement(r.placement, r.pendingPlacement)
+	changed := !SameCounts(r.Alloc, d.Alloc) || !samePlacement(r.placement, r.pendingPlacement)
 	if changed {
 		if r.started {
 			r.Restarts++

@@ -156,7 +156,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			o := &jb.options[i]
 			b, g := s.Estimate(v, o.alloc, p.know(v))
 			o.batch, o.raw = b, g
-			if len(v.Alloc) > 0 && !sameCounts(v.Alloc, o.alloc) {
+			if len(v.Alloc) > 0 && !adapt.SameCounts(v.Alloc, o.alloc) {
 				// A restart costs its delay on the rest of the job.
 				switch {
 				case p.AgeRestart:
@@ -165,7 +165,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 					g = jb.rem / (jb.rem/g + v.Model.Restart)
 				}
 			}
-			if len(v.Alloc) > 0 && sameCounts(v.Alloc, o.alloc) && p.Keep > 0 {
+			if len(v.Alloc) > 0 && adapt.SameCounts(v.Alloc, o.alloc) && p.Keep > 0 {
 				g *= p.Keep
 			}
 			o.gain, o.g = g, g
@@ -196,7 +196,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		for j := range jobs {
 			jb := &jobs[j]
 			for k := range jb.options {
-				if len(jb.v.Alloc) > 0 && sameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
+				if len(jb.v.Alloc) > 0 && adapt.SameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
 					jb.plan = jb.options[k]
 					for _, part := range jb.plan.alloc {
 						free[part.Type] -= part.GPUs
@@ -356,17 +356,6 @@ func fits(next, plan goodput.Alloc, free []int) bool {
 	return true
 }
 
-func sameCounts(a, b goodput.Alloc) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].Type != b[i].Type || a[i].GPUs != b[i].GPUs {
-			return false
-		}
-	}
-	return true
-}
 
 func (p *Policy) know(v *adapt.View) goodput.Knowledge {
 	if p.Oracle {

@@ -356,7 +356,6 @@ func fits(next, plan goodput.Alloc, free []int) bool {
 	return true
 }
 
-
 func (p *Policy) know(v *adapt.View) goodput.Knowledge {
 	if p.Oracle {
 		return goodput.Truth

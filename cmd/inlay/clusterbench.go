@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sia"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/spf13/cobra"
@@ -24,6 +25,9 @@ type clusterBenchFlags struct {
 	staticJobs, workers                                                                        int
 	tailHours                                                                                  float64
 	json                                                                                       bool
+	// Sia's benchmark (sia-* experiments).
+	siaDir, round          string
+	clusterScale, siaFiles int
 }
 
 func newClusterBenchCmd() *cobra.Command {
@@ -49,7 +53,11 @@ simulations in parallel.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.cluster, "cluster", "gavel-108", "cluster preset or YAML file")
-	fl.StringVar(&f.experiments, "experiments", "single,multi,static", "experiments to run: single, multi, static")
+	fl.StringVar(&f.experiments, "experiments", "single,multi,static", "experiments to run: single, multi, static (Gavel's); sia-philly, sia-helios, sia-rigid (Sia's benchmark, adaptive jobs on mixed GPU types)")
+	fl.StringVar(&f.siaDir, "sia", sia.DefaultDir, "folder of Sia's benchmark (cluster.json, traces/, workloads/, sia_table3.csv)")
+	fl.StringVar(&f.round, "round", "", "sia-* experiments: round length for every policy (e.g. 60s, 6m; default: each policy's own, 360 s for gavel-tj, 60 s for the others)")
+	fl.IntVar(&f.clusterScale, "cluster-scale", 1, "sia-* experiments: multiply the cluster's servers and the workloads' jobs by N (Sia's --cluster_scale)")
+	fl.IntVar(&f.siaFiles, "sia-files", 0, "sia-* experiments: run only the first N workload files of each (0: all)")
 	fl.StringVar(&f.policies, "policies", "las,gandiva,gavel,gavel-ss,inlay", "policies of the continuous experiments")
 	fl.StringVar(&f.staticPolicies, "static-policies", "fifo,gandiva,gavel-makespan,gavel-makespan-ss,inlay-makespan", "policies of the static experiment")
 	fl.StringVar(&f.seeds, "seeds", "0,1,2", "seeds")
@@ -104,6 +112,9 @@ func parseFloats(flag, s string) ([]float64, error) {
 func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
+	if exps := splitList(f.experiments); len(exps) > 0 && strings.HasPrefix(exps[0], "sia-") {
+		return runSiaBench(cmd, ctx, f, exps)
+	}
 	t, err := loadThroughputs(f.tp)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ func main() {
 		"./agent:FuzzCycle",
 		"./cluster/hw:FuzzClusterParse",
 		"./cluster/job:FuzzTraceParse",
+		"./cluster/sia:FuzzSiaParse",
 		"./cluster/throughput:FuzzGavelParse",
 		"./cluster/kube/jobspec:FuzzJobParse",
 		"./serve:FuzzDecode",

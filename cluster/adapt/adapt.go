@@ -1,0 +1,533 @@
+// Package adapt simulates a heterogeneous GPU cluster running jobs that
+// adapt: each round a policy gives every active job an allocation (GPU
+// counts per type, possibly of several types at once) and, for adaptive
+// jobs, a batch size; the mechanism places the GPUs on servers, charges a
+// restart (the model's checkpoint-restore delay) when a job's servers
+// change, and advances every job by its goodput (package goodput) until
+// the next round. Jobs are rigid (GPUs and batch size fixed), scale-gpus
+// (batch size fixed, GPU count free) or adaptive (both free), as Sia's
+// workloads label them.
+//
+// The simulator is deterministic: it reads no clock (solve times come
+// from Config.Clock when one is given) and iterates in job order.
+package adapt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/goodput"
+	"github.com/inlay-dev/inlay/cluster/sia"
+)
+
+// Kind is how a job may change.
+type Kind int
+
+const (
+	Adaptive  Kind = iota // GPU count and batch size
+	ScaleGPUs             // GPU count; batch size fixed
+	Rigid                 // neither
+)
+
+func (k Kind) String() string { return [...]string{"adaptive", "scale-gpus", "rigid"}[k] }
+
+// ParseKind reads a workload's category.
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case "", "adaptive":
+		return Adaptive, nil
+	case "scale-gpus":
+		return ScaleGPUs, nil
+	case "rigid":
+		return Rigid, nil
+	}
+	return 0, fmt.Errorf("unknown job category %q (adaptive, scale-gpus, rigid)", s)
+}
+
+// Type is one GPU type of the cluster.
+type Type struct {
+	Name    string
+	PerNode int
+	Nodes   int
+}
+
+// Cluster is the GPU types, in the order the models' fits use.
+type Cluster struct {
+	Types []Type
+}
+
+// GPUs is the count of type t.
+func (c *Cluster) GPUs(t int) int { return c.Types[t].PerNode * c.Types[t].Nodes }
+
+// Total is every GPU.
+func (c *Cluster) Total() int {
+	n := 0
+	for t := range c.Types {
+		n += c.GPUs(t)
+	}
+	return n
+}
+
+// FromSia is the cluster of cluster.json (already scaled).
+func FromSia(c *sia.Cluster) *Cluster {
+	out := &Cluster{}
+	for _, t := range c.NodeTypes {
+		out.Types = append(out.Types, Type{Name: t.PaperName, PerNode: t.PerNode, Nodes: t.Nodes})
+	}
+	return out
+}
+
+// MaxJobGPUs is the most GPUs one job may hold (Sia's configurations end
+// at 64).
+const MaxJobGPUs = 64
+
+// Configs are the GPU counts a job may take on one type, as Sia's
+// configurations: 1, 2, 4, … up to a server, then whole servers, up to
+// MaxJobGPUs and the type's size.
+func (c *Cluster) Configs(t int) []int {
+	per, total := c.Types[t].PerNode, c.GPUs(t)
+	var out []int
+	for n := 1; n < per && n <= total; n *= 2 {
+		out = append(out, n)
+	}
+	for n := per; n <= total && n <= MaxJobGPUs; n += per {
+		out = append(out, n)
+	}
+	return out
+}
+
+// MinNodes is the fewest servers of type t that hold n GPUs.
+func (c *Cluster) MinNodes(t, n int) int {
+	return (n + c.Types[t].PerNode - 1) / c.Types[t].PerNode
+}
+
+// Job is one job of a workload.
+type Job struct {
+	ID      int
+	Name    string
+	Model   *goodput.Model
+	Arrival float64
+	// GPUs and Batch are the job's requested configuration (TunedJobs).
+	GPUs  int
+	Batch float64
+	Kind  Kind
+}
+
+// View is a policy's view of an active job.
+type View struct {
+	*Job
+	Progress float64
+	// Alloc is what the job holds now (nil: nothing); Batch its batch size.
+	Alloc    goodput.Alloc
+	BatchNow float64
+	Restarts int
+	// Know is what the job's measurements so far tell of its scaling.
+	Know goodput.Knowledge
+	// LastType is the type it last ran on (-1: never ran).
+	LastType int
+	// Attained is its GPU-seconds so far; Ran the seconds it held GPUs.
+	Attained, Ran float64
+}
+
+// Remaining is the progress left.
+func (v *View) Remaining() float64 { return math.Max(v.Model.Eff.Target-v.Progress, 0) }
+
+// State is a policy's input.
+type State struct {
+	Now, Round float64
+	Cluster    *Cluster
+	Jobs       []View // by ID
+	// Mixed allows allocations of several GPU types at once.
+	Mixed bool
+	Split goodput.Split
+	cache map[estKey][2]float64
+}
+
+// Decision is a policy's choice for one job: an allocation (nil: none)
+// and a batch size (ignored for rigid and scale-gpus jobs).
+type Decision struct {
+	Alloc goodput.Alloc
+	Batch float64
+}
+
+// Policy decides each round. Allocate returns one decision per state job,
+// in order; the counts per type must fit the cluster. It must be
+// deterministic for a given history of states.
+type Policy interface {
+	Name() string
+	// Mixed reports whether the policy can give mixed-type gangs.
+	Mixed() bool
+	Allocate(ctx context.Context, s *State) ([]Decision, error)
+}
+
+// Config configures a simulation.
+type Config struct {
+	Cluster *Cluster
+	Round   float64 // seconds
+	Mixed   bool
+	Split   goodput.Split
+	// MaxHours stops a simulation whose jobs are not done by then
+	// (default 2000 h).
+	MaxHours float64
+	// Clock, when set, times each Allocate call (wall-clock seconds).
+	Clock func() time.Time
+}
+
+// JobResult is one job's outcome.
+type JobResult struct {
+	Name       string  `json:"name"`
+	JCT        float64 `json:"jct_s"`
+	Restarts   int     `json:"restarts"`
+	GPUSeconds float64 `json:"gpu_seconds"`
+}
+
+// Result is a simulation's outcome.
+type Result struct {
+	Jobs []JobResult `json:"jobs"`
+	// Hours.
+	AvgJCT, P99JCT, Makespan float64
+	GPUHoursPerJob           float64
+	RestartsPerJob           float64
+	Rounds                   int
+	// Solve are the wall-clock seconds of each Allocate call (with a
+	// Clock).
+	Solve []float64 `json:"-"`
+	// MixedRounds counts job-rounds spent on mixed-type gangs.
+	MixedRounds int
+}
+
+// Restarts is the restarts of every job.
+func (r *Result) Restarts() int {
+	n := 0
+	for _, j := range r.Jobs {
+		n += j.Restarts
+	}
+	return n
+}
+
+// ErrStuck says a simulation did not finish.
+var ErrStuck = errors.New("jobs left unfinished at the simulation's time limit")
+
+type run struct {
+	View
+	done      bool
+	finish    float64
+	delay     float64 // restart delay left, seconds
+	placement map[[2]int]int
+	gpuSec    float64
+	started   bool
+	// pendingPlacement is this round's placement, set by place.
+	pendingPlacement map[[2]int]int
+}
+
+// Simulate runs jobs (in arrival order) under policy p.
+func Simulate(ctx context.Context, cfg Config, jobs []Job, p Policy) (*Result, error) {
+	if cfg.Round <= 0 {
+		return nil, fmt.Errorf("adapt: round must be positive")
+	}
+	if cfg.MaxHours <= 0 {
+		cfg.MaxHours = 2000
+	}
+	c := cfg.Cluster
+	rs := make([]*run, len(jobs))
+	for i := range jobs {
+		rs[i] = &run{View: View{Job: &jobs[i], LastType: -1, Know: goodput.Knowledge{Agnostic: -1}}}
+		if len(jobs[i].Model.Fits) != len(c.Types) {
+			return nil, fmt.Errorf("adapt: job %s: model fitted for %d GPU types, cluster has %d", jobs[i].Name, len(jobs[i].Model.Fits), len(c.Types))
+		}
+	}
+	free := make([][]int, len(c.Types))
+	res := &Result{}
+	left := len(jobs)
+	now := 0.0
+	for left > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if now > cfg.MaxHours*3600 {
+			return nil, fmt.Errorf("adapt: %s: %d of %d %w (%.0f h)", p.Name(), left, len(jobs), ErrStuck, cfg.MaxHours)
+		}
+		var active []*run
+		for _, r := range rs {
+			if !r.done && r.Arrival <= now {
+				active = append(active, r)
+			}
+		}
+		if len(active) == 0 { // idle: skip to the round after the next arrival
+			next := math.Inf(1)
+			for _, r := range rs {
+				if !r.done {
+					next = math.Min(next, r.Arrival)
+				}
+			}
+			now = math.Ceil(next/cfg.Round) * cfg.Round
+			continue
+		}
+		st := &State{Now: now, Round: cfg.Round, Cluster: c, Mixed: cfg.Mixed, Split: cfg.Split}
+		for _, r := range active {
+			st.Jobs = append(st.Jobs, r.View)
+		}
+		var t0 time.Time
+		if cfg.Clock != nil {
+			t0 = cfg.Clock()
+		}
+		ds, err := p.Allocate(ctx, st)
+		if err != nil {
+			return nil, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
+		}
+		if cfg.Clock != nil {
+			res.Solve = append(res.Solve, cfg.Clock().Sub(t0).Seconds())
+		}
+		if len(ds) != len(active) {
+			return nil, fmt.Errorf("adapt: %s returned %d decisions for %d jobs", p.Name(), len(ds), len(active))
+		}
+		if err := check(c, active, ds, cfg.Mixed); err != nil {
+			return nil, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
+		}
+		place(c, free, active, ds)
+		res.Rounds++
+		end := now + cfg.Round
+		for i, r := range active {
+			d := ds[i]
+			if len(d.Alloc) == 0 { // preempted, or still waiting
+				r.Alloc, r.placement, r.delay = nil, nil, 0
+				continue
+			}
+			if len(d.Alloc) > 1 {
+				res.MixedRounds++
+			}
+			r.advance(now, end, d, cfg.Split)
+			if r.done {
+				left--
+			}
+		}
+		now = end
+	}
+	n := float64(len(jobs))
+	var jcts []float64
+	for _, r := range rs {
+		jr := JobResult{Name: r.Name, JCT: r.finish - r.Arrival, Restarts: r.Restarts, GPUSeconds: r.gpuSec}
+		res.Jobs = append(res.Jobs, jr)
+		jcts = append(jcts, jr.JCT)
+		res.AvgJCT += jr.JCT / 3600 / n
+		res.GPUHoursPerJob += jr.GPUSeconds / 3600 / n
+		res.RestartsPerJob += float64(jr.Restarts) / n
+		res.Makespan = math.Max(res.Makespan, r.finish/3600)
+	}
+	res.P99JCT = Percentile(jcts, 99) / 3600
+	return res, nil
+}
+
+// Percentile is the nearest-rank p-th percentile (0 for none).
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	k := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[min(max(k, 0), len(s)-1)]
+}
+
+// check validates decisions: counts fit each type, types run the model,
+// rigid jobs keep their GPUs, mixed only when allowed.
+func check(c *Cluster, active []*run, ds []Decision, mixed bool) error {
+	used := make([]int, len(c.Types))
+	for i, d := range ds {
+		if len(d.Alloc) == 0 {
+			continue
+		}
+		j := active[i]
+		if len(d.Alloc) > 1 && !mixed {
+			return fmt.Errorf("job %s: mixed-type allocation with mixed gangs off", j.Name)
+		}
+		if !j.Model.Runs(d.Alloc) {
+			return fmt.Errorf("job %s: allocation on a GPU type its model has no profile for", j.Name)
+		}
+		for _, p := range d.Alloc {
+			used[p.Type] += p.GPUs
+		}
+		if j.Kind == Rigid && d.Alloc.GPUs() != j.GPUs {
+			return fmt.Errorf("job %s: rigid job given %d GPUs, wants %d", j.Name, d.Alloc.GPUs(), j.GPUs)
+		}
+		if n := d.Alloc.GPUs(); n > MaxJobGPUs && n > j.GPUs {
+			return fmt.Errorf("job %s: %d GPUs, more than %d", j.Name, n, MaxJobGPUs)
+		}
+		if j.Kind == Adaptive {
+			lo, hi := j.Model.BatchRange(d.Alloc)
+			if !(d.Batch >= lo*(1-1e-9) && d.Batch <= hi*(1+1e-9)) {
+				return fmt.Errorf("job %s: batch size %g outside %g..%g", j.Name, d.Batch, lo, hi)
+			}
+		}
+	}
+	for t, u := range used {
+		if u > c.GPUs(t) {
+			return fmt.Errorf("%d %s GPUs allocated, the cluster has %d", u, c.Types[t].Name, c.GPUs(t))
+		}
+	}
+	return nil
+}
+
+// place maps every decision's parts onto servers: a job whose counts are
+// unchanged keeps its servers; the others take whole free servers for
+// whole-server parts, then the fullest server that holds the rest, else
+// the emptiest ones. It sets each part's Nodes to the servers used.
+func place(c *Cluster, free [][]int, active []*run, ds []Decision) {
+	for t := range c.Types {
+		free[t] = free[t][:0]
+		for range c.Types[t].Nodes {
+			free[t] = append(free[t], c.Types[t].PerNode)
+		}
+	}
+	keep := make([]bool, len(active))
+	for i, r := range active {
+		if len(ds[i].Alloc) > 0 && SameCounts(r.Alloc, ds[i].Alloc) && r.placement != nil {
+			keep[i] = true
+			for k, n := range r.placement {
+				free[k[0]][k[1]] -= n
+			}
+			ds[i].Alloc = append(goodput.Alloc(nil), r.Alloc...)
+		}
+	}
+	order := make([]int, 0, len(active))
+	for i := range active {
+		if !keep[i] && len(ds[i].Alloc) > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ds[order[a]].Alloc.GPUs() > ds[order[b]].Alloc.GPUs() })
+	for _, i := range order {
+		pl := map[[2]int]int{}
+		alloc := append(goodput.Alloc(nil), ds[i].Alloc...)
+		for pi := range alloc {
+			p := &alloc[pi]
+			t, need, per := p.Type, p.GPUs, c.Types[p.Type].PerNode
+			nodes := 0
+			take := func(node, n int) {
+				free[t][node] -= n
+				pl[[2]int{t, node}] += n
+				need -= n
+				nodes++
+			}
+			for node := 0; need >= per && node < len(free[t]); node++ {
+				if free[t][node] == per {
+					take(node, per)
+				}
+			}
+			for need > 0 {
+				best := -1
+				for node, f := range free[t] { // fullest server that holds the rest
+					if f >= need && (best < 0 || f < free[t][best]) {
+						best = node
+					}
+				}
+				if best < 0 { // else the emptiest
+					for node, f := range free[t] {
+						if f > 0 && (best < 0 || f > free[t][best]) {
+							best = node
+						}
+					}
+				}
+				if best < 0 {
+					break // cannot happen after check
+				}
+				take(best, min(need, free[t][best]))
+			}
+			p.Nodes = nodes
+		}
+		ds[i].Alloc = alloc
+		active[i].pendingPlacement = pl
+	}
+	for i := range active {
+		if keep[i] {
+			active[i].pendingPlacement = active[i].placement
+		} else if len(ds[i].Alloc) == 0 {
+			active[i].pendingPlacement = nil
+		}
+	}
+}
+
+// SameCounts reports whether a and b hold the same GPU counts of the same
+// types (servers aside).
+func SameCounts(a, b goodput.Alloc) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].GPUs != b[i].GPUs {
+			return false
+		}
+	}
+	return true
+}
+
+// advance runs the job over [from, to) on decision d.
+func (r *run) advance(from, to float64, d Decision, split goodput.Split) {
+	changed := !SameCounts(r.Alloc, d.Alloc) || !samePlacement(r.placement, r.pendingPlacement)
+	if changed {
+		if r.started {
+			r.Restarts++
+		}
+		r.started = true
+		r.delay = r.Model.Restart
+	}
+	r.placement = r.pendingPlacement
+	r.Alloc = d.Alloc
+	switch r.Kind {
+	case Adaptive:
+		r.BatchNow = d.Batch
+	default:
+		r.BatchNow = r.Batch
+	}
+	if len(d.Alloc) == 1 {
+		r.LastType = d.Alloc[0].Type
+	}
+	gpus := float64(d.Alloc.GPUs())
+	t := from
+	wait := math.Min(r.delay, to-t)
+	r.delay -= wait
+	t += wait
+	for t < to && !r.done {
+		g := r.Model.Goodput(d.Alloc, r.BatchNow, r.Progress, goodput.Truth, split)
+		if !(g > 0) {
+			break
+		}
+		target := math.Min(r.Model.Eff.Target, r.Model.Eff.NextEpoch(r.Progress))
+		need := (target - r.Progress) / g
+		if t+need >= to {
+			r.Progress += g * (to - t)
+			t = to
+			break
+		}
+		t += need
+		r.Progress = target
+		if r.Progress >= r.Model.Eff.Target*(1-1e-12) {
+			r.done, r.finish = true, t
+		}
+	}
+	r.Ran += t - from
+	r.Attained += gpus * (t - from)
+	r.gpuSec += gpus * (t - from)
+	if len(d.Alloc) == 1 && d.Alloc[0].GPUs > 1 {
+		r.Know.Multi |= 1 << uint(d.Alloc[0].Type)
+	}
+	if r.done {
+		r.Alloc, r.placement = nil, nil
+	}
+}
+
+func samePlacement(a, b map[[2]int]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

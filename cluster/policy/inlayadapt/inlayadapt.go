@@ -1,0 +1,449 @@
+// Package inlayadapt is inlay's adaptive, heterogeneity-aware policy for
+// average JCT. Every round it grows each job's allocation greedily from
+// nothing, always taking the step with the most benefit per unit of cost:
+// the benefit of an allocation is the job's estimated goodput over its
+// remaining progress (the rate at which it completes, so short jobs come
+// first, as in shortest-remaining-time scheduling, while GPUs still go
+// where they add the most), discounted by the restart it costs when it
+// differs from the job's current allocation; the cost is the GPUs it
+// takes, each weighed by its type's value (how fast the active jobs run
+// on one GPU of it relative to their best type: comparative advantage).
+// Jobs waiting long gain weight (ageing), so the longest do not starve.
+// With mixed gangs on, a job may add GPUs of a second type, and a rigid
+// job may split its GPUs over two types, when one type alone lacks room.
+//
+// A lazy priority queue makes a round O((jobs + steps) · options · log
+// jobs): well under a second at 2,048 GPUs.
+package inlayadapt
+
+import (
+	"container/heap"
+	"context"
+	"math"
+	"sort"
+
+	"github.com/inlay-dev/inlay/cluster/adapt"
+	"github.com/inlay-dev/inlay/cluster/goodput"
+)
+
+// Policy is inlay's adaptive policy.
+type Policy struct {
+	// Ageing: a job's weight grows by its waiting time over Ageing times
+	// its remaining time at its best allocation (0: no ageing).
+	Ageing float64
+	// NoMixed forbids mixed gangs even where the simulator allows them.
+	NoMixed bool
+	// Scaling is the least scaling efficiency of a step that grows a job
+	// already holding GPUs: its relative goodput gain over its relative
+	// GPU-value growth (0: any gain).
+	Scaling float64
+	// Keep multiplies the benefit of a job's current allocation (≥ 1:
+	// hysteresis against restarts).
+	Keep float64
+	// Sticky starts each round from the running jobs' current allocations
+	// (they may grow, not shrink) instead of from nothing.
+	Sticky bool
+	// Oracle estimates with the true throughput models instead of the
+	// bootstrapped ones (an ablation: what perfect profiles would give).
+	Oracle bool
+	// Time switches to the remaining-time objective: every job first gets
+	// the start with the most goodput per cost, shortest first (aged); then
+	// steps go where they cut the most remaining seconds per cost.
+	Time bool
+	// Util > 0 switches to a utility objective: Σ_j w_j·(1.1 − (G_j /
+	// G_j,min)^(−1/2)) − 0.01·GPUs, Sia's form, with w_j = (median
+	// remaining time / job's remaining time)^Util (short jobs weigh more).
+	Util float64
+	// AgeRestart discounts a change by Pollux's restart factor
+	// (age − restarts·delay)/(age + delay) instead of the delay over the
+	// remaining time.
+	AgeRestart bool
+	// Move lets a running job change GPU type (else it keeps the type it
+	// runs on, and only its count changes).
+	Move bool
+}
+
+// New is the policy with its default ageing.
+func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3} }
+
+func (p *Policy) Name() string { return "inlay" }
+func (p *Policy) Mixed() bool  { return !p.NoMixed }
+
+type option struct {
+	g     float64 // goodput, restart-discounted
+	raw   float64 // goodput
+	alloc goodput.Alloc
+	batch float64
+	gain  float64 // weighted benefit
+	cost  float64
+}
+
+type job struct {
+	v       *adapt.View
+	w       float64 // weight: 1/remaining progress, aged
+	rem     float64
+	plan    option
+	options []option
+	tbest   float64 // remaining time at the best option, aged
+	gbest   float64
+	version int
+}
+
+type item struct {
+	ratio   float64
+	j, k    int // job, option index
+	version int
+}
+
+type queue []item
+
+func (q queue) Len() int { return len(q) }
+func (q queue) Less(a, b int) bool {
+	if q[a].ratio != q[b].ratio {
+		return q[a].ratio > q[b].ratio
+	}
+	return q[a].j < q[b].j
+}
+func (q queue) Swap(a, b int) { q[a], q[b] = q[b], q[a] }
+func (q *queue) Push(x any)   { *q = append(*q, x.(item)) }
+func (q *queue) Pop() any     { o := (*q)[len(*q)-1]; *q = (*q)[:len(*q)-1]; return o }
+
+// Allocate runs the greedy.
+func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision, error) {
+	T := len(s.Cluster.Types)
+	mixed := s.Mixed && !p.NoMixed
+	jobs := make([]job, len(s.Jobs))
+	// Type values: mean over jobs of the one-GPU goodput relative to the
+	// job's best type.
+	value := make([]float64, T)
+	counted := 0
+	one := make([][]float64, len(s.Jobs))
+	for j := range s.Jobs {
+		v := &s.Jobs[j]
+		one[j] = make([]float64, T)
+		best := 0.0
+		for t := range T {
+			_, one[j][t] = s.Estimate(v, s.Single(t, 1), p.know(v))
+			best = math.Max(best, one[j][t])
+		}
+		if best > 0 {
+			counted++
+			for t := range T {
+				value[t] += one[j][t] / best
+			}
+		}
+	}
+	for t := range T {
+		value[t] = math.Max(value[t]/math.Max(float64(counted), 1), 1e-3)
+	}
+	for j := range s.Jobs {
+		v := &s.Jobs[j]
+		jb := &jobs[j]
+		jb.v = v
+		jb.rem = math.Max(v.Remaining(), 1e-9)
+		jb.options = p.options(s, v, mixed)
+		if len(v.Alloc) > 0 && !p.Move {
+			keep := jb.options[:0]
+			for _, o := range jb.options {
+				if hasType(o.alloc, v.Alloc[0].Type) {
+					keep = append(keep, o)
+				}
+			}
+			jb.options = keep
+		}
+		gbest := 0.0
+		for i := range jb.options {
+			o := &jb.options[i]
+			b, g := s.Estimate(v, o.alloc, p.know(v))
+			o.batch, o.raw = b, g
+			if len(v.Alloc) > 0 && !adapt.SameCounts(v.Alloc, o.alloc) {
+				// A restart costs its delay on the rest of the job.
+				switch {
+				case p.AgeRestart:
+					g *= adapt.RestartFactor(s.Now-v.Arrival, v.Restarts, v.Model.Restart)
+				case g > 0:
+					g = jb.rem / (jb.rem/g + v.Model.Restart)
+				}
+			}
+			if len(v.Alloc) > 0 && adapt.SameCounts(v.Alloc, o.alloc) && p.Keep > 0 {
+				g *= p.Keep
+			}
+			o.gain, o.g = g, g
+			gbest = math.Max(gbest, g)
+			for _, part := range o.alloc {
+				o.cost += float64(part.GPUs) * value[part.Type]
+			}
+		}
+		jb.w = 1 / jb.rem
+		if p.Ageing > 0 && gbest > 0 {
+			wait := s.Now - v.Arrival - v.Ran
+			jb.w *= 1 + math.Max(wait, 0)/(p.Ageing*jb.rem/gbest)
+		}
+		for i := range jb.options {
+			jb.options[i].gain *= jb.w
+		}
+		jb.gbest = gbest
+		jb.tbest = math.Inf(1)
+		if gbest > 0 {
+			jb.tbest = jb.rem / gbest / (jb.w * jb.rem) // remaining time, aged
+		}
+	}
+	free := make([]int, T)
+	for t := range T {
+		free[t] = s.Cluster.GPUs(t)
+	}
+	if p.Sticky {
+		for j := range jobs {
+			jb := &jobs[j]
+			for k := range jb.options {
+				if len(jb.v.Alloc) > 0 && adapt.SameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
+					jb.plan = jb.options[k]
+					for _, part := range jb.plan.alloc {
+						free[part.Type] -= part.GPUs
+					}
+					break
+				}
+			}
+		}
+	}
+	if p.Time {
+		p.start(jobs, free)
+	}
+	if p.Util > 0 {
+		p.utility(jobs)
+	}
+	q := &queue{}
+	push := func(j int) {
+		jb := &jobs[j]
+		bestK, bestR := -1, 0.0
+		for k := range jb.options {
+			o := &jb.options[k]
+			dg, dc := o.gain-jb.plan.gain, o.cost-jb.plan.cost
+			if dg <= 0 || dc <= 0 || !fits(o.alloc, jb.plan.alloc, free) || !grows(o.alloc, jb.plan.alloc) {
+				continue
+			}
+			if p.Scaling > 0 && jb.plan.gain != 0 && (dg/math.Abs(jb.plan.gain)) < p.Scaling*(dc/jb.plan.cost) {
+				continue
+			}
+			if r := dg / dc; r > bestR {
+				bestK, bestR = k, r
+			}
+		}
+		if bestK >= 0 {
+			heap.Push(q, item{ratio: bestR, j: j, k: bestK, version: jb.version})
+		}
+	}
+	for j := range jobs {
+		push(j)
+	}
+	for q.Len() > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		it := heap.Pop(q).(item)
+		jb := &jobs[it.j]
+		if it.version != jb.version {
+			continue
+		}
+		o := jb.options[it.k]
+		if !fits(o.alloc, jb.plan.alloc, free) {
+			push(it.j) // capacity changed since: find its best step now
+			continue
+		}
+		for _, part := range jb.plan.alloc {
+			free[part.Type] += part.GPUs
+		}
+		for _, part := range o.alloc {
+			free[part.Type] -= part.GPUs
+		}
+		jb.plan = o
+		jb.version++
+		push(it.j)
+	}
+	out := make([]adapt.Decision, len(s.Jobs))
+	for j := range jobs {
+		if len(jobs[j].plan.alloc) > 0 {
+			out[j] = adapt.Decision{Alloc: jobs[j].plan.alloc, Batch: jobs[j].plan.batch}
+		}
+	}
+	return out, nil
+}
+
+// options lists a job's candidate allocations.
+func (p *Policy) options(s *adapt.State, v *adapt.View, mixed bool) []option {
+	T := len(s.Cluster.Types)
+	var out []option
+	add := func(a goodput.Alloc) {
+		if v.Model.Runs(a) {
+			out = append(out, option{alloc: a})
+		}
+	}
+	if v.Kind == adapt.Rigid {
+		n := v.GPUs
+		for t := range T {
+			if n <= s.Cluster.GPUs(t) {
+				add(s.Single(t, n))
+			}
+		}
+		if mixed {
+			for t1 := range T {
+				for t2 := t1 + 1; t2 < T; t2++ {
+					for n1 := 1; n1 < n; n1++ {
+						if n1 <= s.Cluster.GPUs(t1) && n-n1 <= s.Cluster.GPUs(t2) {
+							add(s.Pair(t1, n1, t2, n-n1))
+						}
+					}
+				}
+			}
+		}
+		return out
+	}
+	for t := range T {
+		for _, n := range s.Cluster.Configs(t) {
+			add(s.Single(t, n))
+		}
+	}
+	if mixed {
+		for t1 := range T {
+			for _, n1 := range s.Cluster.Configs(t1) {
+				for t2 := range T {
+					if t2 == t1 {
+						continue
+					}
+					for _, n2 := range s.Cluster.Configs(t2) {
+						// A second type joins a gang that fills whole servers of
+						// the first (or its whole type), at most as many GPUs.
+						if n2 > n1 || n1+n2 > adapt.MaxJobGPUs || (n1%s.Cluster.Types[t1].PerNode != 0 && n1 != s.Cluster.GPUs(t1)) {
+							continue
+						}
+						add(s.Pair(t1, n1, t2, n2))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// grows reports whether next holds at least plan's GPUs of every type
+// plan holds (a job's allocation only grows within a round).
+func grows(next, plan goodput.Alloc) bool {
+	for _, p := range plan {
+		ok := false
+		for _, q := range next {
+			ok = ok || (q.Type == p.Type && q.GPUs >= p.GPUs)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// fits reports whether replacing plan by next fits the free GPUs.
+func fits(next, plan goodput.Alloc, free []int) bool {
+	for _, q := range next {
+		need := q.GPUs
+		for _, p := range plan {
+			if p.Type == q.Type {
+				need -= p.GPUs
+			}
+		}
+		if need > free[q.Type] {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *Policy) know(v *adapt.View) goodput.Knowledge {
+	if p.Oracle {
+		return goodput.Truth
+	}
+	return v.Know
+}
+
+// start gives every job, shortest aged remaining time first, the start
+// with the most goodput per cost that fits, and turns every option's
+// benefit into minus its remaining seconds.
+func (p *Policy) start(jobs []job, free []int) {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].tbest < jobs[order[b]].tbest })
+	for _, j := range order {
+		jb := &jobs[j]
+		best, bestR := -1, 0.0
+		for k, o := range jb.options {
+			if o.g > 0 && fits(o.alloc, nil, free) {
+				if r := o.g / o.cost; r > bestR {
+					best, bestR = k, r
+				}
+			}
+		}
+		if best >= 0 {
+			jb.plan = jb.options[best]
+			for _, part := range jb.plan.alloc {
+				free[part.Type] -= part.GPUs
+			}
+		}
+	}
+	for j := range jobs {
+		jb := &jobs[j]
+		for k := range jb.options {
+			o := &jb.options[k]
+			o.gain = math.Inf(-1)
+			if o.g > 0 {
+				o.gain = -jb.rem / o.g
+			}
+		}
+		if len(jb.plan.alloc) > 0 {
+			jb.plan.gain = -jb.rem / jb.plan.g
+		}
+	}
+}
+
+// utility sets every option's benefit to the weighted utility.
+func (p *Policy) utility(jobs []job) {
+	var ts []float64
+	for j := range jobs {
+		if t := jobs[j].rem / jobs[j].gbest; jobs[j].gbest > 0 {
+			ts = append(ts, t)
+		}
+	}
+	sort.Float64s(ts)
+	med := 1.0
+	if len(ts) > 0 {
+		med = ts[len(ts)/2]
+	}
+	for j := range jobs {
+		jb := &jobs[j]
+		if !(jb.gbest > 0) {
+			continue
+		}
+		w := math.Pow(med/(jb.rem/jb.gbest), p.Util-1)
+		gmin := math.Inf(1)
+		for _, o := range jb.options {
+			if o.raw > 0 {
+				gmin = math.Min(gmin, o.raw)
+			}
+		}
+		for k := range jb.options {
+			o := &jb.options[k]
+			o.gain = math.Inf(-1)
+			if o.g > 0 {
+				o.gain = w*(1.1-math.Pow(o.g/gmin, -0.5)) - 0.01*float64(o.alloc.GPUs())
+			}
+		}
+	}
+}
+
+func hasType(a goodput.Alloc, t int) bool {
+	for _, p := range a {
+		if p.Type == t {
+			return true
+		}
+	}
+	return false
+}

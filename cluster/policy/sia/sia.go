@@ -1,0 +1,131 @@
+// Package sia is Sia's policy (SOSP 2023): each round an integer program
+// picks for every job at most one configuration (GPU type, GPU count)
+// maximising the sum over jobs of a power p < 0 of the configuration's
+// goodput normalised by the job's least goodput over configurations,
+// with a penalty λ_n for leaving a job without GPUs and λ_a per GPU
+// allocated; goodputs come from bootstrapped throughput models (a type
+// on which the job has not run on several GPUs borrows the scaling of
+// one where it has, or assumes perfect scaling) and a configuration other
+// than the job's current one is discounted by the restart factor. Rigid
+// jobs may only take their requested GPU count. Solved with CBC.
+package sia
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/adapt"
+	"github.com/inlay-dev/inlay/cluster/goodput"
+	"github.com/inlay-dev/inlay/solver"
+)
+
+// Policy is Sia.
+type Policy struct {
+	P, LambdaN, LambdaA float64
+	// TimeLimit bounds one CBC solve (default 30 s).
+	TimeLimit time.Duration
+	// Solve is the MILP solver (default solver.Solve).
+	Solve func(context.Context, *solver.Model, solver.Options) (*solver.Result, error)
+}
+
+// New is Sia with the published defaults: p = −0.5, λ_n = 1.1, λ_a = 0.01.
+func New() *Policy { return &Policy{P: -0.5, LambdaN: 1.1, LambdaA: 0.01} }
+
+func (p *Policy) Name() string { return "sia" }
+func (p *Policy) Mixed() bool  { return false }
+
+type cand struct {
+	job   int
+	alloc goodput.Alloc
+	batch float64
+	v     solver.Var
+}
+
+// Allocate solves the round's integer program.
+func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision, error) {
+	m := solver.NewModel(solver.Minimize)
+	var cands []cand
+	use := make([][]solver.Term, len(s.Cluster.Types))
+	for j := range s.Jobs {
+		v := &s.Jobs[j]
+		var opts []cand
+		var gs []float64
+		gmin := math.Inf(1)
+		for t := range s.Cluster.Types {
+			counts := s.Cluster.Configs(t)
+			if v.Kind == adapt.Rigid {
+				counts = nil
+				if v.GPUs <= s.Cluster.GPUs(t) {
+					counts = []int{v.GPUs}
+				}
+			}
+			for _, n := range counts {
+				a := s.Single(t, n)
+				b, g := s.Estimate(v, a, v.Know)
+				if !(g > 0) {
+					continue
+				}
+				gmin = math.Min(gmin, g)
+				if len(v.Alloc) > 0 && !v.Alloc.Equal(a) {
+					g *= adapt.RestartFactor(s.Now-v.Arrival, v.Restarts, v.Model.Restart)
+				}
+				opts = append(opts, cand{job: j, alloc: a, batch: b})
+				gs = append(gs, g)
+			}
+		}
+		// Row: at most one configuration per job.
+		var row []solver.Term
+		for i, c := range opts {
+			if !(gs[i] > 0) {
+				continue
+			}
+			u := math.Pow(gs[i]/gmin, p.P)
+			n := float64(c.alloc.GPUs())
+			coef := u + p.LambdaA*n - p.LambdaN // minimise; λ_n is a constant per job
+			if p.P > 0 {
+				coef = -u + p.LambdaA*n
+			}
+			c.v = m.AddBinary(coef)
+			row = append(row, solver.Term{Var: c.v, Coef: 1})
+			for _, part := range c.alloc {
+				use[part.Type] = append(use[part.Type], solver.Term{Var: c.v, Coef: float64(part.GPUs)})
+			}
+			cands = append(cands, c)
+		}
+		if len(row) > 0 {
+			m.AddRow(math.Inf(-1), 1, row...)
+		}
+	}
+	out := make([]adapt.Decision, len(s.Jobs))
+	if len(cands) == 0 {
+		return out, nil
+	}
+	for t, terms := range use {
+		if len(terms) > 0 {
+			m.AddRow(math.Inf(-1), float64(s.Cluster.GPUs(t)), terms...)
+		}
+	}
+	solve := p.Solve
+	if solve == nil {
+		solve = solver.Solve
+	}
+	tl := p.TimeLimit
+	if tl == 0 {
+		tl = 30 * time.Second
+	}
+	res, err := solve(ctx, m, solver.Options{TimeLimit: tl, RelGap: 1e-4})
+	if err != nil {
+		return nil, fmt.Errorf("sia: %w", err)
+	}
+	if !res.Status.HasSolution() {
+		return nil, fmt.Errorf("sia: CBC: %s", res.Reason)
+	}
+	for _, c := range cands {
+		if res.Value(c.v) > 0.5 {
+			out[c.job] = adapt.Decision{Alloc: c.alloc, Batch: c.batch}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,43 @@
+// Package siatest loads Sia's benchmark for tests from ../shared/sia
+// beside the checkout (or $INLAY_SIA): a missing folder skips the test,
+// unless INLAY_REQUIRE_ASSETS=1 (make test), when it fails it with one
+// line saying how to get it.
+package siatest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inlay-dev/inlay/cluster/sia"
+)
+
+// Dir is the benchmark's folder: $INLAY_SIA, else shared/sia beside the
+// checkout that holds the working directory.
+func Dir() string {
+	if d := os.Getenv("INLAY_SIA"); d != "" {
+		return d
+	}
+	wd, _ := os.Getwd()
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, sia.DefaultDir)
+		}
+		if filepath.Dir(d) == d {
+			return sia.DefaultDir
+		}
+	}
+}
+
+// Load loads the benchmark or skips (fails under make test).
+func Load(t testing.TB) *sia.Bench {
+	t.Helper()
+	b, err := sia.Load(Dir())
+	if err != nil {
+		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return b
+}

@@ -1,0 +1,286 @@
+// Package siabench runs Sia's benchmark (package sia's files) with every
+// adaptive policy side by side: the Philly and Helios workloads with
+// adaptive jobs (Sia's Table 3) and the Philly workloads with rigid jobs
+// (Sia's Figure 1), averaged over the workload files, each policy at its
+// own round length or one given, with mixed-type gangs off and (for the
+// policies that can form them) on, beside a proven lower bound on the
+// average JCT and the published figures.
+//
+// Each simulation is deterministic; simulations go to Workers goroutines
+// and results come back in task order.
+package siabench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/inlay-dev/inlay/cluster/adapt"
+	"github.com/inlay-dev/inlay/cluster/goodput"
+	"github.com/inlay-dev/inlay/cluster/policy/adaptreg"
+	"github.com/inlay-dev/inlay/cluster/sia"
+)
+
+// Experiments.
+const (
+	Philly = "sia-philly" // DIR/workloads/philly, adaptive jobs
+	Helios = "sia-helios" // DIR/workloads/saturn, adaptive jobs
+	Rigid  = "sia-rigid"  // DIR/workloads/philly, every job rigid
+)
+
+// Experiments lists them.
+var Experiments = []string{Philly, Helios, Rigid}
+
+// Config configures a bench.
+type Config struct {
+	Bench       *sia.Bench
+	Experiments []string
+	Policies    []string
+	// Round in seconds for every policy (0: each policy's own).
+	Round float64
+	// Scale multiplies the cluster's servers and the workloads' jobs.
+	Scale int
+	// Files, when positive, runs only the first Files workloads of each
+	// experiment.
+	Files   int
+	Seed    uint64
+	Workers int
+	// Clock times the policies' rounds (nil: no solve times).
+	Clock func() time.Time
+	// Progress is called after each simulation, one call at a time.
+	Progress func(done, total int, what string)
+}
+
+// Row is one policy's figures on one experiment, averaged over workloads.
+type Row struct {
+	Policy         string  `json:"policy"`
+	RoundSeconds   float64 `json:"round_seconds"`
+	Mixed          bool    `json:"mixed"`
+	AvgJCT         float64 `json:"avg_jct_hours"`
+	P99JCT         float64 `json:"p99_jct_hours"`
+	Makespan       float64 `json:"makespan_hours"`
+	GPUHoursPerJob float64 `json:"gpu_hours_per_job"`
+	RestartsPerJob float64 `json:"restarts_per_job"`
+	SolveP50       float64 `json:"solve_seconds_p50"`
+	// Not in the JSON shape: the p95 solve time, the published average JCT
+	// (0: none), the share of job-rounds on mixed gangs, per-workload
+	// average JCTs and failures.
+	SolveP95   float64   `json:"-"`
+	Published  float64   `json:"-"`
+	MixedShare float64   `json:"-"`
+	PerFile    []float64 `json:"-"`
+	Failed     []string  `json:"-"`
+}
+
+// Experiment is one experiment's rows.
+type Experiment struct {
+	Name       string   `json:"name"`
+	LowerBound float64  `json:"lower_bound_avg_jct_hours"`
+	Rows       []Row    `json:"policies"`
+	Files      []string `json:"-"`
+	Jobs       int      `json:"-"`
+}
+
+// Report is the bench's outcome.
+type Report struct {
+	Experiments []Experiment `json:"experiments"`
+}
+
+// published are the paper's average JCTs (Table 3, Figure 1), hours.
+func published(b *sia.Bench, exp, policy string) float64 {
+	want := map[string]string{"sia": "Sia", "pollux": "Pollux", "gavel-tj": "Gavel+TJ"}[policy]
+	for _, p := range b.Published {
+		switch {
+		case exp == Philly && p.Source == "table3" && p.Trace == "Philly" && p.Policy == want,
+			exp == Helios && p.Source == "table3" && p.Trace == "Helios" && p.Policy == want,
+			exp == Rigid && p.Source == "figure1" && p.Setting == "heterogeneous+rigid" && (p.Policy == want || p.Policy+"+TJ" == want):
+			return p.AvgJCT
+		}
+	}
+	return 0
+}
+
+type variant struct {
+	policy string
+	round  float64
+	mixed  bool
+}
+
+type task struct {
+	exp  int
+	v    int
+	file int
+}
+
+// Run runs the bench.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.Scale < 1 {
+		cfg.Scale = 1
+	}
+	b := cfg.Bench
+	sc := b.Cluster.Scaled(cfg.Scale)
+	cl := adapt.FromSia(sc)
+	models, err := adapt.Models(b, sc)
+	if err != nil {
+		return nil, err
+	}
+	var variants []variant
+	for _, name := range cfg.Policies {
+		f, err := adaptreg.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		r := f.Round
+		if cfg.Round > 0 {
+			r = cfg.Round
+		}
+		variants = append(variants, variant{name, r, false})
+		if f.New(adaptreg.Options{}).Mixed() {
+			variants = append(variants, variant{name, r, true})
+		}
+	}
+	rep := &Report{}
+	workloads := make([][][]adapt.Job, len(cfg.Experiments))
+	for e, name := range cfg.Experiments {
+		set := map[string]string{Philly: "philly", Helios: "saturn", Rigid: "philly"}[name]
+		if set == "" {
+			return nil, fmt.Errorf("unknown experiment %q (%s, %s, %s)", name, Philly, Helios, Rigid)
+		}
+		names, ws, err := b.Workloads(set)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Files > 0 && len(ws) > cfg.Files {
+			names, ws = names[:cfg.Files], ws[:cfg.Files]
+		}
+		var force *adapt.Kind
+		if name == Rigid {
+			k := adapt.Rigid
+			force = &k
+		}
+		ex := Experiment{Name: name}
+		bound := 0.0
+		for i, w := range ws {
+			file := fmt.Sprintf("%s/workloads/%s/%s.csv", b.Dir, set, names[i])
+			js, err := adapt.Jobs(file, w, models, cl, force, cfg.Scale)
+			if err != nil {
+				return nil, err
+			}
+			workloads[e] = append(workloads[e], js)
+			ex.Files = append(ex.Files, names[i])
+			ex.Jobs += len(js)
+			// The bound with mixed gangs holds for every row.
+			bound += adapt.LowerBound(cl, js, minRound(variants), true) / float64(len(ws))
+		}
+		ex.LowerBound = bound
+		rep.Experiments = append(rep.Experiments, ex)
+	}
+	var tasks []task
+	for e := range cfg.Experiments {
+		for v := range variants {
+			for f := range workloads[e] {
+				tasks = append(tasks, task{e, v, f})
+			}
+		}
+	}
+	type out struct {
+		res *adapt.Result
+		err error
+	}
+	results := make([]out, len(tasks))
+	workers := max(cfg.Workers, 1)
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				t := tasks[i]
+				v := variants[t.v]
+				f, _ := adaptreg.Lookup(v.policy)
+				p := f.New(adaptreg.Options{Seed: cfg.Seed})
+				res, err := adapt.Simulate(ctx, adapt.Config{Cluster: cl, Round: v.round, Mixed: v.mixed, Split: goodput.Proportional, Clock: cfg.Clock}, workloads[t.exp][t.file], p)
+				results[i] = out{res, err}
+				mu.Lock()
+				done++
+				if cfg.Progress != nil {
+					cfg.Progress(done, len(tasks), fmt.Sprintf("%s %s %gs mixed=%v %s", cfg.Experiments[t.exp], v.policy, v.round, v.mixed, rep.Experiments[t.exp].Files[t.file]))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range tasks {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for e := range rep.Experiments {
+		ex := &rep.Experiments[e]
+		for v, vr := range variants {
+			row := Row{Policy: vr.policy, RoundSeconds: vr.round, Mixed: vr.mixed, Published: published(b, ex.Name, vr.policy)}
+			var solve []float64
+			ok, rounds, mixedRounds := 0, 0, 0
+			for i, t := range tasks {
+				if t.exp != e || t.v != v {
+					continue
+				}
+				r := results[i]
+				if r.err != nil {
+					row.Failed = append(row.Failed, fmt.Sprintf("%s: %v", ex.Files[t.file], r.err))
+					row.PerFile = append(row.PerFile, math.NaN())
+					continue
+				}
+				ok++
+				row.AvgJCT += r.res.AvgJCT
+				row.P99JCT += r.res.P99JCT
+				row.Makespan += r.res.Makespan
+				row.GPUHoursPerJob += r.res.GPUHoursPerJob
+				row.RestartsPerJob += r.res.RestartsPerJob
+				row.PerFile = append(row.PerFile, r.res.AvgJCT)
+				solve = append(solve, r.res.Solve...)
+				rounds += r.res.Rounds
+				mixedRounds += r.res.MixedRounds
+			}
+			if ok > 0 {
+				k := float64(ok)
+				row.AvgJCT /= k
+				row.P99JCT /= k
+				row.Makespan /= k
+				row.GPUHoursPerJob /= k
+				row.RestartsPerJob /= k
+			}
+			sort.Float64s(solve)
+			row.SolveP50 = adapt.Percentile(solve, 50)
+			row.SolveP95 = adapt.Percentile(solve, 95)
+			if rounds > 0 {
+				row.MixedShare = float64(mixedRounds) / float64(rounds)
+			}
+			ex.Rows = append(ex.Rows, row)
+		}
+	}
+	return rep, nil
+}
+
+func minRound(vs []variant) float64 {
+	r := math.Inf(1)
+	for _, v := range vs {
+		r = math.Min(r, v.round)
+	}
+	if math.IsInf(r, 1) {
+		return 60
+	}
+	return r
+}

@@ -39,7 +39,10 @@ type StageResult struct {
 	// ComputeS is the stage's busy time in the iteration; SyncS the
 	// gradient reduction left exposed; OptimizerS the optimizer step;
 	// EndS when the stage's iteration ends.
-	ComputeS   float64         `json:"compute_s"`
+	ComputeS float64 `json:"compute_s"`
+	// TimeS is the stage's own time in the iteration: compute, exposed
+	// gradient reduction and optimizer step (the rest is waiting).
+	TimeS      float64         `json:"time_s"`
 	SyncS      float64         `json:"sync_s"`
 	OptimizerS float64         `json:"optimizer_s"`
 	EndS       float64         `json:"end_s"`
@@ -239,7 +242,8 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			x := &pl[i]
 			end := ready + syncT + optim[i]
 			res.Stages = append(res.Stages, StageResult{Replica: r, Stage: s, GPU: x.gpu.Name, TP: x.tp, Layers: p.Stages[s],
-				ForwardS: fwd[i], BackwardS: bwd[i], ComputeS: busy[i], SyncS: syncT, OptimizerS: optim[i], EndS: end})
+				ForwardS: fwd[i], BackwardS: bwd[i], ComputeS: busy[i], SyncS: syncT, OptimizerS: optim[i], EndS: end,
+				TimeS: busy[i] + syncT + optim[i]})
 			res.IterationS = math.Max(res.IterationS, end)
 			if opt.Trace {
 				if syncT > 0 {

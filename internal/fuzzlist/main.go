@@ -21,6 +21,10 @@ func main() {
 		"./cluster/kube/jobspec:FuzzJobParse",
 		"./serve:FuzzDecode",
 		"./profile:FuzzParsePublished",
+		"./train:FuzzModelLine",
+		"./train:FuzzPlanParse",
+		"./train:FuzzSailorParse",
+		"./train/published:FuzzPublishedParse",
 	} {
 		fmt.Println(t)
 	}

@@ -46,7 +46,7 @@ var timeParams = []timeParam{
 
 // FitOptions bound a fit.
 type FitOptions struct {
-	// MaxEvals bounds the objective's evaluations per fit (0: 600).
+	// MaxEvals bounds the objective's evaluations per fit (0: 900).
 	MaxEvals int
 }
 
@@ -105,7 +105,7 @@ func Fit(cases []Case, layers []LayerCase, gpu string, start train.Efficiency, o
 	}
 	max := opt.MaxEvals
 	if max <= 0 {
-		max = 600
+		max = 900
 	}
 	eff := start
 	set := func(x []float64) train.Efficiency {

@@ -19,7 +19,7 @@ var calibrated = map[string]Efficiency{
 	// korthikanti, sc21
 	"A100-80": {GEMM: 0.8072, GEMMTraffic: 1.373, Memory: 1.083, Backward: 2.048, LaunchUs: 2.136, Link: 0.7165, Network: 0.786, LinkLatencyUs: 0.9628, ContextGB: 0, Fragmentation: 0},
 	// sailor
-	"GH200-96": {GEMM: 0.9436, GEMMTraffic: 0.6666, Memory: 1.33, Backward: 4.562, LaunchUs: 36.63, Link: 0.5915, Network: 0.9923, LinkLatencyUs: 48.16, ContextGB: 3.978, Fragmentation: 0},
+	"GH200-96": {GEMM: 0.9937, GEMMTraffic: 0.3392, Memory: 0.8722, Backward: 4.919, LaunchUs: 35.69, Link: 3.833, Network: 0.976, LinkLatencyUs: 59.82, ContextGB: 3.829, Fragmentation: 0},
 	// sailor-profiles
 	"RTX-2080Ti": {GEMM: 0.7902, GEMMTraffic: 0.6111, Memory: 1.657, Backward: 4.106, LaunchUs: 56.99, Link: 0.2005, Network: 0.8, LinkLatencyUs: 0.2009, ContextGB: 0, Fragmentation: 0},
 	// sailor-profiles
@@ -32,7 +32,7 @@ var calibrated = map[string]Efficiency{
 
 // defaultEfficiency is the median of the fitted types' parameters, for
 // types without measurements.
-var defaultEfficiency = Efficiency{GEMM: 0.8072, GEMMTraffic: 0.6111, Memory: 1.256, Backward: 4.091, LaunchUs: 21.26, Link: 0.7165, Network: 0.8, LinkLatencyUs: 22.12, ContextGB: 1, Fragmentation: 0.05}
+var defaultEfficiency = Efficiency{GEMM: 0.8072, GEMMTraffic: 0.4353, Memory: 1.112, Backward: 4.091, LaunchUs: 21.26, Link: 1.009, Network: 0.8, LinkLatencyUs: 22.12, ContextGB: 1, Fragmentation: 0.05}
 
 // calibratedEfficiency returns the fitted efficiency of the type called
 // name, or DefaultEfficiency and false.

@@ -80,8 +80,10 @@ type sailorPipeline struct {
 // model of L layers has L+2 Sailor layers; each stage lists its ids. Every
 // pipeline of the file contributes its dp replicas, and the global batch
 // is split evenly over all replicas. Sailor's runs are FP32 (no --fp16 or
-// --bf16 in its launch scripts) with DeepSpeed's pipeline engine: 1F1B,
-// no recomputation, gradients reduced after the backward pass.
+// --bf16 in its launch scripts; TF32 matrix products) with DeepSpeed's
+// pipeline engine: 1F1B, no recomputation, activations sent partitioned
+// over the tensor-parallel ranks, gradients reduced after the backward
+// pass.
 func ParseSailorPlan(file string, data []byte, m *Model) (*Plan, *SailorInfo, error) {
 	fail := func(format string, a ...any) (*Plan, *SailorInfo, error) {
 		return nil, nil, fmt.Errorf("train: %s: %s", file, fmt.Sprintf(format, a...))
@@ -103,7 +105,7 @@ func ParseSailorPlan(file string, data []byte, m *Model) (*Plan, *SailorInfo, er
 	if f.N < 0 || f.N > 1<<20 || math.IsNaN(f.Real) || f.Real < 0 || f.MaxMem < 0 {
 		return fail("N, real and max_mem must not be negative")
 	}
-	p := &Plan{MicroBatch: *f.MBS, GlobalBatch: *f.GBS, Schedule: Schedule{Kind: "1f1b"}, Recompute: "none", Precision: "tf32", DPAlgorithm: "ring", BucketMB: 500, P2PWhole: true}
+	p := &Plan{MicroBatch: *f.MBS, GlobalBatch: *f.GBS, Schedule: Schedule{Kind: "1f1b"}, Recompute: "none", Precision: "tf32", DPAlgorithm: "ring", BucketMB: 500}
 	info := &SailorInfo{Nodes: f.N, GPUsPerNode: map[string]int{}, MeasuredIterationS: f.Real, MeasuredPeakMemoryBytes: f.MaxMem}
 	for pi, pl := range f.Pipelines {
 		at := fmt.Sprintf("pipeline_list[%d]", pi)

@@ -191,7 +191,7 @@ func newTrainCalibrateCmd() *cobra.Command {
 	var files []string
 	var profiles, write string
 	var workers, evals int
-	var asJSON bool
+	var asJSON, keepFlagged bool
 	cmd := &cobra.Command{
 		Use:   "calibrate --published FILE…",
 		Short: "Fit each GPU type's efficiency to published measurements and print the leave-one-out error",
@@ -222,7 +222,7 @@ func newTrainCalibrateCmd() *cobra.Command {
 				layers = ls
 			}
 			bar := newBar(1, "fitting")
-			rep, err := published.CrossValidate(cases, layers, published.CVOptions{Workers: workers, Fit: published.FitOptions{MaxEvals: evals},
+			rep, err := published.CrossValidate(cases, layers, published.CVOptions{Workers: workers, Fit: published.FitOptions{MaxEvals: evals}, KeepFlagged: keepFlagged,
 				Progress: func(done, total int) {
 					if bar != nil {
 						bar.ChangeMax(total)
@@ -256,6 +256,7 @@ func newTrainCalibrateCmd() *cobra.Command {
 	cmd.Flags().IntVar(&workers, "workers", 1, "fits at once")
 	cmd.Flags().IntVar(&evals, "evals", 0, "objective evaluations per fit (0: the default)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&keepFlagged, "keep-flagged", false, "also fit and score the rows the data's README flags (Sailor's runs of one sequence)")
 	return cmd
 }
 

@@ -76,6 +76,8 @@ type CVOptions struct {
 	Workers int
 	// Progress, when set, is told of each finished fit.
 	Progress func(done, total int)
+	// KeepFlagged fits and scores the rows the data's README flags.
+	KeepFlagged bool
 }
 
 // CrossValidate fits each GPU type's efficiency with each group of its
@@ -86,6 +88,15 @@ func CrossValidate(cases []Case, layers []LayerCase, opt CVOptions) (*Report, er
 	maxLOO := opt.MaxLeaveOneOut
 	if maxLOO <= 0 {
 		maxLOO = 60
+	}
+	if !opt.KeepFlagged {
+		var kept []Case
+		for _, c := range cases {
+			if c.Flagged == "" {
+				kept = append(kept, c)
+			}
+		}
+		cases = kept
 	}
 	gpus := map[string]bool{}
 	for _, c := range cases {

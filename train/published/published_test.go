@@ -42,7 +42,7 @@ func TestLoad(t *testing.T) {
 		{"vtrain_single_node.csv", 1440},
 		{"korthikanti_mlsys23.csv", 8},
 		{"megatron_sc21_table1.csv", 10},
-		{"sailor_gh200.csv", 26}, // 27 less the GPT-NEO N4_D4 row the README flags
+		{"sailor_gh200.csv", 26}, // 27 less the GPT-NEO N4_D4 row, another model's plan
 	} {
 		cs := load(t, tc.file)
 		if len(cs) != tc.rows {

@@ -4,10 +4,19 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/assets"
 )
+
+// sharedTraining is the path of a file of the shared training data.
+func sharedTraining(t testing.TB, rel string) string {
+	t.Helper()
+	return assets.RequireShared(t, filepath.Join("training", rel))
+}
 
 func TestPresetsValidate(t *testing.T) {
 	for _, m := range Presets() {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/inlay-dev/inlay/internal/errline"
@@ -141,7 +143,7 @@ func ParseSailorPlan(file string, data []byte, m *Model) (*Plan, *SailorInfo, er
 				}
 				g, link, ok := sailorGPU(gpu)
 				if !ok {
-					return fail("%s: unknown GPU type %q (Sailor's: %s)", where, gpu, strings.Join(sortedKeys(sailorLinks), ", "))
+					return fail("%s: unknown GPU type %q (Sailor's: %s)", where, gpu, strings.Join(slices.Sorted(maps.Keys(sailorLinks)), ", "))
 				}
 				if perNode <= 0 || perNode > 1024 {
 					return fail("%s: GPUs per node %d must be in 1..1024", where, perNode)
@@ -284,7 +286,7 @@ func SailorCluster(p *Plan, info *SailorInfo) (*Cluster, error) {
 	}
 	for _, name := range order {
 		var link sailorLink
-		for _, l := range sortedKeys(sailorLinks) {
+		for _, l := range slices.Sorted(maps.Keys(sailorLinks)) {
 			if sailorLinks[l].gpu == name {
 				link = sailorLinks[l]
 				break

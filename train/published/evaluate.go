@@ -2,7 +2,9 @@ package published
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,7 +115,7 @@ func CrossValidate(cases []Case, layers []LayerCase, opt CVOptions) (*Report, er
 	}
 	var jobs []job
 	folds := map[string]string{}
-	for _, g := range sortedKeys(gpus) {
+	for _, g := range slices.Sorted(maps.Keys(gpus)) {
 		var groups []string
 		seen := map[string]int{}
 		var idx []int
@@ -266,7 +268,7 @@ func summarise(set string, rows []Row) SetReport {
 		shapes[r.Shape] = append(shapes[r.Shape], r)
 	}
 	sr.KendallMin = math.NaN()
-	for _, s := range sortedKeys(shapes) {
+	for _, s := range slices.Sorted(maps.Keys(shapes)) {
 		rs := shapes[s]
 		if len(rs) < 3 {
 			continue
@@ -399,13 +401,4 @@ func calibratedEfficiency(name string) (Efficiency, bool) {
 }
 `)
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,27 +2,18 @@ package published
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/train"
 )
 
-// shared is the path of a shared training data file; a missing one skips
-// the test, or fails it under INLAY_REQUIRE_ASSETS=1.
+// shared is the path of a file of the shared training data.
 func shared(t testing.TB, rel string) string {
 	t.Helper()
-	path := filepath.Join("..", "..", "..", "shared", "training", rel)
-	if _, err := os.Stat(path); err != nil {
-		msg := "shared/training/" + rel + " is missing: put the project's shared data folder beside the repository (../shared)"
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return path
+	return assets.RequireShared(t, filepath.Join("training", rel))
 }
 
 func load(t *testing.T, file string) []Case {

@@ -38,6 +38,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newAgentCmd(),
 		newClusterCmd(),
+		newTrainCmd(),
 		newServeCmd(),
 	)
 	return root

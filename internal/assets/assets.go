@@ -103,3 +103,32 @@ func Missing(t testing.TB, msg string) {
 	}
 	t.Skip(msg)
 }
+
+// RequireShared returns the path of rel inside the project's shared data
+// folder (shared/, beside the repository: ../shared from the module root),
+// or skips the test when the file is missing — unless INLAY_REQUIRE_ASSETS=1
+// (set by make test), when a missing file fails it with the one line that
+// says where the folder belongs.
+func RequireShared(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	for err == nil {
+		if _, e := os.Stat(filepath.Join(dir, "go.mod")); e == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			err = errors.New("no go.mod above the test")
+			break
+		}
+		dir = parent
+	}
+	path := filepath.Join(dir, "..", "shared", rel)
+	if err == nil {
+		_, err = os.Stat(path)
+	}
+	if err != nil {
+		Missing(t, fmt.Sprintf("shared/%s is missing: put the project's shared data folder beside the repository (../shared from its root)", rel))
+	}
+	return path
+}

@@ -24,6 +24,10 @@ func main() {
 		"./profile:FuzzParsePublished",
 		"./internal/openapi:FuzzValidate",
 		"./internal/openapi:FuzzLoad",
+		"./train:FuzzModelLine",
+		"./train:FuzzPlanParse",
+		"./train:FuzzSailorParse",
+		"./train/published:FuzzPublishedParse",
 	} {
 		fmt.Println(t)
 	}

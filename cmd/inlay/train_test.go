@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// inlay train simulate --json prints the fields scripts read; a plan that
+// does not fit gets its time with fits false and the reason; bad input is
+// one line.
+func TestTrainSimulateCLI(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (string, error) {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(args)
+		err := root.Execute()
+		return out.String(), err
+	}
+	out, err := run("train", "simulate", "--model", "gpt:hidden=12288,layers=96,heads=96,seq=2048,vocab=51200",
+		"--gpus", "512xA100-80", "--gpus-per-node", "8", "--intra-gbps", "150", "--inter-gbps", "800",
+		"--tp", "8", "--pp", "16", "--dp", "4", "--micro-batch", "6", "--global-batch", "1536",
+		"--recompute", "none", "--schedule", "1f1b", "--zero", "0", "--json",
+		"--trace", filepath.Join(dir, "t.json"), "--gantt", filepath.Join(dir, "g.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		IterationS      float64 `json:"iteration_s"`
+		TokensPerS      float64 `json:"tokens_per_s"`
+		MFU             float64 `json:"mfu"`
+		PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+		Fits            *bool   `json:"fits"`
+		Reason          string  `json:"reason"`
+		Stages          []struct {
+			GPU    string          `json:"gpu"`
+			Layers json.RawMessage `json:"layers"`
+			TimeS  float64         `json:"time_s"`
+			Memory struct {
+				Total float64 `json:"total"`
+			} `json:"memory"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if res.IterationS <= 0 || res.TokensPerS <= 0 || res.MFU <= 0 || res.Fits == nil || *res.Fits || res.Reason == "" ||
+		len(res.Stages) != 64 || res.Stages[0].GPU != "A100-80" || res.Stages[0].Memory.Total != res.PeakMemoryBytes {
+		t.Errorf("got %+v", res)
+	}
+	for _, f := range []string{"t.json", "g.svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if _, err := run("train", "simulate", "--model", "gpt3-1t", "--gpus", "64xA100-80", "--tp", "3"); err == nil ||
+		!strings.Contains(err.Error(), "tp: 3 does not divide the 160 attention heads") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("got %v", err)
+	}
+	out, err = run("train", "models")
+	if err != nil || !strings.Contains(out, "llama-3-70b") || !strings.Contains(out, "GH200-96") {
+		t.Errorf("models: %v\n%s", err, out)
+	}
+}

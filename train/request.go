@@ -1,0 +1,173 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Spec is a prediction request as the command line and the web API give
+// it: names, paths and numbers, resolved by Build.
+type Spec struct {
+	// Model is a preset, a one-line model (gpt:hidden=…) or a YAML file.
+	Model string
+	// Cluster is a cluster platform preset or file; empty with Gpus to
+	// build a uniform cluster, or with a Sailor plan to use the cluster
+	// the plan names.
+	Cluster string
+	// Gpus is "COUNTxTYPE"; GPUsPerNode, IntraGBs (GB/s per GPU inside a
+	// server) and InterGbps (Gbit/s per server) describe its servers.
+	Gpus        string
+	GPUsPerNode int
+	IntraGBs    float64
+	InterGbps   float64
+	// Plan is a plan file (YAML, or Sailor's plan_config JSON); empty to
+	// build the plan from the fields below.
+	Plan                      string
+	TP, PP, DP                int
+	MicroBatch, GlobalBatch   int
+	Schedule, Recompute       string
+	Zero                      int
+	SequenceParallel, Offload bool
+	FlashAttention, Overlap   bool
+	Precision                 string
+	// Set records which of the plan fields the user gave (by flag name),
+	// so that they can override a plan file's.
+	Set map[string]bool
+}
+
+// Request is a resolved prediction request.
+type Request struct {
+	Model   Model
+	Cluster *Cluster
+	Plan    *Plan
+	// Sailor is what a Sailor plan file said besides the plan (nil for
+	// other plans).
+	Sailor *SailorInfo
+}
+
+// Build resolves a Spec: the model, the cluster and the plan, each
+// checked, with one-line errors naming the place.
+func Build(s Spec) (*Request, error) {
+	m, err := ResolveModel(s.Model)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{Model: m}
+	if s.Plan != "" {
+		p, info, err := LoadPlan(s.Plan, &req.Model)
+		if err != nil {
+			return nil, err
+		}
+		req.Plan, req.Sailor = p, info
+		if err := s.override(p, &req.Model); err != nil {
+			return nil, fmt.Errorf("train: %s: %v", s.Plan, err)
+		}
+	}
+	switch {
+	case s.Cluster != "" && s.Gpus != "":
+		return nil, fmt.Errorf("train: give --cluster or --gpus, not both")
+	case s.Cluster != "":
+		if req.Cluster, err = ResolveCluster(s.Cluster); err != nil {
+			return nil, err
+		}
+	case s.Gpus != "":
+		n, g, err := ParseGPUCount(s.Gpus)
+		if err != nil {
+			return nil, err
+		}
+		per, intra, inter := s.GPUsPerNode, s.IntraGBs, s.InterGbps
+		if per <= 0 {
+			per = 8
+		}
+		if intra <= 0 {
+			intra = g.LinkGBs / 2
+			if intra <= 0 {
+				intra = g.PCIeGBs()
+			}
+		}
+		if inter <= 0 {
+			inter = 800
+		}
+		if req.Cluster, err = UniformCluster(g, n, per, intra, inter/8); err != nil {
+			return nil, err
+		}
+	case req.Sailor != nil:
+		if req.Cluster, err = SailorCluster(req.Plan, req.Sailor); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("train: no cluster: give --cluster, or --gpus COUNTxTYPE")
+	}
+	if req.Plan == nil {
+		tp, pp, dp := max(s.TP, 1), max(s.PP, 1), s.DP
+		if dp <= 0 {
+			dp = req.Cluster.GPUs("") / (tp * pp)
+			if dp == 0 {
+				return nil, fmt.Errorf("train: tp %d × pp %d is more than the cluster's %d GPUs", tp, pp, req.Cluster.GPUs(""))
+			}
+		}
+		micro, global := max(s.MicroBatch, 1), s.GlobalBatch
+		if global <= 0 {
+			global = micro * dp
+		}
+		p, err := Uniform(&req.Model, "", tp, pp, dp, micro, global)
+		if err != nil {
+			return nil, fmt.Errorf("train: plan: %v", err)
+		}
+		if err := s.override(p, &req.Model); err != nil {
+			return nil, fmt.Errorf("train: plan: %v", err)
+		}
+		if s.Gpus != "" && p.GPUs() != req.Cluster.GPUs("") {
+			return nil, fmt.Errorf("train: world size: tp %d × pp %d × dp %d = %d GPUs, but --gpus gives %d", tp, pp, dp, p.GPUs(), req.Cluster.GPUs(""))
+		}
+		req.Plan = p
+	}
+	return req, nil
+}
+
+// override applies the settings the user gave to p.
+func (s Spec) override(p *Plan, m *Model) error {
+	set := func(name string) bool { return s.Set == nil || s.Set[name] }
+	if set("schedule") && s.Schedule != "" {
+		sc, err := ParseSchedule(s.Schedule)
+		if err != nil {
+			return err
+		}
+		p.Schedule = sc
+	}
+	if set("recompute") && s.Recompute != "" {
+		p.Recompute = strings.ToLower(s.Recompute)
+	}
+	if set("zero") {
+		p.Zero = s.Zero
+	}
+	if set("sequence-parallel") {
+		p.SequenceParallel = s.SequenceParallel
+	}
+	if set("offload") {
+		p.Offload = s.Offload
+	}
+	if set("flash-attention") {
+		p.FlashAttention = s.FlashAttention
+	}
+	if set("overlap-grad-reduce") {
+		p.OverlapGradReduce = s.Overlap
+	}
+	if set("precision") && s.Precision != "" {
+		p.Precision = strings.ToLower(s.Precision)
+	}
+	return p.Check(m)
+}
+
+// Predict resolves the spec and simulates it.
+func Predict(s Spec, opt Options) (*Request, *Result, error) {
+	req, err := Build(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := Simulate(&req.Model, req.Cluster, req.Plan, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return req, res, nil
+}

@@ -1,0 +1,563 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Options change what Simulate records.
+type Options struct {
+	// Trace records every task as a Span (Result.Spans).
+	Trace bool
+}
+
+// Span is one task on one stage's GPUs, seconds from the iteration's
+// start.
+type Span struct {
+	Replica int     `json:"replica"`
+	Stage   int     `json:"stage"`
+	Kind    string  `json:"kind"` // forward, backward, grad-sync, optimizer
+	Chunk   int     `json:"chunk"`
+	Micro   int     `json:"micro_batch"`
+	Start   float64 `json:"start_s"`
+	End     float64 `json:"end_s"`
+}
+
+// StageResult is one stage of one replica: a tensor-parallel group of
+// identical GPUs.
+type StageResult struct {
+	Replica int        `json:"replica"`
+	Stage   int        `json:"stage"`
+	GPU     string     `json:"gpu"`
+	TP      int        `json:"tp"`
+	Layers  LayerRange `json:"layers"`
+	// ForwardS and BackwardS are one micro-batch's times through the whole
+	// stage (every chunk), the backward with its recomputation.
+	ForwardS  float64 `json:"forward_s"`
+	BackwardS float64 `json:"backward_s"`
+	// ComputeS is the stage's busy time in the iteration; SyncS the
+	// gradient reduction left exposed; OptimizerS the optimizer step;
+	// EndS when the stage's iteration ends.
+	ComputeS float64 `json:"compute_s"`
+	// TimeS is the stage's own time in the iteration: compute, exposed
+	// gradient reduction and optimizer step (the rest is waiting).
+	TimeS      float64         `json:"time_s"`
+	SyncS      float64         `json:"sync_s"`
+	OptimizerS float64         `json:"optimizer_s"`
+	EndS       float64         `json:"end_s"`
+	Memory     MemoryBreakdown `json:"memory"`
+	// CapacityBytes is the GPU's memory; Fits whether Memory.Total is
+	// within it.
+	CapacityBytes float64 `json:"capacity_bytes"`
+	Fits          bool    `json:"fits"`
+}
+
+// Result is a predicted training iteration.
+type Result struct {
+	Model string `json:"model"`
+	GPUs  int    `json:"gpus"`
+	// IterationS is the time of one iteration (one global batch).
+	IterationS float64 `json:"iteration_s"`
+	TokensPerS float64 `json:"tokens_per_s"`
+	// MFU is the model's FLOPs (3 × the forward's, without recomputation)
+	// per second over the GPUs' peak at the plan's precision.
+	MFU float64 `json:"mfu"`
+	// PeakMemoryBytes is the largest of the GPUs' memory.
+	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	Fits            bool    `json:"fits"`
+	// Reason says which stage does not fit, and by how much.
+	Reason string `json:"reason,omitempty"`
+	// Bubble is the fraction of the iteration the slowest replica's stages
+	// sit idle, on average.
+	Bubble float64       `json:"bubble"`
+	Stages []StageResult `json:"stages"`
+	Spans  []Span        `json:"spans,omitempty"`
+}
+
+// placed is one stage of one replica on the cluster.
+type placed struct {
+	gpu        *GPU
+	group      int // node group
+	tp         int
+	firstNode  int // global node index of its first and last GPU
+	lastNode   int
+	perNode    int
+	intra      float64
+	sameNodeAs bool // whether the next stage of its replica shares its node
+}
+
+// Simulate predicts one iteration of plan p training model m on cluster c.
+// A plan that does not fit in memory still gets its time, with Fits false
+// and the reason. Errors are one line naming the place.
+func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("train: model %s: %v", m.Name, err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("train: %v", err)
+	}
+	if err := p.Check(m); err != nil {
+		return nil, fmt.Errorf("train: plan: %v", err)
+	}
+	pl, err := place(c, p)
+	if err != nil {
+		return nil, fmt.Errorf("train: plan: %v", err)
+	}
+	prec := precisionOf(p.Precision)
+	P, D, V := p.PP(), p.DP(), p.Schedule.chunks()
+	res := &Result{Model: m.Name, GPUs: p.GPUs(), Stages: make([]StageResult, 0, P*D)}
+	w := pipePool.Get().(*pipeWork)
+	defer pipePool.Put(w)
+
+	// Per replica and stage: the micro-batch times and the transfer on.
+	fwd := make([]float64, D*P)
+	bwd := make([]float64, D*P)
+	send := make([]float64, D*P)
+	optim := make([]float64, D*P)
+	params := make([]float64, P) // parameters of each stage
+	for s := 0; s < P; s++ {
+		params[s] = stageParams(m, p, s)
+	}
+	for r := 0; r < D; r++ {
+		for s := 0; s < P; s++ {
+			x := &pl[r*P+s]
+			d := newDevice(x.gpu, prec)
+			sh := shape{m: m, prec: prec, tp: x.tp, b: p.MicroBatch, sp: p.SequenceParallel && x.tp > 1, flash: p.FlashAttention, recomp: p.Recompute}
+			tpl := c.groupLink(x, x.tp)
+			lc := sh.layer(&d, tpl)
+			n := float64(p.Stages[s].Count())
+			f, b := n*lc.fwd, n*(lc.bwd+lc.recompute)
+			if s == 0 {
+				ef, eb := sh.embedding(&d, tpl)
+				f, b = f+ef, b+eb
+			}
+			if s == P-1 {
+				hf, hb := sh.head(&d, tpl)
+				f, b = f+hf, b+hb
+			}
+			local := params[s] / float64(x.tp)
+			if p.Zero == 3 && D > 1 {
+				dl := c.dpLink(pl, p, s)
+				g := dl.allGather(local*prec.param, D)
+				f += g
+				b += g + dl.allGather(local*prec.comm, D)
+			}
+			fwd[r*P+s], bwd[r*P+s] = f, b
+			if s < P-1 {
+				bytes := float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act
+				if !p.P2PWhole {
+					bytes /= float64(min(x.tp, pl[r*P+s+1].tp))
+				}
+				send[r*P+s] = c.p2pLink(x, &pl[r*P+s+1]).send(bytes)
+			}
+			optim[r*P+s] = optimizerTime(&d, x.gpu, p, prec, local, D)
+		}
+	}
+
+	// Each distinct replica's pipeline once.
+	lastB := make([]float64, D*P)
+	busy := make([]float64, D*P)
+	lastBwd := make([]float64, D*P) // the last micro-batch's backward on the stage
+	in := pipeInput{p: P, v: V, kind: p.Schedule.Kind}
+	vf := make([]float64, P*V)
+	vb := make([]float64, P*V)
+	vsend := make([]float64, P*V)
+	for r := 0; r < D; r++ {
+		if q := sameReplica(p, fwd, bwd, send, r, P); q >= 0 {
+			copy(lastB[r*P:(r+1)*P], lastB[q*P:(q+1)*P])
+			copy(busy[r*P:(r+1)*P], busy[q*P:(q+1)*P])
+			copy(lastBwd[r*P:(r+1)*P], lastBwd[q*P:(q+1)*P])
+			if !opt.Trace {
+				continue
+			}
+		}
+		in.m = p.Replicas[r].Batch / p.MicroBatch
+		for vs := 0; vs < P*V; vs++ {
+			s := vs % P
+			vf[vs] = fwd[r*P+s] / float64(V)
+			vb[vs] = bwd[r*P+s] / float64(V)
+			if s < P-1 {
+				vsend[vs] = send[r*P+s]
+			} else {
+				vsend[vs] = send[r*P] // the wrap from the last stage to the first
+				if vsend[vs] == 0 {
+					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act)
+				}
+			}
+		}
+		in.fwd, in.bwd, in.send = vf, vb, vsend
+		var trace func(pipeTask)
+		if opt.Trace {
+			rr := r
+			trace = func(t pipeTask) {
+				kind := "backward"
+				if t.fwd {
+					kind = "forward"
+				}
+				res.Spans = append(res.Spans, Span{Replica: rr, Stage: t.stage, Kind: kind, Chunk: t.chunk, Micro: t.mb, Start: t.start, End: t.end})
+			}
+		}
+		lb, bz, err := in.run(w, trace)
+		if err != nil {
+			return nil, err
+		}
+		copy(lastB[r*P:(r+1)*P], lb)
+		copy(busy[r*P:(r+1)*P], bz)
+		for s := 0; s < P; s++ {
+			lastBwd[r*P+s] = bwd[r*P+s] / float64(V)
+		}
+	}
+
+	// Gradient reduction over each stage's replicas, then the optimizer.
+	for s := 0; s < P; s++ {
+		ready := 0.0
+		window := math.Inf(1)
+		for r := 0; r < D; r++ {
+			ready = math.Max(ready, lastB[r*P+s])
+			window = math.Min(window, lastBwd[r*P+s])
+		}
+		syncT := 0.0
+		if D > 1 && p.Zero < 3 {
+			dl := c.dpLink(pl, p, s)
+			minTP := pl[s].tp
+			for r := 1; r < D; r++ {
+				minTP = min(minTP, pl[r*P+s].tp)
+			}
+			bytes := params[s] / float64(minTP) * prec.comm
+			ar := dl.allReduce(bytes, D, p.DPAlgorithm == "tree")
+			if p.OverlapGradReduce {
+				nb := math.Max(1, math.Ceil(bytes/(p.BucketMB*1e6)))
+				syncT = math.Max(ar/nb, ar-window*(1-1/nb))
+			} else {
+				syncT = ar
+			}
+		}
+		if m.Tied && P > 1 && (s == 0 || s == P-1) {
+			x, y := &pl[0], &pl[P-1]
+			syncT += c.p2pLink(x, y).allReduce(float64(m.Vocab*m.Hidden)/float64(x.tp)*prec.comm, 2, false)
+		}
+		for r := 0; r < D; r++ {
+			i := r*P + s
+			x := &pl[i]
+			end := ready + syncT + optim[i]
+			res.Stages = append(res.Stages, StageResult{Replica: r, Stage: s, GPU: x.gpu.Name, TP: x.tp, Layers: p.Stages[s],
+				ForwardS: fwd[i], BackwardS: bwd[i], ComputeS: busy[i], SyncS: syncT, OptimizerS: optim[i], EndS: end,
+				TimeS: busy[i] + syncT + optim[i]})
+			res.IterationS = math.Max(res.IterationS, end)
+			if opt.Trace {
+				if syncT > 0 {
+					res.Spans = append(res.Spans, Span{Replica: r, Stage: s, Kind: "grad-sync", Start: ready, End: ready + syncT})
+				}
+				res.Spans = append(res.Spans, Span{Replica: r, Stage: s, Kind: "optimizer", Start: ready + syncT, End: end})
+			}
+		}
+	}
+
+	// Memory per GPU.
+	res.Fits = true
+	peak := 0.0
+	var totalBusy float64
+	for i := range res.Stages {
+		st := &res.Stages[i]
+		x := &pl[st.Replica*P+st.Stage]
+		st.Memory = stageMemory(m, p, st.Stage, x, prec, params[st.Stage])
+		st.CapacityBytes = x.gpu.MemoryBytes()
+		st.Fits = st.Memory.Total <= st.CapacityBytes
+		totalBusy += st.ComputeS
+		if !st.Fits && res.Fits {
+			res.Fits = false
+			res.Reason = fmt.Sprintf("replica %d stage %d (%s, tp %d) needs %.1f GiB of its %.1f GiB", st.Replica, st.Stage, st.GPU, st.TP, st.Memory.Total/(1<<30), st.CapacityBytes/(1<<30))
+		}
+		peak = math.Max(peak, st.Memory.Total)
+	}
+	res.PeakMemoryBytes = peak
+	tokens := float64(p.GlobalBatch) * float64(m.Seq)
+	res.TokensPerS = tokens / res.IterationS
+	var peakFlops float64
+	for r := 0; r < D; r++ {
+		for s := 0; s < P; s++ {
+			x := &pl[r*P+s]
+			peakFlops += newDevice(x.gpu, prec).peak * float64(x.tp)
+		}
+	}
+	res.MFU = 3 * m.FLOPsPerToken() * res.TokensPerS / peakFlops
+	res.Bubble = 1 - totalBusy/(float64(len(res.Stages))*res.IterationS)
+	return res, nil
+}
+
+// sameReplica returns an earlier replica with the same pipeline as r (so
+// its evaluation can be reused), or -1.
+func sameReplica(p *Plan, fwd, bwd, send []float64, r, P int) int {
+outer:
+	for q := 0; q < r; q++ {
+		if p.Replicas[q].Batch != p.Replicas[r].Batch {
+			continue
+		}
+		for s := 0; s < P; s++ {
+			if fwd[q*P+s] != fwd[r*P+s] || bwd[q*P+s] != bwd[r*P+s] || send[q*P+s] != send[r*P+s] {
+				continue outer
+			}
+		}
+		return q
+	}
+	return -1
+}
+
+// stageParams is the number of parameters stage s holds: its layers, the
+// embedding on the first stage, the head on the last (and a copy of the
+// tied embedding there when the two differ).
+func stageParams(m *Model, p *Plan, s int) float64 {
+	n := float64(p.Stages[s].Count()) * float64(m.LayerParams())
+	if s == 0 {
+		n += float64(m.EmbeddingParams())
+	}
+	if s == p.PP()-1 {
+		n += float64(m.HeadParams())
+		if m.Tied && p.PP() > 1 {
+			n += float64(m.Vocab) * float64(m.Hidden)
+		}
+	}
+	return n
+}
+
+// optimizerTime is the optimizer step of one GPU holding local parameters
+// (sharded over the dp replicas from ZeRO 1 on); with offload, the
+// gradients go to the host and the weights come back over PCIe, and the
+// host steps.
+func optimizerTime(d *device, g *GPU, p *Plan, prec precision, local float64, dp int) float64 {
+	if p.Zero >= 1 {
+		local /= float64(dp)
+	}
+	if p.Offload {
+		return local*(prec.comm+prec.param)/(g.PCIeGBs()*1e9) + local/hostAdamRate
+	}
+	return d.stream(local*prec.step) + 20*d.launch
+}
+
+// stageMemory is one GPU of stage s's memory.
+func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params float64) MemoryBreakdown {
+	D := float64(p.DP())
+	local := params / float64(x.tp)
+	var mb MemoryBreakdown
+	mb.Parameters = local * prec.param
+	mb.Gradients = local * prec.grad
+	mb.Optimizer = local * prec.optim
+	if p.Zero >= 1 {
+		mb.Optimizer /= D
+	}
+	if p.Zero >= 2 {
+		mb.Gradients /= D
+	}
+	if p.Zero >= 3 {
+		mb.Parameters /= D
+	}
+	if p.Offload {
+		mb.Optimizer = 0
+	}
+	sh := shape{m: m, prec: prec, tp: x.tp, b: p.MicroBatch, sp: p.SequenceParallel && x.tp > 1, flash: p.FlashAttention, recomp: p.Recompute}
+	perLayer := sh.layerActivations()
+	mb.Activations = perLayer * inFlightLayers(p, s)
+	tokens := float64(p.MicroBatch * m.Seq)
+	h := float64(m.Hidden)
+	rep := 1.0
+	if sh.sp {
+		rep = 1 / float64(x.tp)
+	}
+	inflight := inFlight(p, s)
+	if s == 0 && m.Dropout {
+		mb.Activations += tokens * h * rep * inflight // the embedding's dropout mask
+	}
+	// Buffers: send and receive of activations and gradients, the
+	// gradient bucket, and the largest working set of a backward: one
+	// layer's activations re-made by full recomputation, or the loss's
+	// FP32 gradient over the vocabulary shard on the last stage.
+	mb.Buffers = 4 * tokens * h * prec.act
+	if p.DP() > 1 {
+		mb.Buffers += math.Min(p.BucketMB*1e6, local*prec.comm)
+	}
+	if p.Recompute == "full" {
+		full := sh
+		full.recomp = "none"
+		mb.Buffers += full.layerActivations()
+	}
+	if s == p.PP()-1 {
+		logits := tokens * float64(m.Vocab) / float64(x.tp)
+		mb.Activations += (4 + prec.act) * logits * inflight // logits and FP32 softmax kept for the loss's backward
+		mb.Buffers += 4 * logits
+	}
+	tensors := mb.Parameters + mb.Gradients + mb.Optimizer + mb.Activations + mb.Buffers
+	mb.Allocator = tensors*x.gpu.Eff.Fragmentation + x.gpu.Eff.ContextGB*1e9
+	mb.Total = tensors + mb.Allocator
+	return mb
+}
+
+// inFlight is the number of micro-batches whose activations stage s keeps
+// at its peak: all of them under GPipe, pp − s under 1F1B (Korthikanti et
+// al.'s first stage keeps pp), and under interleaving the warm-up's chunks
+// in units of whole stages.
+func inFlight(p *Plan, s int) float64 {
+	P := p.PP()
+	mbs := p.Replicas[0].Batch / p.MicroBatch
+	for _, r := range p.Replicas {
+		mbs = max(mbs, r.Batch/p.MicroBatch)
+	}
+	switch p.Schedule.Kind {
+	case "gpipe":
+		return float64(mbs)
+	case "interleaved":
+		v := p.Schedule.chunks()
+		chunks := min((P-s-1)*2+(v-1)*P+1, mbs*v)
+		return float64(chunks) / float64(v)
+	}
+	return float64(min(P-s, mbs))
+}
+
+// inFlightLayers is the number of layer-micro-batches of activations stage
+// s keeps at its peak.
+func inFlightLayers(p *Plan, s int) float64 {
+	return float64(p.Stages[s].Count()) * inFlight(p, s)
+}
+
+// place puts every stage of every replica on the cluster's GPUs of its
+// type, in Megatron-LM's rank order (tensor-parallel ranks fastest, then
+// replicas, then stages), filling servers in order.
+func place(c *Cluster, p *Plan) ([]placed, error) {
+	types := c.Types()
+	P, D := p.PP(), p.DP()
+	out := make([]placed, D*P)
+	next := map[string]int{}
+	for s := 0; s < P; s++ {
+		for r := 0; r < D; r++ {
+			pl := p.Replicas[r].Stages[s]
+			name := pl.GPU
+			if name == "" {
+				if len(types) != 1 {
+					return nil, fmt.Errorf("replicas[%d].stages[%d]: no GPU type, and the cluster has %d (%s)", r, s, len(types), strings.Join(types, ", "))
+				}
+				name = types[0]
+			}
+			g, ok := LookupGPU(name)
+			if ok {
+				name = g.Name
+			}
+			if c.GPUs(name) == 0 {
+				return nil, fmt.Errorf("replicas[%d].stages[%d]: the cluster has no %s GPUs (it has %s)", r, s, pl.GPU, strings.Join(types, ", "))
+			}
+			first := next[name]
+			next[name] += pl.TP
+			x := placed{tp: pl.TP}
+			// find the GPUs' servers
+			idx, node := 0, 0
+			for gi := range c.Groups {
+				grp := &c.Groups[gi]
+				if grp.GPU.Name != name {
+					node += grp.Nodes
+					continue
+				}
+				n := grp.Nodes * grp.GPUsPerNode
+				if first >= idx && first < idx+n {
+					x.gpu = &c.Groups[gi].GPU
+					x.group = gi
+					x.perNode = grp.GPUsPerNode
+					x.intra = grp.IntraGBs
+					x.firstNode = node + (first-idx)/grp.GPUsPerNode
+					lastIdx := first + pl.TP - 1
+					if lastIdx < idx+n {
+						x.lastNode = node + (lastIdx-idx)/grp.GPUsPerNode
+					} else {
+						x.lastNode = -1 // spills into the next group
+					}
+					break
+				}
+				idx += n
+				node += grp.Nodes
+			}
+			if x.gpu == nil || next[name] > c.GPUs(name) {
+				return nil, fmt.Errorf("the plan needs %s GPUs beyond the cluster's %d (world size: the plan uses %d GPUs)", name, c.GPUs(name), p.GPUs())
+			}
+			if x.lastNode < 0 {
+				x.lastNode = x.firstNode + 1
+			}
+			out[r*P+s] = x
+		}
+	}
+	return out, nil
+}
+
+// netPerGPU is the network bandwidth one GPU of x's server gets when all
+// of the server's GPUs send at once.
+func (c *Cluster) netPerGPU(x *placed, sharing int) link {
+	bw := c.NetworkGBs * 1e9 * x.gpu.Eff.Network * float64(sharing) / float64(x.perNode)
+	return link{bw: bw, lat: c.NetworkLatencyUs * 1e-6}
+}
+
+// intraLink is the link inside x's server.
+func intraLink(x *placed) link {
+	return link{bw: x.intra * 1e9 * x.gpu.Eff.Link, lat: x.gpu.Eff.LinkLatencyUs * 1e-6}
+}
+
+// groupLink is the link of x's tensor-parallel group: the server's link,
+// or the network when the group spans servers.
+func (c *Cluster) groupLink(x *placed, tp int) link {
+	if x.firstNode == x.lastNode {
+		return intraLink(x)
+	}
+	return c.netPerGPU(x, 1)
+}
+
+// p2pLink is the link between two stages' groups.
+func (c *Cluster) p2pLink(x, y *placed) link {
+	if x.firstNode == y.firstNode && x.lastNode == y.lastNode && x.firstNode == x.lastNode {
+		return intraLink(x)
+	}
+	a, b := c.netPerGPU(x, 1), c.netPerGPU(y, 1)
+	if b.bw < a.bw {
+		return b
+	}
+	return a
+}
+
+// dpLink is the slowest link stage s's data-parallel group crosses: the
+// server's link when every replica's stage s shares one server, else the
+// network, shared by the server's GPUs but carried by as many of the
+// group's ranks as sit on one server.
+func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
+	P, D := p.PP(), p.DP()
+	first := &pl[s]
+	same := true
+	slow := intraLink(first)
+	for r := 0; r < D; r++ {
+		x := &pl[r*P+s]
+		if x.firstNode != first.firstNode || x.lastNode != first.firstNode {
+			same = false
+		}
+		if l := intraLink(x); l.bw < slow.bw {
+			slow = l
+		}
+	}
+	if same {
+		return slow
+	}
+	// ranks of the group per server (consecutive replicas share servers)
+	perServer := 1
+	run := 1
+	for r := 1; r < D; r++ {
+		if pl[r*P+s].firstNode == pl[(r-1)*P+s].firstNode {
+			run++
+		} else {
+			run = 1
+		}
+		perServer = max(perServer, run)
+	}
+	net := c.netPerGPU(first, perServer)
+	for r := 1; r < D; r++ {
+		if l := c.netPerGPU(&pl[r*P+s], perServer); l.bw < net.bw {
+			net = l
+		}
+	}
+	if slow.bw < net.bw {
+		return slow
+	}
+	return net
+}

@@ -112,15 +112,15 @@ type rawDTypeFit struct {
 }
 
 type rawSupport struct {
-	Ops              []string `yaml:"ops,omitempty,flow"`
-	Unsupported      []string `yaml:"unsupported,omitempty,flow"`
+	Ops              []string       `yaml:"ops,omitempty,flow"`
+	Unsupported      []string       `yaml:"unsupported,omitempty,flow"`
 	MaxRank          int            `yaml:"max_rank,omitempty"`
 	RankByOp         map[string]int `yaml:"rank_by_op,omitempty,flow"`
-	MaxDim           int64    `yaml:"max_dim,omitempty"`
-	MaxConvKernel    int64    `yaml:"max_conv_kernel,omitempty"`
-	MaxPoolWindow    int64    `yaml:"max_pool_window,omitempty"`
-	StaticShapesOnly bool     `yaml:"static_shapes_only,omitempty"`
-	TensorDTypes     []string `yaml:"tensor_dtypes,omitempty,flow"`
+	MaxDim           int64          `yaml:"max_dim,omitempty"`
+	MaxConvKernel    int64          `yaml:"max_conv_kernel,omitempty"`
+	MaxPoolWindow    int64          `yaml:"max_pool_window,omitempty"`
+	StaticShapesOnly bool           `yaml:"static_shapes_only,omitempty"`
+	TensorDTypes     []string       `yaml:"tensor_dtypes,omitempty,flow"`
 }
 
 type rawProcessor struct {

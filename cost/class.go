@@ -141,7 +141,7 @@ type Efficiency struct {
 
 // movesData are the operators Efficiency.MoveGBs charges.
 var movesData = map[string]bool{
-	"Transpose": true, "Concat": true, "Resize": true, "Upsample": true, "Reshape": true, "Flatten": true,
+	"Transpose": true, "Resize": true, "Upsample": true, "Reshape": true, "Flatten": true,
 	"Slice": true, "Split": true, "Pad": true, "Gather": true, "GatherElements": true, "Tile": true,
 	"Expand": true, "DepthToSpace": true, "SpaceToDepth": true,
 }

@@ -189,13 +189,13 @@ var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.ele
 // bandwidth and the dispatch and per-layer launch costs. With every
 // network of a device at hand there are rows enough for each.
 var DeviceParams = []string{"compute.conv", "compute.depthwise", "compute.matmul", "compute.elementwise", "compute.norm", "compute.reduce", "compute.pool",
-	"move_gbs", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
+	"move_gbs", "peak_scale", "half_flops", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
 
 // DeviceParamsOther are FitDevices' factors for the other data types,
 // from the first type's fit: the integer multipliers' dense, depthwise
 // and matrix fractions, the element-wise lookups, the data-movement and
 // requantisation rates and the launch costs.
-var DeviceParamsOther = []string{"compute.conv", "compute.depthwise", "compute.matmul", "compute.elementwise", "move_gbs", "requant_gbs", "dispatch_overhead", "layer_overhead"}
+var DeviceParamsOther = []string{"compute.conv", "compute.depthwise", "compute.matmul", "compute.elementwise", "move_gbs", "requant_gbs", "peak_scale", "half_flops", "dispatch_overhead", "layer_overhead"}
 
 // PublishedParamsOther are the factors fitted for the other data types,
 // starting from the first one's fit: the dense convolutions' fraction
@@ -573,6 +573,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		pf.Median, pf.Worst = stats.Median(errs), maxF(errs)
 		pf.FitMedian = stats.Median(fitErrs)
 		pf.Fit = cost.DTypeFitOf(pr, specOf(pr, d), e, fittedTo(opt.Source, d, len(ss), len(names)))
+		pf.Fit.HeldOut = heldOutLine(pf, opt.Runtime)
 		res.Fits = append(res.Fits, pf)
 		setFit(res.Platform.Processors[proc], d, pf.Fit)
 		if first == nil {
@@ -593,6 +594,22 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		res.Fallback = append(res.Fallback, rp)
 	}
 	return res, nil
+}
+
+// heldOutLine summarises a fit's leave-one-model-out errors for the
+// platform file (hw.DTypeFit.HeldOut).
+func heldOutLine(pf PrecisionFit, runtime string) string {
+	worst := ""
+	for _, m := range pf.Models {
+		if m.Error == pf.Worst {
+			worst = m.Model
+		}
+	}
+	against := "each model's runtimes' median"
+	if runtime != "" {
+		against = runtime
+	}
+	return fmt.Sprintf("leave one model out against %s: median %.1f %%, worst %.1f %% (%s) over %d models", against, 100*pf.Median, 100*pf.Worst, worst, len(pf.Models))
 }
 
 func fittedTo(src string, d graph.DType, rows, models int) string {
@@ -699,6 +716,9 @@ func fitTerms(pr *hw.Processor, start cost.Efficiency, ss []Sample, ts []*cost.T
 	}
 	if eff.MoveGBs <= 0 && slices.Contains(names, "move_gbs") {
 		eff.MoveGBs = 10
+	}
+	if eff.HalfFLOPs <= 0 && slices.Contains(names, "half_flops") {
+		eff.HalfFLOPs = 1e6
 	}
 	var all []param
 	for _, c := range cost.OpClasses {

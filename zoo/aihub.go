@@ -199,6 +199,7 @@ func ffnetBasic(x T, out, stride int64) T {
 type ffnetSpec struct {
 	blocks, strides, chans []int64
 	narrow                 bool    // ResNetNarrow: a 3-conv stem, three stages
+	preDown                bool    // a stride-2 3×3 depthwise blur (GaussianConv2D) before the backbone
 	adapter, up            []int64 // head type B: [64 128 128 256], [96 96 64 32]; C: [128 128 128 128], [128 16 16 16]
 	mid                    int64   // the segmentation head's 3×3 conv width
 }
@@ -210,10 +211,14 @@ type ffnetSpec struct {
 // convs per scale, an up branch adding nearest-upsampled coarser features
 // into 1×1-projected finer ones with a 3×3 conv per scale, the scales
 // upsampled and concatenated) and a 3×3 + 1×1 segmentation head, 19
-// Cityscapes classes, output at a quarter (dBBB: an eighth) of the input.
+// Cityscapes classes, output at an eighth of the input.
 func ffnet(name string, in graph.Shape, s ffnetSpec) *graph.Model {
 	n := newNet(name)
 	x := n.input("image", graph.Float32, in...)
+	if s.preDown {
+		n.scope("pre_down")
+		x = x.DWConv(3, 2, 1)
+	}
 	n.scope("backbone.stem")
 	var feats []T
 	if s.narrow {
@@ -300,16 +305,21 @@ func ffnet78S(in graph.Shape) *graph.Model {
 	return ffnet("ffnet_78s", in, ffnetS([]int64{6, 12, 12, 8}, true))
 }
 
-// ffnet78SLowRes is the 78S backbone without the extra stride (1024×512
-// input, AI Hub's low-resolution variant).
+// ffnet78SLowRes is AI Hub's low-resolution 78S (segmentation_ffnet78S_
+// BCC_mobile_pre_down): the input (1024×512) blurred and halved first,
+// then the 78S backbone without the extra stride.
 func ffnet78SLowRes(in graph.Shape) *graph.Model {
-	return ffnet("ffnet_78s_lowres", in, ffnetS([]int64{6, 12, 12, 8}, false))
+	s := ffnetS([]int64{6, 12, 12, 8}, false)
+	s.preDown = true
+	return ffnet("ffnet_78s_lowres", in, s)
 }
 
 // ffnet122NSLowRes is ResNet-122NS (narrow: three stages of 16, 24 and 20
-// blocks, channels 64, 64, 128, 256) with head type C at 1024×512.
+// blocks, channels 64, 64, 128, 256) with head type C at 1024×512, the
+// input halved first (segmentation_ffnet122NS_CCC_mobile_pre_down).
 func ffnet122NSLowRes(in graph.Shape) *graph.Model {
 	s := ffnetHeadC
+	s.preDown = true
 	s.narrow, s.blocks, s.strides, s.chans = true, []int64{16, 24, 20}, []int64{2, 2, 2}, []int64{64, 64, 128, 256}
 	return ffnet("ffnet_122ns_lowres", in, s)
 }
@@ -496,7 +506,9 @@ func mediaPipeFaceLandmark(in graph.Shape) *graph.Model {
 func easyOCRDetector(in graph.Shape) *graph.Model {
 	n := newNet("easyocr_detector")
 	x := n.input("image", graph.Float32, in...)
-	cbr := func(t T, c, k int64) T { return t.ConvWith(conv{Out: c, KH: k, KW: k, PadH: -1, PadW: -1, Bias: true}).BN().Relu() }
+	cbr := func(t T, c, k int64) T {
+		return t.ConvWith(conv{Out: c, KH: k, KW: k, PadH: -1, PadW: -1, Bias: true}).BN().Relu()
+	}
 	n.scope("basenet")
 	x = cbr(cbr(x, 64, 3), 64, 3).MaxPool(2, 2, 0)
 	r2 := cbr(cbr(x, 128, 3), 128, 3) // relu2_2, 1/2
@@ -518,7 +530,9 @@ func easyOCRDetector(in graph.Shape) *graph.Model {
 	y = up(y.Resize(r3.Shape[2], r3.Shape[3], "linear").Concat(1, r3), 128, 64)
 	y = up(y.Resize(r2.Shape[2], r2.Shape[3], "linear").Concat(1, r2), 64, 32)
 	n.scope("conv_cls")
-	relu := func(t T, c, k int64) T { return t.ConvWith(conv{Out: c, KH: k, KW: k, PadH: -1, PadW: -1, Bias: true}).Relu() }
+	relu := func(t T, c, k int64) T {
+		return t.ConvWith(conv{Out: c, KH: k, KW: k, PadH: -1, PadW: -1, Bias: true}).Relu()
+	}
 	y = relu(relu(relu(relu(y, 32, 3), 32, 3), 16, 3), 16, 1).ConvWith(conv{Out: 2, KH: 1, KW: 1, Bias: true})
 	n.output(y.Transpose(0, 2, 3, 1))
 	return n.m

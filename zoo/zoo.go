@@ -61,7 +61,7 @@ func specs() []Spec {
 		{"ffnet_40s", graph.Shape{1, 3, 1024, 2048}, "FFNet-40S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet40S},
 		{"ffnet_54s", graph.Shape{1, 3, 1024, 2048}, "FFNet-54S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet54S},
 		{"ffnet_78s", graph.Shape{1, 3, 1024, 2048}, "FFNet-78S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet78S},
-		{"ffnet_78s_lowres", graph.Shape{1, 3, 512, 1024}, "FFNet-78S low-resolution (stride-4 output), Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet78SLowRes},
+		{"ffnet_78s_lowres", graph.Shape{1, 3, 512, 1024}, "FFNet-78S low-resolution (input halved first), Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet78SLowRes},
 		{"ffnet_122ns_lowres", graph.Shape{1, 3, 512, 1024}, "FFNet-122NS low-resolution (narrow 3-stage backbone, head C), Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet122NSLowRes},
 		{"mediapipe_face_detector", graph.Shape{1, 3, 256, 256}, "MediaPipe BlazeFace full-range face detector, 896 anchors (AI Hub's FaceDetector)", false, mediaPipeFaceDetector},
 		{"mediapipe_face_landmark", graph.Shape{1, 3, 192, 192}, "MediaPipe face-mesh landmarks, 468 points (AI Hub's FaceLandmarkDetector)", false, mediaPipeFaceLandmark},

@@ -21,6 +21,7 @@ func main() {
 		"./cluster/kube/jobspec:FuzzJobParse",
 		"./serve:FuzzDecode",
 		"./profile:FuzzParsePublished",
+		"./profile:FuzzParseAIHub",
 	} {
 		fmt.Println(t)
 	}

@@ -493,7 +493,7 @@ func mediaPipeFaceLandmark(in graph.Shape) *graph.Model {
 	coords := p.ConvWith(conv{Out: 1404, KH: 3, KW: 3, Bias: true}).Reshape(1, 1404)
 	n.scope("flag")
 	f := blazeBlock(blazeBlock(x, 128, 3, 2), 128, 3, 1)
-	flag := f.ConvWith(conv{Out: 1, KH: 3, KW: 3, Bias: true}).Reshape(1, 1).Sigmoid()
+	flag := f.ConvWith(conv{Out: 1, KH: 3, KW: 3}).Sigmoid()
 	n.output(coords, flag)
 	return n.m
 }

@@ -110,7 +110,7 @@ func FittedEfficiency(pr *hw.Processor, ds hw.DTypeSpec) Efficiency {
 	f := ds.Fit
 	e := Efficiency{Compute: map[OpClass]float64{}, Memory: 1, HalfFLOPs: f.HalfFLOPs, OnChipBytes: f.OnChipBytes,
 		DispatchOverhead: max(f.DispatchOverhead, 1), LayerOverhead: max(f.LayerOverhead, 1),
-		PeakScale: f.SustainedGOPS / ds.PeakGOPS, BandwidthScale: f.MemBandwidthGBs / pr.MemBandwidthGBs, RequantGBs: f.RequantGBs}
+		PeakScale: f.SustainedGOPS / ds.PeakGOPS, BandwidthScale: f.MemBandwidthGBs / pr.MemBandwidthGBs, RequantGBs: f.RequantGBs, MoveGBs: f.MoveGBs}
 	for k, v := range f.Compute {
 		e.Compute[OpClass(k)] = v
 	}
@@ -124,7 +124,7 @@ func DTypeFitOf(pr *hw.Processor, ds hw.DTypeSpec, e Efficiency, fittedTo string
 	f := &hw.DTypeFit{SustainedGOPS: ds.PeakGOPS * nonZero(e.PeakScale),
 		MemBandwidthGBs:  pr.MemBandwidthGBs * nonZero(e.BandwidthScale) * e.Memory,
 		DispatchOverhead: e.DispatchOverhead, LayerOverhead: e.LayerOverhead, HalfFLOPs: e.HalfFLOPs,
-		OnChipBytes: e.OnChipBytes / 1024 * 1024, RequantGBs: e.RequantGBs, Compute: map[string]float64{}, FittedTo: fittedTo}
+		OnChipBytes: e.OnChipBytes / 1024 * 1024, RequantGBs: e.RequantGBs, MoveGBs: e.MoveGBs, Compute: map[string]float64{}, FittedTo: fittedTo}
 	if f.DispatchOverhead <= 0 {
 		f.DispatchOverhead = pr.DispatchOverhead
 	}
@@ -524,6 +524,11 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 			if nsPerRequantByte > 0 && needsRequant(m, n, epilogue) {
 				for _, o := range n.Outputs {
 					lc.requant += tensorBytes(o) * nsPerRequantByte
+				}
+			}
+			if eff.MoveGBs > 0 && MovesData(n.Op) {
+				for _, o := range n.Outputs {
+					lc.compute += tensorBytes(o) / eff.MoveGBs
 				}
 			}
 			if n.Work.FLOPs <= 0 || fuseQDQ && (n.Op == "QuantizeLinear" || n.Op == "DequantizeLinear") {

@@ -130,7 +130,26 @@ type Efficiency struct {
 	// epilogue) rewrites its output at this rate in GB/s, after the
 	// layer's roofline time; 0 means such passes are free.
 	RequantGBs float64 `json:"requant_gbs,omitempty"`
+	// MoveGBs, when positive, charges the operators that rewrite a tensor
+	// without arithmetic (MovesData: transposes, concatenations, resizes,
+	// reshapes that change the layout of a blocked tensor) their output
+	// bytes at this rate in GB/s as compute, under the layer's roofline: an
+	// accelerator's data movement has its own throughput, not its DRAM
+	// bandwidth; 0 means they cost their memory traffic only.
+	MoveGBs float64 `json:"move_gbs,omitempty"`
 }
+
+// movesData are the operators Efficiency.MoveGBs charges.
+var movesData = map[string]bool{
+	"Transpose": true, "Resize": true, "Upsample": true, "Reshape": true, "Flatten": true,
+	"Slice": true, "Split": true, "Pad": true, "Gather": true, "GatherElements": true, "Tile": true,
+	"Expand": true, "DepthToSpace": true, "SpaceToDepth": true,
+}
+
+// MovesData reports whether an operator rewrites its tensor without
+// arithmetic (what Efficiency.MoveGBs charges): squeezes, identities and
+// shape queries, which a runtime folds into a view, do not.
+func MovesData(op string) bool { return movesData[op] }
 
 // Of returns the compute fraction for a class.
 func (e Efficiency) Of(c OpClass) float64 {
@@ -166,6 +185,9 @@ func (e Efficiency) Validate() error {
 	}
 	if !(e.RequantGBs >= 0) || math.IsInf(e.RequantGBs, 0) {
 		return fmt.Errorf("cost: efficiency: requant_gbs %g is not a rate", e.RequantGBs)
+	}
+	if !(e.MoveGBs >= 0) || math.IsInf(e.MoveGBs, 0) {
+		return fmt.Errorf("cost: efficiency: move_gbs %g is not a rate", e.MoveGBs)
 	}
 	if !(e.BoundaryGBs >= 0) {
 		return fmt.Errorf("cost: efficiency: boundary_gbs %g is negative", e.BoundaryGBs)

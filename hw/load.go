@@ -105,19 +105,22 @@ type rawDTypeFit struct {
 	HalfFLOPs        float64            `yaml:"half_flops,omitempty"`
 	OnChipKiB        int64              `yaml:"on_chip_kib,omitempty"`
 	RequantGBs       float64            `yaml:"requant_gbs,omitempty"`
+	MoveGBs          float64            `yaml:"move_gbs,omitempty"`
 	Compute          map[string]float64 `yaml:"compute,flow"`
 	FittedTo         string             `yaml:"fitted_to,omitempty"`
+	HeldOut          string             `yaml:"held_out,omitempty"`
 }
 
 type rawSupport struct {
-	Ops              []string `yaml:"ops,omitempty,flow"`
-	Unsupported      []string `yaml:"unsupported,omitempty,flow"`
-	MaxRank          int      `yaml:"max_rank,omitempty"`
-	MaxDim           int64    `yaml:"max_dim,omitempty"`
-	MaxConvKernel    int64    `yaml:"max_conv_kernel,omitempty"`
-	MaxPoolWindow    int64    `yaml:"max_pool_window,omitempty"`
-	StaticShapesOnly bool     `yaml:"static_shapes_only,omitempty"`
-	TensorDTypes     []string `yaml:"tensor_dtypes,omitempty,flow"`
+	Ops              []string       `yaml:"ops,omitempty,flow"`
+	Unsupported      []string       `yaml:"unsupported,omitempty,flow"`
+	MaxRank          int            `yaml:"max_rank,omitempty"`
+	RankByOp         map[string]int `yaml:"rank_by_op,omitempty,flow"`
+	MaxDim           int64          `yaml:"max_dim,omitempty"`
+	MaxConvKernel    int64          `yaml:"max_conv_kernel,omitempty"`
+	MaxPoolWindow    int64          `yaml:"max_pool_window,omitempty"`
+	StaticShapesOnly bool           `yaml:"static_shapes_only,omitempty"`
+	TensorDTypes     []string       `yaml:"tensor_dtypes,omitempty,flow"`
 }
 
 type rawProcessor struct {
@@ -270,7 +273,7 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		spec := DTypeSpec{DType: dt, PeakGOPS: d.PeakGOPS}
 		if f := d.Fit; f != nil {
 			fit := &DTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs, HalfFLOPs: f.HalfFLOPs,
-				OnChipBytes: f.OnChipKiB * 1024, RequantGBs: f.RequantGBs, Compute: map[string]float64{}, FittedTo: f.FittedTo}
+				OnChipBytes: f.OnChipKiB * 1024, RequantGBs: f.RequantGBs, MoveGBs: f.MoveGBs, Compute: map[string]float64{}, FittedTo: f.FittedTo, HeldOut: f.HeldOut}
 			var fe *fieldError
 			if fit.DispatchOverhead, fe = parseDuration(f.DispatchOverhead, "dtypes", i, "fit", "dispatch_overhead"); fe != nil {
 				return nil, fe
@@ -290,6 +293,12 @@ func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
 		Ops: append([]string(nil), s.Ops...), Unsupported: append([]string(nil), s.Unsupported...),
 		MaxRank: s.MaxRank, MaxDim: s.MaxDim, MaxConvKernel: s.MaxConvKernel, MaxPoolWindow: s.MaxPoolWindow,
 		StaticShapesOnly: s.StaticShapesOnly,
+	}
+	if len(s.RankByOp) > 0 {
+		pr.Support.RankByOp = map[string]int{}
+		for op, r := range s.RankByOp {
+			pr.Support.RankByOp[op] = r
+		}
 	}
 	for i, d := range s.TensorDTypes {
 		dt, err := graph.ParseDType(d)
@@ -443,13 +452,13 @@ func Encode(w io.Writer, p *Platform) error {
 			if f := d.Fit; f != nil {
 				rd.Fit = &rawDTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs,
 					DispatchOverhead: durString(f.DispatchOverhead), LayerOverhead: durString(f.LayerOverhead),
-					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, RequantGBs: f.RequantGBs, Compute: f.Compute, FittedTo: f.FittedTo}
+					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, RequantGBs: f.RequantGBs, MoveGBs: f.MoveGBs, Compute: f.Compute, FittedTo: f.FittedTo, HeldOut: f.HeldOut}
 			}
 			rp.DTypes = append(rp.DTypes, rd)
 		}
 		s := pr.Support
 		rp.Support = rawSupport{
-			Ops: s.Ops, Unsupported: s.Unsupported, MaxRank: s.MaxRank, MaxDim: s.MaxDim,
+			Ops: s.Ops, Unsupported: s.Unsupported, MaxRank: s.MaxRank, RankByOp: s.RankByOp, MaxDim: s.MaxDim,
 			MaxConvKernel: s.MaxConvKernel, MaxPoolWindow: s.MaxPoolWindow, StaticShapesOnly: s.StaticShapesOnly,
 		}
 		for _, d := range s.TensorDTypes {

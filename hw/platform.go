@@ -86,11 +86,18 @@ type DTypeFit struct {
 	// RequantGBs is the rate of the requantisation passes of an integer
 	// type (cost.Efficiency.RequantGBs; 0: none).
 	RequantGBs float64
+	// MoveGBs is the rate of the data-movement operators' rewrites
+	// (transpose, concat, resize, relayouting reshapes; cost.Efficiency.
+	// MoveGBs; 0: they cost their memory traffic only).
+	MoveGBs float64
 	// Compute is the fraction of SustainedGOPS each operator class reaches,
 	// in (0, 1], by class name (FitClasses); "other" is required.
 	Compute map[string]float64
 	// FittedTo says which figures the fit used.
 	FittedTo string
+	// HeldOut says how well the fit predicts what it was not fitted to
+	// (a leave-one-model-out summary); empty when not measured.
+	HeldOut string
 }
 
 // FitClasses are the operator class names DTypeFit.Compute takes (package
@@ -160,6 +167,10 @@ type Support struct {
 	Unsupported []string
 	// MaxRank is the largest tensor rank it handles; 0 means no limit.
 	MaxRank int
+	// RankByOp raises or lowers MaxRank for the operators it names (a
+	// runtime that lowers rank-5 reshapes and transposes, not rank-5
+	// convolutions); 0 there means no limit.
+	RankByOp map[string]int
 	// MaxDim is the largest size of any tensor dimension; 0 means no limit.
 	MaxDim int64
 	// MaxConvKernel is the largest convolution kernel side; 0 means no limit.

@@ -30,6 +30,10 @@ func (s *Support) why(m *graph.Model, n *graph.Node) string {
 	if contains(s.Unsupported, n.Op) {
 		return "operator not supported"
 	}
+	maxRank := s.MaxRank
+	if r, ok := s.RankByOp[n.Op]; ok {
+		maxRank = r
+	}
 	check := func(name string, output bool) string {
 		if name == "" {
 			return ""
@@ -38,8 +42,8 @@ func (s *Support) why(m *graph.Model, n *graph.Node) string {
 		if t == nil {
 			return ""
 		}
-		if s.MaxRank > 0 && len(t.Shape) > s.MaxRank {
-			return fmt.Sprintf("tensor %q has rank %d (at most %d)", name, len(t.Shape), s.MaxRank)
+		if maxRank > 0 && len(t.Shape) > maxRank {
+			return fmt.Sprintf("tensor %q has rank %d (at most %d)", name, len(t.Shape), maxRank)
 		}
 		if t.IsConst() && !output {
 			return ""

@@ -224,6 +224,8 @@ func (pr *Processor) validate(domains map[string]bool) *fieldError {
 	switch {
 	case s.MaxRank < 0:
 		return ferr("must be ≥ 0", "support", "max_rank")
+	case badRankByOp(s.RankByOp) != "":
+		return ferr("must be ≥ 0", "support", "rank_by_op", badRankByOp(s.RankByOp))
 	case s.MaxDim < 0:
 		return ferr("must be ≥ 0", "support", "max_dim")
 	case s.MaxConvKernel < 0:
@@ -285,6 +287,9 @@ func validateFit(f *DTypeFit) *fieldError {
 	if !(f.RequantGBs >= 0) || math.IsInf(f.RequantGBs, 0) {
 		return ferr("must be ≥ 0", "requant_gbs")
 	}
+	if !(f.MoveGBs >= 0) || math.IsInf(f.MoveGBs, 0) {
+		return ferr("must be ≥ 0", "move_gbs")
+	}
 	if _, ok := f.Compute["other"]; !ok {
 		return ferr(`needs class "other" (the fallback)`, "compute")
 	}
@@ -302,4 +307,23 @@ func validateFit(f *DTypeFit) *fieldError {
 		}
 	}
 	return nil
+}
+
+// badRankByOp is the first operator (in name order) of a rank_by_op map
+// with a negative rank or an empty name, or "".
+func badRankByOp(m map[string]int) string {
+	ops := make([]string, 0, len(m))
+	for op := range m {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		if op == "" || m[op] < 0 {
+			if op == "" {
+				return "(empty operator name)"
+			}
+			return op
+		}
+	}
+	return ""
 }

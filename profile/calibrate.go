@@ -623,6 +623,10 @@ var optionalParams = []param{
 	{name: "requant_gbs", lo: 0.1, hi: 1000,
 		get: func(e *cost.Efficiency) float64 { return e.RequantGBs },
 		set: func(e *cost.Efficiency, v float64) { e.RequantGBs = v }},
+	// The rate of the data-movement operators (cost.Efficiency.MoveGBs).
+	{name: "move_gbs", lo: 0.1, hi: 10000,
+		get: func(e *cost.Efficiency) float64 { return e.MoveGBs },
+		set: func(e *cost.Efficiency, v float64) { e.MoveGBs = v }},
 }
 
 // coordinateSearch minimises objective from eff: each parameter in turn

@@ -38,6 +38,9 @@ type Published struct {
 	// some fell back to the CPU.
 	LayersTotal, LayersNPU, LayersGPU, LayersCPU int
 	PeakMemoryMB                                 float64
+	// Device is the device measured (AI Hub's name; empty in a file of one
+	// device); Network the publisher's name of the network or component.
+	Device, Network string
 }
 
 // publishedColumns are the file's columns; the first six are required.
@@ -177,6 +180,23 @@ func containsStr(list []string, s string) bool {
 // stay off (whole-model figures cannot separate them).
 var PublishedParams = []string{"compute.conv", "compute.depthwise", "compute.elementwise", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
 
+// DeviceParams are the factors FitDevices fits for a device's first data
+// type over every network at once: the classes that matter on an HTP
+// (dense convolutions, depthwise ones, matrix products, element-wise
+// work and activation lookups, normalisations and softmax-style
+// reductions, pools and resizes), the data-movement rate (transposes,
+// concatenations, resizes, relayouting reshapes: move_gbs), the
+// bandwidth and the dispatch and per-layer launch costs. With every
+// network of a device at hand there are rows enough for each.
+var DeviceParams = []string{"compute.conv", "compute.depthwise", "compute.matmul", "compute.elementwise", "compute.norm", "compute.reduce", "compute.pool",
+	"move_gbs", "peak_scale", "half_flops", "bandwidth_scale", "dispatch_overhead", "layer_overhead"}
+
+// DeviceParamsOther are FitDevices' factors for the other data types,
+// from the first type's fit: the integer multipliers' dense, depthwise
+// and matrix fractions, the element-wise lookups, the data-movement and
+// requantisation rates and the launch costs.
+var DeviceParamsOther = []string{"compute.conv", "compute.depthwise", "compute.matmul", "compute.elementwise", "move_gbs", "requant_gbs", "peak_scale", "half_flops", "dispatch_overhead", "layer_overhead"}
+
 // PublishedParamsOther are the factors fitted for the other data types,
 // starting from the first one's fit: the dense convolutions' fraction
 // (an integer type's convolutions run on other multipliers than a float
@@ -207,6 +227,42 @@ type PublishedOptions struct {
 	// Progress, when set, is called after each fit with the fits done and
 	// their total (one per precision and one per model left out).
 	Progress func(done, total int)
+	// Runtime, when set, is the runtime the fit predicts: only its rows
+	// are fitted and scored, and the other runtimes' rows of a model (those
+	// without CPU layers) only widen its published spread (ModelError.Min,
+	// Max). Empty: every runtime's rows are fitted.
+	Runtime string
+	// OtherParams overrides PublishedParamsOther (nil: PublishedParamsOther).
+	OtherParams []string
+	// Networks caches built networks across fits (nil: a fresh cache).
+	Networks *Networks
+}
+
+// Networks caches the zoo networks a fit builds, by name and input, so
+// that fits of several devices build each once.
+type Networks struct {
+	byKey map[string]*graph.LayerGraph
+}
+
+// NewNetworks returns an empty cache.
+func NewNetworks() *Networks { return &Networks{byKey: map[string]*graph.LayerGraph{}} }
+
+// Layers returns the layer graph of a zoo network at an input shape.
+func (c *Networks) Layers(model string, in graph.Shape) (*graph.LayerGraph, error) {
+	key := model + "@" + in.String()
+	if lg, ok := c.byKey[key]; ok {
+		return lg, nil
+	}
+	m, err := zoo.BuildWith(model, in)
+	if err != nil {
+		return nil, err
+	}
+	lg, err := graph.BuildLayers(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", model, err)
+	}
+	c.byKey[key] = lg
+	return lg, nil
 }
 
 // RowPrediction is one row with the fit's predictions.
@@ -221,8 +277,9 @@ type RowPrediction struct {
 // ModelError is one model's leave-one-model-out error in one precision.
 type ModelError struct {
 	Model string
-	// Measured is the median over the model's runtimes, Min and Max their
-	// spread; Runtimes counts them.
+	// Measured is the median over the model's fitted runtimes, Min and Max
+	// the published spread (every runtime's rows without CPU layers);
+	// Runtimes counts the rows the spread spans.
 	Measured, Min, Max time.Duration
 	Runtimes           int
 	// Held is the prediction of the fit to the other models, Error its
@@ -292,10 +349,12 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		return nil, fmt.Errorf("profile: line %d: %w", rows[0].Line, err)
 	}
 	pr := base.Processors[proc]
-	type built struct{ lg *graph.LayerGraph }
-	models := map[string]built{}
+	nets := opt.Networks
+	if nets == nil {
+		nets = NewNetworks()
+	}
 	var samples, fallback []Sample
-	var sampleRows, fallbackRows []Published
+	var sampleRows, fallbackRows, spreadRows []Published
 	for _, r := range rows {
 		p, err := base.Find(r.Processor)
 		if err != nil || p != proc {
@@ -305,66 +364,89 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		if err := base.CheckConfig(cfg); err != nil {
 			return nil, fmt.Errorf("profile: line %d: %w", r.Line, err)
 		}
-		key := r.Model + "@" + r.Input.String()
-		b, ok := models[key]
-		if !ok {
-			m, err := zoo.BuildWith(r.Model, r.Input)
-			if err != nil {
-				return nil, fmt.Errorf("profile: line %d: %w", r.Line, err)
+		if opt.Runtime != "" && r.Runtime != opt.Runtime {
+			if r.LayersCPU == 0 {
+				spreadRows = append(spreadRows, r)
 			}
-			lg, err := graph.BuildLayers(m)
-			if err != nil {
-				return nil, fmt.Errorf("profile: line %d: %s: %w", r.Line, r.Model, err)
-			}
-			b = built{lg}
-			models[key] = b
+			continue
 		}
-		s := Sample{Model: r.Model, LG: b.lg, Set: graph.Range(0, len(b.lg.Layers)), Config: cfg, Measured: r.Latency, Min: r.Latency}
+		lg, err := nets.Layers(r.Model, r.Input)
+		if err != nil {
+			return nil, fmt.Errorf("profile: line %d: %w", r.Line, err)
+		}
+		s := Sample{Model: r.Model, LG: lg, Set: graph.Range(0, len(lg.Layers)), Config: cfg, Measured: r.Latency, Min: r.Latency}
 		if r.LayersCPU > 0 {
 			fallback, fallbackRows = append(fallback, s), append(fallbackRows, r)
 			continue
 		}
 		samples, sampleRows = append(samples, s), append(sampleRows, r)
 	}
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("profile: no rows to fit (runtime %q, without CPU layers)", opt.Runtime)
+	}
 	params := opt.Params
 	if params == nil {
 		params = PublishedParams
 	}
+	otherNames := opt.OtherParams
+	if otherNames == nil {
+		otherNames = PublishedParamsOther
+	}
+	onChip := pr.OnChipBytes
+	// Each whole network's terms on its configuration, built once: the
+	// fits price them thousands of times (cost.Terms).
+	type termsKey struct {
+		lg  *graph.LayerGraph
+		cfg hw.Config
+	}
+	terms := map[termsKey]*cost.Terms{}
+	analytic := cost.NewAnalytic(base)
+	termsOf := func(ss []Sample) ([]*cost.Terms, error) {
+		out := make([]*cost.Terms, len(ss))
+		for i, s := range ss {
+			key := termsKey{s.LG, s.Config}
+			t, ok := terms[key]
+			if !ok {
+				var err error
+				if t, err = analytic.Terms(s.LG, s.Set, s.Config, onChip); err != nil {
+					return nil, fmt.Errorf("profile: %s: %w", s.Model, err)
+				}
+				terms[key] = t
+			}
+			out[i] = t
+		}
+		return out, nil
+	}
 	// fitOf fits the samples from a starting point (nil: the defaults)
 	// with the given factors.
 	fitOf := func(ss []Sample, from *cost.Efficiency, names []string) (cost.Efficiency, error) {
-		start := make([]cost.Efficiency, len(base.Processors))
-		for i, p := range base.Processors {
-			start[i] = cost.DefaultEfficiency(p.Kind)
-		}
+		start := cost.DefaultEfficiency(pr.Kind)
 		if from != nil {
-			start[proc] = from.Clone()
+			start = from.Clone()
 			if len(ss) > 0 && !ss[0].Config.DType.IsFloat() { // see PublishedParamsOther
-				start[proc].Compute[cost.Elementwise] = cost.DefaultEfficiency(pr.Kind).Compute[cost.Elementwise]
+				start.Compute[cost.Elementwise] = cost.DefaultEfficiency(pr.Kind).Compute[cost.Elementwise]
 			}
 		} else {
 			// The processor's mem_bandwidth_gbs is the sustained rate of
 			// its DMA, which streams the weights: the fit starts there (and
 			// the prior pulls toward it), not at a default efficiency's
 			// share of it. No saturation size (PublishedParams).
-			start[proc].Memory, start[proc].HalfFLOPs = 1, 0
+			start.Memory, start.HalfFLOPs = 1, 0
 		}
-		res, err := Calibrate(base, start, ss, CalibrateOptions{Folds: 1, MaxEvals: opt.MaxEvals, Params: names, Prior: opt.Prior, PriorSkipClasses: true})
+		ts, err := termsOf(ss)
 		if err != nil {
 			return cost.Efficiency{}, err
 		}
-		return res.Efficiency[proc], nil
+		return fitTerms(pr, start, ss, ts, names, opt.MaxEvals, opt.Prior)
 	}
 	predict := func(e cost.Efficiency, ss []Sample) ([]time.Duration, error) {
-		a, err := cost.NewPartlyCalibrated(base, map[int]cost.Efficiency{proc: e})
+		ts, err := termsOf(ss)
 		if err != nil {
 			return nil, err
 		}
 		out := make([]time.Duration, len(ss))
-		for i, s := range ss {
-			if out[i], err = a.Subgraph(s.LG, s.Set, s.Config); err != nil {
-				return nil, fmt.Errorf("profile: %s: %w", s.Model, err)
-			}
+		for i, t := range ts {
+			out[i] = t.Time(e)
 		}
 		return out, nil
 	}
@@ -405,7 +487,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 				ss, rs = append(ss, s), append(rs, sampleRows[i])
 			}
 		}
-		from, fitNames := first, PublishedParamsOther
+		from, fitNames := first, otherNames
 		if first == nil {
 			fitNames = params
 		}
@@ -472,7 +554,13 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 					pf.Rows[i].Held = held[i]
 				}
 			}
-			me.Measured, me.Min, me.Max, me.Runtimes = stats.Median(meas), slices.Min(meas), slices.Max(meas), len(meas)
+			all := append([]time.Duration(nil), meas...)
+			for _, r := range spreadRows {
+				if r.Model == name && r.Precision == d {
+					all = append(all, r.Latency)
+				}
+			}
+			me.Measured, me.Min, me.Max, me.Runtimes = stats.Median(meas), slices.Min(all), slices.Max(all), len(all)
 			me.Held = pred
 			me.Error = math.Abs(float64(pred-me.Measured)) / float64(me.Measured)
 			fitErrs = append(fitErrs, math.Abs(float64(fitPred-me.Measured))/float64(me.Measured))
@@ -485,6 +573,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		pf.Median, pf.Worst = stats.Median(errs), maxF(errs)
 		pf.FitMedian = stats.Median(fitErrs)
 		pf.Fit = cost.DTypeFitOf(pr, specOf(pr, d), e, fittedTo(opt.Source, d, len(ss), len(names)))
+		pf.Fit.HeldOut = heldOutLine(pf, opt.Runtime)
 		res.Fits = append(res.Fits, pf)
 		setFit(res.Platform.Processors[proc], d, pf.Fit)
 		if first == nil {
@@ -505,6 +594,22 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 		res.Fallback = append(res.Fallback, rp)
 	}
 	return res, nil
+}
+
+// heldOutLine summarises a fit's leave-one-model-out errors for the
+// platform file (hw.DTypeFit.HeldOut).
+func heldOutLine(pf PrecisionFit, runtime string) string {
+	worst := ""
+	for _, m := range pf.Models {
+		if m.Error == pf.Worst {
+			worst = m.Model
+		}
+	}
+	against := "each model's runtimes' median"
+	if runtime != "" {
+		against = runtime
+	}
+	return fmt.Sprintf("leave one model out against %s: median %.1f %%, worst %.1f %% (%s) over %d models", against, 100*pf.Median, 100*pf.Worst, worst, len(pf.Models))
 }
 
 func fittedTo(src string, d graph.DType, rows, models int) string {
@@ -584,4 +689,67 @@ func maxF(xs []float64) float64 {
 		m = math.Max(m, x)
 	}
 	return m
+}
+
+// fitTerms fits factors, from start, to whole-network samples priced by
+// their terms: the coordinate search of Calibrate on the mean |ln
+// predicted − ln measured| over the samples, plus prior × (ln(fitted /
+// start))² for each fitted factor other than the class fractions. The
+// factors not named keep their starting values; requant_gbs and move_gbs
+// start at 10 GB/s when unset and named.
+func fitTerms(pr *hw.Processor, start cost.Efficiency, ss []Sample, ts []*cost.Terms, names []string, maxEvals int, prior float64) (cost.Efficiency, error) {
+	eff := start.Clone()
+	if eff.PeakScale <= 0 {
+		eff.PeakScale = 1
+	}
+	if eff.BandwidthScale <= 0 {
+		eff.BandwidthScale = 1
+	}
+	if eff.DispatchOverhead <= 0 {
+		eff.DispatchOverhead = max(pr.DispatchOverhead, time.Microsecond)
+	}
+	if eff.LayerOverhead <= 0 {
+		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
+	}
+	if eff.RequantGBs <= 0 && slices.Contains(names, "requant_gbs") {
+		eff.RequantGBs = 10
+	}
+	if eff.MoveGBs <= 0 && slices.Contains(names, "move_gbs") {
+		eff.MoveGBs = 10
+	}
+	if eff.HalfFLOPs <= 0 && slices.Contains(names, "half_flops") {
+		eff.HalfFLOPs = 1e6
+	}
+	var all []param
+	for _, c := range cost.OpClasses {
+		all = append(all, classParam(c))
+	}
+	all = append(all, sharedParams...)
+	all = append(all, optionalParams...)
+	params := selectParams(all, names)
+	logMeas := make([]float64, len(ss))
+	for i, s := range ss {
+		logMeas[i] = math.Log(float64(s.Measured))
+	}
+	center := eff.Clone()
+	evals := 0
+	objective := func(e cost.Efficiency) (float64, error) {
+		evals++
+		var sum float64
+		for i, t := range ts {
+			sum += math.Abs(math.Log(math.Max(float64(t.Time(e)), 1)) - logMeas[i])
+		}
+		sum /= float64(len(ts))
+		for _, p := range params {
+			if strings.HasPrefix(p.name, "compute.") {
+				continue
+			}
+			if c, v := p.get(&center), p.get(&e); c > 0 && v > 0 {
+				d := math.Log(v / c)
+				sum += prior * d * d
+			}
+		}
+		return sum, nil
+	}
+	return coordinateSearch(eff, params, objective, func() bool { return evals < maxEvals })
 }

@@ -130,7 +130,6 @@ func mobileNetV3Small(in graph.Shape) *graph.Model {
 // Detect head with its exported decoding (DFL over 16 bins, distances to
 // boxes, sigmoid scores), giving [1, 84, anchors].
 func yoloV8n(in graph.Shape) *graph.Model {
-	const classes, regMax = 80, 16
 	n := newNet("yolov8n")
 	x := n.input("images", graph.Float32, in...)
 	x0 := x
@@ -186,15 +185,34 @@ func yoloV8n(in graph.Shape) *graph.Model {
 	n.scope("model.21")
 	out5 := c2f(x, 256, 1, false)
 
+	n.output(anchorFreeHead(n, x0, []T{out3, out4, out5}, 22, false))
+	return n.m
+}
+
+// anchorFreeHead is ultralytics' Detect head (YOLOv8, YOLO11) on three
+// levels, module index idx, with its exported decoding: per level a box
+// branch (two 3×3 convs, 1×1 to 4×16 bins) and a class branch (two 3×3
+// convs for YOLOv8; YOLO11's light one: depthwise 3×3 then 1×1, twice),
+// DFL over the bins, distances to boxes, sigmoid scores: [1, 84, anchors].
+func anchorFreeHead(n *net, x0 T, feats []T, idx int, light bool) T {
+	const classes, regMax = 80, 16
+	out3 := feats[0]
 	c2 := max(16, out3.Shape[1]/4, 4*regMax)
 	c3 := max(out3.Shape[1], min(classes, 100))
 	var boxes, scores []T
 	var anchors, strides []float32
-	for i, f := range []T{out3, out4, out5} {
-		n.scope("model.22.cv2.%d", i)
+	for i, f := range feats {
+		n.scope("model.%d.cv2.%d", idx, i)
 		b := yoloConv(yoloConv(f, c2, 3, 1), c2, 3, 1).ConvWith(conv{Out: 4 * regMax, KH: 1, KW: 1, Bias: true})
-		n.scope("model.22.cv3.%d", i)
-		s := yoloConv(yoloConv(f, c3, 3, 1), c3, 3, 1).ConvWith(conv{Out: classes, KH: 1, KW: 1, Bias: true})
+		n.scope("model.%d.cv3.%d", idx, i)
+		var s T
+		if light {
+			s = yoloConv(yoloDWConv(f, 3), c3, 1, 1)
+			s = yoloConv(yoloDWConv(s, 3), c3, 1, 1)
+		} else {
+			s = yoloConv(yoloConv(f, c3, 3, 1), c3, 3, 1)
+		}
+		s = s.ConvWith(conv{Out: classes, KH: 1, KW: 1, Bias: true})
 		h, w := f.Shape[2], f.Shape[3]
 		boxes = append(boxes, b.Reshape(1, 4*regMax, h*w))
 		scores = append(scores, s.Reshape(1, classes, h*w))
@@ -206,7 +224,7 @@ func yoloV8n(in graph.Shape) *graph.Model {
 			}
 		}
 	}
-	n.scope("model.22.dfl")
+	n.scope("model.%d.dfl", idx)
 	a := int64(len(strides))
 	box := boxes[0].Concat(2, boxes[1:]...).Reshape(1, 4, regMax, a).Transpose(0, 2, 1, 3).Softmax(1)
 	// DFL: a fixed 1×1 conv with weights 0..15 takes each side's expected bin.
@@ -217,7 +235,7 @@ func yoloV8n(in graph.Shape) *graph.Model {
 	}
 	n.m.Tensors[n.m.Nodes[len(n.m.Nodes)-1].Inputs[1]].Data.Raw = bins
 	dist = dist.Reshape(1, 4, a)
-	n.scope("model.22")
+	n.scope("model.%d", idx)
 	grid := make([]float32, 0, 2*a)
 	for i := int64(0); i < a; i++ {
 		grid = append(grid, anchors[2*i])
@@ -232,6 +250,5 @@ func yoloV8n(in graph.Shape) *graph.Model {
 	wh := x2y2.Sub(x1y1)
 	dbox := xy.Concat(1, wh).MulConst(strides, 1, 1, a)
 	cls := scores[0].Concat(2, scores[1:]...).Sigmoid()
-	n.output(dbox.Concat(1, cls))
-	return n.m
+	return dbox.Concat(1, cls)
 }

@@ -82,9 +82,15 @@ func noNorm(x T) T {
 // width 128 widened by a trigram concatenation and a linear layer to 512.
 // Input: token ids [1, 128]; output: the last hidden state [1, 128, 512]
 // (no pooler: the configuration's classifier_activation is false).
-func mobileBERT(graph.Shape) *graph.Model {
+func mobileBERT(graph.Shape) *graph.Model { return mobileBERTSeq("mobilebert", 128) }
+
+// mobileBERT384 is the same encoder at sequence 384 (AI Hub's
+// mobile_bert_uncased_google input, 1×384).
+func mobileBERT384(graph.Shape) *graph.Model { return mobileBERTSeq("mobilebert_384", 384) }
+
+// mobileBERTSeq builds MobileBERT for a fixed sequence length.
+func mobileBERTSeq(name string, seq int64) *graph.Model {
 	const (
-		seq    = 128
 		vocab  = 30522
 		embed  = 128
 		hidden = 512
@@ -94,7 +100,7 @@ func mobileBERT(graph.Shape) *graph.Model {
 		heads  = 4
 		ffns   = 4
 	)
-	n := newNet("mobilebert")
+	n := newNet(name)
 	ids := n.input("input_ids", graph.Int64, 1, seq)
 	n.scope("embeddings")
 	e := ids.Embedding("word_embeddings", vocab, embed)
@@ -103,7 +109,7 @@ func mobileBERT(graph.Shape) *graph.Model {
 	prev := e.Slice(1, 0, seq-1).Pad(0, 1, 0, 0, 0, 0)
 	x := next.Concat(2, e, prev).Linear(hidden, true)
 	// Position and token-type embeddings of a fixed-length, single-segment
-	// input are constants: the rows for positions 0…127 and for segment 0,
+	// input are constants: the rows for positions 0…seq-1 and for segment 0,
 	// as torch.onnx's constant folding exports them.
 	x = x.AddParam("position_embeddings", 1, seq, hidden).AddParam("token_type_embeddings", hidden)
 	x = noNorm(x)

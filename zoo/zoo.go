@@ -53,6 +53,19 @@ func specs() []Spec {
 		{"vit_b_16", graph.Shape{1, 3, 224, 224}, "ViT-B/16 (Dosovitskiy et al. 2021; torchvision vit_b_16)", true, vitB16},
 		{"deit_tiny", graph.Shape{1, 3, 224, 224}, "DeiT-Tiny / ViT-Ti/16 (Touvron et al. 2021; timm deit_tiny_patch16_224)", true, deitTiny},
 		{"mobilebert", graph.Shape{1, 128}, "MobileBERT encoder, sequence 128, token ids in (Sun et al. 2020; HF google/mobilebert-uncased)", true, mobileBERT},
+		{"yolo11n", graph.Shape{1, 3, 640, 640}, "YOLO11n (ultralytics), 80 classes, C3k2/C2PSA, anchor-free head with exported DFL decoding", false, yolo11n},
+		{"deeplabv3_plus_mobilenet", graph.Shape{1, 3, 513, 513}, "DeepLabV3+ with MobileNetV2 backbone, output stride 16, 21 classes (jfzhang95/pytorch-deeplab-xception; AI Hub)", false, deepLabV3PlusMobileNet},
+		{"mobilebert_384", graph.Shape{1, 384}, "MobileBERT encoder at sequence 384 (AI Hub's mobile_bert_uncased_google)", true, mobileBERT384},
+		{"whisper_tiny_encoder", graph.Shape{1, 80, 3000}, "Whisper tiny audio encoder on 30 s of log-mel frames (openai/whisper-tiny; AI Hub)", true, whisperTinyEncoder},
+		{"whisper_tiny_decoder", graph.Shape{1, 1}, "Whisper tiny text decoder, one step with 199 cached tokens and cross-attention caches (AI Hub's HfWhisperDecoder)", true, whisperTinyDecoder},
+		{"ffnet_40s", graph.Shape{1, 3, 1024, 2048}, "FFNet-40S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet40S},
+		{"ffnet_54s", graph.Shape{1, 3, 1024, 2048}, "FFNet-54S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet54S},
+		{"ffnet_78s", graph.Shape{1, 3, 1024, 2048}, "FFNet-78S dBBB mobile, Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet78S},
+		{"ffnet_78s_lowres", graph.Shape{1, 3, 512, 1024}, "FFNet-78S low-resolution (input halved first), Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet78SLowRes},
+		{"ffnet_122ns_lowres", graph.Shape{1, 3, 512, 1024}, "FFNet-122NS low-resolution (narrow 3-stage backbone, head C), Cityscapes 19 classes (Qualcomm FFNet; AI Hub)", false, ffnet122NSLowRes},
+		{"mediapipe_face_detector", graph.Shape{1, 3, 256, 256}, "MediaPipe BlazeFace full-range face detector, 896 anchors (AI Hub's FaceDetector)", false, mediaPipeFaceDetector},
+		{"mediapipe_face_landmark", graph.Shape{1, 3, 192, 192}, "MediaPipe face-mesh landmarks, 468 points (AI Hub's FaceLandmarkDetector)", false, mediaPipeFaceLandmark},
+		{"easyocr_detector", graph.Shape{1, 3, 608, 800}, "EasyOCR CRAFT text detector, VGG16-BN U-net (AI Hub's EasyOCRDetector)", false, easyOCRDetector},
 	}
 }
 

@@ -26,6 +26,9 @@ func runCalibratePublished(out io.Writer, f *publishedFlags) error {
 	if err != nil {
 		return fmt.Errorf("calibrate: %w", err)
 	}
+	if profile.IsAIHub(data) {
+		return runCalibrateDevices(out, f, data)
+	}
 	rows, err := profile.ParsePublished(data, f.file)
 	if err != nil {
 		return err
@@ -87,20 +90,26 @@ func writePublishedReport(out io.Writer, file string, pl *hw.Platform, rows []pr
 	for _, pf := range res.Fits {
 		fitted += len(pf.Rows)
 	}
-	fmt.Fprintf(out, "fitted %s of %s to %s: %d rows, %d fitted, %d with CPU fallback reported apart\n",
-		res.Processor, pl.Name, file, len(rows), fitted, len(res.Fallback))
+	fmt.Fprintf(out, "fitted %s of %s to %s: %d rows fitted, %d with CPU fallback reported apart\n",
+		res.Processor, pl.Name, file, fitted, len(res.Fallback))
 	for _, pf := range res.Fits {
 		f := pf.Fit
-		fmt.Fprintf(out, "\n%s: sustained %s, bandwidth %.1f GB/s, dispatch %s, layer %s, half_flops %s\n", pf.DType,
-			textfmt.SI(f.SustainedGOPS*1e9, "OPS"), f.MemBandwidthGBs, dur(f.DispatchOverhead), dur(f.LayerOverhead), textfmt.SI(f.HalfFLOPs, "FLOP"))
+		fmt.Fprintf(out, "\n%s: sustained %s, bandwidth %.1f GB/s, dispatch %s, layer %s, half_flops %s, data movement %.3g GB/s\n", pf.DType,
+			textfmt.SI(f.SustainedGOPS*1e9, "OPS"), f.MemBandwidthGBs, dur(f.DispatchOverhead), dur(f.LayerOverhead), textfmt.SI(f.HalfFLOPs, "FLOP"), f.MoveGBs)
 		var cls []string
 		for _, c := range cost.OpClasses {
 			cls = append(cls, fmt.Sprintf("%s %.3g", c, f.Compute[string(c)]))
 		}
 		fmt.Fprintf(out, "  compute fraction per class: %s\n\n", strings.Join(cls, ", "))
-		t := textfmt.Table{Header: []string{"MODEL", "RUNTIMES", "MEASURED MS (MEDIAN)", "RANGE", "HELD-OUT PREDICTION", "ERROR"}}
+		t := textfmt.Table{Header: []string{"MODEL", "ROWS", "MEASURED MS", "PUBLISHED SPREAD", "FITTED PREDICTION", "HELD-OUT PREDICTION", "ERROR"}}
 		for _, m := range pf.Models {
-			t.Add(m.Model, fmt.Sprint(m.Runtimes), ms3(m.Measured), ms3(m.Min)+"-"+ms3(m.Max), ms3(m.Held), fmt.Sprintf("%.1f %%", 100*m.Error))
+			var fit time.Duration
+			for _, r := range pf.Rows {
+				if r.Row.Model == m.Model {
+					fit = r.Fitted
+				}
+			}
+			t.Add(m.Model, fmt.Sprint(m.Runtimes), ms3(m.Measured), ms3(m.Min)+"-"+ms3(m.Max), ms3(fit), ms3(m.Held), fmt.Sprintf("%.1f %%", 100*m.Error))
 		}
 		if _, err := t.WriteTo(out); err != nil {
 			return err
@@ -117,6 +126,65 @@ func writePublishedReport(out io.Writer, file string, pl *hw.Platform, rows []pr
 		if _, err := t.WriteTo(out); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// runCalibrateDevices fits every device of an aihub-published.csv file
+// (profile.FitDevices) and writes one calibrated platform per preset.
+func runCalibrateDevices(out io.Writer, f *publishedFlags, data []byte) error {
+	rows, err := profile.ParseAIHub(data, f.file)
+	if err != nil {
+		return err
+	}
+	var only []string
+	if f.platform != "" {
+		only = []string{f.platform}
+	}
+	prior := f.prior
+	if prior <= 0 {
+		prior = -1 // none
+	}
+	fits, err := profile.FitDevices(rows, profile.DevicesOptions{MaxEvals: f.evals, Prior: prior, Source: filepath.Base(f.file), Devices: only})
+	if err != nil {
+		return err
+	}
+	for i, df := range fits {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "== %s (%s): predicts runtime %s; %d rows fitted", df.Preset, df.Device, profile.PredictedRuntime, df.Fitted)
+		if len(df.NotCovered) > 0 {
+			fmt.Fprintf(out, "; not in the zoo: %s", strings.Join(df.NotCovered, ", "))
+		}
+		for _, r := range df.Outliers {
+			fmt.Fprintf(out, "; left out as no NPU speed: %s %s %s %s ms (line %d)", r.Network, r.Precision, r.Runtime, ms3(r.Latency), r.Line)
+		}
+		fmt.Fprintln(out)
+		pl, err := hw.Preset(df.Preset)
+		if err != nil {
+			return err
+		}
+		if err := writePublishedReport(out, f.file, pl, rows, df.Fit); err != nil {
+			return err
+		}
+		output := df.Preset + "-calibrated.yaml"
+		if f.output != "" {
+			output = filepath.Join(f.output, output)
+		}
+		fh, err := os.Create(output)
+		if err != nil {
+			return fmt.Errorf("calibrate: %w", err)
+		}
+		fmt.Fprintf(fh, "# %s with %s's figures fitted to %s (%s, runtime %s) by inlay calibrate --published\n", df.Preset, df.Fit.Processor, filepath.Base(f.file), df.Device, profile.PredictedRuntime)
+		if err := hw.Encode(fh, df.Fit.Platform); err != nil {
+			fh.Close()
+			return err
+		}
+		if err := fh.Close(); err != nil {
+			return fmt.Errorf("calibrate: %w", err)
+		}
+		fmt.Fprintf(out, "wrote %s\n", output)
 	}
 	return nil
 }

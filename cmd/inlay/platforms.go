@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,9 +94,13 @@ func platformsShow(w io.Writer, nameOrPath string, asYAML bool) error {
 	for _, pr := range p.Processors {
 		for _, d := range pr.DTypes {
 			if f := d.Fit; f != nil {
-				fits = append(fits, fmt.Sprintf("  %s %s: sustained %s, bandwidth %s, dispatch %s, per layer %s, conv %.3g, depthwise %.3g, elementwise %.3g (fitted to %s)",
+				line := fmt.Sprintf("  %s %s: sustained %s, bandwidth %s, dispatch %s, per layer %s, conv %.3g, depthwise %.3g, matmul %.3g, elementwise %.3g, norm %.3g, data movement %.3g GB/s\n    fitted to %s",
 					pr.Name, d.DType, textfmt.SI(f.SustainedGOPS*1e9, "OPS"), textfmt.SI(f.MemBandwidthGBs*1e9, "B/s"), dur(f.DispatchOverhead), dur(f.LayerOverhead),
-					f.Compute["conv"], f.Compute["depthwise"], f.Compute["elementwise"], f.FittedTo))
+					f.Compute["conv"], f.Compute["depthwise"], f.Compute["matmul"], f.Compute["elementwise"], f.Compute["norm"], f.MoveGBs, f.FittedTo)
+				if f.HeldOut != "" {
+					line += "\n    " + f.HeldOut
+				}
+				fits = append(fits, line)
 			}
 		}
 	}
@@ -145,6 +150,18 @@ func supportLine(pr *hw.Processor) string {
 	}
 	if s.MaxRank > 0 {
 		parts = append(parts, fmt.Sprintf("rank ≤ %d", s.MaxRank))
+	}
+	if len(s.RankByOp) > 0 {
+		ops := make([]string, 0, len(s.RankByOp))
+		for op := range s.RankByOp {
+			ops = append(ops, op)
+		}
+		sort.Strings(ops)
+		var rs []string
+		for _, op := range ops {
+			rs = append(rs, fmt.Sprintf("%s %d", op, s.RankByOp[op]))
+		}
+		parts = append(parts, "rank by operator: "+strings.Join(rs, ", "))
 	}
 	if s.MaxDim > 0 {
 		parts = append(parts, fmt.Sprintf("dimensions ≤ %d", s.MaxDim))

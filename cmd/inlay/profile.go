@@ -157,7 +157,15 @@ with the same fitting code, pulled toward the nominal figures (--prior). It
 prints the
 leave-one-model-out error per model and per precision, reports rows whose
 runtime fell back to the CPU apart (they are not fitted), and writes the
-platform with the fitted figures (-o).`,
+platform with the fitted figures (-o).
+
+Given shared/measurements/aihub-published.csv (its header names aihub_dir),
+it fits every device with a preset at once (Galaxy S23: phone, Galaxy S24:
+galaxy-s24, Galaxy S25: galaxy-s25, Snapdragon X Elite CRD:
+snapdragon-x-elite; --platform limits it to one), each to its qnn_dlc rows
+(the runtime the presets predict), prints each network's prediction beside
+its published spread over the runtimes, and writes PRESET-calibrated.yaml
+per device (into the directory -o names).`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.file != "" {
@@ -199,7 +207,7 @@ platform with the fitted figures (-o).`,
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")
 	fl.StringVar(&pf.file, "published", "", "fit to this CSV of published whole-model latencies instead of the profile store")
-	fl.StringVarP(&pf.output, "output", "o", "", "with --published: the calibrated platform file to write (default PLATFORM-calibrated.yaml)")
+	fl.StringVarP(&pf.output, "output", "o", "", "with --published: the calibrated platform file to write (default PLATFORM-calibrated.yaml; for an AI Hub file, the directory of the PRESET-calibrated.yaml files)")
 	fl.IntVar(&pf.evals, "evals", 1500, "with --published: objective evaluations per fit")
 	fl.Float64Var(&pf.prior, "prior", profile.DefaultPublishedPrior, "with --published: weight of the pull of each fitted factor toward its nominal figure, per (ln ratio)² (0: none)")
 	addProfilesFlag(cmd)

@@ -28,6 +28,7 @@ func main() {
 		"./train:FuzzPlanParse",
 		"./train:FuzzSailorParse",
 		"./train/published:FuzzPublishedParse",
+		"./profile:FuzzParseAIHub",
 	} {
 		fmt.Println(t)
 	}

@@ -3,13 +3,13 @@ package profile
 import (
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 const aihubHeader = "model,aihub_dir,precision,device,runtime,inference_ms,primary_compute_unit,layers_total,layers_npu,layers_gpu,layers_cpu,peak_mem_max_mb\n"
@@ -72,13 +72,9 @@ func FuzzParseAIHub(f *testing.F) {
 // test skips, or fails under make test (INLAY_REQUIRE_ASSETS).
 func aihubRows(t *testing.T) []Published {
 	t.Helper()
-	path := filepath.Join("..", "..", "shared", "measurements", "aihub-published.csv")
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(assets.RequireShared(t, "measurements/aihub-published.csv"))
 	if err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") != "" {
-			t.Fatalf("shared/measurements/aihub-published.csv is missing beside the checkout (the shared data folder holds it): %v", err)
-		}
-		t.Skipf("the published measurements are not beside the checkout: %v", err)
+		t.Fatal(err)
 	}
 	rows, err := ParseAIHub(data, "aihub-published.csv")
 	if err != nil {

@@ -22,7 +22,7 @@ func newTrainCmd() *cobra.Command {
 		Short: "Predict a training iteration's time and memory across unlike GPUs",
 		Long: "inlay train predicts one iteration of data-, tensor- and pipeline-parallel\n" +
 			"transformer training (uneven stages, unlike GPU types per stage and per\n" +
-			"replica): its time, throughput, MFU and each GPU's memory. See docs/training.md.",
+			"replica): its time, throughput, MFU and each GPU's memory. See docs/guides/training.md.",
 	}
 	cmd.AddCommand(newTrainSimulateCmd(), newTrainMemoryCmd(), newTrainModelsCmd(), newTrainCalibrateCmd())
 	return cmd

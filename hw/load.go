@@ -58,90 +58,99 @@ import (
 //
 // A link serves both directions unless the opposite direction is listed
 // separately.
-type rawPlatform struct {
-	Name        string         `yaml:"name"`
-	Description string         `yaml:"description,omitempty"`
-	Domains     []rawDomain    `yaml:"domains,omitempty"`
-	Processors  []rawProcessor `yaml:"processors"`
-	Links       []rawLink      `yaml:"links,omitempty"`
-	Contention  []rawShared    `yaml:"contention,omitempty"`
+//
+// File is that schema: what Load reads and Encode writes, and, under the
+// same names, what the web API returns for a platform.
+type File struct {
+	Name        string          `yaml:"name" json:"name"`
+	Description string          `yaml:"description,omitempty" json:"description,omitempty"`
+	Domains     []DomainFile    `yaml:"domains,omitempty" json:"domains,omitempty"`
+	Processors  []ProcessorFile `yaml:"processors" json:"processors"`
+	Links       []LinkFile      `yaml:"links,omitempty" json:"links,omitempty"`
+	Contention  []SharedFile    `yaml:"contention,omitempty" json:"contention,omitempty"`
 }
 
-type rawShared struct {
-	Name         string   `yaml:"name"`
-	Kind         string   `yaml:"kind"`
-	Processors   []string `yaml:"processors,omitempty,flow"`
-	BandwidthGBs float64  `yaml:"bandwidth_gbs,omitempty"`
-	SizeKiB      int64    `yaml:"size_kib,omitempty"`
-	Source       string   `yaml:"source,omitempty"`
+// SharedFile is a resource processors contend for, as written in a platform file.
+type SharedFile struct {
+	Name         string   `yaml:"name" json:"name"`
+	Kind         string   `yaml:"kind" json:"kind"`
+	Processors   []string `yaml:"processors,omitempty,flow" json:"processors,omitempty"`
+	BandwidthGBs float64  `yaml:"bandwidth_gbs,omitempty" json:"bandwidth_gbs,omitempty"`
+	SizeKiB      int64    `yaml:"size_kib,omitempty" json:"size_kib,omitempty"`
+	Source       string   `yaml:"source,omitempty" json:"source,omitempty"`
 }
 
-type rawDomain struct {
-	Name        string `yaml:"name"`
-	Description string `yaml:"description,omitempty"`
-	CapacityMiB int64  `yaml:"capacity_mib,omitempty"`
+// DomainFile is a memory domain, as written in a platform file.
+type DomainFile struct {
+	Name        string `yaml:"name" json:"name"`
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	CapacityMiB int64  `yaml:"capacity_mib,omitempty" json:"capacity_mib,omitempty"`
 }
 
-type rawLink struct {
-	From         string  `yaml:"from"`
-	To           string  `yaml:"to"`
-	BandwidthGBs float64 `yaml:"bandwidth_gbs"`
-	Latency      string  `yaml:"latency,omitempty"`
-	Shared       bool    `yaml:"shared,omitempty"`
+// LinkFile is a copy path between two domains, as written in a platform file.
+type LinkFile struct {
+	From         string  `yaml:"from" json:"from"`
+	To           string  `yaml:"to" json:"to"`
+	BandwidthGBs float64 `yaml:"bandwidth_gbs" json:"bandwidth_gbs"`
+	Latency      string  `yaml:"latency,omitempty" json:"latency,omitempty"`
+	Shared       bool    `yaml:"shared,omitempty" json:"shared,omitempty"`
 }
 
-type rawDType struct {
-	DType    string       `yaml:"dtype"`
-	PeakGOPS float64      `yaml:"peak_gops"`
-	Fit      *rawDTypeFit `yaml:"fit,omitempty"`
+// DTypeFile is a data type a processor runs, with its peak, as written in a platform file.
+type DTypeFile struct {
+	DType    string   `yaml:"dtype" json:"dtype"`
+	PeakGOPS float64  `yaml:"peak_gops" json:"peak_gops"`
+	Fit      *FitFile `yaml:"fit,omitempty" json:"fit,omitempty"`
 }
 
-// rawDTypeFit is DTypeFit as written in a platform file.
-type rawDTypeFit struct {
-	SustainedGOPS    float64            `yaml:"sustained_gops"`
-	MemBandwidthGBs  float64            `yaml:"mem_bandwidth_gbs"`
-	DispatchOverhead string             `yaml:"dispatch_overhead"`
-	LayerOverhead    string             `yaml:"layer_overhead"`
-	HalfFLOPs        float64            `yaml:"half_flops,omitempty"`
-	OnChipKiB        int64              `yaml:"on_chip_kib,omitempty"`
-	RequantGBs       float64            `yaml:"requant_gbs,omitempty"`
-	MoveGBs          float64            `yaml:"move_gbs,omitempty"`
-	Compute          map[string]float64 `yaml:"compute,flow"`
-	FittedTo         string             `yaml:"fitted_to,omitempty"`
-	HeldOut          string             `yaml:"held_out,omitempty"`
+// FitFile is DTypeFit as written in a platform file.
+type FitFile struct {
+	SustainedGOPS    float64            `yaml:"sustained_gops" json:"sustained_gops"`
+	MemBandwidthGBs  float64            `yaml:"mem_bandwidth_gbs" json:"mem_bandwidth_gbs"`
+	DispatchOverhead string             `yaml:"dispatch_overhead" json:"dispatch_overhead"`
+	LayerOverhead    string             `yaml:"layer_overhead" json:"layer_overhead"`
+	HalfFLOPs        float64            `yaml:"half_flops,omitempty" json:"half_flops,omitempty"`
+	OnChipKiB        int64              `yaml:"on_chip_kib,omitempty" json:"on_chip_kib,omitempty"`
+	RequantGBs       float64            `yaml:"requant_gbs,omitempty" json:"requant_gbs,omitempty"`
+	MoveGBs          float64            `yaml:"move_gbs,omitempty" json:"move_gbs,omitempty"`
+	Compute          map[string]float64 `yaml:"compute,flow" json:"compute"`
+	FittedTo         string             `yaml:"fitted_to,omitempty" json:"fitted_to,omitempty"`
+	HeldOut          string             `yaml:"held_out,omitempty" json:"held_out,omitempty"`
 }
 
-type rawSupport struct {
-	Ops              []string       `yaml:"ops,omitempty,flow"`
-	Unsupported      []string       `yaml:"unsupported,omitempty,flow"`
-	MaxRank          int            `yaml:"max_rank,omitempty"`
-	RankByOp         map[string]int `yaml:"rank_by_op,omitempty,flow"`
-	MaxDim           int64          `yaml:"max_dim,omitempty"`
-	MaxConvKernel    int64          `yaml:"max_conv_kernel,omitempty"`
-	MaxPoolWindow    int64          `yaml:"max_pool_window,omitempty"`
-	StaticShapesOnly bool           `yaml:"static_shapes_only,omitempty"`
-	TensorDTypes     []string       `yaml:"tensor_dtypes,omitempty,flow"`
+// SupportFile is a processor's operator support, as written in a platform file.
+type SupportFile struct {
+	Ops              []string       `yaml:"ops,omitempty,flow" json:"ops,omitempty"`
+	Unsupported      []string       `yaml:"unsupported,omitempty,flow" json:"unsupported,omitempty"`
+	MaxRank          int            `yaml:"max_rank,omitempty" json:"max_rank,omitempty"`
+	RankByOp         map[string]int `yaml:"rank_by_op,omitempty,flow" json:"rank_by_op,omitempty"`
+	MaxDim           int64          `yaml:"max_dim,omitempty" json:"max_dim,omitempty"`
+	MaxConvKernel    int64          `yaml:"max_conv_kernel,omitempty" json:"max_conv_kernel,omitempty"`
+	MaxPoolWindow    int64          `yaml:"max_pool_window,omitempty" json:"max_pool_window,omitempty"`
+	StaticShapesOnly bool           `yaml:"static_shapes_only,omitempty" json:"static_shapes_only,omitempty"`
+	TensorDTypes     []string       `yaml:"tensor_dtypes,omitempty,flow" json:"tensor_dtypes,omitempty"`
 }
 
-type rawProcessor struct {
-	Name             string     `yaml:"name"`
-	Kind             string     `yaml:"kind"`
-	Description      string     `yaml:"description,omitempty"`
-	Backends         []string   `yaml:"backends,flow"`
-	DTypes           []rawDType `yaml:"dtypes"`
-	MemBandwidthGBs  float64    `yaml:"mem_bandwidth_gbs"`
-	DispatchOverhead string     `yaml:"dispatch_overhead,omitempty"`
-	LayerOverhead    string     `yaml:"layer_overhead,omitempty"`
-	OnChipKiB        int64      `yaml:"on_chip_kib,omitempty"`
-	ChannelAlign     int        `yaml:"channel_align,omitempty"`
-	WeightPrefetch   bool       `yaml:"weight_prefetch,omitempty"`
-	Concurrency      *int       `yaml:"concurrency,omitempty"`
-	Domain           string     `yaml:"domain,omitempty"`
-	MemoryMiB        int64      `yaml:"memory_mib,omitempty"`
-	Cores            []int      `yaml:"cores,omitempty,flow"`
-	Support          rawSupport `yaml:"support,omitempty"`
+// ProcessorFile is a processor, as written in a platform file.
+type ProcessorFile struct {
+	Name             string      `yaml:"name" json:"name"`
+	Kind             string      `yaml:"kind" json:"kind"`
+	Description      string      `yaml:"description,omitempty" json:"description,omitempty"`
+	Backends         []string    `yaml:"backends,flow" json:"backends"`
+	DTypes           []DTypeFile `yaml:"dtypes" json:"dtypes"`
+	MemBandwidthGBs  float64     `yaml:"mem_bandwidth_gbs" json:"mem_bandwidth_gbs"`
+	DispatchOverhead string      `yaml:"dispatch_overhead,omitempty" json:"dispatch_overhead,omitempty"`
+	LayerOverhead    string      `yaml:"layer_overhead,omitempty" json:"layer_overhead,omitempty"`
+	OnChipKiB        int64       `yaml:"on_chip_kib,omitempty" json:"on_chip_kib,omitempty"`
+	ChannelAlign     int         `yaml:"channel_align,omitempty" json:"channel_align,omitempty"`
+	WeightPrefetch   bool        `yaml:"weight_prefetch,omitempty" json:"weight_prefetch,omitempty"`
+	Concurrency      *int        `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	Domain           string      `yaml:"domain,omitempty" json:"domain,omitempty"`
+	MemoryMiB        int64       `yaml:"memory_mib,omitempty" json:"memory_mib,omitempty"`
+	Cores            []int       `yaml:"cores,omitempty,flow" json:"cores,omitempty"`
+	Support          SupportFile `yaml:"support,omitempty" json:"support,omitempty"`
 	// Sensitivity is contention_sensitivity (nil: the default).
-	Sensitivity *float64 `yaml:"contention_sensitivity,omitempty"`
+	Sensitivity *float64 `yaml:"contention_sensitivity,omitempty" json:"contention_sensitivity,omitempty"`
 }
 
 // maxMiB is the largest capacity a file may give (an exbibyte), so that
@@ -151,7 +160,7 @@ const maxMiB = 1 << 40
 // defaultDomain is the implicit domain of a file that lists none.
 const defaultDomain = "memory"
 
-// Load reads a platform from a YAML file (schema: see rawPlatform in
+// Load reads a platform from a YAML file (schema: see File in
 // load.go, or `inlay platforms show NAME --yaml`). Unknown fields are
 // errors. Every error is one line naming the file, the line and the field.
 func Load(path string) (*Platform, error) {
@@ -176,7 +185,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return nil, fmt.Errorf("hw: %s: empty platform file", file)
 	}
-	var raw rawPlatform
+	var raw File
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil {
@@ -196,7 +205,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 	return p, nil
 }
 
-func (r *rawPlatform) platform() (*Platform, *fieldError) {
+func (r *File) platform() (*Platform, *fieldError) {
 	p := &Platform{Name: r.Name, Description: r.Description}
 	for i, d := range r.Domains {
 		if d.CapacityMiB < 0 || d.CapacityMiB > maxMiB {
@@ -229,7 +238,7 @@ func (r *rawPlatform) platform() (*Platform, *fieldError) {
 	return p, nil
 }
 
-func (r *rawProcessor) processor(domains []Domain) (*Processor, *fieldError) {
+func (r *ProcessorFile) processor(domains []Domain) (*Processor, *fieldError) {
 	pr := &Processor{
 		Name: r.Name, Kind: r.Kind, Description: r.Description,
 		Backends:              append([]string(nil), r.Backends...),
@@ -430,15 +439,15 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// Encode writes a platform as YAML in the schema Load reads.
-func Encode(w io.Writer, p *Platform) error {
-	raw := rawPlatform{Name: p.Name, Description: p.Description}
+// FileOf is p in the schema Load reads (Load(Encode(p)) gives p back).
+func FileOf(p *Platform) File {
+	raw := File{Name: p.Name, Description: p.Description}
 	for _, d := range p.Domains {
-		raw.Domains = append(raw.Domains, rawDomain{Name: d.Name, Description: d.Description, CapacityMiB: d.CapacityBytes >> 20})
+		raw.Domains = append(raw.Domains, DomainFile{Name: d.Name, Description: d.Description, CapacityMiB: d.CapacityBytes >> 20})
 	}
 	for _, pr := range p.Processors {
 		c := pr.Concurrency
-		rp := rawProcessor{
+		rp := ProcessorFile{
 			Name: pr.Name, Kind: pr.Kind, Description: pr.Description,
 			Backends: pr.Backends, MemBandwidthGBs: pr.MemBandwidthGBs,
 			DispatchOverhead: durString(pr.DispatchOverhead), LayerOverhead: durString(pr.LayerOverhead),
@@ -448,16 +457,16 @@ func Encode(w io.Writer, p *Platform) error {
 			rp.Sensitivity = &cs
 		}
 		for _, d := range pr.DTypes {
-			rd := rawDType{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}
+			rd := DTypeFile{DType: d.DType.String(), PeakGOPS: d.PeakGOPS}
 			if f := d.Fit; f != nil {
-				rd.Fit = &rawDTypeFit{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs,
+				rd.Fit = &FitFile{SustainedGOPS: f.SustainedGOPS, MemBandwidthGBs: f.MemBandwidthGBs,
 					DispatchOverhead: durString(f.DispatchOverhead), LayerOverhead: durString(f.LayerOverhead),
 					HalfFLOPs: f.HalfFLOPs, OnChipKiB: f.OnChipBytes / 1024, RequantGBs: f.RequantGBs, MoveGBs: f.MoveGBs, Compute: f.Compute, FittedTo: f.FittedTo, HeldOut: f.HeldOut}
 			}
 			rp.DTypes = append(rp.DTypes, rd)
 		}
 		s := pr.Support
-		rp.Support = rawSupport{
+		rp.Support = SupportFile{
 			Ops: s.Ops, Unsupported: s.Unsupported, MaxRank: s.MaxRank, RankByOp: s.RankByOp, MaxDim: s.MaxDim,
 			MaxConvKernel: s.MaxConvKernel, MaxPoolWindow: s.MaxPoolWindow, StaticShapesOnly: s.StaticShapesOnly,
 		}
@@ -467,12 +476,18 @@ func Encode(w io.Writer, p *Platform) error {
 		raw.Processors = append(raw.Processors, rp)
 	}
 	for _, l := range p.Links {
-		raw.Links = append(raw.Links, rawLink{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, Latency: durString(l.Latency), Shared: l.Shared})
+		raw.Links = append(raw.Links, LinkFile{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, Latency: durString(l.Latency), Shared: l.Shared})
 	}
 	for _, sh := range p.Shared {
-		raw.Contention = append(raw.Contention, rawShared{Name: sh.Name, Kind: sh.Kind, Processors: sh.Processors,
+		raw.Contention = append(raw.Contention, SharedFile{Name: sh.Name, Kind: sh.Kind, Processors: sh.Processors,
 			BandwidthGBs: sh.BandwidthGBs, SizeKiB: sh.SizeBytes / 1024, Source: sh.Source})
 	}
+	return raw
+}
+
+// Encode writes a platform as YAML in the schema Load reads.
+func Encode(w io.Writer, p *Platform) error {
+	raw := FileOf(p)
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(&raw); err != nil {

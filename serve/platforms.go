@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 )
 
@@ -16,64 +15,19 @@ type PlatformSummary struct {
 }
 
 // PlatformOut is a platform as the Platform page shows it (inlay
-// platforms show).
+// platforms show): the platform file's own fields and names (hw.File),
+// where it came from, and each memory domain with its processors.
 type PlatformOut struct {
-	Name        string      `json:"name"`
-	Description string      `json:"description"`
-	Source      string      `json:"source"`
-	Processors  []ProcOutHW `json:"processors"`
-	Domains     []DomainOut `json:"domains"`
-	Links       []LinkOut   `json:"links"`
-}
-
-// ProcOutHW is one processor of a platform.
-type ProcOutHW struct {
-	Name            string     `json:"name"`
-	Kind            string     `json:"kind"`
-	Description     string     `json:"description,omitempty"`
-	Backends        []string   `json:"backends"`
-	DTypes          []DTypeOut `json:"dtypes"`
-	MemBandwidthGBs float64    `json:"mem_bandwidth_gbs"`
-	DispatchMs      float64    `json:"dispatch_ms"`
-	LayerMs         float64    `json:"layer_ms"`
-	OnChipBytes     int64      `json:"on_chip_bytes"`
-	Concurrency     int        `json:"concurrency"`
-	Domain          string     `json:"domain"`
-	Support         SupportOut `json:"support"`
-}
-
-// DTypeOut is a data type with its peak.
-type DTypeOut struct {
-	DType    string  `json:"dtype"`
-	PeakGOPS float64 `json:"peak_gops"`
-}
-
-// SupportOut is a processor's operator support.
-type SupportOut struct {
-	Ops              []string `json:"ops,omitempty"`
-	Unsupported      []string `json:"unsupported,omitempty"`
-	MaxRank          int      `json:"max_rank,omitempty"`
-	MaxDim           int64    `json:"max_dim,omitempty"`
-	MaxConvKernel    int64    `json:"max_conv_kernel,omitempty"`
-	MaxPoolWindow    int64    `json:"max_pool_window,omitempty"`
-	StaticShapesOnly bool     `json:"static_shapes_only,omitempty"`
-	TensorDTypes     []string `json:"tensor_dtypes,omitempty"`
+	hw.File
+	Source string `json:"source"`
+	// Domains shadows File.Domains: the same, with each domain's processors.
+	Domains []DomainOut `json:"domains"`
 }
 
 // DomainOut is a memory domain and its processors.
 type DomainOut struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	Processors  []string `json:"processors"`
-}
-
-// LinkOut is a copy path between two domains.
-type LinkOut struct {
-	From         string  `json:"from"`
-	To           string  `json:"to"`
-	BandwidthGBs float64 `json:"bandwidth_gbs"`
-	LatencyMs    float64 `json:"latency_ms"`
-	Shared       bool    `json:"shared"`
+	hw.DomainFile
+	Processors []string `json:"processors"`
 }
 
 func (s *Server) platforms(w http.ResponseWriter, r *http.Request) {
@@ -134,34 +88,16 @@ func (s *Server) platformFile(w http.ResponseWriter, r *http.Request) {
 }
 
 func platformOut(p *hw.Platform) PlatformOut {
-	out := PlatformOut{Name: p.Name, Description: p.Description, Source: p.Source,
-		Processors: []ProcOutHW{}, Domains: []DomainOut{}, Links: []LinkOut{}}
-	for _, pr := range p.Processors {
-		po := ProcOutHW{Name: pr.Name, Kind: pr.Kind, Description: pr.Description, Backends: pr.Backends,
-			MemBandwidthGBs: pr.MemBandwidthGBs, DispatchMs: app.Ms(pr.DispatchOverhead), LayerMs: app.Ms(pr.LayerOverhead),
-			OnChipBytes: pr.OnChipBytes, Concurrency: pr.Concurrency, Domain: pr.Domain}
-		for _, d := range pr.DTypes {
-			po.DTypes = append(po.DTypes, DTypeOut{DType: d.DType.String(), PeakGOPS: d.PeakGOPS})
-		}
-		sp := pr.Support
-		po.Support = SupportOut{Ops: sp.Ops, Unsupported: sp.Unsupported, MaxRank: sp.MaxRank, MaxDim: sp.MaxDim,
-			MaxConvKernel: sp.MaxConvKernel, MaxPoolWindow: sp.MaxPoolWindow, StaticShapesOnly: sp.StaticShapesOnly}
-		for _, d := range sp.TensorDTypes {
-			po.Support.TensorDTypes = append(po.Support.TensorDTypes, d.String())
-		}
-		out.Processors = append(out.Processors, po)
-	}
-	for _, d := range p.Domains {
-		do := DomainOut{Name: d.Name, Description: d.Description, Processors: []string{}}
+	f := hw.FileOf(p)
+	out := PlatformOut{File: f, Source: p.Source, Domains: []DomainOut{}}
+	for _, d := range f.Domains {
+		do := DomainOut{DomainFile: d, Processors: []string{}}
 		for _, pr := range p.Processors {
 			if pr.Domain == d.Name {
 				do.Processors = append(do.Processors, pr.Name)
 			}
 		}
 		out.Domains = append(out.Domains, do)
-	}
-	for _, l := range p.Links {
-		out.Links = append(out.Links, LinkOut{From: l.From, To: l.To, BandwidthGBs: l.BandwidthGBs, LatencyMs: app.Ms(l.Latency), Shared: l.Shared})
 	}
 	return out
 }

@@ -1,9 +1,8 @@
 package serve
 
 import (
-	"github.com/inlay-dev/inlay/internal/openapi"
-
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -14,6 +13,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/openapi"
 )
 
 func phoneZoo(t testing.TB) string {
@@ -456,5 +460,56 @@ func mustMatchSchema(t *testing.T, schema, body string) {
 	}
 	if err := doc.Validate(schema, []byte(body)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPlatformIsTheFile: a platform answers under its file's names (one
+// type, hw.File, for YAML and JSON): every preset matches the schema, and
+// the answer read back as a platform file gives the same platform.
+func TestPlatformIsTheFile(t *testing.T) {
+	s, _ := New(Config{Examples: "../examples"})
+	h := s.Handler()
+	for _, name := range hw.Presets() {
+		st, body := do(t, h, "GET", "/api/platforms/"+name, "")
+		if st != 200 {
+			t.Fatalf("%s: %d %s", name, st, body)
+		}
+		mustMatchSchema(t, "Platform", body)
+		var out PlatformOut
+		if err := json.Unmarshal([]byte(body), &out); err != nil {
+			t.Fatal(err)
+		}
+		want, err := hw.Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON, fromPreset bytes.Buffer
+		// The JSON's domains carry their processors; the file's names are
+		// the rest.
+		f := out.File
+		f.Domains = nil
+		for _, d := range out.Domains {
+			f.Domains = append(f.Domains, d.DomainFile)
+			if len(d.Processors) == 0 && len(want.Processors) > 0 && len(out.Domains) == 1 {
+				t.Errorf("%s: domain %s lists no processors", name, d.Name)
+			}
+		}
+		if err := yaml.NewEncoder(&fromJSON).Encode(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := hw.Encode(&fromPreset, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := hw.Parse(name+".yaml", fromJSON.Bytes())
+		if err != nil {
+			t.Fatalf("%s: the answer is not a platform file: %v", name, err)
+		}
+		var again bytes.Buffer
+		if err := hw.Encode(&again, got); err != nil {
+			t.Fatal(err)
+		}
+		if again.String() != fromPreset.String() {
+			t.Errorf("%s: the answer read back differs from the preset:\n%s\nwant\n%s", name, again.String(), fromPreset.String())
+		}
 	}
 }

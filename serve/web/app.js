@@ -285,26 +285,27 @@ async function showPlatform(get) {
   let p;
   try { p = await get(); } catch (e) { $('plat-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`; $('plat-tables').replaceChildren(); return; }
   const box = $('plat-tables');
-  box.innerHTML = `<h2>${esc(p.name)}</h2><p class="lead">${esc(p.description)} (source: ${esc(p.source)}; figures are starting points to calibrate)</p>`;
+  box.innerHTML = `<h2>${esc(p.name)}</h2><p class="lead">${esc(p.description || '')} (source: ${esc(p.source)}; figures are starting points to calibrate)</p>`;
   const procs = table(el('table'), ['processor', 'kind', 'backends', 'data types (peak)', 'memory bandwidth', 'dispatch', 'per layer', 'on-chip', 'concurrency', 'domain'],
-    p.processors.map((q) => [esc(q.name), esc(q.kind), esc(q.backends.join(', ')), esc(q.dtypes.map((d) => `${d.dtype} ${si(d.peak_gops * 1e9, 'OPS')}`).join(', ')),
-      si(q.mem_bandwidth_gbs * 1e9, 'B/s'), ms(q.dispatch_ms), ms(q.layer_ms), q.on_chip_bytes ? si(q.on_chip_bytes, 'B') : '–', q.concurrency, esc(q.domain)]),
+    p.processors.map((q) => [esc(q.name), esc(q.kind), esc((q.backends || []).join(', ')), esc(q.dtypes.map((d) => `${d.dtype} ${si(d.peak_gops * 1e9, 'OPS')}`).join(', ')),
+      si(q.mem_bandwidth_gbs * 1e9, 'B/s'), esc(q.dispatch_overhead || '0'), esc(q.layer_overhead || '0'), q.on_chip_kib ? si(q.on_chip_kib * 1024, 'B') : '–', q.concurrency, esc(q.domain || '')]),
     [0, 0, 0, 0, 1, 1, 1, 1, 1, 0]);
   procs.insertAdjacentHTML('afterbegin', '<caption>Processors</caption>');
   const sup = table(el('table'), ['processor', 'runs only', 'cannot run', 'max rank', 'max dim', 'max conv kernel', 'max pool window', 'static shapes', 'tensor types'],
     p.processors.map((q) => {
-      const s = q.support;
+      const s = q.support || {};
       return [esc(q.name), s.ops ? esc(s.ops.join(', ')) : 'any', s.unsupported ? esc(s.unsupported.join(', ')) : '–', s.max_rank || '–', s.max_dim || '–',
         s.max_conv_kernel || '–', s.max_pool_window || '–', s.static_shapes_only ? 'only' : 'any', s.tensor_dtypes ? esc(s.tensor_dtypes.join(', ')) : 'any'];
     }));
   sup.insertAdjacentHTML('afterbegin', '<caption>Operator support</caption>');
   const dom = table(el('table'), ['domain', 'processors', 'description'], p.domains.map((d) => [esc(d.name), esc(d.processors.join(', ')), esc(d.description || '')]));
   dom.insertAdjacentHTML('afterbegin', '<caption>Memory domains</caption>');
+  const pl = p.links || [];
   const links = table(el('table'), ['from', 'to', 'bandwidth', 'latency', 'contended'],
-    p.links.map((l) => [esc(l.from), esc(l.to), si(l.bandwidth_gbs * 1e9, 'B/s'), ms(l.latency_ms), l.shared ? 'yes (one transfer at a time)' : 'no']), [0, 0, 1, 1, 0]);
+    pl.map((l) => [esc(l.from), esc(l.to), si(l.bandwidth_gbs * 1e9, 'B/s'), esc(l.latency || '0'), l.shared ? 'yes (one transfer at a time)' : 'no']), [0, 0, 1, 1, 0]);
   links.insertAdjacentHTML('afterbegin', '<caption>Links</caption>');
   box.append(procs, sup, dom);
-  if (p.links.length) box.append(links); else box.insertAdjacentHTML('beforeend', '<p>Links: none (all processors share memory without copies).</p>');
+  if (pl.length) box.append(links); else box.insertAdjacentHTML('beforeend', '<p>Links: none (all processors share memory without copies).</p>');
 }
 
 // ---- Plan page -------------------------------------------------------

@@ -132,7 +132,7 @@ func TestLoadEmptyAndMissing(t *testing.T) {
 
 func TestPresets(t *testing.T) {
 	names := Presets()
-	want := []string{"desktop", "galaxy-s24", "galaxy-s25", "host", "jetson-orin", "phone", "snapdragon-x-elite"}
+	want := []string{"desktop", "galaxy-s23", "galaxy-s24", "galaxy-s25", "host", "jetson-orin", "phone", "snapdragon-x-elite"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("Presets() = %v, want %v", names, want)
 	}

@@ -31,7 +31,7 @@ type AIHubDevice struct {
 
 // AIHubDevices are the devices with a preset, in preset order.
 var AIHubDevices = []AIHubDevice{
-	{"Samsung Galaxy S23", "phone"},
+	{"Samsung Galaxy S23", "galaxy-s23"},
 	{"Samsung Galaxy S24", "galaxy-s24"},
 	{"Samsung Galaxy S25", "galaxy-s25"},
 	{"Snapdragon X Elite CRD", "snapdragon-x-elite"},

@@ -130,7 +130,7 @@ func TestWhollyOnNPUNotSplit(t *testing.T) {
 // TestPresetsCarryTheDeviceFits: each device preset's NPU holds the
 // figures fitted to its AI Hub rows (regenerate them with inlay calibrate
 // --published shared/measurements/aihub-published.csv), and they predict
-// what the fit does. The phone is refitted here (about a second); the
+// what the fit does. The Galaxy S23 is refitted here (about a second); the
 // others are checked for their fitted_to and held_out lines.
 func TestPresetsCarryTheDeviceFits(t *testing.T) {
 	rows := aihubRows(t)
@@ -146,11 +146,11 @@ func TestPresetsCarryTheDeviceFits(t *testing.T) {
 			}
 		}
 	}
-	fits, err := FitDevices(rows, DevicesOptions{Source: "aihub-published.csv", Devices: []string{"phone"}})
+	fits, err := FitDevices(rows, DevicesOptions{Source: "aihub-published.csv", Devices: []string{"galaxy-s23"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, _ := hw.Preset("phone")
+	pl, _ := hw.Preset("galaxy-s23")
 	npu, _ := pl.Find("npu")
 	a := cost.NewAnalytic(pl)
 	nets := NewNetworks()
@@ -165,7 +165,7 @@ func TestPresetsCarryTheDeviceFits(t *testing.T) {
 				t.Fatal(err)
 			}
 			if math.Abs(float64(d-r.Fitted)) > 0.01*float64(r.Fitted) {
-				t.Errorf("phone %s %s: the preset predicts %v, the fit %v; paste the fit in again", r.Row.Model, pf.DType, d, r.Fitted)
+				t.Errorf("galaxy-s23 %s %s: the preset predicts %v, the fit %v; paste the fit in again", r.Row.Model, pf.DType, d, r.Fitted)
 			}
 		}
 	}

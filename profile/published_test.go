@@ -3,6 +3,7 @@ package profile
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -155,4 +158,54 @@ func mustLayers(t *testing.T, name string) *graph.LayerGraph {
 		t.Fatal(err)
 	}
 	return lg
+}
+
+// TestPhonePresetCarriesTheFit: the phone preset's NPU holds the figures
+// fitted to shared/measurements/galaxy-s23-npu.csv (regenerate them with
+// go run ./cmd/inlay calibrate --published FILE), and they reproduce the
+// file's per-model medians as the fit did in sample.
+func TestPhonePresetCarriesTheFit(t *testing.T) {
+	data, err := os.ReadFile(assets.RequireShared(t, "measurements/galaxy-s23-npu.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ParsePublished(data, "galaxy-s23-npu.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npu, _ := pl.Find("npu")
+	for _, ds := range pl.Processors[npu].DTypes {
+		if ds.Fit == nil || !strings.Contains(ds.Fit.FittedTo, "galaxy-s23-npu.csv") {
+			t.Errorf("phone npu %s has no fit to galaxy-s23-npu.csv", ds.DType)
+		}
+	}
+	a := cost.NewAnalytic(pl)
+	byModel := map[string][]float64{}
+	for _, r := range rows {
+		if r.LayersCPU > 0 {
+			continue
+		}
+		m, err := zoo.BuildWith(r.Model, r.Input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, _ := graph.BuildLayers(m)
+		d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: r.Precision})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := r.Model + " " + r.Precision.String()
+		byModel[key] = append(byModel[key], math.Abs(float64(d-r.Latency))/float64(r.Latency))
+	}
+	var errs []float64
+	for _, e := range byModel {
+		errs = append(errs, stats.Median(e))
+	}
+	if m := stats.Median(errs); m > 0.2 {
+		t.Errorf("the preset's in-sample median error is %.1f %%; was the fit pasted in?", 100*m)
+	}
 }

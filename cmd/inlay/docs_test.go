@@ -52,7 +52,7 @@ func generatedDocs(t *testing.T) []docgen.Page {
 		policies = append(policies, docgen.Entry{Name: name, Summary: f.Summary})
 	}
 	pages = append(pages, docgen.Registry("docs/reference/policies.md", "Cluster policies",
-		"The policies of `inlay cluster simulate --policy NAME`, `inlay cluster bench` and `inlay cluster scheduler`, from `cluster/policy/registry`. "+
+		"The policies of `inlay cluster simulate --policy NAME`, `inlay cluster bench` and `inlay-scheduler run`, from `cluster/policy/registry`. "+
 			"The simulator and the Kubernetes scheduler run the same policy code.", policies))
 	return pages
 }

@@ -160,7 +160,7 @@ runtime fell back to the CPU apart (they are not fitted), and writes the
 platform with the fitted figures (-o).
 
 Given shared/measurements/aihub-published.csv (its header names aihub_dir),
-it fits every device with a preset at once (Galaxy S23: phone, Galaxy S24:
+it fits every device with a preset at once (Galaxy S23: galaxy-s23, Galaxy S24:
 galaxy-s24, Galaxy S25: galaxy-s25, Snapdragon X Elite CRD:
 snapdragon-x-elite; --platform limits it to one), each to its qnn_dlc rows
 (the runtime the presets predict), prints each network's prediction beside

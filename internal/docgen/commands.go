@@ -1,10 +1,12 @@
 package docgen
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Command is one inlay command line found in a Markdown file.
@@ -195,7 +197,7 @@ func Check(newRoot func() *cobra.Command, args []string) error {
 	if c == root && len(positional(c, rest)) > 0 {
 		return fmt.Errorf("unknown command %q for %q", positional(c, rest)[0], c.CommandPath())
 	}
-	if err := c.ParseFlags(rest); err != nil {
+	if err := c.ParseFlags(rest); err != nil && !errors.Is(err, pflag.ErrHelp) {
 		return fmt.Errorf("%s: %w", c.CommandPath(), err)
 	}
 	return nil

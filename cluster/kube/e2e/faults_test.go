@@ -53,7 +53,7 @@ const (
 )
 
 // schedulerChild runs inlay's scheduler as a process of its own, as
-// `inlay cluster scheduler --leader-elect` does: policy gavel on the queue
+// `inlay-scheduler run --leader-elect` does: policy gavel on the queue
 // named, leader election on inlay-system/inlay-QUEUE, the kubeconfig
 // given (the scheduler's service account). SIGTERM stops it gracefully.
 // After SIGUSR1 every Binding and every Job suspension waits stallFor

@@ -268,12 +268,16 @@ func newManifestsCmd() *cobra.Command {
 	}
 }
 
+// replayFlags are replay's flags.
+type replayFlags struct {
+	kubeSchedFlags
+	cluster, scheduler, run, latency string
+	json, compare, withScheduler     bool
+	timeout                          time.Duration
+}
+
 func newReplayCmd() *cobra.Command {
-	var f kubeSchedFlags
-	var clusterName, schedName, run string
-	var asJSON, compare, withSched bool
-	var timeout time.Duration
-	latency := "real"
+	f := replayFlags{latency: "real"}
 	cmd := &cobra.Command{
 		Use:   "replay JOBS --kubeconfig FILE --speedup X",
 		Short: "Replay a job trace on Kubernetes (KWOK nodes) and report it as inlay cluster simulate does",
@@ -305,131 +309,156 @@ machine is (the fidelity check; slower in real time); compressed
 multiplies it by --speedup like the training.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			if !(f.speedup > 0) {
-				return fmt.Errorf("--speedup must be positive")
-			}
-			t, err := loadThroughputs(f.tp)
-			if err != nil {
-				return err
-			}
-			c, err := chw.Resolve(clusterName)
-			if err != nil {
-				return err
-			}
-			jobs, err := job.Load(args[0])
-			if err != nil {
-				return err
-			}
-			if err := job.Validate(args[0], jobs, t, c); err != nil {
-				return err
-			}
-			cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
-			if err != nil {
-				return err
-			}
-			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			var clock *vclock.Clock
-			switch latency {
-			case "real", "compressed":
-			case "lockstep":
-				if !withSched && schedName == jobspec.SchedulerName {
-					return fmt.Errorf("--latency lockstep needs the scheduler in this process (--with-scheduler) or --scheduler default-scheduler")
-				}
-				if clock, err = vclock.New(f.speedup); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("--latency %q: want real, lockstep or compressed", latency)
-			}
-			var sch *scheduler.Scheduler
-			if withSched {
-				if schedName != jobspec.SchedulerName {
-					return fmt.Errorf("--with-scheduler runs inlay's scheduler; it cannot go with --scheduler %s", schedName)
-				}
-				cfg, err := f.config(cs, f.speedup, log)
-				if err != nil {
-					return err
-				}
-				cfg.Clock = clock
-				if sch, err = scheduler.New(cfg); err != nil {
-					return err
-				}
-				sctx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				go func() {
-					if err := sch.Run(sctx); err != nil {
-						log.Error("scheduler", "err", err)
-					}
-				}()
-			}
-			policyName := f.policy
-			podSched, labels, suspend := schedName, map[string]string(nil), false
-			switch schedName {
-			case jobspec.SchedulerName, "default-scheduler":
-			case "kueue":
-				// Kueue admits the suspended Jobs of its LocalQueue; the
-				// default kube-scheduler places their pods.
-				podSched, labels, suspend = "default-scheduler", map[string]string{kueue.QueueLabel: kueueQueue}, true
-			default:
-				return fmt.Errorf("--scheduler %q: want %s, default-scheduler or kueue", schedName, jobspec.SchedulerName)
-			}
-			if schedName != jobspec.SchedulerName {
-				policyName = schedName
-			}
-			bar := newProgress(cmd.ErrOrStderr(), "replaying", len(jobs))
-			startWall := time.Now()
-			res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
-				SchedulerName: podSched, Labels: labels, Suspend: suspend, Queue: f.queue, Run: run, Policy: policyName, Timeout: timeout,
-				Progress: func(d, _ int) { bar.set(d) }, Log: log, Clock: clock, RealTimeLatency: latency == "real"})
-			if err != nil {
-				return err
-			}
-			wall := time.Since(startWall)
-			if sch != nil {
-				st := sch.Stats()
-				res.Rounds, res.Recomputes = int(st.Rounds), int(st.Recomputes)
-			}
-			var simRes *sim.Result
-			if compare {
-				pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
-				if err != nil {
-					return err
-				}
-				simRes, err = sim.Run(ctx, sim.Config{Sched: sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed}}, jobs, c, t, pol)
-				if err != nil {
-					return err
-				}
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				view := *res
-				view.PerJob = nil
-				return json.NewEncoder(out).Encode(struct {
-					*sim.Result
-					WallSeconds float64 `json:"wall_s"`
-					Speedup     float64 `json:"speedup"`
-					SimAvgJCT   float64 `json:"sim_avg_jct_hours,omitempty"`
-				}{&view, math.Round(wall.Seconds()*1000) / 1000, f.speedup, simAvg(simRes)})
-			}
-			printReplay(out, res, simRes, wall, f.speedup)
-			return nil
+			return runReplay(cmd, &f, args[0])
 		},
 	}
 	f.add(cmd, true)
 	fl := cmd.Flags()
 	fl.Float64Var(&f.speedup, "speedup", 0, "trace seconds per real second (required)")
-	fl.StringVar(&clusterName, "cluster", "gavel-108", "the cluster the KWOK nodes were made from")
-	fl.StringVar(&schedName, "scheduler", jobspec.SchedulerName, "who schedules: inlay, default-scheduler (kube-scheduler), or kueue (Kueue's LocalQueue default/"+kueueQueue+" from inlay-scheduler up --kueue, then kube-scheduler)")
-	fl.StringVar(&run, "run", "replay", "name of this replay (label inlay.dev/replay on its Jobs)")
-	fl.BoolVar(&asJSON, "json", false, "print the result as one JSON object (inlay cluster simulate's fields)")
-	fl.BoolVar(&compare, "compare", false, "also simulate the trace and print both")
-	fl.BoolVar(&withSched, "with-scheduler", false, "run inlay's scheduler in this process")
-	fl.DurationVar(&timeout, "timeout", 0, "give up after this long (real time); unfinished jobs are reported")
-	fl.StringVar(&latency, "latency", latency, "what the control plane's reaction time costs in trace time: real, lockstep or compressed (see above)")
+	fl.StringVar(&f.cluster, "cluster", "gavel-108", "the cluster the KWOK nodes were made from")
+	fl.StringVar(&f.scheduler, "scheduler", jobspec.SchedulerName, "who schedules: inlay, default-scheduler (kube-scheduler), or kueue (Kueue's LocalQueue default/"+kueueQueue+" from inlay-scheduler up --kueue, then kube-scheduler)")
+	fl.StringVar(&f.run, "run", "replay", "name of this replay (label inlay.dev/replay on its Jobs)")
+	fl.BoolVar(&f.json, "json", false, "print the result as one JSON object (inlay cluster simulate's fields)")
+	fl.BoolVar(&f.compare, "compare", false, "also simulate the trace and print both")
+	fl.BoolVar(&f.withScheduler, "with-scheduler", false, "run inlay's scheduler in this process")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long (real time); unfinished jobs are reported")
+	fl.StringVar(&f.latency, "latency", f.latency, "what the control plane's reaction time costs in trace time: real, lockstep or compressed (see above)")
 	_ = cmd.MarkFlagRequired("speedup")
 	return cmd
+}
+
+// runReplay replays the trace file on the cluster the kubeconfig names.
+func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	if !(f.speedup > 0) {
+		return fmt.Errorf("--speedup must be positive")
+	}
+	t, err := loadThroughputs(f.tp)
+	if err != nil {
+		return err
+	}
+	c, err := chw.Resolve(f.cluster)
+	if err != nil {
+		return err
+	}
+	jobs, err := job.Load(trace)
+	if err != nil {
+		return err
+	}
+	if err := job.Validate(trace, jobs, t, c); err != nil {
+		return err
+	}
+	cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	clock, err := f.clock()
+	if err != nil {
+		return err
+	}
+	podSched, labels, suspend, policyName, err := f.podScheduler()
+	if err != nil {
+		return err
+	}
+	var sch *scheduler.Scheduler
+	if f.withScheduler {
+		if sch, err = f.startScheduler(ctx, cs, clock, log); err != nil {
+			return err
+		}
+	}
+	bar := newProgress(cmd.ErrOrStderr(), "replaying", len(jobs))
+	startWall := time.Now()
+	res, err := replay.Run(ctx, replay.Config{Client: cs, Jobs: jobs, Table: t, Cluster: c, Speedup: f.speedup,
+		SchedulerName: podSched, Labels: labels, Suspend: suspend, Queue: f.queue, Run: f.run, Policy: policyName, Timeout: f.timeout,
+		Progress: func(d, _ int) { bar.set(d) }, Log: log, Clock: clock, RealTimeLatency: f.latency == "real"})
+	if err != nil {
+		return err
+	}
+	wall := time.Since(startWall)
+	if sch != nil {
+		st := sch.Stats()
+		res.Rounds, res.Recomputes = int(st.Rounds), int(st.Recomputes)
+	}
+	var simRes *sim.Result
+	if f.compare {
+		pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
+		if err != nil {
+			return err
+		}
+		simRes, err = sim.Run(ctx, sim.Config{Sched: sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed}}, jobs, c, t, pol)
+		if err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		view := *res
+		view.PerJob = nil
+		return json.NewEncoder(out).Encode(struct {
+			*sim.Result
+			WallSeconds float64 `json:"wall_s"`
+			Speedup     float64 `json:"speedup"`
+			SimAvgJCT   float64 `json:"sim_avg_jct_hours,omitempty"`
+		}{&view, math.Round(wall.Seconds()*1000) / 1000, f.speedup, simAvg(simRes)})
+	}
+	printReplay(out, res, simRes, wall, f.speedup)
+	return nil
+}
+
+// clock is --latency's virtual clock (nil: real time).
+func (f *replayFlags) clock() (*vclock.Clock, error) {
+	switch f.latency {
+	case "real", "compressed":
+		return nil, nil
+	case "lockstep":
+		if !f.withScheduler && f.scheduler == jobspec.SchedulerName {
+			return nil, fmt.Errorf("--latency lockstep needs the scheduler in this process (--with-scheduler) or --scheduler default-scheduler")
+		}
+		return vclock.New(f.speedup)
+	}
+	return nil, fmt.Errorf("--latency %q: want real, lockstep or compressed", f.latency)
+}
+
+// podScheduler is who places the replay's pods under --scheduler: the
+// pods' schedulerName, the Jobs' labels, whether they are created
+// suspended, and the name the report gives the policy.
+func (f *replayFlags) podScheduler() (podSched string, labels map[string]string, suspend bool, policy string, err error) {
+	switch f.scheduler {
+	case jobspec.SchedulerName:
+		return f.scheduler, nil, false, f.policy, nil
+	case "default-scheduler":
+		return f.scheduler, nil, false, f.scheduler, nil
+	case "kueue":
+		// Kueue admits the suspended Jobs of its LocalQueue; the default
+		// kube-scheduler places their pods.
+		return "default-scheduler", map[string]string{kueue.QueueLabel: kueueQueue}, true, f.scheduler, nil
+	}
+	return "", nil, false, "", fmt.Errorf("--scheduler %q: want %s, default-scheduler or kueue", f.scheduler, jobspec.SchedulerName)
+}
+
+// startScheduler runs inlay's scheduler in this process (--with-scheduler)
+// until ctx ends.
+func (f *replayFlags) startScheduler(ctx context.Context, cs kubernetes.Interface, clock *vclock.Clock, log *slog.Logger) (*scheduler.Scheduler, error) {
+	if f.scheduler != jobspec.SchedulerName {
+		return nil, fmt.Errorf("--with-scheduler runs inlay's scheduler; it cannot go with --scheduler %s", f.scheduler)
+	}
+	cfg, err := f.config(cs, f.speedup, log)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Clock = clock
+	sch, err := scheduler.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := sch.Run(ctx); err != nil {
+			log.Error("scheduler", "err", err)
+		}
+	}()
+	return sch, nil
 }
 
 func simAvg(r *sim.Result) float64 {

@@ -270,20 +270,8 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 		return err
 	}
 	wall := time.Since(start)
-	if f.gantt != "" {
-		if err := writeClusterGantt(f.gantt, f.ganttWindow, res, c); err != nil {
-			return err
-		}
-	}
-	if f.cdf != "" {
-		if err := writeJCTCDF(f.cdf, []*sim.Result{res}); err != nil {
-			return err
-		}
-	}
-	if f.perJob != "" {
-		if err := writePerJob(f.perJob, res); err != nil {
-			return err
-		}
+	if err := writeClusterSimFiles(f, res, c); err != nil {
+		return err
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
@@ -298,6 +286,25 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 	printSimResult(out, res, wall)
 	if res.Exhausted {
 		fmt.Fprintln(cmd.ErrOrStderr(), "inlay: warning: the trace ran out of arrivals before the window's jobs finished; generate more jobs (inlay cluster generate --jobs)")
+	}
+	return nil
+}
+
+// writeClusterSimFiles writes the files cluster simulate's flags ask for:
+// the Gantt chart, the JCT CDF and the per-job table.
+func writeClusterSimFiles(f *clusterSimFlags, res *sim.Result, c *chw.Platform) error {
+	if f.gantt != "" {
+		if err := writeClusterGantt(f.gantt, f.ganttWindow, res, c); err != nil {
+			return err
+		}
+	}
+	if f.cdf != "" {
+		if err := writeJCTCDF(f.cdf, []*sim.Result{res}); err != nil {
+			return err
+		}
+	}
+	if f.perJob != "" {
+		return writePerJob(f.perJob, res)
 	}
 	return nil
 }

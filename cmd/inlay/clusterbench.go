@@ -132,6 +132,38 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 		return err
 	}
 	cfg := bench.Config{Cluster: c, Table: t, Window: w, TailHours: f.tailHours, Workers: f.workers, Sched: sched.Config{}, Registry: registry.Options{LP: lp}}
+	if err := clusterBenchExperiments(f, &cfg); err != nil {
+		return err
+	}
+	bar := newBar(1, "cluster bench")
+	cfg.Progress = func(done, total int, what string) {
+		if bar != nil {
+			bar.ChangeMax(total)
+		}
+		barSet(bar, done)
+		barDescribe(bar, what)
+	}
+	rep, err := bench.Bench(ctx, cfg)
+	barDone(bar)
+	if err != nil {
+		return err
+	}
+	if f.plot != "" {
+		if err := plotBench(f.plot, rep); err != nil {
+			return err
+		}
+	}
+	if f.json {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+	}
+	printBench(cmd.OutOrStdout(), rep)
+	return nil
+}
+
+// clusterBenchExperiments sets the experiments, policies, seeds and rates
+// of cluster bench's flags into cfg.
+func clusterBenchExperiments(f *clusterBenchFlags, cfg *bench.Config) error {
+	var err error
 	exps := map[string]bool{}
 	for _, e := range splitList(f.experiments) {
 		if e != bench.Single && e != bench.Multi && e != bench.Static {
@@ -167,28 +199,6 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 		}
 		cfg.StaticJobs = f.staticJobs
 	}
-	bar := newBar(1, "cluster bench")
-	cfg.Progress = func(done, total int, what string) {
-		if bar != nil {
-			bar.ChangeMax(total)
-		}
-		barSet(bar, done)
-		barDescribe(bar, what)
-	}
-	rep, err := bench.Bench(ctx, cfg)
-	barDone(bar)
-	if err != nil {
-		return err
-	}
-	if f.plot != "" {
-		if err := plotBench(f.plot, rep); err != nil {
-			return err
-		}
-	}
-	if f.json {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
-	}
-	printBench(cmd.OutOrStdout(), rep)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
-	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/spf13/cobra"
@@ -70,19 +71,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	out := cmd.OutOrStdout()
-	if err := os.MkdirAll(f.out, 0o755); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	text, real := workload.DemoYAML(f.platform, f.zoo)
-	wpath := filepath.Join(f.out, "workload.yaml")
-	if err := os.WriteFile(wpath, []byte(text), 0o644); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	w, err := workload.Load(wpath)
-	if err != nil {
-		return err
-	}
-	pl, err := hw.Resolve(f.platform)
+	w, pl, err := demoScenario(out, f)
 	if err != nil {
 		return err
 	}
@@ -90,6 +79,45 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	bound, err := ratebound.Upper(w, pl, est)
 	if err != nil {
 		return err
+	}
+	rows, err := demoPlan(ctx, out, f, app.Problem{Workload: w, Platform: pl, Cost: est}, bound)
+	if err != nil {
+		return err
+	}
+	best, err := writeDemoTable(out, w, pl, est, rows, sim.Options{Seed: f.seed})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nrate scale: the largest factor on every group's rate at which 99%% of requests meet their deadline (simulated)\n")
+	if bound.Proven() {
+		fmt.Fprintf(out, "upper bound (no plan can beat it): %.3f — %s\n", bound.Scale, bound.Why)
+	} else {
+		fmt.Fprintf(out, "estimated bound: %.3f — %s\n", bound.Scale, bound.Why)
+	}
+	if best < 0 {
+		return fmt.Errorf("demo: no planner produced a plan")
+	}
+	return demoFiles(out, f, w, pl, est, rows[best].name, rows[best].plan, bound)
+}
+
+// demoScenario writes the demo's workload into the output folder, loads it
+// and the platform, and prints what they are.
+func demoScenario(out io.Writer, f *demoFlags) (*workload.Workload, *hw.Platform, error) {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	text, real := workload.DemoYAML(f.platform, f.zoo)
+	wpath := filepath.Join(f.out, "workload.yaml")
+	if err := os.WriteFile(wpath, []byte(text), 0o644); err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	w, err := workload.Load(wpath)
+	if err != nil {
+		return nil, nil, err
+	}
+	pl, err := hw.Resolve(f.platform)
+	if err != nil {
+		return nil, nil, err
 	}
 	src := "real ONNX models"
 	if !real {
@@ -101,48 +129,56 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		fmt.Fprintf(out, "  %-7s %5.1f Hz, deadline %.1f ms: %s\n", g.Name, g.RateHz(), float64(g.Deadline)/float64(time.Millisecond), strings.Join(g.Models, ", "))
 	}
 	fmt.Fprintln(out)
+	return w, pl, nil
+}
 
-	planners := []string{"single:npu", "single:cpu", "bestmap", "heft", "puzzle", "inlay"}
-	type row struct {
-		name   string
-		plan   *plan.Plan
-		scale  float64
-		secs   float64
-		subs   int
-		reason string
-	}
-	var rows []row
-	simOpt := sim.Options{Seed: f.seed}
-	judge := sim.NewEvaluator(w, pl, est, simOpt)
-	for _, name := range planners {
-		pr, err := search.New(name)
-		if err != nil {
-			return err
-		}
-		req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: f.seed, Budget: f.budget, Workers: defaultWorkers()}
+// demoRow is one planner's plan in the demo and what it sustains.
+type demoRow struct {
+	name  string
+	plan  *plan.Plan
+	scale float64
+	secs  float64
+	subs  int
+}
+
+// demoPlanners are the demo's planners, in the table's order.
+var demoPlanners = []string{"single:npu", "single:cpu", "bestmap", "heft", "puzzle", "inlay"}
+
+// demoPlan plans the scenario with every demo planner (a progress bar
+// each), judges each plan in the same simulation and saves it.
+func demoPlan(ctx context.Context, out io.Writer, f *demoFlags, prob app.Problem, bound ratebound.Bound) ([]demoRow, error) {
+	judge := sim.NewEvaluator(prob.Workload, prob.Platform, prob.Cost, sim.Options{Seed: f.seed})
+	var rows []demoRow
+	for _, name := range demoPlanners {
 		bar := newSearchBar(name, f.budget, 0, bound.Scale)
-		req.Progress = bar.update
-		start := time.Now()
-		p, err := pr.Plan(ctx, req, sim.NewEvaluator(w, pl, est, simOpt))
+		got, err := app.Search(ctx, app.SearchInput{Problem: prob, Planner: name, Seed: f.seed, Budget: f.budget,
+			Workers: defaultWorkers(), Progress: bar.update})
 		bar.done()
 		if err != nil {
 			fmt.Fprintf(out, "%s: %v\n", name, err)
 			continue
 		}
-		r := row{name: name, plan: p, secs: time.Since(start).Seconds()}
+		p := got.Plan
+		r := demoRow{name: name, plan: p, secs: got.Seconds}
 		for _, mp := range p.Models {
 			r.subs += len(mp.Subgraphs)
 		}
 		s, err := judge.Evaluate(ctx, p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		r.scale, r.reason = s.Scale, s.Reason
+		r.scale = s.Scale
 		rows = append(rows, r)
 		if err := p.Save(filepath.Join(f.out, "plan-"+strings.ReplaceAll(name, ":", "-")+".yaml")); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return rows, nil
+}
+
+// writeDemoTable prints the planners side by side, with a reason beside
+// every rate of 0, and returns the best row's index (-1: none).
+func writeDemoTable(out io.Writer, w *workload.Workload, pl *hw.Platform, est cost.Estimator, rows []demoRow, simOpt sim.Options) (int, error) {
 	base := map[string]float64{}
 	for _, r := range rows {
 		base[r.name] = r.scale
@@ -153,8 +189,9 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		if r.scale > 0 {
 			continue
 		}
+		var err error
 		if notes[i], err = whyZero(w, pl, est, r.plan, simOpt); err != nil {
-			return err
+			return -1, err
 		}
 		if len(header) == 8 {
 			header = append(header, "why 0")
@@ -173,19 +210,8 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 		}
 		t.Add(cells...)
 	}
-	if _, err := t.WriteTo(out); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nrate scale: the largest factor on every group's rate at which 99%% of requests meet their deadline (simulated)\n")
-	if bound.Proven() {
-		fmt.Fprintf(out, "upper bound (no plan can beat it): %.3f — %s\n", bound.Scale, bound.Why)
-	} else {
-		fmt.Fprintf(out, "estimated bound: %.3f — %s\n", bound.Scale, bound.Why)
-	}
-	if best < 0 {
-		return fmt.Errorf("demo: no planner produced a plan")
-	}
-	return demoFiles(out, f, w, pl, est, rows[best].name, rows[best].plan, bound)
+	_, err := t.WriteTo(out)
+	return best, err
 }
 
 // demoFiles writes the best plan's schedule drawings and reports.

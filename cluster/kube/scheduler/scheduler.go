@@ -901,15 +901,61 @@ func (s *Scheduler) clusterView(now time.Time) error {
 		}
 		st.added = false
 		s.addToMechAt(st, j, attained)
-		// Jobs that run keep their servers when those are still usable.
-		if st.run && len(st.slots) > 0 {
-			if srv, ok := s.servers(st, st.slots); ok {
-				s.mech.Restore(st.id, s.cfg.Table.GPUIndex(p.Nodes[srv[len(srv)-1]].GPU), srv)
-			}
-		}
+		s.restoreRunning(st, j)
 	}
 	_ = now
 	return nil
+}
+
+// restoreRunning tells a rebuilt mechanism where a job runs (under mu): a
+// job whose whole gang is bound to nodes of the view runs there, whatever
+// the last round decided (a move it ordered may not have happened: the
+// pods of a Job suspended off a node that went NotReady stay bound there
+// until something deletes them, and are there when the node returns); a
+// job the last round runs whose gang is not all bound yet keeps that
+// round's nodes while they are still usable. The job's slots and column
+// follow, so that the round keeps it in place or counts its move.
+func (s *Scheduler) restoreRunning(st *jobState, j *batchv1.Job) {
+	if on, col, ok := s.gangNodes(st, j); ok {
+		srv, _ := s.servers(st, on)
+		s.mech.Restore(st.id, col, srv)
+		if st.run && !equalStrings(on, st.slots) {
+			st.slots, st.gpu = on, col
+			if s.queue != nil {
+				s.queue.Add(st.key)
+			}
+		}
+		return
+	}
+	if st.run && len(st.slots) > 0 {
+		if srv, ok := s.servers(st, st.slots); ok {
+			s.mech.Restore(st.id, s.cfg.Table.GPUIndex(s.plat.Nodes[srv[len(srv)-1]].GPU), srv)
+		}
+	}
+}
+
+// gangNodes is where a Job's gang is bound (one node a pod, sorted) and
+// the column of those nodes' GPU type, when every pod of the gang is bound
+// (live, not terminating) to a node of the cluster view, all of one GPU
+// type; ok is false otherwise (under mu).
+func (s *Scheduler) gangNodes(st *jobState, j *batchv1.Job) (on []string, col int, ok bool) {
+	on = s.boundNodes(st)
+	if len(on) == 0 || len(on) != jobspec.Gang(j) {
+		return nil, -1, false
+	}
+	col = -1
+	for _, n := range on {
+		i, in := s.nodeIdx[n]
+		if !in {
+			return nil, -1, false
+		}
+		g := s.cfg.Table.GPUIndex(s.plat.Nodes[i].GPU)
+		if g < 0 || (col >= 0 && g != col) {
+			return nil, -1, false
+		}
+		col = g
+	}
+	return on, col, true
 }
 
 func (s *Scheduler) addToMechAt(st *jobState, j *batchv1.Job, attained float64) {

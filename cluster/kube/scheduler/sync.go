@@ -273,20 +273,38 @@ func (s *Scheduler) syncMisplaced(ctx context.Context, j *batchv1.Job, d desired
 }
 
 // syncResume resumes a suspended Job the round runs, once its old pods
-// are gone. done is false when the Job is not suspended.
+// are gone, or at once when its whole gang is still bound where the round
+// runs it (its pods were not deleted: a Job whose node went NotReady and
+// came back, or whose controller had not acted on the suspension yet), so
+// that it runs in place. done is false when the Job is not suspended.
 func (s *Scheduler) syncResume(ctx context.Context, j *batchv1.Job, d desired, pods podSet) (again time.Duration, done bool, err error) {
 	if !suspended(j) {
 		return 0, false, nil
 	}
-	if len(pods.bound)+len(pods.terminating) > 0 {
+	inPlace := boundInPlace(d, pods, jobspec.Gang(j))
+	if !inPlace && len(pods.bound)+len(pods.terminating) > 0 {
 		return 200 * time.Millisecond, true, nil // the old pods are going
 	}
 	if err := s.setSuspend(ctx, j, false, d.decidedAt); err != nil {
 		return 0, true, err
 	}
 	s.count(func(st *Stats) { st.Resumes++ })
-	s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
+	if inPlace {
+		s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed in place on %s", d.gpu)
+	} else {
+		s.rec.Eventf(j, corev1.EventTypeNormal, "Resumed", "resumed on %s", d.gpu)
+	}
 	return time.Second, true, nil
+}
+
+// boundInPlace reports whether a Job's whole gang is bound, none of its
+// pods terminating, on exactly the round's slots.
+func boundInPlace(d desired, pods podSet, gang int) bool {
+	if gang == 0 || len(pods.bound) != gang || len(pods.terminating) > 0 {
+		return false
+	}
+	free, misplaced := freeSlots(d, pods.bound)
+	return len(free) == 0 && !misplaced
 }
 
 // syncBind binds the gang's unbound pods (every pod still to complete: a

@@ -133,6 +133,36 @@ func TestSyncSteps(t *testing.T) {
 			again:  200 * time.Millisecond,
 		},
 		{
+			name: "resume in place: a suspended Job whose whole gang is still bound on the round's slots",
+			objs: []runtime.Object{makeJob("a").gang(2).suspended().obj(), makePod("a", "a-0").on("n1").obj(), makePod("a", "a-1").on("n2").obj(),
+				makeNode("n1", 2), makeNode("n2", 2)},
+			state:  func(st *jobState) { st.run, st.slots = true, []string{"n1", "n2"} },
+			writes: []string{"patch jobs"},
+			again:  time.Second,
+			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
+				if suspended(j) || f.s.stats.Resumes != 1 {
+					t.Errorf("suspended %v, %d resumes", suspended(j), f.s.stats.Resumes)
+				}
+				if ev := f.events(); len(ev) != 1 || !strings.Contains(ev[0], "resumed in place") {
+					t.Errorf("events %q", ev)
+				}
+			},
+		},
+		{
+			name: "resume waits while only part of the gang is bound in place",
+			objs: []runtime.Object{makeJob("a").gang(2).suspended().obj(), makePod("a", "a-0").on("n1").obj(), makePod("a", "a-1").obj(),
+				makeNode("n1", 4)},
+			state: func(st *jobState) { st.run, st.slots = true, []string{"n1", "n1"} },
+			again: 200 * time.Millisecond,
+		},
+		{
+			name: "resume waits while a pod of a gang bound in place terminates",
+			objs: []runtime.Object{makeJob("a").gang(2).suspended().obj(), makePod("a", "a-0").on("n1").obj(),
+				makePod("a", "a-1").on("n1").terminating().obj(), makePod("a", "a-2").on("n1").obj(), makeNode("n1", 6)},
+			state: func(st *jobState) { st.run, st.slots = true, []string{"n1", "n1"} },
+			again: 200 * time.Millisecond,
+		},
+		{
 			name:  "bind waits for the Job controller's pods",
 			objs:  []runtime.Object{makeJob("a").gang(2).obj(), makePod("a", "a-0").obj(), makeNode("n1", 4)},
 			state: func(st *jobState) { st.run, st.slots = true, []string{"n1", "n1"} },

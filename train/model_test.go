@@ -128,3 +128,45 @@ func FuzzModelLine(f *testing.F) {
 		}
 	})
 }
+
+func TestParseGPUList(t *testing.T) {
+	l, err := ParseGPUList("128xA100-40, 64xV100-16")
+	if err != nil || len(l) != 2 || l[0].Count != 128 || l[1].GPU.Name != "V100-16" {
+		t.Fatalf("got %+v, %v", l, err)
+	}
+	c, err := MixedCluster(l, 8, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.GPUs("A100-40") != 128 || c.GPUs("V100-16") != 64 || len(c.Groups) != 2 || c.Groups[1].Nodes != 8 {
+		t.Fatalf("cluster %+v", c)
+	}
+	for _, bad := range []string{"", "8xA100-40,8xA100-40", "0xA100-40", "8xNOPE", "8xA100-40,", "x"} {
+		if _, err := ParseGPUList(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func FuzzGPUList(f *testing.F) {
+	for _, s := range []string{"128xA100-40,128xV100-16", "8xGH-96", "1xA100-80,2xV100-16,4xRTX-2080Ti", ",", "3x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseGPUList(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		for _, e := range l {
+			if e.Count <= 0 || e.GPU.Name == "" {
+				t.Fatalf("%q: bad entry %+v", s, e)
+			}
+		}
+		if c, err := MixedCluster(l, 8, 0, 100); err == nil && c.GPUs("") <= 0 {
+			t.Fatalf("%q: empty cluster", s)
+		}
+	})
+}

@@ -231,8 +231,9 @@ func (p *Plan) fillDefaults() {
 	}
 }
 
-// LoadPlan reads a plan file: Sailor's plan_config JSON (a .json file) or
-// inlay's YAML. The model gives the layer count for shorthand plans (tp,
+// LoadPlan reads a plan file: a .json file is inlay's plan JSON (what
+// `inlay train plan --json` writes, or a bare plan) or Sailor's
+// plan_config JSON; anything else inlay's YAML. The model gives the layer count for shorthand plans (tp,
 // pp, dp).
 func LoadPlan(path string, m *Model) (*Plan, *SailorInfo, error) {
 	data, err := os.ReadFile(path)
@@ -240,6 +241,9 @@ func LoadPlan(path string, m *Model) (*Plan, *SailorInfo, error) {
 		return nil, nil, fmt.Errorf("train: %w", err)
 	}
 	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		if p, ok, err := ParsePlanJSON(path, data, m); ok {
+			return p, nil, err
+		}
 		return ParseSailorPlan(path, data, m)
 	}
 	p, err := ParsePlan(path, data, m)

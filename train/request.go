@@ -70,6 +70,18 @@ func Build(s Spec) (*Request, error) {
 		if req.Cluster, err = ResolveCluster(s.Cluster); err != nil {
 			return nil, err
 		}
+	case strings.Contains(s.Gpus, ","):
+		list, err := ParseGPUList(s.Gpus)
+		if err != nil {
+			return nil, err
+		}
+		inter := s.InterGbps
+		if inter <= 0 {
+			inter = 800
+		}
+		if req.Cluster, err = MixedCluster(list, max(s.GPUsPerNode, 8*boolInt(s.GPUsPerNode <= 0)), s.IntraGBs, inter/8); err != nil {
+			return nil, err
+		}
 	case s.Gpus != "":
 		n, g, err := ParseGPUCount(s.Gpus)
 		if err != nil {
@@ -170,4 +182,43 @@ func Predict(s Spec, opt Options) (*Request, *Result, error) {
 		return nil, nil, err
 	}
 	return req, res, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ResolveTarget resolves what a planner needs from a spec: the model, and
+// the cluster from --cluster or --gpus (one or more COUNTxTYPE, each type
+// in its own servers of GPUsPerNode, 8 unless given).
+func ResolveTarget(s Spec) (Model, *Cluster, error) {
+	m, err := ResolveModel(s.Model)
+	if err != nil {
+		return Model{}, nil, err
+	}
+	switch {
+	case s.Cluster != "" && s.Gpus != "":
+		return Model{}, nil, fmt.Errorf("train: give --cluster or --gpus, not both")
+	case s.Cluster != "":
+		c, err := ResolveCluster(s.Cluster)
+		return m, c, err
+	case s.Gpus != "":
+		list, err := ParseGPUList(s.Gpus)
+		if err != nil {
+			return Model{}, nil, err
+		}
+		per, inter := s.GPUsPerNode, s.InterGbps
+		if per <= 0 {
+			per = 8
+		}
+		if inter <= 0 {
+			inter = 800
+		}
+		c, err := MixedCluster(list, per, s.IntraGBs, inter/8)
+		return m, c, err
+	}
+	return Model{}, nil, fmt.Errorf("train: no cluster: give --cluster, or --gpus COUNTxTYPE[,COUNTxTYPE…]")
 }

@@ -27,6 +27,7 @@ func main() {
 		"./train:FuzzModelLine",
 		"./train:FuzzPlanParse",
 		"./train:FuzzSailorParse",
+		"./train:FuzzGPUList",
 		"./train/published:FuzzPublishedParse",
 		"./profile:FuzzParseAIHub",
 	} {

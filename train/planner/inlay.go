@@ -1,0 +1,410 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+// Inlay is the main planner. For each pipeline depth, micro-batch,
+// recomputation and ZeRO stage it prices every (GPU type, TP) replica
+// kind from the cost model's parts (train.PartCosts), caps each stage's
+// layers by the memory model, balances the stages of each kind (uneven
+// boundaries: the embedding's and the head's stages take fewer layers),
+// keeps each type's two best kinds by throughput per GPU, and combines
+// kinds of different types as unlike data-parallel replicas sharing the
+// stage boundaries, with batch shares that equalise their estimated
+// times (a replica that would slow the step gets no share and its GPUs
+// stay free). Every combination is simulated; the boundaries of the best
+// plan are then moved a layer at a time while the simulator says it
+// helps. TP stays inside a server; replicas of one type fill whole
+// servers before the next, so pipeline neighbours and data-parallel
+// groups sit on the server's links where they can.
+type Inlay struct{}
+
+// Name is the registry's name.
+func (Inlay) Name() string { return "inlay" }
+
+// kind is a replica of one GPU type and TP on every stage.
+type kind struct {
+	gpu    string
+	tp     int
+	caps   []int
+	counts []int // its own balanced split
+	rate   float64
+	avail  int // replicas the type's GPUs hold
+	pc     train.PartCost
+}
+
+// inlayNote is what Inlay recorded about a candidate.
+type inlayNote struct {
+	pp, micro, zero int
+	recompute       string
+	kinds           []kind
+	split           string
+	alternatives    map[string][]string
+}
+
+// ppOptions are the pipeline depths tried: 1–8, then even depths to 16,
+// then 20, 24 and 32, at most the layers and the GPUs.
+func ppOptions(layers, gpus int) []int {
+	var out []int
+	for pp := 1; pp <= layers && pp <= gpus && pp <= 32; pp++ {
+		if pp <= 8 || (pp <= 16 && pp%2 == 0) || pp == 20 || pp == 24 || pp == 32 {
+			out = append(out, pp)
+		}
+	}
+	return out
+}
+
+// Plan searches.
+func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
+	start := time.Now()
+	if err := o.check(m, c); err != nil {
+		return nil, err
+	}
+	e := newEvaluator(m, c, o, time.Second)
+outer:
+	for _, rc := range []string{"none", "selective", "full"} {
+		for _, pp := range ppOptions(m.Layers, c.GPUs("")) {
+			for _, mb := range []int{1, 2, 4, 8} {
+				if mb > o.GlobalBatch || o.GlobalBatch%mb != 0 {
+					continue
+				}
+				zeros := []int{1}
+				if pp == 1 {
+					zeros = []int{1, 2}
+				}
+				for _, z := range zeros {
+					if e.expired() {
+						break outer
+					}
+					settle(e, pp, mb, rc, z)
+				}
+			}
+		}
+	}
+	refine(e)
+	res, err := e.finish("inlay", start)
+	if err != nil {
+		return nil, err
+	}
+	res.Explain = explainInlay(e, res)
+	return res, nil
+}
+
+// settle tries the combinations of replica kinds for one setting.
+func settle(e *evaluator, pp, mb int, rc string, zero int) {
+	m, c, B := e.m, e.c, e.o.GlobalBatch
+	base := basePlan(c, mb, B, rc, zero)
+	base.Stages = train.EvenStages(m.Layers, pp)
+	alts := map[string][]string{}
+	var perType [][]kind
+	for _, t := range c.Types() {
+		var ks []kind
+		for _, tp := range tpOptions(m, c, t) {
+			avail := c.GPUs(t) / (pp * tp)
+			if avail == 0 {
+				continue
+			}
+			k := kind{gpu: t, tp: tp, avail: avail}
+			tmpl := *base
+			tmpl.Replicas = make([]train.Replica, avail)
+			for i := range tmpl.Replicas {
+				tmpl.Replicas[i].Batch = mb * pp
+			}
+			k.caps = make([]int, pp)
+			for s := range k.caps {
+				k.caps[s] = layerCap(m, c, &tmpl, s, t, tp)
+			}
+			k.pc = e.cost(t, tp, base)
+			k.counts = balance(m.Layers, k.caps, func(s, n int) float64 { return stageTime(k.pc, n, s, pp) })
+			if k.counts == nil {
+				alts[t] = append(alts[t], fmt.Sprintf("tp %d: does not fit (stage caps %v layers)", tp, k.caps))
+				continue
+			}
+			mx := 0.0
+			for s, n := range k.counts {
+				mx = math.Max(mx, stageTime(k.pc, n, s, pp))
+			}
+			k.rate = 1 / mx / float64(pp*tp)
+			alts[t] = append(alts[t], fmt.Sprintf("tp %d: %.3g sequences/s per GPU", tp, k.rate*float64(mb)))
+			ks = append(ks, k)
+		}
+		sort.SliceStable(ks, func(i, j int) bool { return ks[i].rate > ks[j].rate })
+		if len(ks) > 2 {
+			ks = ks[:2]
+		}
+		perType = append(perType, ks)
+	}
+	// every choice of at most one kind per type, at least one kind
+	var pick func(i int, chosen []kind)
+	pick = func(i int, chosen []kind) {
+		if i == len(perType) {
+			if len(chosen) > 0 {
+				combine(e, base, chosen, alts)
+			}
+			return
+		}
+		pick(i+1, chosen)
+		for _, k := range perType[i] {
+			pick(i+1, append(chosen, k))
+		}
+	}
+	pick(0, nil)
+}
+
+// combine builds the plans of a set of kinds: the dominant kind's
+// balanced split (within every kind's memory caps) and the even split.
+func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string) {
+	m := e.m
+	pp := base.PP()
+	dom := 0
+	for i, k := range ks {
+		if float64(k.avail*k.tp)*k.rate > float64(ks[dom].avail*ks[dom].tp)*ks[dom].rate {
+			dom = i
+		}
+	}
+	caps := make([]int, pp)
+	for s := range caps {
+		caps[s] = m.Layers
+		for _, k := range ks {
+			caps[s] = min(caps[s], k.caps[s])
+		}
+	}
+	splits := map[string][]int{}
+	if b := balance(m.Layers, caps, func(s, n int) float64 { return stageTime(ks[dom].pc, n, s, pp) }); b != nil {
+		splits[fmt.Sprintf("balanced for %s tp %d", ks[dom].gpu, ks[dom].tp)] = b
+	}
+	even := make([]int, pp)
+	for s, r := range train.EvenStages(m.Layers, pp) {
+		even[s] = r.Count()
+	}
+	splits["even"] = even
+	names := make([]string, 0, len(splits))
+	for n := range splits {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		counts := splits[name]
+		if name == "even" && len(splits) == 2 && fmt.Sprint(counts) == fmt.Sprint(splits[names[0]]) {
+			continue
+		}
+		p := assemble(base, counts, ks, e.o.GlobalBatch)
+		if p == nil {
+			continue
+		}
+		e.try(p, &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts})
+	}
+}
+
+// assemble builds the plan of the kinds on a split, giving the batch's
+// micro-batches to replicas so that their estimated times are even.
+func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
+	P := len(counts)
+	ts := make([][]float64, len(ks))
+	for i, k := range ks {
+		ts[i] = make([]float64, P)
+		for s, n := range counts {
+			ts[i][s] = stageTime(k.pc, n, s, P)
+		}
+	}
+	mbs := shares(ts, ks, B/base.MicroBatch)
+	p := *base
+	p.Stages = ranges(counts)
+	p.Replicas = nil
+	for i, k := range ks {
+		for _, n := range mbs[i] {
+			if n == 0 {
+				continue
+			}
+			rep := train.Replica{Batch: n * base.MicroBatch, Stages: make([]train.Placement, P)}
+			for s := range rep.Stages {
+				rep.Stages[s] = train.Placement{GPU: k.gpu, TP: k.tp}
+			}
+			p.Replicas = append(p.Replicas, rep)
+		}
+	}
+	if len(p.Replicas) == 0 {
+		return nil
+	}
+	return &p
+}
+
+// shares splits M micro-batches over the replicas of the kinds (avail
+// each, stage times ts) so that the slowest replica's estimated time is
+// least; a replica may get none.
+func shares(ts [][]float64, ks []kind, M int) [][]int {
+	level := func(i int, T float64) int {
+		sum, mx := 0.0, 0.0
+		for _, t := range ts[i] {
+			sum += t
+			mx = math.Max(mx, t)
+		}
+		if T < sum {
+			return 0
+		}
+		return int((T-sum)/mx) + 1
+	}
+	total := func(T float64) int {
+		n := 0
+		for i, k := range ks {
+			n += k.avail * level(i, T)
+		}
+		return n
+	}
+	lo, hi := 0.0, replicaTime(ts[0], M)
+	for it := 0; it < 60; it++ {
+		mid := (lo + hi) / 2
+		if total(mid) >= M {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	out := make([][]int, len(ks))
+	surplus := total(hi) - M
+	lv := make([]int, len(ks))
+	dec := make([]int, len(ks))
+	for i := range ks {
+		lv[i] = level(i, hi)
+	}
+	for surplus > 0 {
+		bi, bt := -1, math.Inf(-1)
+		for i := range ks {
+			if lv[i] > 0 {
+				if t := replicaTime(ts[i], lv[i]); t > bt {
+					bi, bt = i, t
+				}
+			}
+		}
+		dec[bi]++
+		surplus--
+		if dec[bi] == ks[bi].avail {
+			lv[bi]--
+			dec[bi] = 0
+			// the kind's replicas are all one lower now; the ones already
+			// lowered go a second step only when chosen again
+		}
+	}
+	for i, k := range ks {
+		out[i] = make([]int, k.avail)
+		for r := range out[i] {
+			out[i][r] = lv[i]
+			if r < dec[i] {
+				out[i][r]--
+			}
+		}
+	}
+	return out
+}
+
+// refine moves one layer across each stage boundary of the best plan
+// while the simulator says the plan gets better.
+func refine(e *evaluator) {
+	for round := 0; round < 8 && e.best != nil && !e.expired(); round++ {
+		improved := false
+		best := e.best
+		for b := 0; b+1 < best.PP(); b++ {
+			for _, d := range []int{-1, 1} {
+				counts := make([]int, best.PP())
+				for s, r := range best.Stages {
+					counts[s] = r.Count()
+				}
+				counts[b] += d
+				counts[b+1] -= d
+				if counts[b] < 1 || counts[b+1] < 1 {
+					continue
+				}
+				q := *best
+				q.Stages = ranges(counts)
+				before := e.score
+				if e.try(&q, e.note); e.score > before {
+					improved = true
+				}
+			}
+		}
+		if !improved {
+			return
+		}
+	}
+}
+
+// explainInlay writes down why the plan is as it is.
+func explainInlay(e *evaluator, res *Result) *Explain {
+	n, _ := e.note.(*inlayNote)
+	x := &Explain{}
+	if n == nil {
+		return x
+	}
+	p, sim := res.Plan, res.Sim
+	x.Choices = append(x.Choices,
+		fmt.Sprintf("pp %d, micro-batch %d, recompute %s, ZeRO %d: the best of %d simulated plans for the %s objective", n.pp, n.micro, n.recompute, n.zero, res.Evaluated, e.o.Objective))
+	used := map[string]int{}
+	for _, r := range p.Replicas {
+		used[r.Stages[0].GPU+fmt.Sprintf(" tp %d", r.Stages[0].TP)]++
+	}
+	for _, k := range n.kinds {
+		name := fmt.Sprintf("%s tp %d", k.gpu, k.tp)
+		x.Choices = append(x.Choices, fmt.Sprintf("%s: %d of the %d replicas its GPUs hold, batch shares set to even out their times; TP options on %s: %v", name, used[name], k.avail, k.gpu, n.alternatives[k.gpu]))
+	}
+	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
+	var worst struct {
+		mem, frac float64
+	}
+	for s, r := range p.Stages {
+		note := StageNote{Stage: s, Layers: r}
+		var stageMax, memFrac float64
+		for _, st := range sim.Stages {
+			if st.Stage == s {
+				stageMax = math.Max(stageMax, st.ForwardS+st.BackwardS)
+				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
+			}
+		}
+		capMin := e.m.Layers
+		for _, k := range n.kinds {
+			capMin = min(capMin, k.caps[s])
+			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch", k.gpu, k.tp, 1e3*stageTime(k.pc, r.Count(), s, p.PP())))
+		}
+		why := fmt.Sprintf("%d layers", r.Count())
+		switch {
+		case s == 0 && p.PP() > 1:
+			why += " with the embedding"
+		case s == p.PP()-1 && p.PP() > 1:
+			why += " with the final norm and head"
+		}
+		why += fmt.Sprintf("; memory allows at most %d here", capMin)
+		note.LayersWhy = why
+		switch {
+		case r.Count() == capMin || memFrac > 0.9:
+			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
+		case sim.Bubble > 0.25:
+			note.Binding = fmt.Sprintf("bubble: the pipeline idles %.0f %% of the iteration", 100*sim.Bubble)
+		default:
+			note.Binding = fmt.Sprintf("compute: %.1f ms a micro-batch", 1e3*stageMax)
+		}
+		if memFrac > worst.mem {
+			worst.mem = memFrac
+		}
+		x.Stages = append(x.Stages, note)
+	}
+	sync := 0.0
+	for _, st := range sim.Stages {
+		sync = math.Max(sync, st.SyncS)
+	}
+	switch {
+	case worst.mem > 0.9:
+		x.Binding = fmt.Sprintf("memory (%.0f %% of the fullest GPU)", 100*worst.mem)
+	case sync > 0.1*sim.IterationS:
+		x.Binding = fmt.Sprintf("link (gradient reduction left exposed: %.0f %% of the iteration)", 100*sync/sim.IterationS)
+	case sim.Bubble > 0.2:
+		x.Binding = fmt.Sprintf("bubble (%.0f %% idle)", 100*sim.Bubble)
+	default:
+		x.Binding = "compute"
+	}
+	return x
+}

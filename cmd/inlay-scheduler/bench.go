@@ -187,8 +187,8 @@ func printBench(w io.Writer, r *perf.Result) {
 	tb.WriteTo(w) //nolint:errcheck
 	for _, x := range r.Runs {
 		if x.ChurnNodes > 0 {
-			fmt.Fprintf(w, "%s churn: %d nodes NotReady and back; %d pods bound to them meanwhile; first bound on them %.2f s after they returned (-1: none)\n",
-				x.Scheduler, x.ChurnNodes, x.BoundToNotReady, x.ChurnRecoverySeconds)
+			fmt.Fprintf(w, "%s churn: %d nodes NotReady and back; %d pods bound to them meanwhile; first bound on them %.2f s after they returned (-1: none); %d pods bound after they returned, the last %.2f s after\n",
+				x.Scheduler, x.ChurnNodes, x.BoundToNotReady, x.ChurnRecoverySeconds, x.ChurnBoundAfter, x.ChurnSettleSeconds)
 		}
 	}
 }

@@ -126,8 +126,9 @@ func setReady(ctx context.Context, cs kubernetes.Interface, name string, ready b
 
 // figures fills a run's churn figures: pods bound to the nodes while they
 // were down (from a second after the last was marked, a grace for
-// bindings decided before), and the
-// time from their return to the first pod bound on one of them.
+// bindings decided before), the time from their return to the first pod
+// bound on one of them, and the pods bound anywhere after their return
+// and the time to the last of those.
 func (c *churner) figures(r *Run) {
 	if !c.enabled() || c.down.IsZero() {
 		return
@@ -143,5 +144,9 @@ func (c *churner) figures(r *Run) {
 	}
 	if n, first := c.w.boundOn(c.on, up, time.Time{}); n > 0 {
 		r.ChurnRecoverySeconds = first.Sub(up).Seconds()
+	}
+	var last time.Time
+	if r.ChurnBoundAfter, last = c.w.boundAfter(up); r.ChurnBoundAfter > 0 {
+		r.ChurnSettleSeconds = last.Sub(up).Seconds()
 	}
 }

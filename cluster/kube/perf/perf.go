@@ -145,6 +145,12 @@ type Run struct {
 	ChurnNodes           int     `json:"churn_nodes,omitempty"`
 	BoundToNotReady      int     `json:"bound_to_not_ready,omitempty"`
 	ChurnRecoverySeconds float64 `json:"churn_recovery_seconds,omitempty"`
+	// ChurnBoundAfter is the pods bound after the nodes returned (on any
+	// node), and ChurnSettleSeconds the time from their return to the
+	// last of those bindings: how long the cluster took to bind what
+	// waited for them (0: nothing did).
+	ChurnBoundAfter    int     `json:"churn_bound_after,omitempty"`
+	ChurnSettleSeconds float64 `json:"churn_settle_seconds,omitempty"`
 }
 
 // Result is a benchmark's outcome: the configuration, each scheduler's

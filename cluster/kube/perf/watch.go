@@ -143,6 +143,23 @@ func (w *watcher) boundOn(on map[string]bool, from, to time.Time) (n int, first 
 	return n, first
 }
 
+// boundAfter counts the pods bound after t, and returns the last such
+// binding's time.
+func (w *watcher) boundAfter(t time.Time) (n int, last time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, ps := range w.pods {
+		if ps.node == "" || !ps.bound.After(t) {
+			continue
+		}
+		n++
+		if ps.bound.After(last) {
+			last = ps.bound
+		}
+	}
+	return n, last
+}
+
 // figures computes a run's figures from what the watcher saw.
 func (w *watcher) figures(cfg *Config, name string, plat *chw.Platform) *Run {
 	w.mu.Lock()

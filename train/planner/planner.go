@@ -427,3 +427,29 @@ func layerCap(m *train.Model, c *train.Cluster, p *train.Plan, s int, gpu string
 	}
 	return lo
 }
+
+// File is the result as a plan file (train.PlanFile), with the cost and
+// time figures the options ask for.
+func File(m *train.Model, c *train.Cluster, o Options, r *Result) *train.PlanFile {
+	obj := o.Objective
+	if obj == "" {
+		obj = "throughput"
+	}
+	f := &train.PlanFile{Planner: r.Planner, Model: m.Name, Cluster: c.Name, Objective: obj, TokensPerS: r.Sim.TokensPerS,
+		IterationS: r.Sim.IterationS, BoundTokensPerS: r.Bound.TokensPerS, SearchSeconds: r.Search.Seconds(), Evaluated: r.Evaluated,
+		Fits: r.Sim.Fits, PeakMemoryBytes: r.Sim.PeakMemoryBytes, HeadroomBytes: Headroom(r.Sim), GPUs: r.Plan.GPUs(), Plan: r.Plan}
+	if r.Bound.TokensPerS > 0 {
+		f.Fraction = r.Sim.TokensPerS / r.Bound.TokensPerS
+	}
+	if len(o.Prices) > 0 {
+		f.DollarsPerH = dollarsPerHour(r.Plan, o.Prices)
+		f.DollarsPerMTokens = f.DollarsPerH / 3600 / r.Sim.TokensPerS * 1e6
+	}
+	if o.TokenBudget > 0 {
+		f.HoursToBudget = o.TokenBudget / r.Sim.TokensPerS / 3600
+	}
+	if r.Explain != nil {
+		f.Explain = r.Explain
+	}
+	return f
+}

@@ -68,6 +68,10 @@ func (k *kind) gpus() int {
 func newKind(e *evaluator, base *train.Plan, place []train.Placement, avail int) kind {
 	pp := len(place)
 	k := kind{place: place, avail: avail, per: map[string]int{}, pcs: make([]train.PartCost, pp), caps: make([]int, pp)}
+	own := *base
+	own.Replicas = []train.Replica{{Stages: place}}
+	e.precision(&own)
+	base = &own
 	tmpl := *base
 	tmpl.Replicas = make([]train.Replica, max(avail, 1))
 	for i := range tmpl.Replicas {

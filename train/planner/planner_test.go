@@ -226,3 +226,24 @@ func BenchmarkInlayTwoTypes256(b *testing.B) {
 func BenchmarkInlayThreeTypes256(b *testing.B) {
 	benchInlay(b, "gpt-neo-2.7b", "256xA100-40,256xV100-16,256xRTX-2080Ti")
 }
+
+func TestJobThroughputCached(t *testing.T) {
+	m, _ := train.Preset("opt-350m")
+	j := &JobThroughput{Model: m, Options: Options{GlobalBatch: 128}}
+	a := Allocation{GPUs: map[string]int{"A100-40": 8, "V100-16": 8}}
+	v1, err := j.TokensPerS(a)
+	if err != nil || v1 <= 0 {
+		t.Fatalf("%v, %v", v1, err)
+	}
+	v2, _ := j.TokensPerS(Allocation{GPUs: map[string]int{"V100-16": 8, "A100-40": 8, "H100-SXM": 0}})
+	if v2 != v1 || j.Plans != 1 {
+		t.Errorf("same allocation planned again: %v %v, %d runs", v1, v2, j.Plans)
+	}
+	small, _ := j.TokensPerS(Allocation{GPUs: map[string]int{"A100-40": 8}})
+	if small <= 0 || small > v1 {
+		t.Errorf("8 A100s give %v, 8 A100s and 8 V100s %v", small, v1)
+	}
+	if z, _ := j.TokensPerS(Allocation{}); z != 0 {
+		t.Errorf("empty allocation: %v", z)
+	}
+}

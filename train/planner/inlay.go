@@ -109,7 +109,31 @@ type inlayNote struct {
 	recompute       string
 	kinds           []kind
 	split           string
+	shares          string
 	alternatives    map[string][]string
+}
+
+// evenShares builds the plan of every replica the kinds hold with the
+// batch split evenly (what engines without batch shares run), when the
+// micro-batches divide evenly.
+func evenShares(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
+	R := 0
+	for _, k := range ks {
+		R += k.avail
+	}
+	M := B / base.MicroBatch
+	if R == 0 || M%R != 0 {
+		return nil
+	}
+	p := *base
+	p.Stages = ranges(counts)
+	p.Replicas = nil
+	for _, k := range ks {
+		for r := 0; r < k.avail; r++ {
+			p.Replicas = append(p.Replicas, train.Replica{Batch: M / R * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)})
+		}
+	}
+	return &p
 }
 
 // ppOptions are the pipeline depths tried: 1–8, then even depths to 16,
@@ -243,11 +267,17 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		if name == "even" && len(splits) == 2 && fmt.Sprint(counts) == fmt.Sprint(splits[names[0]]) {
 			continue
 		}
-		p := assemble(base, counts, ks, e.o.GlobalBatch)
-		if p == nil {
-			continue
+		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
+		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil {
+			e.try(p, note)
 		}
-		e.try(p, &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts})
+		if len(ks) > 1 {
+			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil {
+				even := *note
+				even.shares = "even"
+				e.try(p, &even)
+			}
+		}
 	}
 }
 
@@ -401,6 +431,9 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %v", t, n.alternatives[t]))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
+	if n.shares == "even" {
+		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
+	}
 	var worst struct {
 		mem, frac float64
 	}
@@ -469,53 +502,66 @@ func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]s
 	if len(types) < 2 || pp < 2 {
 		return
 	}
-	tpOf := func(i int) int {
-		if len(perType[i]) > 0 {
-			return perType[i][0].place[0].TP
-		}
+	tpsOf := func(i int) []int {
 		opts := tpOptions(m, c, types[i])
-		return opts[len(opts)-1]
+		out := []int{opts[len(opts)-1]}
+		if len(perType[i]) > 0 && perType[i][0].place[0].TP != out[0] {
+			out = append([]int{perType[i][0].place[0].TP}, out...)
+		}
+		return out
 	}
-	for i, x := range types {
-		for j, y := range types {
+	for i := range types {
+		for j := range types {
 			if i == j {
 				continue
 			}
-			tx, ty := tpOf(i), tpOf(j)
-			nx, ny := float64(c.GPUs(x)), float64(c.GPUs(y))
-			k0 := float64(pp) * nx * float64(ty) / (nx*float64(ty) + ny*float64(tx))
-			seen := map[int]bool{}
-			for _, k := range []int{int(math.Floor(k0)), int(math.Ceil(k0))} {
-				if k < 1 || k > pp-1 || seen[k] {
-					continue
-				}
-				seen[k] = true
-				place := append(pure(x, tx, k), pure(y, ty, pp-k)...)
-				avail := min(c.GPUs(x)/(k*tx), c.GPUs(y)/((pp-k)*ty))
-				if avail == 0 {
-					continue
-				}
-				mk := newKind(e, base, place, avail)
-				if mk.counts == nil {
-					continue
-				}
-				combine(e, base, []kind{mk}, alts)
-				ks := []kind{mk}
-				for t, name := range types {
-					if len(perType[t]) == 0 {
-						continue
-					}
-					left := c.GPUs(name) - avail*mk.per[name]
-					pk := perType[t][0]
-					pk.avail = left / pk.gpus()
-					if pk.avail > 0 {
-						ks = append(ks, pk)
-					}
-				}
-				if len(ks) > 1 {
-					combine(e, base, ks, alts)
+			for _, tx := range tpsOf(i) {
+				for _, ty := range tpsOf(j) {
+					mixedPair(e, base, perType, alts, i, j, tx, ty)
 				}
 			}
+		}
+	}
+}
+
+// mixedPair tries the replicas of x's stages (tp tx) then y's (tp ty).
+func mixedPair(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]string, i, j, tx, ty int) {
+	c := e.c
+	types := c.Types()
+	pp := base.PP()
+	x, y := types[i], types[j]
+	nx, ny := float64(c.GPUs(x)), float64(c.GPUs(y))
+	k0 := float64(pp) * nx * float64(ty) / (nx*float64(ty) + ny*float64(tx))
+	seen := map[int]bool{}
+	for _, k := range []int{int(math.Floor(k0)), int(math.Ceil(k0))} {
+		if k < 1 || k > pp-1 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		place := append(pure(x, tx, k), pure(y, ty, pp-k)...)
+		avail := min(c.GPUs(x)/(k*tx), c.GPUs(y)/((pp-k)*ty))
+		if avail == 0 {
+			continue
+		}
+		mk := newKind(e, base, place, avail)
+		if mk.counts == nil {
+			continue
+		}
+		combine(e, base, []kind{mk}, alts)
+		ks := []kind{mk}
+		for t, name := range types {
+			if len(perType[t]) == 0 {
+				continue
+			}
+			left := c.GPUs(name) - avail*mk.per[name]
+			pk := perType[t][0]
+			pk.avail = left / pk.gpus()
+			if pk.avail > 0 {
+				ks = append(ks, pk)
+			}
+		}
+		if len(ks) > 1 {
+			combine(e, base, ks, alts)
 		}
 	}
 }

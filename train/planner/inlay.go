@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -268,11 +269,11 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 			continue
 		}
 		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
-		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil {
+		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 			e.try(p, note)
 		}
 		if len(ks) > 1 {
-			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil {
+			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 				even := *note
 				even.shares = "even"
 				e.try(p, &even)
@@ -574,4 +575,39 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hopeless reports whether plan p of the kinds cannot beat the best plan
+// so far even by its optimistic estimate: each replica's stages at their
+// parts' costs, the first micro-batch through every stage and the rest at
+// the slowest stage's pace, with no transfers, gradient reduction or
+// optimizer step (all of which the simulator adds). Only for the
+// throughput and time objectives.
+func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
+	if e.best == nil || e.o.Objective == "cost" {
+		return false
+	}
+	P := p.PP()
+	iter := 0.0
+	ts := make([]float64, P)
+	for ri, r := range p.Replicas {
+		if ri > 0 && r.Batch == p.Replicas[ri-1].Batch && slices.Equal(r.Stages, p.Replicas[ri-1].Stages) {
+			continue
+		}
+		var k *kind
+		for i := range ks {
+			if slices.Equal(ks[i].place, r.Stages) {
+				k = &ks[i]
+				break
+			}
+		}
+		if k == nil {
+			return false
+		}
+		for s, st := range p.Stages {
+			ts[s] = stageTime(k.pcs[s], st.Count(), s, P)
+		}
+		iter = math.Max(iter, replicaTime(ts, r.Batch/p.MicroBatch))
+	}
+	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
 }

@@ -112,11 +112,19 @@ func StageMemory(m *Model, p *Plan, s int, g *GPU, tp int) MemoryBreakdown {
 // Fits reports whether every stage of every replica of p fits its GPU's
 // memory on cluster c, without timing the plan.
 func Fits(m *Model, c *Cluster, p *Plan) bool {
+	prec := precisionOf(p.Precision)
 	for s := range p.Stages {
 		params := stageParams(m, p, s)
-		prec := precisionOf(p.Precision)
+		var done []Placement // replicas with the same placement need the same memory
+	next:
 		for _, r := range p.Replicas {
 			pl := r.Stages[s]
+			for _, d := range done {
+				if d == pl {
+					continue next
+				}
+			}
+			done = append(done, pl)
 			g := c.gpu(pl.GPU)
 			if g == nil {
 				return false

@@ -433,6 +433,9 @@ func (p *Plan) Check(m *Model) error {
 		}
 		total += rep.Batch
 		for s, pl := range rep.Stages {
+			if pl.TP > 0 && pl.TP <= 1<<12 && m.Heads%pl.TP == 0 && (m.KVHeads <= 0 || m.KVHeads%pl.TP == 0 || pl.TP%m.KVHeads == 0) {
+				continue
+			}
 			at := fmt.Sprintf("replicas[%d].stages[%d]", r, s)
 			switch {
 			case pl.TP <= 0 || pl.TP > 1<<12:

@@ -314,3 +314,14 @@ func SailorGPU(name string) (g GPU, gpusPerNode int, intraGBs, netGBs float64, o
 	g, l, ok := sailorGPU(name)
 	return g, l.gpusPerNode, l.intraGBs, l.netGBs, ok
 }
+
+// SailorName is Sailor's name for a catalogue GPU type and its GPUs per
+// server in Sailor's cluster configuration, or false.
+func SailorName(gpu string) (name string, gpusPerNode int, ok bool) {
+	for _, n := range slices.Sorted(maps.Keys(sailorLinks)) {
+		if sailorLinks[n].gpu == gpu {
+			return n, sailorLinks[n].gpusPerNode, true
+		}
+	}
+	return "", 0, false
+}

@@ -258,10 +258,22 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	res.Fits = true
 	peak := 0.0
 	var totalBusy float64
+	type memKey struct {
+		s   int
+		gpu *GPU
+		tp  int
+	}
+	memo := map[memKey]MemoryBreakdown{}
 	for i := range res.Stages {
 		st := &res.Stages[i]
 		x := &pl[st.Replica*P+st.Stage]
-		st.Memory = stageMemory(m, p, st.Stage, x, prec, params[st.Stage])
+		k := memKey{st.Stage, x.gpu, x.tp}
+		mem, ok := memo[k]
+		if !ok {
+			mem = stageMemory(m, p, st.Stage, x, prec, params[st.Stage])
+			memo[k] = mem
+		}
+		st.Memory = mem
 		st.CapacityBytes = x.gpu.MemoryBytes()
 		st.Fits = st.Memory.Total <= st.CapacityBytes
 		totalBusy += st.ComputeS

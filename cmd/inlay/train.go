@@ -24,7 +24,7 @@ func newTrainCmd() *cobra.Command {
 			"transformer training (uneven stages, unlike GPU types per stage and per\n" +
 			"replica): its time, throughput, MFU and each GPU's memory. See docs/guides/training.md.",
 	}
-	cmd.AddCommand(newTrainSimulateCmd(), newTrainMemoryCmd(), newTrainModelsCmd(), newTrainCalibrateCmd())
+	cmd.AddCommand(newTrainSimulateCmd(), newTrainMemoryCmd(), newTrainModelsCmd(), newTrainCalibrateCmd(), newTrainPlanCmd(), newTrainBenchCmd())
 	return cmd
 }
 

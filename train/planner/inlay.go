@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -28,15 +29,79 @@ type Inlay struct{}
 // Name is the registry's name.
 func (Inlay) Name() string { return "inlay" }
 
-// kind is a replica of one GPU type and TP on every stage.
+// kind is a kind of replica: a GPU type and TP per stage (one type on
+// every stage, or one type's stages followed by another's).
 type kind struct {
-	gpu    string
-	tp     int
+	place  []train.Placement
+	pcs    []train.PartCost // per stage
 	caps   []int
 	counts []int // its own balanced split
 	rate   float64
-	avail  int // replicas the type's GPUs hold
-	pc     train.PartCost
+	avail  int            // replicas the GPUs hold
+	per    map[string]int // GPUs of each type one replica takes
+}
+
+// name describes the kind.
+func (k *kind) name() string {
+	out := ""
+	for s, p := range k.place {
+		if s == 0 || p != k.place[s-1] {
+			if out != "" {
+				out += " then "
+			}
+			out += fmt.Sprintf("%s tp %d", p.GPU, p.TP)
+		}
+	}
+	return out
+}
+
+// gpus is the GPUs one replica takes.
+func (k *kind) gpus() int {
+	n := 0
+	for _, p := range k.place {
+		n += p.TP
+	}
+	return n
+}
+
+// newKind prices a kind on the setting's template plan: per-stage costs,
+// memory caps with avail replicas, its balanced split and its rate.
+func newKind(e *evaluator, base *train.Plan, place []train.Placement, avail int) kind {
+	pp := len(place)
+	k := kind{place: place, avail: avail, per: map[string]int{}, pcs: make([]train.PartCost, pp), caps: make([]int, pp)}
+	own := *base
+	own.Replicas = []train.Replica{{Stages: place}}
+	e.precision(&own)
+	base = &own
+	tmpl := *base
+	tmpl.Replicas = make([]train.Replica, max(avail, 1))
+	for i := range tmpl.Replicas {
+		tmpl.Replicas[i].Batch = base.MicroBatch * pp
+	}
+	for s, pl := range place {
+		k.per[pl.GPU] += pl.TP
+		k.pcs[s] = e.cost(pl.GPU, pl.TP, base)
+		k.caps[s] = layerCap(e.m, e.c, &tmpl, s, pl.GPU, pl.TP)
+	}
+	k.counts = balance(e.m.Layers, k.caps, func(s, n int) float64 { return stageTime(k.pcs[s], n, s, pp) })
+	if k.counts == nil {
+		return k
+	}
+	mx := 0.0
+	for s, n := range k.counts {
+		mx = math.Max(mx, stageTime(k.pcs[s], n, s, pp))
+	}
+	k.rate = 1 / mx / float64(k.gpus())
+	return k
+}
+
+// pure is the placement of one type and TP on pp stages.
+func pure(gpu string, tp, pp int) []train.Placement {
+	out := make([]train.Placement, pp)
+	for s := range out {
+		out[s] = train.Placement{GPU: gpu, TP: tp}
+	}
+	return out
 }
 
 // inlayNote is what Inlay recorded about a candidate.
@@ -45,7 +110,31 @@ type inlayNote struct {
 	recompute       string
 	kinds           []kind
 	split           string
+	shares          string
 	alternatives    map[string][]string
+}
+
+// evenShares builds the plan of every replica the kinds hold with the
+// batch split evenly (what engines without batch shares run), when the
+// micro-batches divide evenly.
+func evenShares(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
+	R := 0
+	for _, k := range ks {
+		R += k.avail
+	}
+	M := B / base.MicroBatch
+	if R == 0 || M%R != 0 {
+		return nil
+	}
+	p := *base
+	p.Stages = ranges(counts)
+	p.Replicas = nil
+	for _, k := range ks {
+		for r := 0; r < k.avail; r++ {
+			p.Replicas = append(p.Replicas, train.Replica{Batch: M / R * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)})
+		}
+	}
+	return &p
 }
 
 // ppOptions are the pipeline depths tried: 1–8, then even depths to 16,
@@ -110,27 +199,11 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 			if avail == 0 {
 				continue
 			}
-			k := kind{gpu: t, tp: tp, avail: avail}
-			tmpl := *base
-			tmpl.Replicas = make([]train.Replica, avail)
-			for i := range tmpl.Replicas {
-				tmpl.Replicas[i].Batch = mb * pp
-			}
-			k.caps = make([]int, pp)
-			for s := range k.caps {
-				k.caps[s] = layerCap(m, c, &tmpl, s, t, tp)
-			}
-			k.pc = e.cost(t, tp, base)
-			k.counts = balance(m.Layers, k.caps, func(s, n int) float64 { return stageTime(k.pc, n, s, pp) })
+			k := newKind(e, base, pure(t, tp, pp), avail)
 			if k.counts == nil {
 				alts[t] = append(alts[t], fmt.Sprintf("tp %d: does not fit (stage caps %v layers)", tp, k.caps))
 				continue
 			}
-			mx := 0.0
-			for s, n := range k.counts {
-				mx = math.Max(mx, stageTime(k.pc, n, s, pp))
-			}
-			k.rate = 1 / mx / float64(pp*tp)
 			alts[t] = append(alts[t], fmt.Sprintf("tp %d: %.3g sequences/s per GPU", tp, k.rate*float64(mb)))
 			ks = append(ks, k)
 		}
@@ -140,6 +213,7 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 		}
 		perType = append(perType, ks)
 	}
+	mixed(e, base, perType, alts)
 	// every choice of at most one kind per type, at least one kind
 	var pick func(i int, chosen []kind)
 	pick = func(i int, chosen []kind) {
@@ -164,7 +238,7 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 	pp := base.PP()
 	dom := 0
 	for i, k := range ks {
-		if float64(k.avail*k.tp)*k.rate > float64(ks[dom].avail*ks[dom].tp)*ks[dom].rate {
+		if float64(k.avail*k.gpus())*k.rate > float64(ks[dom].avail*ks[dom].gpus())*ks[dom].rate {
 			dom = i
 		}
 	}
@@ -176,8 +250,8 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		}
 	}
 	splits := map[string][]int{}
-	if b := balance(m.Layers, caps, func(s, n int) float64 { return stageTime(ks[dom].pc, n, s, pp) }); b != nil {
-		splits[fmt.Sprintf("balanced for %s tp %d", ks[dom].gpu, ks[dom].tp)] = b
+	if b := balance(m.Layers, caps, func(s, n int) float64 { return stageTime(ks[dom].pcs[s], n, s, pp) }); b != nil {
+		splits["balanced for "+ks[dom].name()] = b
 	}
 	even := make([]int, pp)
 	for s, r := range train.EvenStages(m.Layers, pp) {
@@ -194,11 +268,17 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		if name == "even" && len(splits) == 2 && fmt.Sprint(counts) == fmt.Sprint(splits[names[0]]) {
 			continue
 		}
-		p := assemble(base, counts, ks, e.o.GlobalBatch)
-		if p == nil {
-			continue
+		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
+		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
+			e.try(p, note)
 		}
-		e.try(p, &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts})
+		if len(ks) > 1 {
+			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
+				even := *note
+				even.shares = "even"
+				e.try(p, &even)
+			}
+		}
 	}
 }
 
@@ -210,7 +290,7 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 	for i, k := range ks {
 		ts[i] = make([]float64, P)
 		for s, n := range counts {
-			ts[i][s] = stageTime(k.pc, n, s, P)
+			ts[i][s] = stageTime(k.pcs[s], n, s, P)
 		}
 	}
 	mbs := shares(ts, ks, B/base.MicroBatch)
@@ -222,10 +302,7 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 			if n == 0 {
 				continue
 			}
-			rep := train.Replica{Batch: n * base.MicroBatch, Stages: make([]train.Placement, P)}
-			for s := range rep.Stages {
-				rep.Stages[s] = train.Placement{GPU: k.gpu, TP: k.tp}
-			}
+			rep := train.Replica{Batch: n * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)}
 			p.Replicas = append(p.Replicas, rep)
 		}
 	}
@@ -346,13 +423,18 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		fmt.Sprintf("pp %d, micro-batch %d, recompute %s, ZeRO %d: the best of %d simulated plans for the %s objective", n.pp, n.micro, n.recompute, n.zero, res.Evaluated, e.o.Objective))
 	used := map[string]int{}
 	for _, r := range p.Replicas {
-		used[r.Stages[0].GPU+fmt.Sprintf(" tp %d", r.Stages[0].TP)]++
+		used[fmt.Sprint(r.Stages)]++
 	}
 	for _, k := range n.kinds {
-		name := fmt.Sprintf("%s tp %d", k.gpu, k.tp)
-		x.Choices = append(x.Choices, fmt.Sprintf("%s: %d of the %d replicas its GPUs hold, batch shares set to even out their times; TP options on %s: %v", name, used[name], k.avail, k.gpu, n.alternatives[k.gpu]))
+		x.Choices = append(x.Choices, fmt.Sprintf("%s: %d of the %d replicas its GPUs hold, batch shares set to even out their times", k.name(), used[fmt.Sprint(k.place)], k.avail))
+	}
+	for _, t := range sortedKeys(n.alternatives) {
+		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %v", t, n.alternatives[t]))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
+	if n.shares == "even" {
+		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
+	}
 	var worst struct {
 		mem, frac float64
 	}
@@ -368,7 +450,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		capMin := e.m.Layers
 		for _, k := range n.kinds {
 			capMin = min(capMin, k.caps[s])
-			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch", k.gpu, k.tp, 1e3*stageTime(k.pc, r.Count(), s, p.PP())))
+			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(k.pcs[s], r.Count(), s, p.PP())))
 		}
 		why := fmt.Sprintf("%d layers", r.Count())
 		switch {
@@ -380,7 +462,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		why += fmt.Sprintf("; memory allows at most %d here", capMin)
 		note.LayersWhy = why
 		switch {
-		case r.Count() == capMin || memFrac > 0.9:
+		case (r.Count() == capMin && capMin < e.m.Layers) || memFrac > 0.9:
 			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
 		case sim.Bubble > 0.25:
 			note.Binding = fmt.Sprintf("bubble: the pipeline idles %.0f %% of the iteration", 100*sim.Bubble)
@@ -407,4 +489,125 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Binding = "compute"
 	}
 	return x
+}
+
+// mixed tries replicas whose first stages run on one type and the rest on
+// another (Sailor's and Metis's heterogeneous pipelines): for each
+// ordered pair of types, each type's best TP, and the stage counts that
+// use the two types' GPUs in proportion; alone, and with the GPUs they
+// leave as replicas of one type.
+func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]string) {
+	c, m := e.c, e.m
+	types := c.Types()
+	pp := base.PP()
+	if len(types) < 2 || pp < 2 {
+		return
+	}
+	tpsOf := func(i int) []int {
+		opts := tpOptions(m, c, types[i])
+		out := []int{opts[len(opts)-1]}
+		if len(perType[i]) > 0 && perType[i][0].place[0].TP != out[0] {
+			out = append([]int{perType[i][0].place[0].TP}, out...)
+		}
+		return out
+	}
+	for i := range types {
+		for j := range types {
+			if i == j {
+				continue
+			}
+			for _, tx := range tpsOf(i) {
+				for _, ty := range tpsOf(j) {
+					mixedPair(e, base, perType, alts, i, j, tx, ty)
+				}
+			}
+		}
+	}
+}
+
+// mixedPair tries the replicas of x's stages (tp tx) then y's (tp ty).
+func mixedPair(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]string, i, j, tx, ty int) {
+	c := e.c
+	types := c.Types()
+	pp := base.PP()
+	x, y := types[i], types[j]
+	nx, ny := float64(c.GPUs(x)), float64(c.GPUs(y))
+	k0 := float64(pp) * nx * float64(ty) / (nx*float64(ty) + ny*float64(tx))
+	seen := map[int]bool{}
+	for _, k := range []int{int(math.Floor(k0)), int(math.Ceil(k0))} {
+		if k < 1 || k > pp-1 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		place := append(pure(x, tx, k), pure(y, ty, pp-k)...)
+		avail := min(c.GPUs(x)/(k*tx), c.GPUs(y)/((pp-k)*ty))
+		if avail == 0 {
+			continue
+		}
+		mk := newKind(e, base, place, avail)
+		if mk.counts == nil {
+			continue
+		}
+		combine(e, base, []kind{mk}, alts)
+		ks := []kind{mk}
+		for t, name := range types {
+			if len(perType[t]) == 0 {
+				continue
+			}
+			left := c.GPUs(name) - avail*mk.per[name]
+			pk := perType[t][0]
+			pk.avail = left / pk.gpus()
+			if pk.avail > 0 {
+				ks = append(ks, pk)
+			}
+		}
+		if len(ks) > 1 {
+			combine(e, base, ks, alts)
+		}
+	}
+}
+
+// sortedKeys lists a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hopeless reports whether plan p of the kinds cannot beat the best plan
+// so far even by its optimistic estimate: each replica's stages at their
+// parts' costs, the first micro-batch through every stage and the rest at
+// the slowest stage's pace, with no transfers, gradient reduction or
+// optimizer step (all of which the simulator adds). Only for the
+// throughput and time objectives.
+func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
+	if e.best == nil || e.o.Objective == "cost" {
+		return false
+	}
+	P := p.PP()
+	iter := 0.0
+	ts := make([]float64, P)
+	for ri, r := range p.Replicas {
+		if ri > 0 && r.Batch == p.Replicas[ri-1].Batch && slices.Equal(r.Stages, p.Replicas[ri-1].Stages) {
+			continue
+		}
+		var k *kind
+		for i := range ks {
+			if slices.Equal(ks[i].place, r.Stages) {
+				k = &ks[i]
+				break
+			}
+		}
+		if k == nil {
+			return false
+		}
+		for s, st := range p.Stages {
+			ts[s] = stageTime(k.pcs[s], st.Count(), s, P)
+		}
+		iter = math.Max(iter, replicaTime(ts, r.Batch/p.MicroBatch))
+	}
+	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
 }

@@ -169,6 +169,21 @@ func basePlan(c *train.Cluster, micro, global int, recompute string, zero int) *
 		BucketMB: 40, DPAlgorithm: "ring"}
 }
 
+// precision sets p's precision by the GPUs it uses: BF16 with fused
+// attention when every type it uses has BF16 tensor cores (Ampere and
+// newer), else FP16 without (FlashAttention-2 needs Ampere).
+func (e *evaluator) precision(p *train.Plan) {
+	p.Precision, p.FlashAttention = "bf16", true
+	for _, r := range p.Replicas {
+		for _, s := range r.Stages {
+			if g, ok := e.c.GPUType(s.GPU); ok && !g.BF16 {
+				p.Precision, p.FlashAttention = "fp16", false
+				return
+			}
+		}
+	}
+}
+
 // evaluator simulates candidate plans and keeps the best under the
 // objective and the caps.
 type evaluator struct {
@@ -228,6 +243,7 @@ func (e *evaluator) objective(p *train.Plan, r *train.Result) float64 {
 // the best; note is the planner's record of how p was made. It returns
 // the result (nil when p was not simulated or does not fit).
 func (e *evaluator) try(p *train.Plan, note any) *train.Result {
+	e.precision(p)
 	if !e.allowed(p) || p.Check(e.m) != nil || !train.Fits(e.m, e.c, p) {
 		return nil
 	}
@@ -278,11 +294,13 @@ type costKey struct {
 	gpu       string
 	tp, micro int
 	recompute string
+	precision string
+	flash     bool
 }
 
 // cost is the parts' cost of a tp group of type gpu under p's settings.
 func (e *evaluator) cost(gpu string, tp int, p *train.Plan) train.PartCost {
-	k := costKey{gpu, tp, p.MicroBatch, p.Recompute}
+	k := costKey{gpu, tp, p.MicroBatch, p.Recompute, p.Precision, p.FlashAttention}
 	if c, ok := e.costs[k]; ok {
 		return c
 	}
@@ -426,4 +444,30 @@ func layerCap(m *train.Model, c *train.Cluster, p *train.Plan, s int, gpu string
 		}
 	}
 	return lo
+}
+
+// File is the result as a plan file (train.PlanFile), with the cost and
+// time figures the options ask for.
+func File(m *train.Model, c *train.Cluster, o Options, r *Result) *train.PlanFile {
+	obj := o.Objective
+	if obj == "" {
+		obj = "throughput"
+	}
+	f := &train.PlanFile{Planner: r.Planner, Model: m.Name, Cluster: c.Name, Objective: obj, TokensPerS: r.Sim.TokensPerS,
+		IterationS: r.Sim.IterationS, BoundTokensPerS: r.Bound.TokensPerS, SearchSeconds: r.Search.Seconds(), Evaluated: r.Evaluated,
+		Fits: r.Sim.Fits, PeakMemoryBytes: r.Sim.PeakMemoryBytes, HeadroomBytes: Headroom(r.Sim), GPUs: r.Plan.GPUs(), Plan: r.Plan}
+	if r.Bound.TokensPerS > 0 {
+		f.Fraction = r.Sim.TokensPerS / r.Bound.TokensPerS
+	}
+	if len(o.Prices) > 0 {
+		f.DollarsPerH = dollarsPerHour(r.Plan, o.Prices)
+		f.DollarsPerMTokens = f.DollarsPerH / 3600 / r.Sim.TokensPerS * 1e6
+	}
+	if o.TokenBudget > 0 {
+		f.HoursToBudget = o.TokenBudget / r.Sim.TokensPerS / 3600
+	}
+	if r.Explain != nil {
+		f.Explain = r.Explain
+	}
+	return f
 }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runTrainCLI(args ...string) (string, error) {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestTrainPlanJSONRoundTrip: plan --json, then simulate --plan on the
+// file gives the same throughput.
+func TestTrainPlanJSONRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	gpus := "16xA100-40,16xV100-16"
+	out, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--json")
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	var pf struct {
+		Planner    string          `json:"planner"`
+		TokensPerS float64         `json:"tokens_per_s"`
+		Bound      float64         `json:"bound_tokens_per_s"`
+		Fits       bool            `json:"fits"`
+		Search     *float64        `json:"search_seconds"`
+		Peak       float64         `json:"peak_memory_bytes"`
+		IterationS float64         `json:"iteration_s"`
+		Plan       json.RawMessage `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &pf); err != nil {
+		t.Fatal(err)
+	}
+	if pf.Planner != "inlay" || !pf.Fits || pf.TokensPerS <= 0 || pf.Bound < pf.TokensPerS || pf.Search == nil || pf.Peak <= 0 || pf.IterationS <= 0 {
+		t.Fatalf("plan file %+v", pf)
+	}
+	path := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := runTrainCLI("train", "simulate", "--model", "opt-350m", "--gpus", gpus, "--plan", path, "--json")
+	if err != nil {
+		t.Fatal(err, sim)
+	}
+	var res struct {
+		TokensPerS float64 `json:"tokens_per_s"`
+	}
+	if err := json.Unmarshal([]byte(sim), &res); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.TokensPerS-pf.TokensPerS) > 1e-6*pf.TokensPerS {
+		t.Errorf("simulate --plan: %v tokens/s, plan said %v", res.TokensPerS, pf.TokensPerS)
+	}
+	ranks := filepath.Join(dir, "ranks.json")
+	if out, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--explain", "--export", "ranks", "-o", ranks); err != nil || !strings.Contains(out, "binding") {
+		t.Fatalf("explain/export: %v\n%s", err, out)
+	}
+	if _, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--planner", "nope"); err == nil {
+		t.Error("unknown planner: no error")
+	}
+}

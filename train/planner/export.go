@@ -1,0 +1,361 @@
+package planner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+// ExportFormats are the forms Export writes.
+var ExportFormats = []string{"megatron", "torchtitan", "deepspeed", "sailor", "ranks"}
+
+// Export writes plan p of model m on cluster c in the form an engine
+// takes; each form is checked against its consumer's rules (CheckExport)
+// before it is returned. An engine that cannot run the plan (Megatron-LM,
+// torchtitan and DeepSpeed take one GPU type, identical replicas and an
+// even batch) gets an error that says why and points to the per-rank file.
+func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, error) {
+	var out []byte
+	var err error
+	switch format {
+	case "megatron":
+		out, err = exportMegatron(m, p)
+	case "torchtitan":
+		out, err = exportTorchtitan(m, p)
+	case "deepspeed":
+		out, err = exportDeepSpeed(p)
+	case "sailor":
+		out, err = exportSailor(m, c, p)
+	case "ranks":
+		out, err = exportRanks(c, p)
+	default:
+		return nil, fmt.Errorf("export: unknown form %q (forms: %s)", format, strings.Join(ExportFormats, ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %v", format, err)
+	}
+	if err := CheckExport(format, m, c, p, out); err != nil {
+		return nil, fmt.Errorf("export %s: the written form fails its consumer's check: %v", format, err)
+	}
+	return out, nil
+}
+
+// uniform returns the plan's single GPU type and TP when every stage of
+// every replica is alike and the batch is split evenly, else an error.
+func uniform(p *train.Plan, engine string) (string, int, error) {
+	first := p.Replicas[0].Stages[0]
+	for _, r := range p.Replicas {
+		if r.Batch != p.Replicas[0].Batch {
+			return "", 0, fmt.Errorf("%s splits the batch evenly over data-parallel replicas; this plan gives them %d and %d sequences (use --export ranks)", engine, p.Replicas[0].Batch, r.Batch)
+		}
+		for _, s := range r.Stages {
+			if s != first {
+				return "", 0, fmt.Errorf("%s runs one GPU type and one TP degree; this plan has %s tp %d and %s tp %d (use --export ranks)", engine, first.GPU, first.TP, s.GPU, s.TP)
+			}
+		}
+	}
+	return first.GPU, first.TP, nil
+}
+
+// exportMegatron writes Megatron-LM's command-line arguments (names of
+// megatron/training/arguments.py at NVIDIA/Megatron-LM commit d98e8a6,
+// core_v0.15.0rc7-2333): uneven first and last stages through
+// --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers, the middle stages even.
+func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
+	_, tp, err := uniform(p, "Megatron-LM")
+	if err != nil {
+		return nil, err
+	}
+	P := p.PP()
+	args := []string{
+		fmt.Sprintf("--num-layers %d", m.Layers), fmt.Sprintf("--hidden-size %d", m.Hidden),
+		fmt.Sprintf("--num-attention-heads %d", m.Heads), fmt.Sprintf("--seq-length %d", m.Seq),
+		fmt.Sprintf("--tensor-model-parallel-size %d", tp), fmt.Sprintf("--pipeline-model-parallel-size %d", P),
+		fmt.Sprintf("--micro-batch-size %d", p.MicroBatch), fmt.Sprintf("--global-batch-size %d", p.GlobalBatch),
+	}
+	if m.KVHeads > 0 && m.KVHeads != m.Heads {
+		args = append(args, "--group-query-attention", fmt.Sprintf("--num-query-groups %d", m.KVHeads))
+	}
+	if m.FFN > 0 {
+		args = append(args, fmt.Sprintf("--ffn-hidden-size %d", m.FFN))
+	}
+	if m.Gated {
+		args = append(args, "--swiglu")
+	}
+	if P > 2 {
+		first, last, mid := p.Stages[0].Count(), p.Stages[P-1].Count(), p.Stages[1].Count()
+		for _, s := range p.Stages[1 : P-1] {
+			if s.Count() != mid {
+				return nil, fmt.Errorf("Megatron-LM's uneven stages are the first and the last only; stages 1-%d differ (%d and %d layers; use --export ranks)", P-2, mid, s.Count())
+			}
+		}
+		if first != mid {
+			args = append(args, fmt.Sprintf("--decoder-first-pipeline-num-layers %d", first))
+		}
+		if last != mid {
+			args = append(args, fmt.Sprintf("--decoder-last-pipeline-num-layers %d", last))
+		}
+	} else if P == 2 && p.Stages[0].Count() != p.Stages[1].Count() {
+		args = append(args, fmt.Sprintf("--decoder-first-pipeline-num-layers %d", p.Stages[0].Count()),
+			fmt.Sprintf("--decoder-last-pipeline-num-layers %d", p.Stages[1].Count()))
+	}
+	switch p.Recompute {
+	case "selective":
+		args = append(args, "--recompute-granularity selective")
+	case "full":
+		args = append(args, "--recompute-granularity full", "--recompute-method uniform", "--recompute-num-layers 1")
+	}
+	if p.SequenceParallel && tp > 1 {
+		args = append(args, "--sequence-parallel")
+	}
+	if p.Zero >= 1 {
+		args = append(args, "--use-distributed-optimizer")
+	}
+	if p.OverlapGradReduce {
+		args = append(args, "--overlap-grad-reduce")
+	}
+	if p.FlashAttention {
+		args = append(args, "--use-flash-attn")
+	}
+	switch p.Precision {
+	case "bf16":
+		args = append(args, "--bf16")
+	case "fp16":
+		args = append(args, "--fp16")
+	}
+	if p.Schedule.Kind == "interleaved" {
+		args = append(args, fmt.Sprintf("--num-virtual-stages-per-pipeline-rank %d", p.Schedule.Chunks))
+	}
+	return []byte(strings.Join(args, " \\\n  ") + "\n"), nil
+}
+
+// exportTorchtitan writes a torchtitan job TOML (sections and keys of
+// torchtitan's config manager): the split points name the first layer of
+// every stage after the first.
+func exportTorchtitan(m *train.Model, p *train.Plan) ([]byte, error) {
+	_, tp, err := uniform(p, "torchtitan")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	dp := p.DP()
+	fmt.Fprintf(&b, "# torchtitan job config written by inlay train plan\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %q\n\n",
+		p.GlobalBatch/dp, p.GlobalBatch, m.Seq, map[bool]string{true: "bfloat16", false: "float16"}[p.Precision == "bf16"])
+	fmt.Fprintf(&b, "[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = %d\ntensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", dp, tp, p.PP())
+	if p.PP() > 1 {
+		sched := "1F1B"
+		switch p.Schedule.Kind {
+		case "gpipe":
+			sched = "GPipe"
+		case "interleaved":
+			sched = "Interleaved1F1B"
+		}
+		var pts []string
+		for _, s := range p.Stages[1:] {
+			pts = append(pts, fmt.Sprintf("%q", fmt.Sprintf("layers.%d", s.First)))
+		}
+		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\npipeline_parallel_microbatch_size = %d\npipeline_parallel_split_points = [%s]\n", sched, p.MicroBatch, strings.Join(pts, ", "))
+	}
+	mode := p.Recompute
+	fmt.Fprintf(&b, "\n[activation_checkpoint]\nmode = %q\n", mode)
+	return b.Bytes(), nil
+}
+
+// deepSpeedConfig is the part of DeepSpeed's JSON config written.
+type deepSpeedConfig struct {
+	TrainBatchSize int            `json:"train_batch_size"`
+	MicroBatch     int            `json:"train_micro_batch_size_per_gpu"`
+	GradAccum      int            `json:"gradient_accumulation_steps"`
+	Zero           map[string]any `json:"zero_optimization"`
+	FP16           map[string]any `json:"fp16,omitempty"`
+	BF16           map[string]any `json:"bf16,omitempty"`
+	Pipeline       map[string]any `json:"pipeline,omitempty"`
+}
+
+// exportDeepSpeed writes a DeepSpeed config JSON: batch sizes, ZeRO stage
+// and offload, precision.
+func exportDeepSpeed(p *train.Plan) ([]byte, error) {
+	if _, _, err := uniform(p, "DeepSpeed"); err != nil {
+		return nil, err
+	}
+	dp := p.DP()
+	cfg := deepSpeedConfig{TrainBatchSize: p.GlobalBatch, MicroBatch: p.MicroBatch, GradAccum: p.GlobalBatch / (p.MicroBatch * dp),
+		Zero: map[string]any{"stage": p.Zero, "overlap_comm": p.OverlapGradReduce, "reduce_bucket_size": int(p.BucketMB * 1e6)}}
+	if p.Offload {
+		cfg.Zero["offload_optimizer"] = map[string]any{"device": "cpu"}
+	}
+	switch p.Precision {
+	case "bf16":
+		cfg.BF16 = map[string]any{"enabled": true}
+	case "fp16":
+		cfg.FP16 = map[string]any{"enabled": true}
+	}
+	if p.PP() > 1 {
+		cfg.Pipeline = map[string]any{"stages": p.PP(), "partition": "parameters"}
+	}
+	return json.MarshalIndent(cfg, "", "  ")
+}
+
+// exportSailor writes Sailor's plan_config JSON: every run of identical
+// replicas one pipeline entry, layers in Sailor's numbering (the
+// embedding 0, the head L+1).
+func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, error) {
+	for _, r := range p.Replicas {
+		if r.Batch != p.Replicas[0].Batch {
+			return nil, fmt.Errorf("Sailor's plan_config splits the batch evenly over replicas; this plan gives them %d and %d sequences (use --export ranks)", p.Replicas[0].Batch, r.Batch)
+		}
+	}
+	P := p.PP()
+	ids := make([][]int, P)
+	for s, r := range p.Stages {
+		if s == 0 {
+			ids[s] = append(ids[s], 0)
+		}
+		for l := r.First; l <= r.Last; l++ {
+			ids[s] = append(ids[s], l+1)
+		}
+		if s == P-1 {
+			ids[s] = append(ids[s], m.Layers+1)
+		}
+	}
+	type pipe struct {
+		NumStages int       `json:"num_stages"`
+		Layers    [][]int   `json:"layers_per_stage"`
+		TMP       [][][]any `json:"tmp_per_stage"`
+		DP        []int     `json:"dp"`
+	}
+	var pipes []pipe
+	gpus := map[string]int{}
+	for i := 0; i < len(p.Replicas); {
+		j := i
+		for j < len(p.Replicas) && fmt.Sprint(p.Replicas[j].Stages) == fmt.Sprint(p.Replicas[i].Stages) {
+			j++
+		}
+		pp := pipe{NumStages: P, Layers: ids}
+		for s := 0; s < P; s++ {
+			pl := p.Replicas[i].Stages[s]
+			name, per, ok := train.SailorName(pl.GPU)
+			if !ok {
+				return nil, fmt.Errorf("Sailor has no GPU type for %s", pl.GPU)
+			}
+			var reps [][]any
+			for r := i; r < j; r++ {
+				reps = append(reps, []any{[]any{[]any{name, per, "zone-a"}}, pl.TP})
+				gpus[pl.GPU] += pl.TP
+			}
+			pp.TMP = append(pp.TMP, reps)
+			pp.DP = append(pp.DP, j-i)
+		}
+		pipes = append(pipes, pp)
+		i = j
+	}
+	nodes := 0
+	for t, n := range gpus {
+		_, per, _ := train.SailorName(t)
+		nodes += (n + per - 1) / per
+	}
+	out := map[string]any{"zone": "zone-a", "pipeline_list": pipes, "mbs": p.MicroBatch, "gbs": p.GlobalBatch, "N": nodes}
+	return json.MarshalIndent(out, "", "  ")
+}
+
+// RankEntry is one GPU of the per-rank file.
+type RankEntry struct {
+	Rank     int              `json:"rank"`
+	Node     int              `json:"node"`
+	LocalGPU int              `json:"local_gpu"`
+	GPU      string           `json:"gpu"`
+	Replica  int              `json:"replica"`
+	Stage    int              `json:"stage"`
+	Layers   train.LayerRange `json:"layers"`
+	TPRank   int              `json:"tp_rank"`
+	TPGroup  []int            `json:"tp_group"`
+	DPGroup  []int            `json:"dp_group"`
+	PPGroup  []int            `json:"pp_group"`
+	// Batch is the replica's sequences per iteration; MicroBatches its
+	// micro-batches.
+	Batch        int `json:"batch"`
+	MicroBatches int `json:"micro_batches"`
+}
+
+// RankFile is the per-rank file a launcher reads.
+type RankFile struct {
+	WorldSize   int         `json:"world_size"`
+	MicroBatch  int         `json:"micro_batch"`
+	GlobalBatch int         `json:"global_batch"`
+	Nodes       []string    `json:"nodes"` // GPU type of each node
+	Ranks       []RankEntry `json:"ranks"`
+}
+
+// Ranks lays the plan out on the cluster as the simulator does: each
+// type's GPUs in server order, stage by stage, replica by replica, TP
+// ranks adjacent; ranks are numbered in that order.
+func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
+	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
+	firstNode := map[string][]int{} // per type: global node index of each of its nodes
+	per := map[string]int{}
+	for _, g := range c.Groups {
+		for n := 0; n < g.Nodes; n++ {
+			firstNode[g.GPU.Name] = append(firstNode[g.GPU.Name], len(f.Nodes))
+			f.Nodes = append(f.Nodes, g.GPU.Name)
+		}
+		per[g.GPU.Name] = g.GPUsPerNode
+	}
+	next := map[string]int{}
+	P, D := p.PP(), p.DP()
+	start := make([][]int, D) // first rank of each replica's stage
+	for r := range start {
+		start[r] = make([]int, P)
+	}
+	for s := 0; s < P; s++ {
+		for r := 0; r < D; r++ {
+			pl := p.Replicas[r].Stages[s]
+			g, ok := c.GPUType(pl.GPU)
+			if !ok {
+				return nil, fmt.Errorf("the cluster has no %s", pl.GPU)
+			}
+			start[r][s] = len(f.Ranks)
+			for k := 0; k < pl.TP; k++ {
+				i := next[g.Name]
+				next[g.Name]++
+				nodeIdx := i / per[g.Name]
+				if nodeIdx >= len(firstNode[g.Name]) {
+					return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
+				}
+				f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
+					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.MicroBatch})
+			}
+		}
+	}
+	for i := range f.Ranks {
+		e := &f.Ranks[i]
+		r, s := e.Replica, e.Stage
+		tp := p.Replicas[r].Stages[s].TP
+		for k := 0; k < tp; k++ {
+			e.TPGroup = append(e.TPGroup, start[r][s]+k)
+		}
+		for q := 0; q < D; q++ {
+			// the data-parallel peer holding the same shard: same TP rank
+			// when the TP degrees match, else the rank that holds its slice
+			tq := p.Replicas[q].Stages[s].TP
+			e.DPGroup = append(e.DPGroup, start[q][s]+e.TPRank*tq/tp)
+		}
+		for t := 0; t < P; t++ {
+			tt := p.Replicas[r].Stages[t].TP
+			e.PPGroup = append(e.PPGroup, start[r][t]+e.TPRank*tt/tp)
+		}
+	}
+	f.WorldSize = len(f.Ranks)
+	return f, nil
+}
+
+func exportRanks(c *train.Cluster, p *train.Plan) ([]byte, error) {
+	f, err := Ranks(c, p)
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(f, "", "  ")
+}

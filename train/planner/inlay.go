@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/train"
@@ -429,7 +430,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Choices = append(x.Choices, fmt.Sprintf("%s: %d of the %d replicas its GPUs hold, batch shares set to even out their times", k.name(), used[fmt.Sprint(k.place)], k.avail))
 	}
 	for _, t := range sortedKeys(n.alternatives) {
-		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %v", t, n.alternatives[t]))
+		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %s", t, strings.Join(n.alternatives[t], "; ")))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
 	if n.shares == "even" {

@@ -433,17 +433,13 @@ func (p *Plan) Check(m *Model) error {
 		}
 		total += rep.Batch
 		for s, pl := range rep.Stages {
-			if pl.TP > 0 && pl.TP <= 1<<12 && m.Heads%pl.TP == 0 && (m.KVHeads <= 0 || m.KVHeads%pl.TP == 0 || pl.TP%m.KVHeads == 0) {
-				continue
-			}
-			at := fmt.Sprintf("replicas[%d].stages[%d]", r, s)
 			switch {
 			case pl.TP <= 0 || pl.TP > 1<<12:
-				return fmt.Errorf("%s.tp: %d must be in 1..4096", at, pl.TP)
+				return fmt.Errorf("replicas[%d].stages[%d].tp: %d must be in 1..4096", r, s, pl.TP)
 			case m.Heads%pl.TP != 0:
-				return fmt.Errorf("%s.tp: %d does not divide the %d attention heads", at, pl.TP, m.Heads)
+				return fmt.Errorf("replicas[%d].stages[%d].tp: %d does not divide the %d attention heads", r, s, pl.TP, m.Heads)
 			case m.KVHeads > 0 && m.KVHeads%pl.TP != 0 && pl.TP%m.KVHeads != 0:
-				return fmt.Errorf("%s.tp: %d and the %d key/value heads do not divide one another", at, pl.TP, m.KVHeads)
+				return fmt.Errorf("replicas[%d].stages[%d].tp: %d and the %d key/value heads do not divide one another", r, s, pl.TP, m.KVHeads)
 			}
 		}
 	}

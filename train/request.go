@@ -71,15 +71,7 @@ func Build(s Spec) (*Request, error) {
 			return nil, err
 		}
 	case strings.Contains(s.Gpus, ","):
-		list, err := ParseGPUList(s.Gpus)
-		if err != nil {
-			return nil, err
-		}
-		inter := s.InterGbps
-		if inter <= 0 {
-			inter = 800
-		}
-		if req.Cluster, err = MixedCluster(list, max(s.GPUsPerNode, 8*boolInt(s.GPUsPerNode <= 0)), s.IntraGBs, inter/8); err != nil {
+		if req.Cluster, err = s.listCluster(); err != nil {
 			return nil, err
 		}
 	case s.Gpus != "":
@@ -184,13 +176,6 @@ func Predict(s Spec, opt Options) (*Request, *Result, error) {
 	return req, res, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // ResolveTarget resolves what a planner needs from a spec: the model, and
 // the cluster from --cluster or --gpus (one or more COUNTxTYPE, each type
 // in its own servers of GPUsPerNode, 8 unless given).
@@ -206,19 +191,26 @@ func ResolveTarget(s Spec) (Model, *Cluster, error) {
 		c, err := ResolveCluster(s.Cluster)
 		return m, c, err
 	case s.Gpus != "":
-		list, err := ParseGPUList(s.Gpus)
-		if err != nil {
-			return Model{}, nil, err
-		}
-		per, inter := s.GPUsPerNode, s.InterGbps
-		if per <= 0 {
-			per = 8
-		}
-		if inter <= 0 {
-			inter = 800
-		}
-		c, err := MixedCluster(list, per, s.IntraGBs, inter/8)
+		c, err := s.listCluster()
 		return m, c, err
 	}
 	return Model{}, nil, fmt.Errorf("train: no cluster: give --cluster, or --gpus COUNTxTYPE[,COUNTxTYPE…]")
+}
+
+// listCluster is the cluster of --gpus read as a list of types
+// (ParseGPUList), each in its own servers of GPUsPerNode (8 unless
+// given), with InterGbps from each server (800 unless given).
+func (s Spec) listCluster() (*Cluster, error) {
+	list, err := ParseGPUList(s.Gpus)
+	if err != nil {
+		return nil, err
+	}
+	per, inter := s.GPUsPerNode, s.InterGbps
+	if per <= 0 {
+		per = 8
+	}
+	if inter <= 0 {
+		inter = 800
+	}
+	return MixedCluster(list, per, s.IntraGBs, inter/8)
 }

@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"testing"
@@ -321,14 +320,4 @@ func runExposed(rt *ort.Runtime, src source, data []byte) (*fullRun, error) {
 		fr.values[e.tensor] = &graph.Data{DType: d.DType, Dims: d.Dims[1:].Clone(), Raw: d.Raw}
 	}
 	return fr, nil
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,7 +60,7 @@ func otherInputSources() []source {
 // shapesKey formats input shapes for a source name: "x=2x3x160x96".
 func shapesKey(in map[string][]int64) string {
 	var parts []string
-	for _, name := range sortedKeys(in) {
+	for _, name := range slices.Sorted(maps.Keys(in)) {
 		parts = append(parts, name+"="+graph.Shape(in[name]).String())
 	}
 	return strings.Join(parts, ",")

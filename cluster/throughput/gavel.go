@@ -4,8 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,7 +81,7 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 	t := New(source, gpus)
 	// Rows in sorted order, so that IDs do not depend on map order.
 	for _, w := range gpus {
-		for _, ks := range sortedKeys(raw[w]) {
+		for _, ks := range slices.Sorted(maps.Keys(raw[w])) {
 			k, ok := parseGavelKey(ks)
 			if !ok {
 				return nil, fmt.Errorf("cluster/throughput: %s: %q: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
@@ -87,17 +89,17 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 			t.Add(k)
 		}
 	}
-	for _, w := range sortedKeys(raw) {
+	for _, w := range slices.Sorted(maps.Keys(raw)) {
 		base, spread := strings.CutSuffix(w, "_unconsolidated")
 		if t.GPUIndex(base) < 0 {
 			return nil, fmt.Errorf("cluster/throughput: %s: %q has no consolidated worker type %q", source, w, base)
 		}
-		for _, ks := range sortedKeys(raw[w]) {
+		for _, ks := range slices.Sorted(maps.Keys(raw[w])) {
 			k, ok := parseGavelKey(ks)
 			if !ok {
 				return nil, fmt.Errorf("cluster/throughput: %s: %q: bad job key %q (want \"('TYPE', SCALE)\")", source, w, ks)
 			}
-			for _, ps := range sortedKeys(raw[w][ks]) {
+			for _, ps := range slices.Sorted(maps.Keys(raw[w][ks])) {
 				v := raw[w][ks][ps]
 				if ps == "null" {
 					var x float64
@@ -130,13 +132,4 @@ func ParseGavel(source string, data []byte) (*Table, error) {
 		}
 	}
 	return t, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -19,7 +21,7 @@ type Allocation struct {
 // out.
 func (a Allocation) key() string {
 	var parts []string
-	for _, t := range sortedKeys(a.GPUs) {
+	for _, t := range slices.Sorted(maps.Keys(a.GPUs)) {
 		if a.GPUs[t] > 0 {
 			parts = append(parts, fmt.Sprintf("%dx%s/%d", a.GPUs[t], t, a.perNode(t)))
 		}
@@ -65,7 +67,7 @@ func (j *JobThroughput) TokensPerS(a Allocation) (float64, error) {
 	}
 	j.mu.Unlock()
 	var list []train.GPUCount
-	types := sortedKeys(a.GPUs)
+	types := slices.Sorted(maps.Keys(a.GPUs))
 	for _, t := range types {
 		if a.GPUs[t] <= 0 {
 			continue

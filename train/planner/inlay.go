@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -429,7 +430,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	for _, k := range n.kinds {
 		x.Choices = append(x.Choices, fmt.Sprintf("%s: %d of the %d replicas its GPUs hold, batch shares set to even out their times", k.name(), used[fmt.Sprint(k.place)], k.avail))
 	}
-	for _, t := range sortedKeys(n.alternatives) {
+	for _, t := range slices.Sorted(maps.Keys(n.alternatives)) {
 		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %s", t, strings.Join(n.alternatives[t], "; ")))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
@@ -566,16 +567,6 @@ func mixedPair(e *evaluator, base *train.Plan, perType [][]kind, alts map[string
 			combine(e, base, ks, alts)
 		}
 	}
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // hopeless reports whether plan p of the kinds cannot beat the best plan

@@ -28,6 +28,18 @@ func newTrainCmd() *cobra.Command {
 	return cmd
 }
 
+// registerTarget registers the model and cluster flags every train
+// command reads (train.Spec's Model, Cluster and --gpus fields).
+func registerTarget(cmd *cobra.Command, s *train.Spec) {
+	fl := cmd.Flags()
+	fl.StringVar(&s.Model, "model", "", "model: a preset (inlay train models), gpt:hidden=…,layers=…,heads=…,seq=…,vocab=…, or a YAML file")
+	fl.StringVar(&s.Cluster, "cluster", "", "cluster platform preset or YAML file (inlay platforms); or use --gpus")
+	fl.StringVar(&s.Gpus, "gpus", "", "GPUs: COUNTxTYPE[,COUNTxTYPE…], e.g. 512xA100-80 or 128xA100-40,128xV100-16 (each type in its own servers)")
+	fl.IntVar(&s.GPUsPerNode, "gpus-per-node", 8, "with --gpus: GPUs per server")
+	fl.Float64Var(&s.IntraGBs, "intra-gbps", 0, "with --gpus: GB/s per GPU inside a server (default: half the type's NVLink total, or its PCIe)")
+	fl.Float64Var(&s.InterGbps, "inter-gbps", 800, "with --gpus: Gbit/s per server across servers")
+}
+
 // trainFlags are the model, cluster and plan flags simulate and memory
 // share.
 type trainFlags struct {
@@ -39,12 +51,7 @@ type trainFlags struct {
 func (f *trainFlags) register(cmd *cobra.Command) {
 	s := &f.spec
 	fl := cmd.Flags()
-	fl.StringVar(&s.Model, "model", "", "model: a preset (inlay train models), gpt:hidden=…,layers=…,heads=…,seq=…,vocab=…, or a YAML file")
-	fl.StringVar(&s.Cluster, "cluster", "", "cluster platform preset or YAML file (inlay platforms); or use --gpus")
-	fl.StringVar(&s.Gpus, "gpus", "", "a uniform cluster: COUNTxTYPE, e.g. 512xA100-80")
-	fl.IntVar(&s.GPUsPerNode, "gpus-per-node", 8, "with --gpus: GPUs per server")
-	fl.Float64Var(&s.IntraGBs, "intra-gbps", 0, "with --gpus: GB/s per GPU inside a server (default: half the GPU's NVLink total, or its PCIe)")
-	fl.Float64Var(&s.InterGbps, "inter-gbps", 800, "with --gpus: Gbit/s per server across servers")
+	registerTarget(cmd, s)
 	fl.StringVar(&s.Plan, "plan", "", "plan file: YAML, or Sailor's plan_config_*.json (its cluster is used when --cluster and --gpus are absent)")
 	fl.IntVar(&s.TP, "tp", 1, "tensor-parallel degree (without --plan)")
 	fl.IntVar(&s.PP, "pp", 1, "pipeline stages (without --plan)")

@@ -41,13 +41,7 @@ func newTrainPlanCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTrainPlan(cmd, f) },
 	}
 	fl := cmd.Flags()
-	s := &f.spec
-	fl.StringVar(&s.Model, "model", "", "model: a preset (inlay train models), gpt:hidden=…, or a YAML file")
-	fl.StringVar(&s.Cluster, "cluster", "", "cluster platform preset or YAML file; or use --gpus")
-	fl.StringVar(&s.Gpus, "gpus", "", "GPUs: COUNTxTYPE[,COUNTxTYPE…], e.g. 128xA100-40,128xV100-16 (each type in its own servers)")
-	fl.IntVar(&s.GPUsPerNode, "gpus-per-node", 8, "with --gpus: GPUs per server")
-	fl.Float64Var(&s.IntraGBs, "intra-gbps", 0, "with --gpus: GB/s per GPU inside a server (default: half the type's NVLink total, or its PCIe)")
-	fl.Float64Var(&s.InterGbps, "inter-gbps", 800, "with --gpus: Gbit/s per server across servers")
+	registerTarget(cmd, &f.spec)
 	fl.StringVar(&f.objective, "objective", "throughput", "throughput (tokens/s), cost (dollars per token; needs --prices) or time (hours to --tokens)")
 	fl.StringVar(&f.name, "planner", "inlay", "planner: "+strings.Join(planner.Names(), ", "))
 	fl.DurationVar(&f.budget, "budget", 0, "search time budget (default: 1s for inlay, 120s for the baselines)")

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inlay-dev/inlay/graph"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/inlay-dev/inlay/graph"
+
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
 // The YAML schema of a platform file (every field but the names may be
@@ -199,7 +202,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 		fe = p.validate()
 	}
 	if fe != nil {
-		return nil, fmt.Errorf("hw: %s:%d: %s", file, lineOf(&root, fe.path), fe)
+		return nil, fmt.Errorf("hw: %s:%d: %s", file, yamlpath.Line(&root, fe.path), fe)
 	}
 	p.Source = file
 	return p, nil
@@ -330,77 +333,6 @@ func parseDuration(s string, path ...any) (time.Duration, *fieldError) {
 	return d, nil
 }
 
-// lineOf returns the line of the deepest node along path that exists in the
-// document, or 0.
-func lineOf(root *yaml.Node, path []any) int {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, p := range path {
-		var next *yaml.Node
-		switch x := p.(type) {
-		case string:
-			if n.Kind == yaml.MappingNode {
-				for i := 0; i+1 < len(n.Content); i += 2 {
-					if n.Content[i].Value == x {
-						next = n.Content[i+1]
-						line = n.Content[i].Line
-						break
-					}
-				}
-			}
-		case int:
-			if n.Kind == yaml.SequenceNode && x < len(n.Content) {
-				next = n.Content[x]
-				line = next.Line
-			}
-		}
-		if next == nil {
-			return line
-		}
-		n = next
-	}
-	if n.Kind == yaml.ScalarNode {
-		line = n.Line
-	}
-	return line
-}
-
-// pathAt finds the schema path of the deepest key or item on a line.
-func pathAt(root *yaml.Node, line int) []any {
-	var best []any
-	var walk func(n *yaml.Node, path []any)
-	walk = func(n *yaml.Node, path []any) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := append(append([]any{}, path...), k.Value)
-				if k.Line == line || v.Line == line {
-					best = p
-				}
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				p := append(append([]any{}, path...), i)
-				if c.Line == line && best == nil {
-					best = p
-				}
-				walk(c, p)
-			}
-		}
-	}
-	walk(root, nil)
-	return best
-}
-
 var (
 	yamlLineRE    = regexp.MustCompile(`(?s)line (\d+): (.*)`)
 	yamlUnknownRE = regexp.MustCompile(`(?s)^field (.+) not found in type \S+$`)
@@ -424,11 +356,11 @@ func yamlError(file string, root *yaml.Node, err error) error {
 	// An unknown key may hold a line break ({"a\nb": 1}): match it whole.
 	if u := yamlUnknownRE.FindStringSubmatch(m[2]); u != nil {
 		what = fmt.Sprintf("unknown field %q", u[1])
-		if p := pathAt(root, line); len(p) > 1 {
-			what = pathString(p[:len(p)-1]) + ": " + what
+		if p := yamlpath.At(root, line); len(p) > 1 {
+			what = yamlpath.String(p[:len(p)-1]) + ": " + what
 		}
-	} else if p := pathAt(root, line); p != nil {
-		what = pathString(p) + ": " + what
+	} else if p := yamlpath.At(root, line); p != nil {
+		what = yamlpath.String(p) + ": " + what
 	}
 	// A key may hold a line break ({"a\nb": 1}): the message stays one line.
 	return fmt.Errorf("hw: %s:%d: %s", file, line, strings.ReplaceAll(what, "\n", "\\n"))

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/inlay-dev/inlay/internal/presetfs"
 )
 
 //go:embed presets/*.yaml
@@ -16,31 +18,14 @@ var presetFS embed.FS
 // hostPreset is the preset built from this machine's cores.
 const hostPreset = "host"
 
+var presets = presetfs.Dir{FS: presetFS, Dir: "presets", Pkg: "hw", What: "preset"}
+
 // Presets returns the names of the embedded presets, sorted.
-func Presets() []string {
-	entries, err := presetFS.ReadDir("presets")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func Presets() []string { return presets.Names() }
 
 // PresetSource returns the embedded YAML of a preset, comments and source
 // citations included. For "host" it is the per-core template.
-func PresetSource(name string) ([]byte, error) {
-	data, err := presetFS.ReadFile("presets/" + name + ".yaml")
-	if err != nil {
-		return nil, fmt.Errorf("hw: unknown preset %q (presets: %s)", name, strings.Join(Presets(), ", "))
-	}
-	return data, nil
-}
+func PresetSource(name string) ([]byte, error) { return presets.Source(name) }
 
 // Preset returns a fresh copy of an embedded preset. "host" is built from
 // the cores this process may run on (see HostCores).
@@ -141,10 +126,8 @@ func parseCPUList(s string) ([]int, error) {
 // Resolve returns the preset of that name or, when no preset has it, the
 // platform in that file.
 func Resolve(nameOrPath string) (*Platform, error) {
-	for _, n := range Presets() {
-		if n == nameOrPath {
-			return Preset(n)
-		}
+	if presets.Has(nameOrPath) {
+		return Preset(nameOrPath)
 	}
 	if _, err := os.Stat(nameOrPath); err != nil {
 		return nil, fmt.Errorf("hw: %q is neither a preset (%s) nor a readable file", nameOrPath, strings.Join(Presets(), ", "))

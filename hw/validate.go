@@ -5,11 +5,11 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
 // fieldError is a validation error at a place in the YAML schema: path
@@ -19,25 +19,7 @@ type fieldError struct {
 	msg  string
 }
 
-func (e *fieldError) Error() string { return pathString(e.path) + ": " + e.msg }
-
-func pathString(path []any) string {
-	var b strings.Builder
-	for _, p := range path {
-		switch x := p.(type) {
-		case int:
-			b.WriteString("[" + strconv.Itoa(x) + "]")
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			// A key from the file (a compute class, an unknown field) is
-			// quoted unless plain, so that a line break in it stays escaped.
-			b.WriteString(errline.Key(x))
-		}
-	}
-	return b.String()
-}
+func (e *fieldError) Error() string { return yamlpath.String(e.path) + ": " + e.msg }
 
 // checkName refuses a name with a space or a control character: names
 // appear in plan files, CLI flags, tables and one-line errors.

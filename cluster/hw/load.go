@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"github.com/inlay-dev/inlay/internal/errline"
-	"go.yaml.in/yaml/v3"
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
 // The YAML schema of a cluster file:
@@ -109,7 +109,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 	}
 	p, path, msg := raw.build()
 	if msg != "" {
-		return nil, fmt.Errorf("cluster/hw: %s:%d: %s: %s", file, nodeLine(&root, path), joinPath(path), msg)
+		return nil, fmt.Errorf("cluster/hw: %s:%d: %s: %s", file, yamlpath.Line(&root, path), yamlpath.String(path), msg)
 	}
 	p.Source = file
 	return p, nil
@@ -121,50 +121,6 @@ func decodeError(file string, err error) error {
 		return fmt.Errorf("cluster/hw: %s: %s", file, msg)
 	}
 	return fmt.Errorf("cluster/hw: %s:%s: %s", file, line, msg)
-}
-
-// joinPath writes a field path as "nodes[2].gpu".
-func joinPath(path []any) string {
-	var b strings.Builder
-	for _, p := range path {
-		switch x := p.(type) {
-		case int:
-			b.WriteString("[" + strconv.Itoa(x) + "]")
-		case string:
-			if b.Len() > 0 {
-				b.WriteByte('.')
-			}
-			b.WriteString(x)
-		}
-	}
-	return b.String()
-}
-
-// nodeLine is the line of the deepest node of root that path reaches.
-func nodeLine(root *yaml.Node, path []any) int {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := n.Line
-	for _, p := range path {
-		var next *yaml.Node
-		if k, ok := p.(string); ok && n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == k {
-					next, line = n.Content[i+1], n.Content[i].Line
-				}
-			}
-		} else if i, ok := p.(int); ok && n.Kind == yaml.SequenceNode && i < len(n.Content) {
-			next = n.Content[i]
-			line = next.Line
-		}
-		if next == nil {
-			break
-		}
-		n = next
-	}
-	return line
 }
 
 // build turns the raw file into a platform, or names the first bad field.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/inlay-dev/inlay/internal/presetfs"
 )
 
 //go:embed presets/*.yaml
@@ -12,27 +14,13 @@ var presetFS embed.FS
 
 func sortStrings(s []string) { sort.Strings(s) }
 
+var presets = presetfs.Dir{FS: presetFS, Dir: "presets", Pkg: "cluster/hw", What: "cluster"}
+
 // Presets returns the names of the embedded clusters, sorted.
-func Presets() []string {
-	entries, _ := presetFS.ReadDir("presets")
-	var out []string
-	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func Presets() []string { return presets.Names() }
 
 // PresetSource returns a preset's YAML, source citations included.
-func PresetSource(name string) ([]byte, error) {
-	data, err := presetFS.ReadFile("presets/" + name + ".yaml")
-	if err != nil {
-		return nil, fmt.Errorf("cluster/hw: unknown cluster %q (presets: %s)", name, strings.Join(Presets(), ", "))
-	}
-	return data, nil
-}
+func PresetSource(name string) ([]byte, error) { return presets.Source(name) }
 
 // Preset returns a fresh copy of an embedded cluster.
 func Preset(name string) (*Platform, error) {
@@ -45,7 +33,7 @@ func Preset(name string) (*Platform, error) {
 
 // Resolve returns the preset called nameOrPath, or else loads the file.
 func Resolve(nameOrPath string) (*Platform, error) {
-	if _, err := presetFS.ReadFile("presets/" + nameOrPath + ".yaml"); err == nil {
+	if presets.Has(nameOrPath) {
 		return Preset(nameOrPath)
 	}
 	if strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml") || strings.ContainsRune(nameOrPath, '/') {

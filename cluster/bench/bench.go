@@ -25,6 +25,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/workpool"
 )
 
 // Experiments.
@@ -200,36 +201,15 @@ func Bench(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return j, err
 	}
-	workers := max(cfg.Workers, 1)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var pmu sync.Mutex
-	done := 0
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				rep.Runs[i] = runOne(ctx, cfg, tasks[i], trace)
-				pmu.Lock()
-				done++
-				if cfg.Progress != nil {
-					t := tasks[i]
-					cfg.Progress(done, len(tasks), fmt.Sprintf("%s %g %s seed %d", t.exp, t.rate, t.policy, t.seed))
-				}
-				pmu.Unlock()
-			}
-		}()
-	}
-	for i := range tasks {
-		if ctx.Err() != nil {
-			break
+	run := func(i int) { rep.Runs[i] = runOne(ctx, cfg, tasks[i], trace) }
+	var progress func(k, i int)
+	if cfg.Progress != nil {
+		progress = func(k, i int) {
+			t := tasks[i]
+			cfg.Progress(k, len(tasks), fmt.Sprintf("%s %g %s seed %d", t.exp, t.rate, t.policy, t.seed))
 		}
-		next <- i
 	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := workpool.Each(ctx, len(tasks), cfg.Workers, run, progress); err != nil {
 		return nil, err
 	}
 	rep.Rows = aggregate(rep.Runs)

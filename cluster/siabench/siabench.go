@@ -15,13 +15,13 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/goodput"
 	"github.com/inlay-dev/inlay/cluster/policy/adaptreg"
 	"github.com/inlay-dev/inlay/cluster/sia"
+	"github.com/inlay-dev/inlay/internal/workpool"
 )
 
 // Experiments.
@@ -191,40 +191,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		err error
 	}
 	results := make([]out, len(tasks))
-	workers := max(cfg.Workers, 1)
-	var mu sync.Mutex
-	done := 0
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				t := tasks[i]
-				v := variants[t.v]
-				f, _ := adaptreg.Lookup(v.policy)
-				p := f.New(adaptreg.Options{Seed: cfg.Seed})
-				res, err := adapt.Simulate(ctx, adapt.Config{Cluster: cl, Round: v.round, Mixed: v.mixed, Split: goodput.Proportional, Clock: cfg.Clock}, workloads[t.exp][t.file], p)
-				results[i] = out{res, err}
-				mu.Lock()
-				done++
-				if cfg.Progress != nil {
-					cfg.Progress(done, len(tasks), fmt.Sprintf("%s %s %gs mixed=%v %s", cfg.Experiments[t.exp], v.policy, v.round, v.mixed, rep.Experiments[t.exp].Files[t.file]))
-				}
-				mu.Unlock()
-			}
-		}()
+	run := func(i int) {
+		t := tasks[i]
+		v := variants[t.v]
+		f, _ := adaptreg.Lookup(v.policy)
+		p := f.New(adaptreg.Options{Seed: cfg.Seed})
+		res, err := adapt.Simulate(ctx, adapt.Config{Cluster: cl, Round: v.round, Mixed: v.mixed, Split: goodput.Proportional, Clock: cfg.Clock}, workloads[t.exp][t.file], p)
+		results[i] = out{res, err}
 	}
-	for i := range tasks {
-		if ctx.Err() != nil {
-			break
+	var progress func(k, i int)
+	if cfg.Progress != nil {
+		progress = func(k, i int) {
+			t := tasks[i]
+			v := variants[t.v]
+			cfg.Progress(k, len(tasks), fmt.Sprintf("%s %s %gs mixed=%v %s", cfg.Experiments[t.exp], v.policy, v.round, v.mixed, rep.Experiments[t.exp].Files[t.file]))
 		}
-		next <- i
 	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := workpool.Each(ctx, len(tasks), cfg.Workers, run, progress); err != nil {
 		return nil, err
 	}
 	for e := range rep.Experiments {

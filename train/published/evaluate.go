@@ -1,14 +1,15 @@
 package published
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
+	"github.com/inlay-dev/inlay/internal/workpool"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -150,31 +151,12 @@ func CrossValidate(cases []Case, layers []LayerCase, opt CVOptions) (*Report, er
 	}
 	effs := make([]train.Efficiency, len(jobs))
 	errs := make([]error, len(jobs))
-	workers := max(1, opt.Workers)
-	var mu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				effs[i], errs[i] = Fit(jobs[i].keep, layers, jobs[i].gpu, Start, opt.Fit)
-				if opt.Progress != nil {
-					mu.Lock()
-					done++
-					opt.Progress(done, len(jobs))
-					mu.Unlock()
-				}
-			}
-		}()
+	var progress func(k, i int)
+	if opt.Progress != nil {
+		progress = func(k, _ int) { opt.Progress(k, len(jobs)) }
 	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	fit := func(i int) { effs[i], errs[i] = Fit(jobs[i].keep, layers, jobs[i].gpu, Start, opt.Fit) }
+	_ = workpool.Each(context.Background(), len(jobs), opt.Workers, fit, progress)
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

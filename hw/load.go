@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
@@ -167,15 +167,7 @@ const defaultDomain = "memory"
 // load.go, or `inlay platforms show NAME --yaml`). Unknown fields are
 // errors. Every error is one line naming the file, the line and the field.
 func Load(path string) (*Platform, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("hw: %w", err)
-	}
-	p, err := Parse(path, data)
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
+	return loadfile.Read("hw", path, Parse)
 }
 
 // Parse reads a platform from YAML bytes; file names the source in errors

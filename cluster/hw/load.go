@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
@@ -83,11 +83,7 @@ const maxServers = 100000
 
 // Load reads a cluster from a YAML file.
 func Load(path string) (*Platform, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster/hw: %w", err)
-	}
-	return Parse(path, data)
+	return loadfile.Read("cluster/hw", path, Parse)
 }
 
 // Parse reads a cluster from YAML bytes; file names the source in errors.

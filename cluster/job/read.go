@@ -8,15 +8,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"github.com/inlay-dev/inlay/internal/errline"
-	"go.yaml.in/yaml/v3"
+	"github.com/inlay-dev/inlay/internal/loadfile"
 )
 
 // Format is a trace file format.
@@ -34,11 +35,7 @@ const maxJobs = 5_000_000
 // Load reads a trace from a file, choosing the format from the extension
 // (.jsonl/.json, .yaml/.yml, .trace/.txt/.tsv) or else from the content.
 func Load(path string) ([]Job, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster/job: %w", err)
-	}
-	return Parse(path, data, "")
+	return loadfile.Read("cluster/job", path, func(file string, data []byte) ([]Job, error) { return Parse(file, data, "") })
 }
 
 // Detect guesses the format of a file from its name and content.

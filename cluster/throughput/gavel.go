@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/loadfile"
 )
 
 // gavelJSON is Gavel's scheduler/simulation_throughputs.json (MIT licence,
@@ -39,11 +39,7 @@ func Gavel() (*Table, error) {
 
 // LoadGavel reads a throughput file in Gavel's format.
 func LoadGavel(path string) (*Table, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cluster/throughput: %w", err)
-	}
-	return ParseGavel(path, data)
+	return loadfile.Read("cluster/throughput", path, ParseGavel)
 }
 
 var gavelKey = regexp.MustCompile(`^\('(.+)', (\d+)\)$`)

@@ -5,12 +5,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -38,11 +38,7 @@ var sailorProfileModels = map[string]string{"OPT-350": "opt-350m", "GPT-Neo-2.7"
 // head) are left out; a (model, GPU, micro-batch, tp) with a zero time is
 // left out. Sailor's runs are FP32 with TF32 matrix products.
 func LoadProfiles(path string) ([]LayerCase, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("published: %w", err)
-	}
-	return ParseProfiles(path, data)
+	return loadfile.Read("published", path, ParseProfiles)
 }
 
 // ParseProfiles is LoadProfiles on bytes; file names them in errors.

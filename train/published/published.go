@@ -11,11 +11,11 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -46,11 +46,7 @@ type Case struct {
 
 // Load reads a published data file; the kind is told by its header.
 func Load(path string) ([]Case, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("published: %w", err)
-	}
-	return Parse(path, data)
+	return loadfile.Read("published", path, Parse)
 }
 
 // Parse reads a published data file's bytes; file names it in errors.

@@ -107,7 +107,9 @@ func Parse(file string, data []byte, f Format) ([]Job, error) {
 	return jobs, nil
 }
 
-func parseJSONL(file string, data []byte) ([]Job, []int, error) {
+// eachLine reads a trace of one job a line: blank lines and lines whose
+// first non-space is # are skipped; parse turns line n into a job.
+func eachLine(file string, data []byte, parse func(n int, line string) (Job, error)) ([]Job, []int, error) {
 	var jobs []Job
 	var lines []int
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -115,23 +117,16 @@ func parseJSONL(file string, data []byte) ([]Job, []int, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] == '#' {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if t := strings.TrimSpace(line); t == "" || t[0] == '#' {
 			continue
 		}
 		if len(jobs) >= maxJobs {
 			return nil, nil, fmt.Errorf("cluster/job: %s:%d: more than %d jobs", file, n, maxJobs)
 		}
-		var j Job
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&j); err != nil {
-			msg := errline.JSON(line, err)
-			msg = strings.TrimPrefix(msg, "line 1: ")
-			return nil, nil, fmt.Errorf("cluster/job: %s:%d: %s", file, n, msg)
-		}
-		if dec.More() {
-			return nil, nil, fmt.Errorf("cluster/job: %s:%d: more than one JSON value on the line", file, n)
+		j, err := parse(n, line)
+		if err != nil {
+			return nil, nil, err
 		}
 		jobs = append(jobs, j)
 		lines = append(lines, n)
@@ -140,6 +135,24 @@ func parseJSONL(file string, data []byte) ([]Job, []int, error) {
 		return nil, nil, fmt.Errorf("cluster/job: %s:%d: %v", file, n+1, err)
 	}
 	return jobs, lines, nil
+}
+
+func parseJSONL(file string, data []byte) ([]Job, []int, error) {
+	return eachLine(file, data, func(n int, text string) (Job, error) {
+		line := []byte(strings.TrimSpace(text))
+		var j Job
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&j); err != nil {
+			msg := errline.JSON(line, err)
+			msg = strings.TrimPrefix(msg, "line 1: ")
+			return j, fmt.Errorf("cluster/job: %s:%d: %s", file, n, msg)
+		}
+		if dec.More() {
+			return j, fmt.Errorf("cluster/job: %s:%d: more than one JSON value on the line", file, n)
+		}
+		return j, nil
+	})
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+): (.*)`)
@@ -213,26 +226,13 @@ func yamlErr(file string, err error) error {
 // and the older form with a working directory after the command (10
 // fields). Blank lines and lines starting with # are skipped.
 func parseGavel(file string, data []byte) ([]Job, []int, error) {
-	var jobs []Job
-	var lines []int
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimRight(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if len(jobs) >= maxJobs {
-			return nil, nil, fmt.Errorf("cluster/job: %s:%d: more than %d jobs", file, n, maxJobs)
-		}
+	return eachLine(file, data, func(n int, line string) (Job, error) {
 		f := strings.Split(line, "\t")
 		if len(f) == 10 {
 			f = append(f[:2], f[3:]...) // drop the working directory
 		}
 		if len(f) != 9 {
-			return nil, nil, fmt.Errorf("cluster/job: %s:%d: want 9 tab-separated fields (job_type, command, num_steps_arg, needs_data_dir, total_steps, scale_factor, priority_weight, SLO, arrival_time), got %d", file, n, len(f))
+			return Job{}, fmt.Errorf("cluster/job: %s:%d: want 9 tab-separated fields (job_type, command, num_steps_arg, needs_data_dir, total_steps, scale_factor, priority_weight, SLO, arrival_time), got %d", file, n, len(f))
 		}
 		num := func(i int, name string) (float64, error) {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
@@ -243,30 +243,25 @@ func parseGavel(file string, data []byte) ([]Job, []int, error) {
 		}
 		steps, err := num(4, "total_steps")
 		if err != nil {
-			return nil, nil, err
+			return Job{}, err
 		}
 		scale, err := num(5, "scale_factor")
 		if err != nil {
-			return nil, nil, err
+			return Job{}, err
 		}
 		if scale != math.Trunc(scale) || scale < 1 || scale > 1<<20 {
-			return nil, nil, fmt.Errorf("cluster/job: %s:%d: scale_factor must be a positive integer, got %q", file, n, f[5])
+			return Job{}, fmt.Errorf("cluster/job: %s:%d: scale_factor must be a positive integer, got %q", file, n, f[5])
 		}
 		weight, err := num(6, "priority_weight")
 		if err != nil {
-			return nil, nil, err
+			return Job{}, err
 		}
 		arrival, err := num(8, "arrival_time")
 		if err != nil {
-			return nil, nil, err
+			return Job{}, err
 		}
-		jobs = append(jobs, Job{Type: strings.TrimSpace(f[0]), GPUs: int(scale), Steps: steps, Arrival: arrival, Weight: weight})
-		lines = append(lines, n)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("cluster/job: %s:%d: %v", file, n+1, err)
-	}
-	return jobs, lines, nil
+		return Job{Type: strings.TrimSpace(f[0]), GPUs: int(scale), Steps: steps, Arrival: arrival, Weight: weight}, nil
+	})
 }
 
 // WriteJSONL writes jobs one JSON object a line.

@@ -4,15 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/inlay-dev/inlay/cluster/hw"
-	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/solver/solvertest"
 )
 
 func TestSmallBench(t *testing.T) {
 	solvertest.RequireCBC(t)
-	c, _ := hw.Preset("gavel-108")
-	tb, _ := throughput.Gavel()
+	c, tb := clustertest.Gavel108(t)
 	cfg := Config{
 		Cluster: c, Table: tb, Policies: []string{"las", "inlay"}, StaticPolicies: []string{"gandiva", "inlay-makespan"},
 		Seeds: []uint64{0, 1}, SingleRates: []float64{20}, StaticJobs: 30, Window: [2]int{20, 59}, TailHours: 2, Workers: 2,

@@ -4,10 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/policy/inlay"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 // BenchmarkTrace10k simulates 10,000-job traces (Gavel's generator) on the
@@ -16,17 +15,13 @@ import (
 // multi-overloaded: multi-GPU jobs at 5.6 jobs/h, about twice what the
 // cluster sustains, so that thousands of jobs wait.
 func BenchmarkTrace10k(b *testing.B) {
-	c, _ := hw.Preset("gavel-108")
-	tb, _ := throughput.Gavel()
+	c, tb := clustertest.Gavel108(b)
 	for _, tc := range []struct {
 		name  string
 		multi bool
 	}{{"single", false}, {"multi-overloaded", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			jobs, err := job.Generate(job.GenConfig{Jobs: 10000, Rate: 5.6, Seed: 0, MultiGPU: tc.multi}, tb)
-			if err != nil {
-				b.Fatal(err)
-			}
+			jobs := clustertest.Trace(b, tb, job.GenConfig{Jobs: 10000, Rate: 5.6, Seed: 0, MultiGPU: tc.multi})
 			for i := 0; i < b.N; i++ {
 				r, err := Run(context.Background(), Config{}, jobs, c, tb, &inlay.JCT{})
 				if err != nil {

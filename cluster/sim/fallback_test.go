@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/solver"
 )
 
@@ -18,18 +17,8 @@ import (
 // counts the fallbacks. Every other solve fails; the others run CBC when
 // it is installed and fail too when it is not, so the test needs no CBC.
 func TestLPFailureFallsBackAndTheRunFinishes(t *testing.T) {
-	c, err := hw.Preset("gavel-108")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	jobs, err := job.Generate(job.GenConfig{Jobs: 60, Rate: 30, Seed: 3, MultiGPU: true}, tb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tb := clustertest.Gavel108(t)
+	jobs := clustertest.Trace(t, tb, job.GenConfig{Jobs: 60, Rate: 30, Seed: 3, MultiGPU: true})
 	_, cbcErr := solver.Command()
 	calls, failed := 0, 0
 	solve := func(ctx context.Context, m *solver.Model, o solver.Options) (*solver.Result, error) {

@@ -57,3 +57,21 @@ func State(t testing.TB, n int, multi bool) *policy.State {
 	}
 	return s
 }
+
+// GavelRows is Gavel's throughput table and a lookup of a job type's
+// single-GPU row in it.
+func GavelRows(t testing.TB) (*throughput.Table, func(typ string) throughput.ID) {
+	t.Helper()
+	tb, err := throughput.Gavel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb, func(typ string) throughput.ID {
+		t.Helper()
+		id, err := tb.Resolve(typ, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/policy"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/solver"
 	"github.com/inlay-dev/inlay/solver/solvertest"
 )
@@ -24,17 +24,7 @@ func state(t *testing.T) *policy.State {
 // tableState is state's jobs and cluster; it needs no CBC.
 func tableState(t *testing.T) *policy.State {
 	t.Helper()
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := func(typ string) throughput.ID {
-		id, err := tb.Resolve(typ, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	tb, row := clustertest.GavelRows(t)
 	c := &policy.Cluster{GPUs: tb.GPUs(), Count: []int{2, 0, 1}, Price: []float64{0.45, 1.46, 2.48}, CPUs: make([]float64, 3), Memory: make([]float64, 3), PerServer: []int{1, 0, 1}}
 	s := &policy.State{Now: 3600, C: c, Table: tb}
 	for i, typ := range []string{"ResNet-50 (batch size 64)", "A3C", "Transformer (batch size 32)", "LM (batch size 20)"} {

@@ -4,22 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 func TestJCTChoosesShortAndMatchesTypes(t *testing.T) {
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	row := func(typ string) throughput.ID {
-		id, err := tb.Resolve(typ, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	tb, row := clustertest.GavelRows(t)
 	// One K80 and one V100 (columns k80, p100, v100); three jobs.
 	c := &policy.Cluster{GPUs: tb.GPUs(), Count: []int{1, 0, 1}, Price: make([]float64, 3), CPUs: make([]float64, 3), Memory: make([]float64, 3), PerServer: []int{1, 0, 1}}
 	s := &policy.State{C: c, Table: tb, Jobs: []policy.Job{

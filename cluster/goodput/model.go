@@ -3,6 +3,7 @@ package goodput
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/sia"
@@ -38,17 +39,7 @@ func (a Alloc) Nodes() int {
 }
 
 // Equal reports whether a and b hold the same counts of the same types.
-func (a Alloc) Equal(b Alloc) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (a Alloc) Equal(b Alloc) bool { return slices.Equal(a, b) }
 
 // Sorted returns a with its parts ordered by type.
 func (a Alloc) Sorted() Alloc {

@@ -44,13 +44,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	chw "github.com/inlay-dev/inlay/cluster/hw"
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
-	"github.com/inlay-dev/inlay/cluster/kube/nodes"
-	"github.com/inlay-dev/inlay/cluster/kube/vclock"
-	"github.com/inlay-dev/inlay/cluster/policy"
-	"github.com/inlay-dev/inlay/cluster/sched"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +60,14 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
+	"github.com/inlay-dev/inlay/cluster/policy"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 // Config configures a scheduler.
@@ -919,7 +920,7 @@ func (s *Scheduler) restoreRunning(st *jobState, j *batchv1.Job) {
 	if on, col, ok := s.gangNodes(st, j); ok {
 		srv, _ := s.servers(st, on)
 		s.mech.Restore(st.id, col, srv)
-		if st.run && !equalStrings(on, st.slots) {
+		if st.run && !slices.Equal(on, st.slots) {
 			st.slots, st.gpu = on, col
 			if s.queue != nil {
 				s.queue.Add(st.key)
@@ -1131,7 +1132,7 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 		}
 		pp := p
 		st.placed = &pp
-		same := wasRunning && equalStrings(slots, st.slots)
+		same := wasRunning && slices.Equal(slots, st.slots)
 		if wasRunning && !same {
 			st.preempt++
 			s.stats.Preemptions++
@@ -1195,7 +1196,7 @@ func (s *Scheduler) slots(st *jobState, p sched.Placed, free map[string]int) []s
 	}
 	// Keep the current nodes when the mechanism kept the job in place.
 	if st.run && p.GPU == st.gpu && !p.Moved[0] {
-		if out := take(uniq(st.slots)); out != nil && equalStrings(out, st.slots) {
+		if out := take(uniq(st.slots)); out != nil && slices.Equal(out, st.slots) {
 			return out
 		}
 	}
@@ -1249,18 +1250,6 @@ func uniq(a []string) []string {
 		}
 	}
 	return out
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Scheduler) event(st *jobState, typ, reason, format string, args ...any) {

@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
-	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 )
 
 // desired is a snapshot of a Job's state for a worker.
@@ -472,7 +473,7 @@ func (s *Scheduler) reapLost(ctx context.Context, pods []*corev1.Pod) error {
 func (s *Scheduler) reserve(key string, d desired, pods []*corev1.Pod, nodes []string) (bool, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st := s.st[key]; st == nil || !st.run || st.uid != d.uid || !equalStrings(st.slots, d.slots) {
+	if st := s.st[key]; st == nil || !st.run || st.uid != d.uid || !slices.Equal(st.slots, d.slots) {
 		s.log.Debug("gang not bound: the round changed its mind", "job", key)
 		return false, 0 // the round that changed it queued the Job again
 	}

@@ -2,9 +2,9 @@ package search
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/inlay-dev/inlay/internal/named"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/bestmap"
 	"github.com/inlay-dev/inlay/search/heft"
@@ -65,22 +65,14 @@ func noArg(name string, p plan.Planner) Factory {
 }
 
 // Names returns the registry's base names, sorted.
-func Names() []string {
-	r := Registry()
-	out := make([]string, 0, len(r))
-	for n := range r {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return named.Names(Registry()) }
 
 // New makes the planner named "base" or "base:arg".
 func New(name string) (plan.Planner, error) {
 	base, arg, _ := strings.Cut(name, ":")
-	f, ok := Registry()[base]
-	if !ok {
-		return nil, fmt.Errorf("search: unknown planner %q (planners: %s)", name, strings.Join(Names(), ", "))
+	f, err := named.Lookup(named.Kind{Pkg: "search", What: "planner", Plural: "planners"}, Registry(), base, name)
+	if err != nil {
+		return nil, err
 	}
 	return f(arg)
 }

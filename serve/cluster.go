@@ -80,7 +80,7 @@ func (q *ClusterRequest) check() error {
 		q.Policy = "gavel"
 	}
 	if _, ok := registry.Registry()[q.Policy]; !ok {
-		return fmt.Errorf("cluster: unknown policy %q (policies: %s)", q.Policy, strings.Join(registry.Names(), ", "))
+		return registry.Kind.Unknown(q.Policy, registry.Names())
 	}
 	if q.TraceName == "" {
 		q.TraceName = "trace.jsonl"

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/internal/named"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -92,23 +93,11 @@ func Registry() map[string]Planner {
 }
 
 // Names lists the registry's names, sorted.
-func Names() []string {
-	r := Registry()
-	out := make([]string, 0, len(r))
-	for n := range r {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return named.Names(Registry()) }
 
 // New returns the planner called name.
 func New(name string) (Planner, error) {
-	p, ok := Registry()[strings.ToLower(name)]
-	if !ok {
-		return nil, fmt.Errorf("planner: unknown planner %q (planners: %s)", name, strings.Join(Names(), ", "))
-	}
-	return p, nil
+	return named.Lookup(named.Kind{Pkg: "planner", What: "planner", Plural: "planners"}, Registry(), strings.ToLower(name), name)
 }
 
 // check validates the options against the cluster.

@@ -4,15 +4,12 @@
 package adaptreg
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-
 	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/policy/gaveltj"
 	"github.com/inlay-dev/inlay/cluster/policy/inlayadapt"
 	"github.com/inlay-dev/inlay/cluster/policy/pollux"
 	"github.com/inlay-dev/inlay/cluster/policy/sia"
+	"github.com/inlay-dev/inlay/internal/named"
 )
 
 // Options configure a policy when it is built.
@@ -57,20 +54,9 @@ func Registry() map[string]Factory {
 }
 
 // Names returns the registry's names, sorted.
-func Names() []string {
-	var out []string
-	for n := range Registry() {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return named.Names(Registry()) }
 
 // Lookup returns the factory called name.
 func Lookup(name string) (Factory, error) {
-	f, ok := Registry()[name]
-	if !ok {
-		return Factory{}, fmt.Errorf("cluster: unknown adaptive policy %q (policies: %s)", name, strings.Join(Names(), ", "))
-	}
-	return f, nil
+	return named.Lookup(named.Kind{Pkg: "cluster", What: "adaptive policy", Plural: "policies"}, Registry(), name, name)
 }

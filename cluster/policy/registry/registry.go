@@ -4,10 +4,6 @@
 package registry
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
 	"github.com/inlay-dev/inlay/cluster/policy/dag"
@@ -15,6 +11,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 	"github.com/inlay-dev/inlay/cluster/policy/inlay"
 	"github.com/inlay-dev/inlay/cluster/policy/packing"
+	"github.com/inlay-dev/inlay/internal/named"
 )
 
 // Options configure a policy when it is built.
@@ -103,21 +100,17 @@ func Registry() map[string]Factory {
 	}
 }
 
+// Kind words the error for a policy name the registry lacks.
+var Kind = named.Kind{Pkg: "cluster", What: "policy", Plural: "policies"}
+
 // Names returns the registry's names, sorted.
-func Names() []string {
-	var out []string
-	for n := range Registry() {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return named.Names(Registry()) }
 
 // New builds the policy called name.
 func New(name string, o Options) (policy.Policy, error) {
-	f, ok := Registry()[name]
-	if !ok {
-		return nil, fmt.Errorf("cluster: unknown policy %q (policies: %s)", name, strings.Join(Names(), ", "))
+	f, err := named.Lookup(Kind, Registry(), name, name)
+	if err != nil {
+		return nil, err
 	}
 	return f.New(o)
 }

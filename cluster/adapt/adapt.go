@@ -22,6 +22,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/goodput"
 	"github.com/inlay-dev/inlay/cluster/sia"
+	"github.com/inlay-dev/inlay/internal/stats"
 )
 
 // Kind is how a job may change.
@@ -202,11 +203,7 @@ type Result struct {
 
 // Restarts is the restarts of every job.
 func (r *Result) Restarts() int {
-	n := 0
-	for _, j := range r.Jobs {
-		n += j.Restarts
-	}
-	return n
+	return stats.SumBy(r.Jobs, func(j JobResult) int { return j.Restarts })
 }
 
 // ErrStuck says a simulation did not finish.

@@ -11,6 +11,8 @@ package hw
 import (
 	"fmt"
 	"sort"
+
+	"github.com/inlay-dev/inlay/internal/stats"
 )
 
 // GPUType is one kind of accelerator. Figures are per GPU.
@@ -104,11 +106,7 @@ func (p *Platform) Count(name string) int {
 
 // TotalGPUs is the number of GPUs of every type.
 func (p *Platform) TotalGPUs() int {
-	c := 0
-	for _, n := range p.Nodes {
-		c += n.GPUs
-	}
-	return c
+	return stats.SumBy(p.Nodes, func(n Node) int { return n.GPUs })
 }
 
 // MaxGPUsPerNode returns the largest GPU count of one server of type name.

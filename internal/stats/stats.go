@@ -37,3 +37,12 @@ func Mean[T Number](xs []T) float64 {
 	}
 	return t / float64(len(xs))
 }
+
+// SumBy is the sum of f over xs.
+func SumBy[E any, T Number](xs []E, f func(E) T) T {
+	var t T
+	for _, x := range xs {
+		t += f(x)
+	}
+	return t
+}

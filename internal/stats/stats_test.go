@@ -51,3 +51,13 @@ func TestMean(t *testing.T) {
 		t.Errorf("Mean of durations 1, 2 = %v, want 1.5", got)
 	}
 }
+
+func TestSumBy(t *testing.T) {
+	type item struct{ n int }
+	if got := SumBy([]item{{1}, {2}, {4}}, func(i item) int { return i.n }); got != 7 {
+		t.Errorf("SumBy = %d, want 7", got)
+	}
+	if got := SumBy(nil, func(s string) float64 { return 1 }); got != 0 {
+		t.Errorf("SumBy(nil) = %g, want 0", got)
+	}
+}

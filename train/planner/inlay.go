@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -59,11 +60,7 @@ func (k *kind) name() string {
 
 // gpus is the GPUs one replica takes.
 func (k *kind) gpus() int {
-	n := 0
-	for _, p := range k.place {
-		n += p.TP
-	}
-	return n
+	return stats.SumBy(k.place, func(p train.Placement) int { return p.TP })
 }
 
 // newKind prices a kind on the setting's template plan: per-stage costs,

@@ -35,15 +35,19 @@ func ParseWindow(s string) ([2]int, error) {
 	return [2]int{x, y}, nil
 }
 
-// ParseHours reads FROM:TO hours (--gantt-hours) with TO after FROM.
-func ParseHours(s string) ([2]float64, error) {
+// ParseHours reads FROM:TO hours (--gantt-hours) with TO after FROM;
+// "" gives nil (the chart's default stretch).
+func ParseHours(s string) (*[2]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
 	a, b, ok := strings.Cut(s, ":")
 	x, err1 := strconv.ParseFloat(a, 64)
 	y, err2 := strconv.ParseFloat(b, 64)
 	if !ok || err1 != nil || err2 != nil || !(y > x) {
-		return [2]float64{}, fmt.Errorf("--gantt-hours: want FROM:TO hours, got %q", s)
+		return nil, fmt.Errorf("--gantt-hours: want FROM:TO hours, got %q", s)
 	}
-	return [2]float64{x, y}, nil
+	return &[2]float64{x, y}, nil
 }
 
 // LPFlagHelp describes the --lp flag's values.

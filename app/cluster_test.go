@@ -19,8 +19,11 @@ func TestClusterFlagParsers(t *testing.T) {
 			t.Errorf("ParseWindow(%q): %v", bad, err)
 		}
 	}
-	if h, err := ParseHours("1.5:4"); err != nil || h != [2]float64{1.5, 4} {
+	if h, err := ParseHours("1.5:4"); err != nil || *h != [2]float64{1.5, 4} {
 		t.Errorf("ParseHours: %v %v", h, err)
+	}
+	if h, err := ParseHours(""); err != nil || h != nil {
+		t.Errorf("ParseHours(\"\"): %v %v", h, err)
 	}
 	if _, err := ParseHours("4:4"); err == nil {
 		t.Error("ParseHours(4:4): no error")

@@ -15,6 +15,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report/clusterreport"
 )
 
@@ -63,7 +64,7 @@ of arrivals at the rate. The same seed gives the same jobs.`,
 			if out == "-" {
 				return job.WriteJSONL(cmd.OutOrStdout(), jobs)
 			}
-			if err := writeFileWith(out, func(w io.Writer) error { return job.WriteJSONL(w, jobs) }); err != nil {
+			if err := outfile.Write(out, func(w io.Writer) error { return job.WriteJSONL(w, jobs) }); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d jobs to %s\n", len(jobs), out)
@@ -174,25 +175,21 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 // the Gantt chart, the JCT CDF and the per-job table.
 func writeClusterSimFiles(f *clusterSimFlags, res *sim.Result, c *chw.Platform) error {
 	if f.gantt != "" {
-		var hours *[2]float64
-		if f.ganttHours != "" {
-			h, err := app.ParseHours(f.ganttHours)
-			if err != nil {
-				return err
-			}
-			hours = &h
+		hours, err := app.ParseHours(f.ganttHours)
+		if err != nil {
+			return err
 		}
-		if err := writePicture(f.gantt, func(w io.Writer, format string) error { return clusterreport.Gantt(w, format, res, c, hours) }); err != nil {
+		if err := outfile.Picture(f.gantt, func(w io.Writer, format string) error { return clusterreport.Gantt(w, format, res, c, hours) }); err != nil {
 			return err
 		}
 	}
 	if f.cdf != "" {
-		if err := writePicture(f.cdf, func(w io.Writer, format string) error { return clusterreport.JCTCDF(w, format, []*sim.Result{res}) }); err != nil {
+		if err := outfile.Picture(f.cdf, func(w io.Writer, format string) error { return clusterreport.JCTCDF(w, format, []*sim.Result{res}) }); err != nil {
 			return err
 		}
 	}
 	if f.perJob != "" {
-		return writeFileWith(f.perJob, func(w io.Writer) error { return clusterreport.WritePerJob(w, res) })
+		return outfile.Write(f.perJob, func(w io.Writer) error { return clusterreport.WritePerJob(w, res) })
 	}
 	return nil
 }
@@ -253,26 +250,4 @@ func barCallback(b *progressbar.ProgressBar) func(done, total int, what string) 
 		barSet(b, done)
 		barDescribe(b, what)
 	}
-}
-
-// writeFileWith creates path and writes it with write.
-func writeFileWith(path string, write func(w io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// writePicture writes a .svg or .png file with draw.
-func writePicture(path string, draw func(w io.Writer, format string) error) error {
-	format, err := clusterreport.PictureFormat(path)
-	if err != nil {
-		return err
-	}
-	return writeFileWith(path, func(w io.Writer) error { return draw(w, format) })
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cluster/sia"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report/clusterreport"
 )
 
@@ -95,7 +96,7 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 	if f.plot != "" {
 		ext := filepath.Ext(f.plot)
 		for _, p := range clusterreport.BenchPlots(rep.Gavel) {
-			if err := writePicture(strings.TrimSuffix(f.plot, ext)+"-"+p.Experiment+ext, p.Draw); err != nil {
+			if err := outfile.Picture(strings.TrimSuffix(f.plot, ext)+"-"+p.Experiment+ext, p.Draw); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
+	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/report/trainreport"
 	"github.com/inlay-dev/inlay/train"
@@ -114,7 +115,7 @@ func newTrainSimulateCmd() *cobra.Command {
 // writeTrainTimelines writes the trace and the Gantt chart asked for.
 func writeTrainTimelines(r *train.Result, tracePath, ganttPath string) error {
 	if tracePath != "" {
-		if err := writeFileWith(tracePath, func(w io.Writer) error { return trainreport.WriteTrace(w, r) }); err != nil {
+		if err := outfile.Write(tracePath, func(w io.Writer) error { return trainreport.WriteTrace(w, r) }); err != nil {
 			return err
 		}
 	}
@@ -125,7 +126,7 @@ func writeTrainTimelines(r *train.Result, tracePath, ganttPath string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileWith(ganttPath, func(w io.Writer) error { return trainreport.WriteGantt(w, format, r) })
+	return outfile.Write(ganttPath, func(w io.Writer) error { return trainreport.WriteGantt(w, format, r) })
 }
 
 func newTrainMemoryCmd() *cobra.Command {

@@ -3,8 +3,6 @@ package clusterreport
 import (
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/sim"
@@ -67,16 +65,4 @@ func JCTCDF(w io.Writer, format string, results []*sim.Result) error {
 		title += " on " + results[0].Cluster
 	}
 	return report.JCTCDF(w, format, title, series)
-}
-
-// PictureFormat is the picture format ("svg" or "png") a file's
-// extension asks for.
-func PictureFormat(path string) (string, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".svg":
-		return "svg", nil
-	case ".png":
-		return "png", nil
-	}
-	return "", fmt.Errorf("%s: want a .svg or .png file", path)
 }

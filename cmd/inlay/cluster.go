@@ -153,7 +153,7 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 		return err
 	}
 	bar := newBar(len(s.Jobs), "simulating "+in.Policy)
-	res, wall, err := s.Run(ctx, func(done, _ int) { barSet(bar, done) })
+	res, wall, err := s.Run(ctx, barProgress(bar))
 	barDone(bar)
 	if err != nil {
 		return err
@@ -233,21 +233,21 @@ func newClusterPoliciesCmd() *cobra.Command {
 	}
 }
 
-// barSet sets a possibly nil bar's value.
-func barSet(b *progressbar.ProgressBar, n int) {
-	if b != nil {
-		_ = b.Set(n)
+// barProgress is a progress callback that sizes a possibly nil bar to
+// total and sets it to done.
+func barProgress(b *progressbar.ProgressBar) func(done, total int) {
+	return func(done, total int) {
+		if b != nil {
+			b.ChangeMax(total)
+			_ = b.Set(done)
+		}
 	}
 }
 
-// barCallback is a progress callback that sizes a possibly nil bar,
-// sets its value and says what was done last.
+// barCallback is barProgress that also says what was done last.
 func barCallback(b *progressbar.ProgressBar) func(done, total int, what string) {
 	return func(done, total int, what string) {
-		if b != nil {
-			b.ChangeMax(total)
-		}
-		barSet(b, done)
+		barProgress(b)(done, total)
 		barDescribe(b, what)
 	}
 }

@@ -182,12 +182,7 @@ func newTrainCalibrateCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bar := newBar(1, "fitting")
-			in.Progress = func(done, total int) {
-				if bar != nil {
-					bar.ChangeMax(total)
-					_ = bar.Set(done)
-				}
-			}
+			in.Progress = barProgress(bar)
 			rep, err := app.TrainCalibrate(in)
 			if bar != nil {
 				_ = bar.Finish()

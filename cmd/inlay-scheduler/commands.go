@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
+	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
@@ -166,7 +169,7 @@ func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
 		fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG)")
 	}
 	fl.StringVar(&f.policy, "policy", "gavel", "policy (inlay cluster policies lists them; space-sharing ones cannot run on Kubernetes)")
-	fl.StringVar(&f.tp, "throughputs", "", "throughput file in Gavel's format (default: Gavel's measurements)")
+	fl.StringVar(&f.tp, "throughputs", "", throughput.FileFlagHelp)
 	fl.Float64Var(&f.round, "round", 360, "round length in (virtual) seconds")
 	fl.Float64Var(&f.reset, "reset", 1920, "least (virtual) seconds between allocation recomputations (-1: every event)")
 	fl.StringVar(&f.placement, "placement", "consolidated", "multi-GPU placement: consolidated or spread")
@@ -178,7 +181,7 @@ func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
 }
 
 func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *slog.Logger) (scheduler.Config, error) {
-	t, err := loadThroughputs(f.tp)
+	t, err := throughput.Load(f.tp)
 	if err != nil {
 		return scheduler.Config{}, err
 	}
@@ -334,7 +337,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
 	if !(f.speedup > 0) {
 		return fmt.Errorf("--speedup must be positive")
 	}
-	t, err := loadThroughputs(f.tp)
+	t, err := throughput.Load(f.tp)
 	if err != nil {
 		return err
 	}
@@ -499,7 +502,7 @@ func printReplay(w io.Writer, r, s *sim.Result, wall time.Duration, speedup floa
 	row("p90 JCT", r.P90JCT, sv.P90JCT, " h")
 	row("makespan", r.Makespan, sv.Makespan, " h")
 	row("avg FTF ρ", r.AvgFTF, sv.AvgFTF, "")
-	for _, g := range sortedKeys(r.Utilization) {
+	for _, g := range slices.Sorted(maps.Keys(r.Utilization)) {
 		row("utilisation "+g, 100*r.Utilization[g], 100*sv.Utilization[g], " %")
 	}
 	tb.WriteTo(w) //nolint:errcheck

@@ -3,20 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"sync"
 	"time"
-
-	"github.com/inlay-dev/inlay/cluster/throughput"
 )
-
-// loadThroughputs returns Gavel's table, or the file's.
-func loadThroughputs(path string) (*throughput.Table, error) {
-	if path == "" || path == "gavel" {
-		return throughput.Gavel()
-	}
-	return throughput.LoadGavel(path)
-}
 
 // progress prints "desc: done/total" to w at most every few seconds, and
 // the last count when done is total.
@@ -40,13 +29,4 @@ func (p *progress) set(done int) {
 	}
 	p.last = time.Now()
 	fmt.Fprintf(p.w, "%s: %d/%d\n", p.desc, done, p.total)
-}
-
-func sortedKeys(m map[string]float64) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

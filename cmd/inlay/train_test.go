@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,15 +13,7 @@ import (
 // one line.
 func TestTrainSimulateCLI(t *testing.T) {
 	dir := t.TempDir()
-	run := func(args ...string) (string, error) {
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs(args)
-		err := root.Execute()
-		return out.String(), err
-	}
+	run := func(args ...string) (string, error) { return runInlay(t, args...) }
 	out, err := run("train", "simulate", "--model", "gpt:hidden=12288,layers=96,heads=96,seq=2048,vocab=51200",
 		"--gpus", "512xA100-80", "--gpus-per-node", "8", "--intra-gbps", "150", "--inter-gbps", "800",
 		"--tp", "8", "--pp", "16", "--dp", "4", "--micro-batch", "6", "--global-batch", "1536",

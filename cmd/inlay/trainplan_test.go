@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -10,22 +9,12 @@ import (
 	"testing"
 )
 
-func runTrainCLI(args ...string) (string, error) {
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 // TestTrainPlanJSONRoundTrip: plan --json, then simulate --plan on the
 // file gives the same throughput.
 func TestTrainPlanJSONRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	gpus := "16xA100-40,16xV100-16"
-	out, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--json")
+	out, err := runInlay(t, "train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--json")
 	if err != nil {
 		t.Fatal(err, out)
 	}
@@ -49,7 +38,7 @@ func TestTrainPlanJSONRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sim, err := runTrainCLI("train", "simulate", "--model", "opt-350m", "--gpus", gpus, "--plan", path, "--json")
+	sim, err := runInlay(t, "train", "simulate", "--model", "opt-350m", "--gpus", gpus, "--plan", path, "--json")
 	if err != nil {
 		t.Fatal(err, sim)
 	}
@@ -63,10 +52,10 @@ func TestTrainPlanJSONRoundTrip(t *testing.T) {
 		t.Errorf("simulate --plan: %v tokens/s, plan said %v", res.TokensPerS, pf.TokensPerS)
 	}
 	ranks := filepath.Join(dir, "ranks.json")
-	if out, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--explain", "--export", "ranks", "-o", ranks); err != nil || !strings.Contains(out, "binding") {
+	if out, err := runInlay(t, "train", "plan", "--model", "opt-350m", "--gpus", gpus, "--global-batch", "256", "--explain", "--export", "ranks", "-o", ranks); err != nil || !strings.Contains(out, "binding") {
 		t.Fatalf("explain/export: %v\n%s", err, out)
 	}
-	if _, err := runTrainCLI("train", "plan", "--model", "opt-350m", "--gpus", gpus, "--planner", "nope"); err == nil {
+	if _, err := runInlay(t, "train", "plan", "--model", "opt-350m", "--gpus", gpus, "--planner", "nope"); err == nil {
 		t.Error("unknown planner: no error")
 	}
 }

@@ -30,6 +30,7 @@ func main() {
 		"./train:FuzzGPUList",
 		"./train/published:FuzzPublishedParse",
 		"./profile:FuzzParseAIHub",
+		"./app:FuzzFlagValues",
 	} {
 		fmt.Println(t)
 	}

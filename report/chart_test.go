@@ -60,3 +60,17 @@ func TestGanttDrawsLinks(t *testing.T) {
 		t.Error("unknown format: no error")
 	}
 }
+
+// A CDF of one job (or of equal JCTs) draws: its log axis is widened
+// around the value, not by ±1 below zero.
+func TestJCTCDFOneJob(t *testing.T) {
+	for _, x := range [][]float64{{0.5}, {2, 2, 2}} {
+		var b bytes.Buffer
+		if err := JCTCDF(&b, "svg", "one", []Series{{Name: "a", X: x}}); err != nil {
+			t.Fatalf("JCTs %v: %v", x, err)
+		}
+		if !bytes.Contains(b.Bytes(), []byte("<svg")) {
+			t.Errorf("JCTs %v: no SVG written", x)
+		}
+	}
+}

@@ -189,6 +189,11 @@ func JCTCDF(w io.Writer, format, title string, series []Series) error {
 	if err := lines(p, cdfs, false); err != nil {
 		return err
 	}
+	if p.X.Min == p.X.Max {
+		// One JCT (or all equal): the plot would widen the axis by ±1,
+		// below zero, where a log scale has no place. Widen it by 2× instead.
+		p.X.Min, p.X.Max = p.X.Min/2, p.X.Max*2
+	}
 	return save(p, w, 8*vg.Inch, 5*vg.Inch, format)
 }
 

@@ -1,31 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/report/view"
 	"github.com/inlay-dev/inlay/search"
-	"github.com/inlay-dev/inlay/search/dag"
 	"github.com/inlay-dev/inlay/search/driver"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -154,14 +149,14 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		return err
 	}
 	if f.html != "" {
-		if err := writeHTMLReport(f.html, path, pl, ev, w); err != nil {
+		if err := writeFile(f.html, func(fw io.Writer) error { return view.PlanHTML(fw, path, pl, ev, w) }); err != nil {
 			return err
 		}
 	}
 	if f.json {
 		return printJSON(out, ev.Outcome)
 	}
-	return writePlanText(out, path, pl, ev, found)
+	return view.Plan(out, path, pl, ev, found)
 }
 
 // printJSON prints v as indented JSON.
@@ -174,96 +169,6 @@ func printJSON(out io.Writer, v any) error {
 	return err
 }
 
-// planSummary is the report summary of a plan's evaluation.
-func planSummary(path string, pl *hw.Platform, ev *app.Evaluation, alone *sim.Result) report.Summary {
-	bound := ev.Bound
-	s := report.Summary{Workload: path, Platform: pl.Name, Planner: ev.Outcome.Planner, Source: "simulation",
-		Scale: ev.Sustained.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven()}
-	if ev.Proof != nil {
-		s.ExactBound, s.ExactWhy = ev.Proof.ScaleBound, proofWhy(ev.Proof)
-	}
-	addSimRows(&s, pl, ev.Run, alone)
-	return s
-}
-
-// writePlanText prints plan's summary, what the search did, the gap the
-// exact planner proved and, with --explain, the explanation.
-func writePlanText(out io.Writer, path string, pl *hw.Platform, ev *app.Evaluation, found *app.Searched) error {
-	o, bound, proof := ev.Outcome, ev.Bound, ev.Proof
-	if err := report.Text(out, planSummary(path, pl, ev, ev.Alone)); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\nplanned in %.3gs: %d subgraph(s) over %d model(s)", found.Seconds, o.Subgraphs, len(found.Plan.Models))
-	if o.PlanFile != "" {
-		fmt.Fprintf(out, ", written to %s", o.PlanFile)
-	}
-	if o.SearchStopped != "" {
-		fmt.Fprintf(out, "; search stopped: %s", o.SearchStopped)
-	}
-	fmt.Fprintln(out)
-	if o.Limit != "" && o.Reason == "" {
-		fmt.Fprintf(out, "limited by: %s\n", o.Limit)
-	}
-	if o.Reason != "" {
-		fmt.Fprintf(out, "%s\n", o.Reason)
-	}
-	if proof != nil {
-		if g := plan.ProvenGap(ev.Sustained.Scale, math.Min(bound.Scale, proof.ScaleBound)); !math.IsNaN(g) {
-			if bound.Proven() {
-				fmt.Fprintf(out, "within %.3g%% of optimal (proven)\n", 100*g)
-			} else {
-				fmt.Fprintf(out, "within %.3g%% of optimal (estimated: the cost model gives no per-layer lower bounds)\n", 100*g)
-			}
-		}
-		if proof.Note != "" {
-			fmt.Fprintf(out, "milp: %s\n", proof.Note)
-		}
-	}
-	if ev.Why == nil {
-		return nil
-	}
-	fmt.Fprintln(out, "\nwhy each subgraph is where it is (* the planner's choice; the scores the planner recorded as it chose, or, where it recorded none, a what-if: each processor's scores as if the subgraph ran there, the rest as planned; load: busy-seconds per second over concurrency at scale 1):")
-	for _, t := range ev.Why.Tables() {
-		fmt.Fprintf(out, "\n%s\n", t.Caption)
-		tt := textfmt.Table{Header: t.Header}
-		for _, r := range t.Rows {
-			tt.Add(r...)
-		}
-		if _, err := tt.WriteTo(out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeHTMLReport writes plan --html's page: the summary, the Gantt chart
-// of the simulated schedule, and the explanation when there is one.
-func writeHTMLReport(path, workloadPath string, pl *hw.Platform, ev *app.Evaluation, w *workload.Workload) error {
-	s := planSummary(workloadPath, pl, ev, nil)
-	if ev.Why != nil {
-		for _, t := range ev.Why.Tables() {
-			s.Tables = append(s.Tables, report.Table{Caption: t.Caption, Header: t.Header, Rows: t.Rows})
-		}
-	}
-	var svg bytes.Buffer
-	if res := ev.Run; res != nil && res.Spans != nil {
-		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(workloadPath), pl.Name, ev.Outcome.Planner, res.Scale)
-		if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, defaultWindow(w, res)}); err != nil {
-			return err
-		}
-	}
-	return writeFile(path, func(fw io.Writer) error { return report.HTML(fw, s, svg.Bytes()) })
-}
-
-// proofWhy says what the MILP proved, for the summary's bound line.
-func proofWhy(p *plan.Proof) string {
-	what := fmt.Sprintf("%s %s after %.3gs, %d×%d MILP", p.Solver, p.Status, p.Seconds, p.Rows, p.Vars)
-	if p.Status != "optimal" {
-		what += fmt.Sprintf(", incumbent within %.3g%% of its bound", 100*p.Gap)
-	}
-	return what
-}
-
 // drawSchedule writes the Gantt chart and trace the flags ask for.
 func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, res *sim.Result) error {
 	if f.gantt == "" && f.trace == "" {
@@ -274,7 +179,7 @@ func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, 
 	}
 	if f.gantt != "" {
 		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(w.Path), platform, planner, res.Scale)
-		if err := writeGantt(f.gantt, title, res, defaultWindow(w, res)); err != nil {
+		if err := writeGantt(f.gantt, title, res, view.GanttWindow(w, res)); err != nil {
 			return err
 		}
 	}
@@ -291,21 +196,7 @@ func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 	if f.out != "" || f.gantt != "" || f.trace != "" {
 		return errors.New("plan: -o, --gantt and --trace write a workload's plan; with --dag, use --json")
 	}
-	g, err := dag.Load(f.dag)
-	if err != nil {
-		return err
-	}
-	planners := dag.Planners()
-	run, ok := planners[f.planner]
-	if !ok {
-		names := make([]string, 0, len(planners))
-		for n := range planners {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return fmt.Errorf("plan: planner %q does not schedule task graphs (ones that do: %s)", f.planner, strings.Join(names, ", "))
-	}
-	r, err := run(ctx, g, f.budget)
+	r, err := app.PlanDAG(ctx, f.dag, f.planner, f.budget)
 	if err != nil {
 		return err
 	}
@@ -314,21 +205,7 @@ func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(out, "%s: %s, makespan %g", f.dag, r.Planner, r.Makespan)
-	if pr := r.Proof; pr != nil {
-		if pr.Status == "optimal" {
-			fmt.Fprintf(out, ", proven optimal (%.3gs)", pr.Seconds)
-		} else {
-			fmt.Fprintf(out, ", within %.3g%% of optimal (proven; lower bound %.6g, solver %s after %.3gs)", 100*pr.Gap, pr.Bound, pr.Status, pr.Seconds)
-		}
-	}
-	fmt.Fprint(out, "\n\n")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TASK\tPROCESSOR\tSTART\tFINISH\tRANK\t")
-	for _, t := range r.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%g\t%g\t%.4g\t\n", t.Name, t.Processor, t.Start, t.Finish, t.Rank)
-	}
-	return tw.Flush()
+	return view.DAG(out, f.dag, r)
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -2,28 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/profile"
-	"github.com/inlay-dev/inlay/runtime"
+	"github.com/inlay-dev/inlay/report/view"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -198,7 +190,7 @@ per device (into the directory -o names).`,
 			if err != nil {
 				return err
 			}
-			return writeCalibration(cmd.OutOrStdout(), r, true)
+			return view.Calibration(cmd.OutOrStdout(), r, true)
 		},
 	}
 	fl := cmd.Flags()
@@ -226,7 +218,13 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	if err != nil {
 		return err
 	}
-	dev, pl, handOff, err := profileDevice(ctx, w, f)
+	in := app.ProfileInput{Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Cycles: f.cycles, Chunks: f.chunks,
+		Planners: f.planners, Budget: f.budget, Rounds: f.rounds, Force: f.force, Corun: f.corun, Seed: f.seed,
+		Calibration: app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn}}
+	if err := in.Check(); err != nil {
+		return err
+	}
+	dev, pl, handOff, err := app.ProfileDevice(ctx, w, app.DeviceInput{Platform: f.platform, AgentURL: f.agentURL, Token: f.token, Library: f.ortLib})
 	if err != nil {
 		return err
 	}
@@ -238,10 +236,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	pp := &profilePrinter{out: out, errOut: cmd.ErrOrStderr(), header: func(info profile.DeviceInfo) string {
 		return fmt.Sprintf("profiling %s on %s (device %s, ONNX Runtime %s) into %s", path, pl.Name, info.Name, info.ORTVersion, st.Path())
 	}, cycles: f.cycles, rounds: f.rounds}
-	in := app.ProfileInput{Workload: w, Platform: pl, Device: dev, Store: st, Profiles: st.Path(),
-		Warmup: f.warmup, Reps: f.reps, Cold: f.cold, Idle: f.idle, Cycles: f.cycles, Chunks: f.chunks,
-		Planners: f.planners, Budget: f.budget, Rounds: f.rounds, Force: f.force, Corun: f.corun, Seed: f.seed,
-		Calibration: app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn}, Observer: pp}
+	in.Workload, in.Platform, in.Device, in.Store, in.Profiles, in.Observer = w, pl, dev, st, st.Path(), pp
 	if f.handOff {
 		in.HandOff = handOff
 	}
@@ -251,77 +246,19 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		return err
 	}
 	if f.corun {
-		if err := reportCoruns(out, st, r.Device.Name, r.Coruns); err != nil {
+		cs, err := st.Coruns(r.Device.Name)
+		if err != nil {
+			return err
+		}
+		if err := view.Coruns(out, cs, r.Coruns); err != nil {
 			return err
 		}
 	}
 	if r.Speed != nil {
-		reportSpeed(out, *r.Speed)
+		view.Speed(out, *r.Speed)
 	}
 	fmt.Fprintln(out)
-	return writeCalibration(out, r.Calibration, false)
-}
-
-// profileDevice is the device profile measures on: the agent's (with
-// --agent) or this machine's, its platform, and its hand-off probe.
-func profileDevice(ctx context.Context, w *workload.Workload, f *profileFlags) (profile.Device, *hw.Platform, app.HandOffProber, error) {
-	if f.reps < 1 || f.warmup < 0 || f.chunks < 0 || f.cold < 0 || f.idle < 0 || f.cycles < 0 {
-		return nil, nil, nil, fmt.Errorf("profile: --reps must be at least 1, --warmup, --cold, --idle, --cycles and --chunks not negative")
-	}
-	if f.rounds < 1 {
-		return nil, nil, nil, fmt.Errorf("profile: --rounds %d: want at least 1", f.rounds)
-	}
-	var pl *hw.Platform
-	var err error
-	if f.platform != "" {
-		if pl, err = hw.Resolve(f.platform); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if f.agentURL != "" {
-		c := agent.NewClient(f.agentURL, f.token)
-		info, err := c.Info(ctx)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if pl == nil {
-			pl = info.Platform
-		}
-		if pl == nil {
-			return nil, nil, nil, fmt.Errorf("profile: the agent at %s names no platform; give --platform", f.agentURL)
-		}
-		return c, pl, agentHandOff(c), nil
-	}
-	if pl == nil {
-		if pl, err = hw.Choose("", w.Platform); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	for _, pr := range pl.Processors {
-		if len(pr.Cores) == 0 {
-			return nil, nil, nil, fmt.Errorf("profile: platform %s: processor %s is not a set of this machine's cores; measure on --platform host, or on the device with --agent URL", pl.Name, pr.Name)
-		}
-	}
-	dev, err := profile.NewLocal(f.ortLib, pl)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return dev, pl, func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
-		return runtime.ProbeHandOff(ctx, runtime.ProbeConfig{Platform: pl, Library: f.ortLib, NoPin: unpinned})
-	}, nil
-}
-
-// agentHandOff probes the hand-off on the agent's device; an agent
-// without the endpoint has none (app.ErrNoHandOff).
-func agentHandOff(c *agent.Client) app.HandOffProber {
-	return func(ctx context.Context, unpinned bool) (runtime.HandOffProbe, error) {
-		pr, err := c.HandOff(ctx, agent.HandOffOptions{NoPin: unpinned})
-		var se *agent.StatusError
-		if errors.As(err, &se) && se.Code == agent.CodeNotFound {
-			err = fmt.Errorf("%w: %w", app.ErrNoHandOff, err)
-		}
-		return pr, err
-	}
+	return view.Calibration(out, r.Calibration, false)
 }
 
 // profilePrinter prints the profile loop as it goes: a progress bar (or a
@@ -337,18 +274,13 @@ type profilePrinter struct {
 
 func (p *profilePrinter) Started(info profile.DeviceInfo) { fmt.Fprintln(p.out, p.header(info)) }
 
-func (p *profilePrinter) HandOff(r app.HandOffResult) { fmt.Fprintln(p.out, handOffLine(r)) }
+func (p *profilePrinter) HandOff(r app.HandOffResult) { fmt.Fprintln(p.out, view.HandOffLine(r)) }
 
 func (p *profilePrinter) RoundStarted(rs app.RoundStart) {
-	if rs.Round == 1 {
-		var kinds []string
-		for _, k := range rs.Kinds {
-			kinds = append(kinds, fmt.Sprintf("%d %s", k.Count, k.Kind))
-		}
-		fmt.Fprintf(p.out, "%d subgraphs to measure (%s), on %s\n", rs.Jobs, strings.Join(kinds, ", "), strings.Join(rs.Classes, "; "))
-	}
 	p.what = "profile"
-	if rs.Round > 1 {
+	if rs.Round == 1 {
+		view.ProfileStart(p.out, rs)
+	} else {
 		p.what = fmt.Sprintf("profile round %d", rs.Round)
 	}
 	p.bar, p.lastLine = newBar(rs.Jobs, p.what), time.Now()
@@ -373,179 +305,9 @@ func (p *profilePrinter) done() {
 
 func (p *profilePrinter) RoundDone(r app.Round) {
 	p.done()
-	out, sum := p.out, r.Summary
-	if r.Round == 1 {
-		fmt.Fprintf(out, "measured %d, already stored %d, failed %d in %s\n", sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
-	} else if sum.Measured+sum.Failed > 0 {
-		fmt.Fprintf(out, "round %d: the planners planned again with the measurements: %d new subgraph(s) of their plans measured, %d already stored, failed %d in %s\n",
-			r.Round, sum.Measured, sum.Skipped, sum.Failed, sum.Elapsed.Round(time.Millisecond))
-	}
-	for _, msg := range sum.Failures {
-		fmt.Fprintf(out, "  failed: %s\n", msg)
-	}
-	if sum.Cycled > 0 {
-		fmt.Fprintf(out, "cycle figures: %d subgraphs timed in their plan's cycle (%d steps, %d timed rounds each)\n", sum.Cycled, sum.CycleSteps, p.cycles)
-	}
-	if sum.CycleNote != "" {
-		fmt.Fprintf(out, "cycle figures: %s\n", sum.CycleNote)
-	}
-	if sum.Failed > len(sum.Failures) {
-		fmt.Fprintf(out, "  … and %d more (stored with their errors; --force retries them)\n", sum.Failed-len(sum.Failures))
-	}
-	switch {
-	case r.Round > 1 && sum.Measured+sum.Failed == 0:
-		fmt.Fprintf(out, "the planners' plans with the measurements: every subgraph measured (after %d rounds)\n", r.Round)
-	case r.Round > 1 && r.Round == p.rounds:
-		fmt.Fprintf(out, "the planners' plans still changed in round %d (--rounds %d): a plan made from the store may have subgraphs the calibrated model estimates\n", r.Round, p.rounds)
-	}
+	view.ProfileRound(p.out, r, p.cycles, p.rounds)
 }
 
 func (p *profilePrinter) PlannerFailed(name string, err error) {
 	fmt.Fprintf(p.errOut, "profile: planner %s: %v (its subgraphs are not measured)\n", name, err)
-}
-
-// reportSpeed says what the speed guard did (profile.SlowRatio).
-func reportSpeed(out io.Writer, s profile.SpeedStats) {
-	if s.Phases == 0 {
-		return
-	}
-	fmt.Fprintf(out, "speed guard: %d phases measured; %d waited for a core at normal speed (%s in all), %d timed again after a slow spell, %d accepted in one\n",
-		s.Phases, s.Waits, s.Waited.Round(100*time.Millisecond), s.Retimed, s.Slow)
-	if len(s.Cores) == 0 {
-		return
-	}
-	parts := make([]string, len(s.Cores))
-	for i, c := range s.Cores {
-		parts[i] = fmt.Sprintf("core %d %s (median %s, %d of %d slow)", c.Core, fmtUS(c.Normal), fmtUS(c.Median), c.Slow, c.Checks)
-	}
-	fmt.Fprintf(out, "normal speed the figures were taken at (reference time; stored, and inlay run sets its own beside it): %s\n", strings.Join(parts, ", "))
-}
-
-// handOffLine says what the hand-off probes measured.
-func handOffLine(r app.HandOffResult) string {
-	if r.Skipped != "" {
-		return fmt.Sprintf("hand-off: not measured (%s)", r.Skipped)
-	}
-	var line []string
-	for _, pr := range r.Probes {
-		mode := "pinned"
-		if pr.Unpinned {
-			mode = "unpinned"
-		}
-		l := fmt.Sprintf("%s: same processor %v, %s to %s %v", mode, pr.Same.Round(time.Microsecond), pr.Procs[0], pr.Procs[1], pr.Cross.Round(time.Microsecond))
-		if len(pr.CrossAfter) > 0 {
-			var pts []string
-			for _, p := range pr.CrossAfter {
-				pts = append(pts, fmt.Sprintf("%v after %v", p.Gap.Round(time.Microsecond), p.After.Round(10*time.Microsecond)))
-			}
-			l += " (" + strings.Join(pts, ", ") + ")"
-		}
-		var starts []string
-		if d, ok := pr.Starts.For(true); ok {
-			starts = append(starts, fmt.Sprintf("%v with the loop sleeping", d.Round(time.Microsecond)))
-		}
-		if d, ok := pr.Starts.For(false); ok {
-			starts = append(starts, fmt.Sprintf("%v polling", d.Round(time.Microsecond)))
-		}
-		if len(starts) > 0 {
-			l += ", arrival to first subgraph " + strings.Join(starts, ", ")
-		}
-		line = append(line, l)
-	}
-	return "hand-off between dependent subgraphs (median of each kind, runtime.ProbeHandOff): " + strings.Join(line, "; ")
-}
-
-// writeCalibration prints a calibration's table; detail adds each class's
-// fitted factors.
-func writeCalibration(out io.Writer, r *app.CalibrationResult, detail bool) error {
-	if r.Fit == nil {
-		fmt.Fprintf(out, "calibration: no measurements of this workload's models on %s to fit\n", r.Device)
-		return nil
-	}
-	t := textfmt.Table{Header: []string{"PROCESSOR", "STANDS FOR", "FITTED ON", "HELD BACK", "KEPT OUT", "MAPE BEFORE", "MAPE AFTER",
-		"VS MEDIANS BEFORE", "VS MEDIANS AFTER", "FIT MAPE AFTER"}}
-	for _, c := range r.Fit.Classes {
-		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held), fmt.Sprint(c.Excluded),
-			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
-	}
-	fit := fitTarget[r.Options.FitOn]
-	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
-		"model on the subgraphs held back from the fit (%d-fold cross-validation; against the %s, and against the medians);\n"+
-		"kept out: samples left out of a fold's fit because they share a layer with one of its held-back subgraphs\n", r.Device, fit, r.Options.Folds, fit)
-	if _, err := t.WriteTo(out); err != nil {
-		return err
-	}
-	for _, c := range r.Fit.Classes {
-		if c.Cold.Samples > 0 {
-			fmt.Fprintf(out, "%s: cold-cache correction of the figures for unmeasured subgraphs, from %d measurement(s) with cold runs: held-back error against the cold runs %s without, %s with it\n",
-				c.Processor, c.Cold.Samples, pct(c.ColdMAPEBefore), pct(c.ColdMAPEAfter))
-		}
-	}
-	if detail {
-		return writeFittedFactors(out, r.Fit)
-	}
-	return nil
-}
-
-// writeFittedFactors prints each class's fitted factors.
-func writeFittedFactors(out io.Writer, cal *profile.Calibration) error {
-	for _, c := range cal.Classes {
-		e := c.After
-		fmt.Fprintf(out, "\n%s (%d evaluations): peak ×%.3g, bandwidth ×%.3g, memory efficiency %.3g, half_flops %.3g,\n"+
-			"  dispatch %s, layer %s, cache %s at ×%.3g bandwidth, copies in and out %.3g GB/s\n", c.Processor, c.Evals,
-			e.PeakScale, e.BandwidthScale, e.Memory, e.HalfFLOPs, e.DispatchOverhead, e.LayerOverhead,
-			textfmt.Bytes(e.CacheBytes), e.CacheBandwidthScale, e.BoundaryGBs)
-		ct := textfmt.Table{Header: []string{"CLASS", "BEFORE", "AFTER"}}
-		for _, oc := range cost.OpClasses {
-			if _, ok := e.Compute[oc]; ok {
-				ct.Add(string(oc), fmt.Sprintf("%.3g", c.Before.Of(oc)), fmt.Sprintf("%.3g", e.Of(oc)))
-			}
-		}
-		if _, err := ct.WriteTo(out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
-
-// fitTarget names each --fit-on figure in the calibration's report.
-var fitTarget = map[string]string{"min": "min", "median": "median", "cold": "cold runs' median"}
-
-// reportCoruns prints the co-run profiles the store holds for the device:
-// each subgraph's fitted sensitivity, its slowdowns, and, beside its real
-// neighbours, the measured slowdown against the stream fit's prediction.
-func reportCoruns(out io.Writer, st *profile.Store, device string, stored int) error {
-	cs, err := st.Coruns(device)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "co-run profiles: %d stored now, %d for the device\n", stored, len(cs))
-	if len(cs) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "subgraph\ton\talone\tstream 25/50/100 %\tk\tbeside the plan\tpredicted\t")
-	var errs []float64
-	for _, c := range cs {
-		var pts []string
-		for _, p := range c.Points {
-			if p.GBs > 0 {
-				pts = append(pts, fmt.Sprintf("%.2f", p.Slowdown))
-			}
-		}
-		real, pred := "-", "-"
-		if c.Real > 0 {
-			real, pred = fmt.Sprintf("%.2fx", c.Real), fmt.Sprintf("%.2fx", c.Predicted)
-			errs = append(errs, math.Abs(c.Predicted-c.Real)/c.Real)
-		}
-		fmt.Fprintf(tw, "%s [%s]\t%s\t%v\t%s\t%.3f\t%s\t%s\t\n", c.ModelName, c.Layers, c.Processor, c.Alone.Round(time.Microsecond), strings.Join(pts, " "), c.K, real, pred)
-	}
-	tw.Flush()
-	if len(errs) > 0 {
-		sort.Float64s(errs)
-		fmt.Fprintf(out, "beside the plan's subgraphs, the stream fit predicts the slowdown within %.1f %% (median of %d), before they join the fit\n", 100*errs[len(errs)/2], len(errs))
-	}
-	return nil
 }

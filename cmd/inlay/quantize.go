@@ -3,18 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math/rand"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
-	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/quant"
-	"github.com/inlay-dev/inlay/workload"
 )
 
 func newQuantizeCmd() *cobra.Command {
@@ -47,16 +43,13 @@ func newQuantizeCmd() *cobra.Command {
 			if samples < 1 {
 				return fmt.Errorf("quantize: --samples %d: want at least 1", samples)
 			}
-			if rest, ok := strings.CutPrefix(args[0], workload.CachePrefix); ok {
-				args[0] = assets.ModelPath(rest)
-			}
-			m, err := loadModel(args[0], inputs)
+			m, err := app.LoadModel(app.ModelPath(args[0]), inputs)
 			if err != nil {
 				return err
 			}
 			var ranges quant.Ranges
 			if f.Static() {
-				if ranges, err = calibrateRandom(m, ortLib, samples, seed); err != nil {
+				if ranges, err = app.CalibrateRandom(m, ortLib, samples, seed); err != nil {
 					return fmt.Errorf("quantize: %w", err)
 				}
 			}
@@ -87,21 +80,4 @@ func newQuantizeCmd() *cobra.Command {
 	fl.IntVar(&samples, "samples", 3, "calibration runs (static formats)")
 	fl.Int64Var(&seed, "seed", 1, "seed of the calibration inputs")
 	return cmd
-}
-
-// calibrateRandom calibrates m on seeded random inputs.
-func calibrateRandom(m *graph.Model, ortLib string, samples int, seed int64) (quant.Ranges, error) {
-	rt, err := ort.Open(ortLib)
-	if err != nil {
-		return nil, fmt.Errorf("%w (pass --ort-lib PATH to the ONNX Runtime shared library)", err)
-	}
-	rng := rand.New(rand.NewSource(seed))
-	feeds := make([][]*graph.Data, samples)
-	for i := range feeds {
-		for _, name := range m.Inputs {
-			t := m.Tensors[name]
-			feeds[i] = append(feeds[i], ort.RandomData(t.DType, t.Shape, rng))
-		}
-	}
-	return quant.Calibrate(rt, m, feeds, ort.SessionOptions{})
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/report/view"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -59,9 +58,6 @@ func newSimulateCmd() *cobra.Command {
 	return cmd
 }
 
-// simulateJSON is the --json output.
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
 func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool) error {
 	if scaleSet && !(f.scale > 0) {
 		return fmt.Errorf("--scale %v must be positive", f.scale)
@@ -93,14 +89,14 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if f.json {
 		return printJSON(out, ev.Outcome)
 	}
-	return writeSimulateText(out, workloadPath, pl, ev, scaleSet, f.scale)
+	return view.Simulate(out, workloadPath, pl, ev, scaleSet, f.scale)
 }
 
 // drawSimulation writes the Gantt chart and the trace simulate's flags ask for.
 func drawSimulation(f simulateFlags, w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) error {
 	window, traceWindow := f.window, f.window
 	if window <= 0 {
-		window = defaultWindow(w, res)
+		window = view.GanttWindow(w, res)
 		traceWindow = 10 * window
 	}
 	if f.gantt != "" {
@@ -121,48 +117,6 @@ func drawSimulation(f simulateFlags, w *workload.Workload, pl *hw.Platform, p *p
 	return writeFile(f.trace, func(fw io.Writer) error {
 		return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
 	})
-}
-
-// writeSimulateText prints simulate's summary.
-func writeSimulateText(out io.Writer, workloadPath string, pl *hw.Platform, ev *app.Evaluation, scaleSet bool, scale float64) error {
-	res, sus, bound := ev.Run, ev.Sustained, ev.Bound
-	s := report.Summary{
-		Workload: workloadPath, Platform: pl.Name, Planner: ev.Plan.Planner, Source: "simulation",
-		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven(),
-	}
-	if math.IsInf(s.Bound, 1) {
-		s.Bound = 0
-	}
-	addSimRows(&s, pl, res, ev.Alone)
-	if !scaleSet {
-		if sus.Feasible {
-			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)
-			if sus.Scale < 1 {
-				fmt.Fprintf(out, "infeasible at the nominal rates: the plan sustains %.3g× of them\n", sus.Scale)
-			}
-			fmt.Fprintln(out)
-		} else {
-			fmt.Fprintf(out, "infeasible: %s\n", strings.TrimPrefix(sus.Limit, "infeasible: "))
-			if bound.Scale == 0 {
-				fmt.Fprintf(out, "no plan can do better: %s\n", bound.Why)
-			}
-			fmt.Fprintf(out, "the figures below are at rate scale %.3g\n\n", res.Scale)
-			s.Scale = res.Scale
-		}
-	} else if res.Misses != "" {
-		fmt.Fprintf(out, "deadline misses at scale %g: %s\n\n", scale, res.Misses)
-	}
-	return report.Text(out, s)
-}
-
-// defaultWindow is the Gantt chart's default window for a run of w
-// (report.GanttWindow).
-func defaultWindow(w *workload.Workload, res *sim.Result) time.Duration {
-	periods := make([]time.Duration, len(w.Groups))
-	for i, g := range w.Groups {
-		periods[i] = g.Period
-	}
-	return report.GanttWindow(periods, res.Scale, res.End)
 }
 
 // writeGantt draws res's schedule (report.Gantt) from 0 to window into

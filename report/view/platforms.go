@@ -151,4 +151,3 @@ func supportLine(pr *hw.Processor) string {
 	}
 	return strings.Join(parts, "; ")
 }
-

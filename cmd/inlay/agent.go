@@ -7,7 +7,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/agent"
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -27,7 +27,7 @@ const agentTokenEnv = app.AgentTokenEnv
 
 type agentFlags struct {
 	listen, token, ortLib, platform string
-	maxUpload                       byteSize
+	maxUpload                       textfmt.ByteSize
 	quiet, noRun                    bool
 }
 
@@ -107,62 +107,6 @@ func agentToken(flag string) string {
 		return os.Getenv(agentTokenEnv)
 	}
 	return flag
-}
-
-// byteSize is a size flag: a number of bytes with an optional unit (B, KB,
-// MB, GB in powers of 1000; KiB, MiB, GiB in powers of 1024; K, M, G are
-// taken as the binary units).
-type byteSize int64
-
-var sizeUnits = []struct {
-	suffix string
-	factor int64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30},
-	{"B", 1},
-}
-
-func parseByteSize(s string) (byteSize, error) {
-	t := strings.TrimSpace(s)
-	factor := int64(1)
-	for _, u := range sizeUnits {
-		if len(t) > len(u.suffix) && strings.EqualFold(t[len(t)-len(u.suffix):], u.suffix) {
-			t, factor = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.factor
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/factor {
-		return 0, fmt.Errorf("size %q: want a positive number of bytes, e.g. 64MiB", s)
-	}
-	return byteSize(n * factor), nil
-}
-
-func (b *byteSize) Set(s string) error {
-	v, err := parseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = v
-	return nil
-}
-
-func (b *byteSize) Type() string { return "size" }
-
-// String writes the size in the largest binary unit that divides it.
-func (b *byteSize) String() string {
-	v := int64(*b)
-	for _, u := range []struct {
-		suffix string
-		factor int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if v >= u.factor && v%u.factor == 0 {
-			return fmt.Sprintf("%d%s", v/u.factor, u.suffix)
-		}
-	}
-	return strconv.FormatInt(v, 10)
 }
 
 type agentRunFlags struct {

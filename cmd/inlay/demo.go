@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -69,8 +70,8 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	view.DemoScenario(out, d)
 	err = d.Plan(ctx, app.DemoOptions{Budget: f.budget, Seed: f.seed, Workers: defaultWorkers(),
 		Started: func(name string, bound float64) (func(plan.Progress), func()) {
-			bar := newSearchBar(name, f.budget, 0, bound)
-			return bar.update, bar.done
+			bar := progress.NewSearch(name, f.budget, 0, bound)
+			return bar.Update, bar.Done
 		},
 		Failed: func(name string, err error) { fmt.Fprintf(out, "%s: %v\n", name, err) }})
 	if err != nil {

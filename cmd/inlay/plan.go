@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,12 +16,10 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/view"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/search/driver"
-	"github.com/inlay-dev/inlay/sim"
-	"github.com/inlay-dev/inlay/workload"
 )
 
 // planFlags are inlay plan's options.
@@ -125,16 +121,16 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if budget == 0 && f.evals == 0 {
 		budget = driver.DefaultBudget
 	}
-	var bar *searchBar
+	var bar *progress.Search
 	in := app.PlanInput{SearchInput: app.SearchInput{Problem: app.Problem{Workload: w, Platform: pl, Cost: est},
 		Planner: f.planner, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers, NoContention: !f.contention,
-		Progress: func(pg plan.Progress) { bar.update(pg) }},
+		Progress: func(pg plan.Progress) { bar.Update(pg) }},
 		Explain: f.explain,
 		Started: func(planner string, bound ratebound.Bound) {
-			bar = newSearchBar("planning with "+planner, budget, f.evals, bound.Scale)
+			bar = progress.NewSearch("planning with "+planner, budget, f.evals, bound.Scale)
 		}}
 	ev, found, err := app.Plan(ctx, in)
-	bar.done()
+	bar.Done()
 	if err != nil {
 		return err
 	}
@@ -145,11 +141,11 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 		ev.Outcome.PlanFile = f.out
 	}
 	ev.Outcome.Workload = path
-	if err := drawSchedule(f, w, found.Planner, pl.Name, ev.Run); err != nil {
+	if err := view.PlanFiles(f.gantt, f.trace, w, found.Planner, pl.Name, ev.Run); err != nil {
 		return err
 	}
 	if f.html != "" {
-		if err := writeFile(f.html, func(fw io.Writer) error { return view.PlanHTML(fw, path, pl, ev, w) }); err != nil {
+		if err := view.WriteFile(f.html, func(fw io.Writer) error { return view.PlanHTML(fw, path, pl, ev, w) }); err != nil {
 			return err
 		}
 	}
@@ -169,28 +165,6 @@ func printJSON(out io.Writer, v any) error {
 	return err
 }
 
-// drawSchedule writes the Gantt chart and trace the flags ask for.
-func drawSchedule(f *planFlags, w *workload.Workload, planner, platform string, res *sim.Result) error {
-	if f.gantt == "" && f.trace == "" {
-		return nil
-	}
-	if res == nil || res.Spans == nil {
-		return errors.New("plan: the simulation recorded no schedule to draw")
-	}
-	if f.gantt != "" {
-		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(w.Path), platform, planner, res.Scale)
-		if err := writeGantt(f.gantt, title, res, view.GanttWindow(w, res)); err != nil {
-			return err
-		}
-	}
-	if f.trace != "" {
-		return writeFile(f.trace, func(fw io.Writer) error {
-			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
-		})
-	}
-	return nil
-}
-
 // planDAG schedules a plain task graph.
 func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 	if f.out != "" || f.gantt != "" || f.trace != "" {
@@ -206,10 +180,4 @@ func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 		return enc.Encode(r)
 	}
 	return view.DAG(out, f.dag, r)
-}
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
@@ -233,15 +231,13 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 		return err
 	}
 	defer st.Close()
-	pp := &profilePrinter{out: out, errOut: cmd.ErrOrStderr(), header: func(info profile.DeviceInfo) string {
-		return fmt.Sprintf("profiling %s on %s (device %s, ONNX Runtime %s) into %s", path, pl.Name, info.Name, info.ORTVersion, st.Path())
-	}, cycles: f.cycles, rounds: f.rounds}
+	pp := &view.ProfilePrinter{Out: out, ErrOut: cmd.ErrOrStderr(), Workload: path, Platform: pl.Name, Store: st.Path(), Cycles: f.cycles, Rounds: f.rounds}
 	in.Workload, in.Platform, in.Device, in.Store, in.Profiles, in.Observer = w, pl, dev, st, st.Path(), pp
 	if f.handOff {
 		in.HandOff = handOff
 	}
 	r, err := app.Profile(ctx, in)
-	pp.done()
+	pp.Done()
 	if err != nil {
 		return err
 	}
@@ -259,55 +255,4 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	}
 	fmt.Fprintln(out)
 	return view.Calibration(out, r.Calibration, false)
-}
-
-// profilePrinter prints the profile loop as it goes: a progress bar (or a
-// line every 5 s when stderr is not a terminal) and each round's summary.
-type profilePrinter struct {
-	out, errOut    io.Writer
-	header         func(profile.DeviceInfo) string
-	cycles, rounds int
-	bar            *progressbar.ProgressBar
-	what           string
-	lastLine       time.Time
-}
-
-func (p *profilePrinter) Started(info profile.DeviceInfo) { fmt.Fprintln(p.out, p.header(info)) }
-
-func (p *profilePrinter) HandOff(r app.HandOffResult) { fmt.Fprintln(p.out, view.HandOffLine(r)) }
-
-func (p *profilePrinter) RoundStarted(rs app.RoundStart) {
-	p.what = "profile"
-	if rs.Round == 1 {
-		view.ProfileStart(p.out, rs)
-	} else {
-		p.what = fmt.Sprintf("profile round %d", rs.Round)
-	}
-	p.bar, p.lastLine = newBar(rs.Jobs, p.what), time.Now()
-}
-
-func (p *profilePrinter) Measured(_, done, total int, j profile.Job) {
-	if p.bar != nil {
-		barDescribe(p.bar, fmt.Sprintf("%s: %s layers %s", p.what, j.Model, j.Set.Key()))
-		barAdd(p.bar, 1)
-		return
-	}
-	if time.Since(p.lastLine) >= 5*time.Second || done == total {
-		p.lastLine = time.Now()
-		fmt.Fprintf(p.errOut, "%s: %d/%d (%s layers %s)\n", p.what, done, total, j.Model, j.Set.Key())
-	}
-}
-
-func (p *profilePrinter) done() {
-	barDone(p.bar)
-	p.bar = nil
-}
-
-func (p *profilePrinter) RoundDone(r app.Round) {
-	p.done()
-	view.ProfileRound(p.out, r, p.cycles, p.rounds)
-}
-
-func (p *profilePrinter) PlannerFailed(name string, err error) {
-	fmt.Fprintf(p.errOut, "profile: planner %s: %v (its subgraphs are not measured)\n", name, err)
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
-	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -156,9 +154,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		fmt.Fprintf(errOut, "recorded the in-situ times of %d subgraph(s) in %s\n", s.Recorded, in.Profiles)
 	}
 	if f.trace != "" {
-		if err := writeFile(f.trace, func(fw io.Writer) error {
-			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
-		}); err != nil {
+		if err := view.TraceFile(f.trace, res.Lanes, res.Spans); err != nil {
 			return err
 		}
 	}

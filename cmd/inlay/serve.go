@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"time"
@@ -66,38 +62,12 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 		}
 		examples = ""
 	}
-	profiles := cmd.Flags().Lookup("profiles")
-	srv, err := serve.New(serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
-		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
-		Profiles: profiles.Value.String(), ProfilesNamed: profiles.Changed})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	// Ctrl-C cancels the running searches through their requests' context.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	url := "http://" + ln.Addr().String() + "/"
-	if f.token != "" {
-		url += "?token=" + f.token
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	cfg := serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
+		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
+		Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles")}
+	return serve.Run(ctx, f.listen, cfg, func(url string) {
+		fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
+	})
 }

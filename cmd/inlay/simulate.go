@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/plan"
-	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/report/view"
-	"github.com/inlay-dev/inlay/sim"
-	"github.com/inlay-dev/inlay/workload"
 )
 
 type simulateFlags struct {
@@ -83,69 +78,11 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 		return err
 	}
 	ev.Outcome.Workload = workloadPath
-	if err := drawSimulation(f, w, pl, p, ev.Run); err != nil {
+	if err := view.SimulationFiles(f.gantt, f.trace, f.window, w, pl, p, ev.Run); err != nil {
 		return err
 	}
 	if f.json {
 		return printJSON(out, ev.Outcome)
 	}
 	return view.Simulate(out, workloadPath, pl, ev, scaleSet, f.scale)
-}
-
-// drawSimulation writes the Gantt chart and the trace simulate's flags ask for.
-func drawSimulation(f simulateFlags, w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) error {
-	window, traceWindow := f.window, f.window
-	if window <= 0 {
-		window = view.GanttWindow(w, res)
-		traceWindow = 10 * window
-	}
-	if f.gantt != "" {
-		title := fmt.Sprintf("%s on %s at rate scale %.3g", orDefault(p.Planner, "plan"), pl.Name, res.Scale)
-		if err := writeGantt(f.gantt, title, res, window); err != nil {
-			return err
-		}
-	}
-	if f.trace == "" {
-		return nil
-	}
-	var spans []report.Span
-	for _, sp := range res.Spans {
-		if sp.Start < traceWindow {
-			spans = append(spans, sp)
-		}
-	}
-	return writeFile(f.trace, func(fw io.Writer) error {
-		return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
-	})
-}
-
-// writeGantt draws res's schedule (report.Gantt) from 0 to window into
-// the file at path, in the format its extension names.
-func writeGantt(path, title string, res *sim.Result, window time.Duration) error {
-	format, err := report.GanttFormatOf(path)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, func(fw io.Writer) error {
-		return report.Gantt(fw, format, title, res.Lanes, res.Spans, [2]time.Duration{0, window})
-	})
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fh.Close()
 }

@@ -55,9 +55,9 @@ func Inspect(arg string, inputs []string) (ModelSummary, error) {
 	return s, nil
 }
 
-// CalibrateRandom calibrates m's activation ranges for static
+// calibrateRandom calibrates m's activation ranges for static
 // quantization on samples ONNX Runtime runs of seeded random inputs.
-func CalibrateRandom(m *graph.Model, ortLib string, samples int, seed int64) (quant.Ranges, error) {
+func calibrateRandom(m *graph.Model, ortLib string, samples int, seed int64) (quant.Ranges, error) {
 	rt, err := ort.Open(ortLib)
 	if err != nil {
 		return nil, fmt.Errorf("%w (pass --ort-lib PATH to the ONNX Runtime shared library)", err)
@@ -171,4 +171,66 @@ func rawInputFlags(flags []string) (out map[string][]string, sizes bool, err err
 		out[name] = dims
 	}
 	return out, sizes, nil
+}
+
+// ZooRow is one zoo network as inlay zoo list shows it.
+type ZooRow struct {
+	Spec   zoo.Spec
+	Layers int
+	Params int64
+	MACs   int64
+}
+
+// Zoo builds every zoo network and counts its layers, parameters and MACs.
+func Zoo() ([]ZooRow, error) {
+	var rows []ZooRow
+	for _, s := range zoo.Specs() {
+		m, err := zoo.Build(s.Name)
+		if err != nil {
+			return nil, err
+		}
+		lg, err := graph.BuildLayers(m)
+		if err != nil {
+			return nil, fmt.Errorf("zoo: %s: %w", s.Name, err)
+		}
+		rows = append(rows, ZooRow{Spec: s, Layers: len(lg.Layers), Params: zoo.TrainableParams(m), MACs: m.Totals().MACs})
+	}
+	return rows, nil
+}
+
+// QuantizeInput asks for a model quantized as ONNX Runtime's quantizer
+// does: the model argument (ModelPath) with its --input shapes, the
+// format, and for the static formats the calibration's library, runs and
+// seed.
+type QuantizeInput struct {
+	Model   string
+	Inputs  []string
+	Format  quant.Format
+	Library string
+	Samples int
+	Seed    int64
+}
+
+// Quantize loads, calibrates (static formats) and quantizes the model,
+// and encodes the result as ONNX.
+func Quantize(in QuantizeInput) (*quant.Result, []byte, error) {
+	m, err := LoadModel(ModelPath(in.Model), in.Inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ranges quant.Ranges
+	if in.Format.Static() {
+		if ranges, err = calibrateRandom(m, in.Library, in.Samples, in.Seed); err != nil {
+			return nil, nil, fmt.Errorf("quantize: %w", err)
+		}
+	}
+	res, err := quant.Quantize(m, in.Format, ranges)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := onnx.Encode(res.Model, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("quantize: %w", err)
+	}
+	return res, data, nil
 }

@@ -20,9 +20,7 @@ import (
 	"github.com/inlay-dev/inlay/report/view"
 )
 
-// agentTokenEnv names the environment variable that may hold the agent's
-// token instead of --token (which other users of the machine can read in
-// the process list).
+// agentTokenEnv may hold the agent's token instead of --token.
 const agentTokenEnv = app.AgentTokenEnv
 
 type agentFlags struct {
@@ -36,27 +34,8 @@ func newAgentCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agent --listen ADDR --token T",
 		Short: "Serve this device's profiler over HTTP, for inlay profile --agent on the host",
-		Long: `agent puts this device in the loop of a host's planner: it serves the same
-profiler as inlay profile (ONNX Runtime's CPU build, each measurement pinned to
-its processor's cores) over HTTP. The host runs
-
-    inlay profile WORKLOAD --agent http://THIS-DEVICE:PORT --token T
-
-GET /v1/info advertises the device's processors and backends; POST
-/v1/measure takes one ONNX subgraph (JSON, the model base64-encoded, at most
---max-upload bytes) with its input shapes and answers its timings; POST
-/v1/handoff measures the runtime's hand-off between dependent subgraphs on
-this device (what inlay profile --handoff stores); POST /v1/run (unless --no-run) runs a plan on this device, sent by
-
-    inlay agent run WORKLOAD --plan plan.yaml --url http://THIS-DEVICE:PORT --token T
-
-Every request needs "Authorization: Bearer T"; measurements, probes and runs
-take the device one at a time.
-Ctrl-C or SIGTERM stops the agent gracefully. The token may also come from
-$` + agentTokenEnv + `. It travels in the clear over HTTP: serve on a trusted
-network, or keep the default loopback address and reach it through an SSH
-tunnel (ssh -L 7878:127.0.0.1:7878 DEVICE) or adb forward tcp:7878 tcp:7878.`,
-		Args: cobra.NoArgs,
+		Long:  help("agent"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -122,16 +101,8 @@ func newAgentRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD --plan plan.yaml --url URL --token T",
 		Short: "Run a plan on the device of an inlay agent and print what it measured",
-		Long: `agent run sends the workload, the ONNX files it names (those under its folder;
-"cache:" models are the device's own) and the plan to the inlay agent at
---url, which runs the plan on its processors with ONNX Runtime for
---duration, as inlay run does here, and answers per group the requests,
-completed, late and dropped ones, the p50 and p99 latencies and the
-simulator's predictions for the same plan and rate: made here, on the
-agent's platform with the cost model of --profiles (what inlay profile
---agent measured on that device first, then the calibrated model), else
-the agent's own (its platform's analytic model).`,
-		Args: cobra.ExactArgs(1),
+		Long:  help("agent-run"),
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

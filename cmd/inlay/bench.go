@@ -34,22 +34,8 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Reproduce Puzzle's experiment: every planner on random multi-model scenarios",
-		Long: `bench draws random scenarios from the nine zoo networks (model groups of
-random size, random relative rates, deadlines equal to periods; seeded), plans
-each with every planner under the same budget, scores every plan with the
-simulator (max sustainable rate scale) beside the proven upper bound, and
-summarises: geometric-mean ratio of each planner to single:npu and to bestmap,
-mean fraction of the upper bound, mean search time.
-
-With --workload, the given workload files are benched instead of random
-scenarios. --evals makes a run reproducible (same seed, evals and workers:
-same plans); --budget is wall-clock time per planner and scenario.
-
-A planner named with the suffix +blind ("inlay+blind") searches with the
-simulator's contention model switched off, as plan --contention=false does;
-every plan is still judged with it. --planners inlay,inlay+blind --versus
-inlay/inlay+blind says what contention-aware scoring gains.`,
-		Args: cobra.NoArgs,
+		Long:  help("bench"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, &f)
 		},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -40,26 +39,4 @@ func printCostNote(cmd *cobra.Command, note func() string) {
 	if s := note(); s != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), s)
 	}
-}
-
-// loadOn loads the workload at path and the platform it runs on
-// (hw.Choose: --platform, else the workload's, else the default), and,
-// when planPath is not "", the plan file.
-func loadOn(path, platform, planPath string) (*workload.Workload, *hw.Platform, *plan.Plan, error) {
-	w, err := workload.Load(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pl, err := hw.Choose(platform, w.Platform)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if planPath == "" {
-		return w, pl, nil, nil
-	}
-	p, err := plan.Load(planPath)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return w, pl, p, nil
 }

@@ -28,24 +28,8 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Plan a built-in camera + voice scenario with every planner and compare them",
-		Long: `demo plans a realistic multi-model scenario on the phone preset with every
-planner and prints how much request rate each plan sustains (simulated):
-
-  camera (15 Hz, deadline = period): BlazeFace face detection, then the OCR
-          pipeline — text detection (PP-OCRv4 det), orientation (cls),
-          recognition (PP-OCRv4 rec) — per frame;
-  voice  (12.5 Hz, 80 ms audio chunks): Silero VAD beside the wake-word
-          pipeline — log-mel front end, speech embedding, "hey jarvis" head.
-
-These are the real ONNX models of shared/REAL_MODELS.md when they have been
-fetched (scripts/fetch.sh, run by make test); otherwise zoo networks stand in
-(camera: MobileNetV3-Small, YOLOv8n, SqueezeNet, DeepLabV3; voice: MobileBERT).
-A baseline that sustains no rate at all says why beside its 0.
-
-It writes into the output folder: the workload, every planner's plan, and for
-the best plan a Gantt chart (SVG, PNG), a Chrome trace (opens in Perfetto),
-the text report and an HTML page.`,
-		Args: cobra.NoArgs,
+		Long:  help("demo"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd, &f)
 		},

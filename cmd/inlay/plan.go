@@ -46,23 +46,7 @@ func newPlanCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan WORKLOAD.yaml | --dag TASKS.json",
 		Short: "Plan a workload onto a platform and predict the rate it sustains",
-		Long: `plan loads a workload, plans it with the chosen planner, evaluates the plan in
-the simulator (the max sustainable rate scale: the largest common factor on
-every group's rate at which 99 % of each group's requests meet their
-deadline) and prints a summary with a proven upper bound on that scale.
-
-Planners: single:<processor or kind> (everything on one processor, CPU
-fallback for unsupported layers), bestmap (each model on its fastest
-processor configuration), heft (HEFT over the layer graphs), and the search
-planners of the registry.
-
-A workload no plan can run at its rates is not an error: the summary says
-"infeasible" and why, and the exit status is 0. Errors (bad files, unknown
-names, a planner failure) exit with status 1.
-
-With --dag, plan schedules a plain task graph (JSON: processors, tasks with
-a cost per processor, edges with a cost paid across processors) to minimise
-its makespan, as in the scheduling literature.`,
+		Long:  help("plan"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.dag != "" {
 				if len(args) > 0 {
@@ -108,7 +92,7 @@ func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags)
 	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
 		return err
 	}
-	w, pl, _, err := loadOn(path, f.platform, "")
+	w, pl, _, err := app.LoadOn(path, f.platform, "")
 	if err != nil {
 		return err
 	}

@@ -29,71 +29,12 @@ type profileFlags struct {
 	fitOn                                            string
 }
 
-// profileLong is the command's help.
-const profileLong = `profile measures, on this machine (--platform host, ONNX Runtime's CPU build,
-pinned to each processor's cores) or on a device running inlay agent
-(--agent URL --token T), what the planners need: every single layer of every
-model on every processor configuration, a few runs of consecutive layers per
-model (--chunks; for the calibration) and the subgraphs of the plans the
-chosen planners make. Each is exported as a standalone ONNX model and timed
-(--warmup untimed runs, then --reps timed ones back to back: median, p90,
-min, max and standard deviation are stored; then --cold timed runs, each
-after the measuring core has written a buffer twice its largest cache: their
-median is the figure plan, simulate, bench and run use, because in a plan a
-subgraph mostly runs after other work on its processor, with its weights
-out of the caches); then, for the plans' subgraphs, --idle timed runs, each
-after the eviction and a sleep of 20 ms: a processor that has idled runs
-the first work after waking slower (on the 2-core host up to 0.7 ms), and
-the median of what the subgraphs take there above their cold figures is
-charged, per processor, before a model's first subgraph, which starts on
-its request's arrival on a processor that has idled (--cold 0: no idle
-runs). Then each plan is timed in its cycle (--cycles rounds; a round is
-a time in which every group's requests arrive a whole number of times at
-about their rates, each request running its group's subgraphs one at a
-time, in the plan's order, on the processors the plan put them on, idle
-in between): a subgraph's median there, after what the workload runs
-before it and the idle time, is its figure for that plan in place of the
-cold one, because what the rest of the plan and the idle time leave in
-the caches is what it finds in a steady run (off by
-default: on one test host it fixed the held-out camera group and cost
-host_ocr_voice three of its twelve runs; docs/results/contention-log.md, "The
-cycle figure"; --cycles 9 times nine rounds). What the store already holds for
-the device is skipped unless --force (or it lacks the cold or idle runs
-asked for). Processors identical but for their cores (the host
-platform's one processor per core) are measured once, on the first of them,
-and those figures stand for all.
-
-Device in the loop: the planners first plan with the analytic model (or
-what the store held), and their plans' subgraphs are measured with the
-layers and chunks; then the store is calibrated, the planners plan again
-with the measurements, and the subgraphs of the new plans that the store
-lacks are measured, round after round (--rounds, default 6) until a round
-finds none. A planner's plan changes as it learns what subgraphs really
-cost, so without the rounds the plan that inlay plan makes from the store
-would have subgraphs nobody measured. A round costs the planners' time
-(--budget each) and a few timings; profile says after how many rounds the
-plans settled, or that they had not.
-
-With --corun (the default) each plan subgraph is also timed, --reps runs
-each, beside a streaming kernel (a 32 MiB copy loop) at 25, 50 and 100 %
-duty on every processor that shares a cache or memory channel with its own
-(hw.Platform contention), and beside the plan's subgraphs on those
-processors; the slowdowns fit the subgraph's contention sensitivity (package
-cost), stored in the corun table. It adds four timings per plan subgraph
-and none per layer or chunk.
-
-Then it calibrates: it fits each processor's efficiency factors in the
-analytic model to the measurements, stores them, and prints the mean absolute
-percentage error on subgraphs held back from the fit, before and after.
-plan, simulate, bench and run read the store (--profiles): measured figures
-first, the calibrated model for the rest.`
-
 func newProfileCmd() *cobra.Command {
 	var f profileFlags
 	cmd := &cobra.Command{
 		Use:   "profile WORKLOAD",
 		Short: "Measure the workload's layers and subgraphs on the device into the profile store, and calibrate",
-		Long:  profileLong,
+		Long:  help("profile"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -131,32 +72,8 @@ func newCalibrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate WORKLOAD | calibrate --published FILE",
 		Short: "Fit the analytic model to the profile store's measurements (or to published latencies) and report its error",
-		Long: `calibrate fits each processor's efficiency factors in the analytic model (compute
-efficiency per operator class, memory efficiency, saturation size, dispatch
-and layer overheads) to the measurements inlay profile stored for the
-workload's models on the platform's device, stores them for plan, simulate,
-bench and run, and prints the mean absolute percentage error of the model on
-subgraphs held back from the fit, before and after. It measures nothing.
-
-With --published FILE it fits instead one processor's parameters to a CSV of
-published whole-model latencies (shared/measurements/README.md gives the
-columns): per data type the sustained throughput and memory bandwidth, the
-efficiency per operator class, the saturation size, the per-layer and
-dispatch overheads and, for integer types, the rate of requantising passes,
-with the same fitting code, pulled toward the nominal figures (--prior). It
-prints the
-leave-one-model-out error per model and per precision, reports rows whose
-runtime fell back to the CPU apart (they are not fitted), and writes the
-platform with the fitted figures (-o).
-
-Given shared/measurements/aihub-published.csv (its header names aihub_dir),
-it fits every device with a preset at once (Galaxy S23: galaxy-s23, Galaxy S24:
-galaxy-s24, Galaxy S25: galaxy-s25, Snapdragon X Elite CRD:
-snapdragon-x-elite; --platform limits it to one), each to its qnn_dlc rows
-(the runtime the presets predict), prints each network's prediction beside
-its published spread over the runtimes, and writes PRESET-calibrated.yaml
-per device (into the directory -o names).`,
-		Args: cobra.RangeArgs(0, 1),
+		Long:  help("calibrate"),
+		Args:  cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if pf.file != "" {
 				if len(args) > 0 {
@@ -168,23 +85,7 @@ per device (into the directory -o names).`,
 			if len(args) != 1 {
 				return fmt.Errorf("calibrate: give a workload (or --published FILE)")
 			}
-			w, pl, _, err := loadOn(args[0], f.platform, "")
-			if err != nil {
-				return err
-			}
-			st, err := openStore(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			device, err := profile.DeviceFor(st, pl)
-			if err != nil {
-				return err
-			}
-			if device == "" {
-				return fmt.Errorf("calibrate: %s holds no measurements for platform %s (run inlay profile first)", st.Path(), pl.Name)
-			}
-			r, err := app.Calibrate(st, device, pl, w, app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn})
+			r, err := app.CalibrateWorkload(profilesPath(cmd), args[0], f.platform, app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn})
 			if err != nil {
 				return err
 			}
@@ -204,12 +105,6 @@ per device (into the directory -o names).`,
 	return cmd
 }
 
-// openStore opens (creating) the store named by --profiles.
-func openStore(cmd *cobra.Command) (*profile.Store, error) {
-	path, _ := cmd.Flags().GetString("profiles")
-	return profile.Open(path)
-}
-
 func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profileFlags) error {
 	out := cmd.OutOrStdout()
 	w, err := workload.Load(path)
@@ -226,7 +121,7 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	if err != nil {
 		return err
 	}
-	st, err := openStore(cmd)
+	st, err := profile.Open(profilesPath(cmd))
 	if err != nil {
 		return err
 	}

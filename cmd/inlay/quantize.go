@@ -9,7 +9,6 @@ import (
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/quant"
 )
 
@@ -43,23 +42,9 @@ func newQuantizeCmd() *cobra.Command {
 			if samples < 1 {
 				return fmt.Errorf("quantize: --samples %d: want at least 1", samples)
 			}
-			m, err := app.LoadModel(app.ModelPath(args[0]), inputs)
+			res, data, err := app.Quantize(app.QuantizeInput{Model: args[0], Inputs: inputs, Format: f, Library: ortLib, Samples: samples, Seed: seed})
 			if err != nil {
 				return err
-			}
-			var ranges quant.Ranges
-			if f.Static() {
-				if ranges, err = app.CalibrateRandom(m, ortLib, samples, seed); err != nil {
-					return fmt.Errorf("quantize: %w", err)
-				}
-			}
-			res, err := quant.Quantize(m, f, ranges)
-			if err != nil {
-				return err
-			}
-			data, err := onnx.Encode(res.Model, 0)
-			if err != nil {
-				return fmt.Errorf("quantize: %w", err)
 			}
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return fmt.Errorf("quantize: %w", err)

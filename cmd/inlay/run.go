@@ -26,73 +26,12 @@ type runFlags struct {
 	speedCheck, subgraphs, probe  bool
 }
 
-// runLong is the command's help.
-const runLong = `run executes a plan on this machine's processors (the host platform: one
-processor per core, each worker pinned to its core) with ONNX Runtime, one
-session per planned subgraph, driven by the same dispatcher as the
-simulator. Requests arrive at the workload's rates (times --scale) for
---duration; then the requests in flight drain. Every request ends completed,
-completed late, or dropped with a reason (overloaded: beyond --backlog in
-flight; deadline: with --drop-late; error: ONNX Runtime failed in a
-subgraph; shutdown: still in flight at the end or on Ctrl-C). The report
-puts the measured latencies beside the simulator's prediction for the same
-plan and rate, with the cost model of inlay plan (the profile store's
-measurements when --profiles has them).
-
---record adds each subgraph's in-situ times (from the runtime handing a
-run to its worker to taking its report: the ONNX Runtime call as it runs
-among the other work, plus the runtime's own delays) to the profile store
-as in-situ measurements of this machine, merged with those of earlier
-recorded runs; plan, simulate and later runs predict with their mean
-(over the fastest 90%: the slowest runs are stalls that shape the p99)
-instead of the profiler's median, which times each subgraph alone, run
-after run. It also records the run's median arrival lag (the timer's
-wake-up: from a request's scheduled arrival to the runtime taking it),
-which later runs add to the simulator's predicted latencies. Record with
-the plan and rate you will run.
-
---speed-check (on by default) times a small reference kernel on each core
-every 500ms during the run (0.7% of a core) and reports how many of those
-checks found the core in a slow spell: on a virtual machine a core can run
-at half its speed for seconds at a time, and a run that falls in such
-spells measures slower than the prediction, which is for the core's normal
-speed (the profiler waits such spells out). Beside them it gives each
-core's normal reference time in the run and the references' median, and,
-when the --profiles store has it, the normal speed the profile took its
-figures at and the run's median against it: a run slow throughout has no
-slow checks, but its references are slower than the profile's.
-
---probe (on by default, with a --profiles store of this machine) times
-the plan's subgraphs just before the run, each on its processor, pinned
-and warm as the profile's warm runs were, three rounds over the plan
-(about 2 s on examples/host_ocr_voice.yaml), and sets each beside its
-profiled warm figure; a processor's ratio is the median over its
-subgraphs. The prediction is then made a second time with every
-figure on a processor times its ratio ("at speed now", beside the
-profile's prediction): where the host runs slower or faster now than
-when it was profiled (a virtual machine in slow spells, a phone that has
-heated up), that is the prediction for the host as it is; a state that
-changes during the run it cannot foresee.
-
---subgraphs sets each subgraph beside its prediction: the median of its
-spans in the run and in the simulation of the same plan and rate, their
-ratio, and the run's spans split into those that ran alone (the other
-processors busy for under 20% of the span) and those that ran beside
-other work. Beside above alone is contention between the plan's own
-subgraphs; alone above the prediction is the processor running slower
-than profiled (a slow spell, or a figure taken in another state). It
-then splits each group's requests, predicted and measured: from arrival
-to the first subgraph's start (the timer's lag, waiting behind other
-work), the time in its subgraphs, and the time between them (hand-offs,
-a worker's wake-up, waiting for a processor), so a miss that is not in
-the subgraphs shows where it is.`
-
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD --plan PLAN",
 		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
-		Long:  runLong,
+		Long:  help("run"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -127,7 +66,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
+	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}

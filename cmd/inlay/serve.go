@@ -23,21 +23,9 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:8080]",
 		Short: "Serve a local web UI: edit workloads, watch searches, look at and question plans",
-		Long: `serve starts a web UI and its JSON API (described at /api/openapi.yaml) over
-the same code as the CLI: the Workload page validates as you type, Platform
-shows the presets, Plan runs planners with live progress (cancel keeps the
-best plan), Plan view draws the schedule, Compare sets planners side by side,
-What-if re-simulates a plan with changed rates, deadlines or processors, and
-Bench runs Puzzle's experiment.
-
-It listens on loopback. Any other address needs --token: every request must
-then carry "Authorization: Bearer TOKEN" (a browser opens /?token=TOKEN once
-and keeps a cookie), and gets 401 without it. Request bodies, budgets and the
-number of searches at once are capped; a search stops when its page closes.
-Requests read files only in the examples folder and the fetched models
-(cache: paths).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f) },
+		Long:  help("serve"),
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); not loopback only with --token")

@@ -60,7 +60,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
+	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,17 @@ func addProfilesFlag(cmd *cobra.Command) {
 		"profile store (SQLite) with measurements from inlay profile")
 }
 
+// addPlatformFlag adds --platform, the platform a workload runs on.
+func addPlatformFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+}
+
+// addPlanFlag adds --plan, the plan file, required.
+func addPlanFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "plan", "", "plan file (.yaml, .yml or .json); required")
+	_ = cmd.MarkFlagRequired("plan")
+}
+
 // costModel is profile.CostModel for the store named by the command's
 // --profiles (a missing store is an error only when the flag was given).
 // A nil cmd, or one without --profiles, gets the analytic model.

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/report/progress"
@@ -72,7 +71,7 @@ func newPlanCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.planner, "planner", "inlay", "planner: single:<processor or kind>, or one of "+strings.Join(search.Names(), ", "))
 	fl.StringVarP(&f.out, "output", "o", "", "write the plan to this file (.yaml, .yml or .json)")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlatformFlag(cmd, &f.platform)
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the planner and of the simulation's Poisson arrivals")
 	fl.DurationVar(&f.budget, "budget", 0, "wall-clock budget of search planners (0: 10s unless --evals is given)")
 	fl.IntVar(&f.evals, "evals", 0, "evaluation budget of search planners (0: no bound)")

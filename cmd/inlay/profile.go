@@ -93,7 +93,7 @@ func newCalibrateCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlatformFlag(cmd, &f.platform)
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the held-back subgraphs")
 	fl.IntVar(&f.folds, "folds", 5, "cross-validation folds: each multi-layer subgraph is held back from one fit, with every sample sharing its layers")
 	fl.StringVar(&f.fitOn, "fit-on", "min", "figure the fit aims at: min (each measurement's fastest run, steady on a busy machine), median, or cold (the cold runs' median)")

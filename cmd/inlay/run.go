@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report/view"
@@ -40,8 +39,8 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlanFlag(cmd, &f.plan)
+	addPlatformFlag(cmd, &f.platform)
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "rate scale: multiplies every group's rate")
 	fl.StringVar(&f.trace, "trace", "", "write what really ran as a Chrome trace (.json; opens in Perfetto)")
@@ -58,7 +57,6 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it, and each group's requests split into before, in and between its subgraphs (subgraphs, requests in --json)")
 	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
-	_ = cmd.MarkFlagRequired("plan")
 	return cmd
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -40,8 +39,8 @@ func newSimulateCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlanFlag(cmd, &f.plan)
+	addPlatformFlag(cmd, &f.platform)
 	fl.Float64Var(&f.scale, "scale", 0, "simulate at this rate scale instead of searching the max sustainable one")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of tables")
@@ -49,7 +48,6 @@ func newSimulateCmd() *cobra.Command {
 	fl.StringVar(&f.trace, "trace", "", "write a Chrome trace-event JSON file (opens in Perfetto)")
 	fl.DurationVar(&f.window, "window", 0, "time window from the start drawn in the Gantt chart and written to the trace\n(default: three periods of the slowest group for the chart, ten times that for the trace)")
 	addProfilesFlag(cmd)
-	_ = cmd.MarkFlagRequired("plan")
 	return cmd
 }
 

@@ -53,3 +53,16 @@ func CalibrateWorkload(profiles, workloadPath, platform string, opt CalibrateOpt
 	}
 	return Calibrate(st, device, pl, w, opt)
 }
+
+// LoadWorkloads loads the workload files at paths.
+func LoadWorkloads(paths []string) ([]*workload.Workload, error) {
+	var ws []*workload.Workload
+	for _, path := range paths {
+		w, err := workload.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}

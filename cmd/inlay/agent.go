@@ -20,9 +20,6 @@ import (
 	"github.com/inlay-dev/inlay/report/view"
 )
 
-// agentTokenEnv may hold the agent's token instead of --token.
-const agentTokenEnv = app.AgentTokenEnv
-
 type agentFlags struct {
 	listen, token, ortLib, platform string
 	maxUpload                       textfmt.ByteSize
@@ -44,7 +41,7 @@ func newAgentCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7878", "address to listen on (HOST:PORT; 0.0.0.0:PORT for every interface)")
-	fl.StringVar(&f.token, "token", "", "token clients must present (default $"+agentTokenEnv+")")
+	fl.StringVar(&f.token, "token", "", "token clients must present (default $"+app.AgentTokenEnv+")")
 	fl.StringVar(&f.ortLib, "ort-lib", assets.ORTLibrary(), "ONNX Runtime shared library")
 	fl.StringVar(&f.platform, "platform", "host", "platform preset or file describing this device (its processors must list cores)")
 	fl.Var(&f.maxUpload, "max-upload", "largest measure request accepted (e.g. 64MiB, 512KiB, 1000000)")
@@ -83,7 +80,7 @@ func runAgent(ctx context.Context, out, errOut io.Writer, f *agentFlags, ready f
 // agentToken is the token flag's value, else $INLAY_AGENT_TOKEN.
 func agentToken(flag string) string {
 	if flag == "" {
-		return os.Getenv(agentTokenEnv)
+		return os.Getenv(app.AgentTokenEnv)
 	}
 	return flag
 }
@@ -111,7 +108,7 @@ func newAgentRunCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.url, "url", "", "the agent's URL (http://HOST:PORT)")
-	fl.StringVar(&f.token, "token", "", "the agent's token (default $"+agentTokenEnv+")")
+	fl.StringVar(&f.token, "token", "", "the agent's token (default $"+app.AgentTokenEnv+")")
 	fl.StringVar(&f.plan, "plan", "", "plan file (from inlay plan)")
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "multiplier of every group's rate")

@@ -24,7 +24,7 @@ import (
 )
 
 func TestAgentCommandErrors(t *testing.T) {
-	t.Setenv(agentTokenEnv, "")
+	t.Setenv(app.AgentTokenEnv, "")
 	cases := []struct {
 		name string
 		args []string
@@ -130,7 +130,7 @@ func agentTestModel(t *testing.T) []byte {
 // machine's ONNX Runtime and measures through the client.
 func TestAgentCommandServes(t *testing.T) {
 	lib := assets.Require(t, assets.ORTLibrary())
-	t.Setenv(agentTokenEnv, "from-env")
+	t.Setenv(app.AgentTokenEnv, "from-env")
 	f := &agentFlags{listen: "127.0.0.1:0", ortLib: lib, platform: "host", maxUpload: 1 << 20, quiet: true}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -9,7 +9,6 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/report/view"
-	"github.com/inlay-dev/inlay/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -76,12 +75,8 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	}
 	defer printCostNote(cmd, costNote)
 	in.Cost = est
-	for _, path := range f.workloads {
-		w, err := workload.Load(path)
-		if err != nil {
-			return err
-		}
-		in.Workloads = append(in.Workloads, w)
+	if in.Workloads, err = app.LoadWorkloads(f.workloads); err != nil {
+		return err
 	}
 	n := f.scenarios
 	if len(in.Workloads) > 0 {

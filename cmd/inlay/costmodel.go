@@ -28,6 +28,16 @@ func addPlanFlag(cmd *cobra.Command, p *string) {
 	_ = cmd.MarkFlagRequired("plan")
 }
 
+// profilesPath is the --profiles store's path ("" when the command has
+// no such flag).
+func profilesPath(cmd *cobra.Command) string {
+	fl := cmd.Flags().Lookup("profiles")
+	if fl == nil {
+		return ""
+	}
+	return fl.Value.String()
+}
+
 // costModel is profile.CostModel for the store named by the command's
 // --profiles (a missing store is an error only when the flag was given).
 // A nil cmd, or one without --profiles, gets the analytic model.

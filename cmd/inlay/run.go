@@ -101,13 +101,3 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	}
 	return view.Run(cmd.OutOrStdout(), workloadPath, pl, s, f.subgraphs)
 }
-
-// profilesPath is the --profiles store's path ("" when the command has
-// no such flag).
-func profilesPath(cmd *cobra.Command) string {
-	fl := cmd.Flags().Lookup("profiles")
-	if fl == nil {
-		return ""
-	}
-	return fl.Value.String()
-}

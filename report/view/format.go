@@ -8,8 +8,8 @@ import (
 	"github.com/inlay-dev/inlay/internal/textfmt"
 )
 
-// Pct formats a fraction as a percentage, one decimal.
-func Pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+// pct formats a fraction as a percentage, one decimal.
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
 // usOf is d in microseconds.
 func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -116,7 +116,7 @@ func Calibration(out io.Writer, r *app.CalibrationResult, detail bool) error {
 		"VS MEDIANS BEFORE", "VS MEDIANS AFTER", "FIT MAPE AFTER"}}
 	for _, c := range r.Fit.Classes {
 		t.Add(c.Processor, strings.Join(c.Members, ","), fmt.Sprint(c.Fit), fmt.Sprint(c.Held), fmt.Sprint(c.Excluded),
-			Pct(c.MAPEBefore), Pct(c.MAPEAfter), Pct(c.MedianMAPEBefore), Pct(c.MedianMAPEAfter), Pct(c.FitMAPEAfter))
+			pct(c.MAPEBefore), pct(c.MAPEAfter), pct(c.MedianMAPEBefore), pct(c.MedianMAPEAfter), pct(c.FitMAPEAfter))
 	}
 	fit := fitTarget[r.Options.FitOn]
 	fmt.Fprintf(out, "calibration on %s, fitted to each measurement's %s: mean absolute percentage error of the analytic\n"+
@@ -128,7 +128,7 @@ func Calibration(out io.Writer, r *app.CalibrationResult, detail bool) error {
 	for _, c := range r.Fit.Classes {
 		if c.Cold.Samples > 0 {
 			fmt.Fprintf(out, "%s: cold-cache correction of the figures for unmeasured subgraphs, from %d measurement(s) with cold runs: held-back error against the cold runs %s without, %s with it\n",
-				c.Processor, c.Cold.Samples, Pct(c.ColdMAPEBefore), Pct(c.ColdMAPEAfter))
+				c.Processor, c.Cold.Samples, pct(c.ColdMAPEBefore), pct(c.ColdMAPEAfter))
 		}
 	}
 	if detail {

@@ -3,9 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -18,9 +22,15 @@ type publishedFlags struct {
 
 func runCalibratePublished(out io.Writer, f *publishedFlags) error {
 	in := app.PublishedInput{File: f.file, Platform: f.platform, Evals: f.evals, Prior: f.prior}
-	bar := newBar(1, "fitting")
-	if bar != nil {
-		in.Progress = func(done, total int) { bar.ChangeMax(total); _ = bar.Set(done) }
+	var bar *progressbar.ProgressBar // a single fit's, from its first step
+	if progress.IsTerminal(os.Stderr) {
+		in.Progress = func(done, total int) {
+			if bar == nil {
+				bar = newBar(total, "fitting")
+			}
+			bar.ChangeMax(total)
+			_ = bar.Set(done)
+		}
 	}
 	r, err := app.CalibratePublished(in)
 	if bar != nil {

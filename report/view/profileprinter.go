@@ -5,10 +5,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
+
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report/progress"
-	"github.com/schollz/progressbar/v3"
 )
 
 // ProfilePrinter prints the profile loop as it goes: a progress bar (or a

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,14 +70,9 @@ func runDemo(cmd *cobra.Command, f *demoFlags) error {
 	if err != nil || res == nil {
 		return err
 	}
-	files, err := view.DemoFiles(d, sust, res)
+	txt, err := view.DemoFiles(d, sust, res)
 	if err != nil {
 		return err
 	}
-	for _, fn := range view.DemoFileNames {
-		if err := os.WriteFile(filepath.Join(f.out, fn), files[fn], 0o644); err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-	}
-	return view.DemoBest(out, d.Rows[d.Best].Name, f.out, files["report.txt"])
+	return view.DemoBest(out, d.Rows[d.Best].Name, f.out, txt)
 }

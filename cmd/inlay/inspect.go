@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
@@ -28,9 +26,7 @@ func newInspectCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(s)
+				return printJSON(cmd.OutOrStdout(), s)
 			}
 			return s.WriteText(cmd.OutOrStdout())
 		},

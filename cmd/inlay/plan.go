@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -158,9 +157,7 @@ func planDAG(ctx context.Context, out io.Writer, f *planFlags) error {
 		return err
 	}
 	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printJSON(out, r)
 	}
 	return view.DAG(out, f.dag, r)
 }

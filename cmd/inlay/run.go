@@ -11,7 +11,6 @@ import (
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report/view"
 )
 
@@ -73,15 +72,10 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		Library: f.ortLib, Duration: f.duration, Drain: f.drain, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, Spin: f.spin,
 		DropLate: f.dropLate, NoPin: f.noPin, Spans: f.trace != "", Subgraphs: f.subgraphs,
 		Probe: f.probe, SpeedCheck: f.speedCheck, Record: f.record,
-		Stage: func(st app.RunStage) {
-			switch {
-			case f.json:
-			case st == app.StageProbing:
-				fmt.Fprintf(errOut, "probing the plan's subgraphs at the host's speed now (%d rounds)…\n", profile.ProbeRounds)
-			case st == app.StageRunning:
-				fmt.Fprintf(errOut, "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
-			}
-		}}
+		Stage: view.RunStages(errOut, f.plan, pl.Name, f.duration)}
+	if f.json {
+		in.Stage = nil
+	}
 	s, err := app.Run(ctx, in)
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -62,12 +64,27 @@ func DemoTable(out io.Writer, d *app.Demo) error {
 	return nil
 }
 
-// DemoFileNames are the files DemoFiles renders, in the order written.
-var DemoFileNames = []string{"gantt.svg", "gantt.png", "trace.json", "report.txt", "report.html"}
+// demoFileNames are the files demoFiles renders, in the order written.
+var demoFileNames = []string{"gantt.svg", "gantt.png", "trace.json", "report.txt", "report.html"}
 
-// DemoFiles renders the best plan's schedule (res, at the scale sust)
-// into the files of DemoFileNames.
-func DemoFiles(d *app.Demo, sust sim.Sustained, res *sim.Result) (map[string][]byte, error) {
+// DemoFiles writes the best plan's schedule (res, at the scale sust) into
+// the demo's folder: a Gantt chart (SVG, PNG), a Chrome trace, the text
+// report and an HTML page; it returns the text report.
+func DemoFiles(d *app.Demo, sust sim.Sustained, res *sim.Result) ([]byte, error) {
+	files, err := demoFiles(d, sust, res)
+	if err != nil {
+		return nil, err
+	}
+	for _, fn := range demoFileNames {
+		if err := os.WriteFile(filepath.Join(d.Dir, fn), files[fn], 0o644); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
+	return files["report.txt"], nil
+}
+
+// demoFiles renders the files of demoFileNames.
+func demoFiles(d *app.Demo, sust sim.Sustained, res *sim.Result) (map[string][]byte, error) {
 	name, pl := d.Rows[d.Best].Name, d.Platform
 	window := GanttWindow(d.Workload, res)
 	title := fmt.Sprintf("inlay demo on %s, %s plan at rate scale %.3g", pl.Name, name, sust.Scale)

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/runtime"
 )
@@ -72,6 +73,19 @@ func Run(out io.Writer, workloadPath string, pl *hw.Platform, s *app.RunSession,
 	}
 	fmt.Fprintln(out, "\nper group, where a request's time goes (predicted → measured; the mean latency's parts, means over the requests: before the first, from its arrival to its first subgraph; in subgraphs; between them, its work done and the next not started):")
 	return report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans))
+}
+
+// RunStages says on errOut what a run of planFile on platform for
+// duration does as it reaches each stage (app.RunInput.Stage).
+func RunStages(errOut io.Writer, planFile, platform string, duration time.Duration) func(app.RunStage) {
+	return func(st app.RunStage) {
+		switch st {
+		case app.StageProbing:
+			fmt.Fprintf(errOut, "probing the plan's subgraphs at the host's speed now (%d rounds)…\n", profile.ProbeRounds)
+		case app.StageRunning:
+			fmt.Fprintf(errOut, "running %s on %s for %v (Ctrl-C stops)…\n", planFile, platform, duration)
+		}
+	}
 }
 
 // runGroups prints each group's measured latencies beside the

@@ -134,11 +134,8 @@ type ProfileResult struct {
 // store is one whose subgraphs were measured, not one the calibrated model
 // guessed at.
 func Profile(ctx context.Context, in ProfileInput) (*ProfileResult, error) {
-	if in.Reps < 1 || in.Warmup < 0 || in.Chunks < 0 || in.Cold < 0 || in.Idle < 0 || in.Cycles < 0 {
-		return nil, errors.New("profile: --reps must be at least 1, --warmup, --cold, --idle, --cycles and --chunks not negative")
-	}
-	if in.Rounds < 1 {
-		return nil, fmt.Errorf("profile: --rounds %d: want at least 1", in.Rounds)
+	if err := in.Check(); err != nil {
+		return nil, err
 	}
 	if in.Observer == nil {
 		in.Observer = noObserver{}

@@ -23,36 +23,8 @@ import (
 	"github.com/inlay-dev/inlay/workload"
 )
 
-func TestParseByteSize(t *testing.T) {
-	cases := []struct {
-		in   string
-		want byteSize
-		str  string
-	}{
-		{"64MiB", 64 << 20, "64MiB"},
-		{"64mib", 64 << 20, "64MiB"},
-		{"512KiB", 512 << 10, "512KiB"},
-		{"2G", 2 << 30, "2GiB"},
-		{"1MB", 1000000, "1000000"},
-		{"1000000", 1000000, "1000000"},
-		{"4096B", 4096, "4KiB"},
-		{" 3 M ", 3 << 20, "3MiB"},
-	}
-	for _, tc := range cases {
-		got, err := parseByteSize(tc.in)
-		if err != nil || got != tc.want || got.String() != tc.str {
-			t.Errorf("parseByteSize(%q) = %d (%s), %v; want %d (%s)", tc.in, got, got.String(), err, tc.want, tc.str)
-		}
-	}
-	for _, bad := range []string{"", "MiB", "-1MiB", "0", "1.5MiB", "12XB", "9999999999999GiB"} {
-		if got, err := parseByteSize(bad); err == nil {
-			t.Errorf("parseByteSize(%q) = %d, want an error", bad, got)
-		}
-	}
-}
-
 func TestAgentCommandErrors(t *testing.T) {
-	t.Setenv(agentTokenEnv, "")
+	t.Setenv(app.AgentTokenEnv, "")
 	cases := []struct {
 		name string
 		args []string
@@ -158,7 +130,7 @@ func agentTestModel(t *testing.T) []byte {
 // machine's ONNX Runtime and measures through the client.
 func TestAgentCommandServes(t *testing.T) {
 	lib := assets.Require(t, assets.ORTLibrary())
-	t.Setenv(agentTokenEnv, "from-env")
+	t.Setenv(app.AgentTokenEnv, "from-env")
 	f := &agentFlags{listen: "127.0.0.1:0", ortLib: lib, platform: "host", maxUpload: 1 << 20, quiet: true}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -16,6 +15,27 @@ import (
 func addProfilesFlag(cmd *cobra.Command) {
 	cmd.Flags().String("profiles", profile.DefaultStorePath(),
 		"profile store (SQLite) with measurements from inlay profile")
+}
+
+// addPlatformFlag adds --platform, the platform a workload runs on.
+func addPlatformFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+}
+
+// addPlanFlag adds --plan, the plan file, required.
+func addPlanFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "plan", "", "plan file (.yaml, .yml or .json); required")
+	_ = cmd.MarkFlagRequired("plan")
+}
+
+// profilesPath is the --profiles store's path ("" when the command has
+// no such flag).
+func profilesPath(cmd *cobra.Command) string {
+	fl := cmd.Flags().Lookup("profiles")
+	if fl == nil {
+		return ""
+	}
+	return fl.Value.String()
 }
 
 // costModel is profile.CostModel for the store named by the command's
@@ -40,26 +60,4 @@ func printCostNote(cmd *cobra.Command, note func() string) {
 	if s := note(); s != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), s)
 	}
-}
-
-// loadOn loads the workload at path and the platform it runs on
-// (hw.Choose: --platform, else the workload's, else the default), and,
-// when planPath is not "", the plan file.
-func loadOn(path, platform, planPath string) (*workload.Workload, *hw.Platform, *plan.Plan, error) {
-	w, err := workload.Load(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pl, err := hw.Choose(platform, w.Platform)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if planPath == "" {
-		return w, pl, nil, nil
-	}
-	p, err := plan.Load(planPath)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return w, pl, p, nil
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/inlay-dev/inlay/solver/solvertest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/solver/solvertest"
 
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
@@ -157,3 +158,6 @@ func TestProfilesFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// msOf is d in milliseconds, as the run's JSON gives times.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -3,18 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math/rand"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/onnx"
-	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/quant"
-	"github.com/inlay-dev/inlay/workload"
 )
 
 func newQuantizeCmd() *cobra.Command {
@@ -47,26 +42,9 @@ func newQuantizeCmd() *cobra.Command {
 			if samples < 1 {
 				return fmt.Errorf("quantize: --samples %d: want at least 1", samples)
 			}
-			if rest, ok := strings.CutPrefix(args[0], workload.CachePrefix); ok {
-				args[0] = assets.ModelPath(rest)
-			}
-			m, err := loadModel(args[0], inputs)
+			res, data, err := app.Quantize(app.QuantizeInput{Model: args[0], Inputs: inputs, Format: f, Library: ortLib, Samples: samples, Seed: seed})
 			if err != nil {
 				return err
-			}
-			var ranges quant.Ranges
-			if f.Static() {
-				if ranges, err = calibrateRandom(m, ortLib, samples, seed); err != nil {
-					return fmt.Errorf("quantize: %w", err)
-				}
-			}
-			res, err := quant.Quantize(m, f, ranges)
-			if err != nil {
-				return err
-			}
-			data, err := onnx.Encode(res.Model, 0)
-			if err != nil {
-				return fmt.Errorf("quantize: %w", err)
 			}
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return fmt.Errorf("quantize: %w", err)
@@ -87,21 +65,4 @@ func newQuantizeCmd() *cobra.Command {
 	fl.IntVar(&samples, "samples", 3, "calibration runs (static formats)")
 	fl.Int64Var(&seed, "seed", 1, "seed of the calibration inputs")
 	return cmd
-}
-
-// calibrateRandom calibrates m on seeded random inputs.
-func calibrateRandom(m *graph.Model, ortLib string, samples int, seed int64) (quant.Ranges, error) {
-	rt, err := ort.Open(ortLib)
-	if err != nil {
-		return nil, fmt.Errorf("%w (pass --ort-lib PATH to the ONNX Runtime shared library)", err)
-	}
-	rng := rand.New(rand.NewSource(seed))
-	feeds := make([][]*graph.Data, samples)
-	for i := range feeds {
-		for _, name := range m.Inputs {
-			t := m.Tensors[name]
-			feeds[i] = append(feeds[i], ort.RandomData(t.DType, t.Shape, rng))
-		}
-	}
-	return quant.Calibrate(rt, m, feeds, ort.SessionOptions{})
 }

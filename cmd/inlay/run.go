@@ -3,21 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/profile"
-	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/report/view"
 )
 
 type runFlags struct {
@@ -30,73 +24,12 @@ type runFlags struct {
 	speedCheck, subgraphs, probe  bool
 }
 
-// runLong is the command's help.
-const runLong = `run executes a plan on this machine's processors (the host platform: one
-processor per core, each worker pinned to its core) with ONNX Runtime, one
-session per planned subgraph, driven by the same dispatcher as the
-simulator. Requests arrive at the workload's rates (times --scale) for
---duration; then the requests in flight drain. Every request ends completed,
-completed late, or dropped with a reason (overloaded: beyond --backlog in
-flight; deadline: with --drop-late; error: ONNX Runtime failed in a
-subgraph; shutdown: still in flight at the end or on Ctrl-C). The report
-puts the measured latencies beside the simulator's prediction for the same
-plan and rate, with the cost model of inlay plan (the profile store's
-measurements when --profiles has them).
-
---record adds each subgraph's in-situ times (from the runtime handing a
-run to its worker to taking its report: the ONNX Runtime call as it runs
-among the other work, plus the runtime's own delays) to the profile store
-as in-situ measurements of this machine, merged with those of earlier
-recorded runs; plan, simulate and later runs predict with their mean
-(over the fastest 90%: the slowest runs are stalls that shape the p99)
-instead of the profiler's median, which times each subgraph alone, run
-after run. It also records the run's median arrival lag (the timer's
-wake-up: from a request's scheduled arrival to the runtime taking it),
-which later runs add to the simulator's predicted latencies. Record with
-the plan and rate you will run.
-
---speed-check (on by default) times a small reference kernel on each core
-every 500ms during the run (0.7% of a core) and reports how many of those
-checks found the core in a slow spell: on a virtual machine a core can run
-at half its speed for seconds at a time, and a run that falls in such
-spells measures slower than the prediction, which is for the core's normal
-speed (the profiler waits such spells out). Beside them it gives each
-core's normal reference time in the run and the references' median, and,
-when the --profiles store has it, the normal speed the profile took its
-figures at and the run's median against it: a run slow throughout has no
-slow checks, but its references are slower than the profile's.
-
---probe (on by default, with a --profiles store of this machine) times
-the plan's subgraphs just before the run, each on its processor, pinned
-and warm as the profile's warm runs were, three rounds over the plan
-(about 2 s on examples/host_ocr_voice.yaml), and sets each beside its
-profiled warm figure; a processor's ratio is the median over its
-subgraphs. The prediction is then made a second time with every
-figure on a processor times its ratio ("at speed now", beside the
-profile's prediction): where the host runs slower or faster now than
-when it was profiled (a virtual machine in slow spells, a phone that has
-heated up), that is the prediction for the host as it is; a state that
-changes during the run it cannot foresee.
-
---subgraphs sets each subgraph beside its prediction: the median of its
-spans in the run and in the simulation of the same plan and rate, their
-ratio, and the run's spans split into those that ran alone (the other
-processors busy for under 20% of the span) and those that ran beside
-other work. Beside above alone is contention between the plan's own
-subgraphs; alone above the prediction is the processor running slower
-than profiled (a slow spell, or a figure taken in another state). It
-then splits each group's requests, predicted and measured: from arrival
-to the first subgraph's start (the timer's lag, waiting behind other
-work), the time in its subgraphs, and the time between them (hand-offs,
-a worker's wake-up, waiting for a processor), so a miss that is not in
-the subgraphs shows where it is.`
-
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD --plan PLAN",
 		Short: "Run a plan for real on ONNX Runtime and compare with the simulator",
-		Long:  runLong,
+		Long:  help("run"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -105,8 +38,8 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlanFlag(cmd, &f.plan)
+	addPlatformFlag(cmd, &f.platform)
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "rate scale: multiplies every group's rate")
 	fl.StringVar(&f.trace, "trace", "", "write what really ran as a Chrome trace (.json; opens in Perfetto)")
@@ -123,7 +56,6 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.subgraphs, "subgraphs", false, "also compare each subgraph's predicted and measured median, the run's split by whether the other processors were busy beside it, and each group's requests split into before, in and between its subgraphs (subgraphs, requests in --json)")
 	fl.BoolVar(&f.speedCheck, "speed-check", true, "time a reference kernel on each core every 500ms during the run and report the share found in a slow spell")
 	addProfilesFlag(cmd)
-	_ = cmd.MarkFlagRequired("plan")
 	return cmd
 }
 
@@ -131,7 +63,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
+	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}
@@ -140,15 +72,10 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		Library: f.ortLib, Duration: f.duration, Drain: f.drain, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, Spin: f.spin,
 		DropLate: f.dropLate, NoPin: f.noPin, Spans: f.trace != "", Subgraphs: f.subgraphs,
 		Probe: f.probe, SpeedCheck: f.speedCheck, Record: f.record,
-		Stage: func(st app.RunStage) {
-			switch {
-			case f.json:
-			case st == app.StageProbing:
-				fmt.Fprintf(errOut, "probing the plan's subgraphs at the host's speed now (%d rounds)…\n", profile.ProbeRounds)
-			case st == app.StageRunning:
-				fmt.Fprintf(errOut, "running %s on %s for %v (Ctrl-C stops)…\n", f.plan, pl.Name, f.duration)
-			}
-		}}
+		Stage: view.RunStages(errOut, f.plan, pl.Name, f.duration)}
+	if f.json {
+		in.Stage = nil
+	}
 	s, err := app.Run(ctx, in)
 	if err != nil {
 		return err
@@ -158,9 +85,7 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		fmt.Fprintf(errOut, "recorded the in-situ times of %d subgraph(s) in %s\n", s.Recorded, in.Profiles)
 	}
 	if f.trace != "" {
-		if err := writeFile(f.trace, func(fw io.Writer) error {
-			return report.ChromeTrace(fw, report.Rows(res.Lanes, res.Spans), res.Spans)
-		}); err != nil {
+		if err := view.TraceFile(f.trace, res.Lanes, res.Spans); err != nil {
 			return err
 		}
 	}
@@ -168,161 +93,5 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 	if f.json {
 		return printJSON(cmd.OutOrStdout(), s.Result)
 	}
-	return writeRunText(cmd.OutOrStdout(), workloadPath, pl, s, f.subgraphs)
-}
-
-// writeRunText prints a run session: the summary, the measured latencies
-// beside the predictions, the runtime's own delays and the host's speed.
-func writeRunText(out io.Writer, workloadPath string, pl *hw.Platform, s *app.RunSession, subgraphs bool) error {
-	res, j := s.Runtime, s.Result
-	if res.Interrupted {
-		fmt.Fprintf(out, "interrupted after %v\n", res.Elapsed.Round(time.Millisecond))
-	}
-	for _, wn := range res.Warnings {
-		fmt.Fprintf(out, "warning: %s\n", wn)
-	}
-	if j.CostModel != "" {
-		fmt.Fprintln(out, j.CostModel)
-	}
-	sum := report.Summary{
-		Workload: workloadPath, Platform: pl.Name, Planner: j.Planner, Source: "measured",
-		Scale: res.Scale, Horizon: res.Duration,
-	}
-	for _, g := range res.Groups {
-		sum.Groups = append(sum.Groups, report.GroupRow{
-			Name: g.Name, RateHz: g.OfferedHz, Deadline: g.Deadline, Requests: g.Requests,
-			Completed: g.Completed, Late: g.Late, Dropped: g.Dropped, P50: g.P50, P99: g.P99, MissRate: g.MissRate,
-		})
-	}
-	for i, pr := range res.Procs {
-		sum.Procs = append(sum.Procs, report.ProcRow{Name: pr.Name, Kind: pl.Processors[i].Kind, Utilisation: pr.Utilisation, Busy: pr.Busy})
-	}
-	if err := report.Text(out, sum); err != nil {
-		return err
-	}
-	if s.LagFrom != "" {
-		fmt.Fprintf(out, "\nmeasured against the simulator's prediction for the same plan and rate (plus %s):\n", s.LagFrom)
-	} else {
-		fmt.Fprintln(out, "\nmeasured against the simulator's prediction for the same plan and rate:")
-	}
-	if j.Probe != nil {
-		fmt.Fprintln(out, probeLine(j.Probe))
-	}
-	if err := writeRunGroups(out, j); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "tensors handed between subgraphs without a copy: %d, copied: %d\n", res.ZeroCopy, res.Copied)
-	fmt.Fprintf(out, "runtime's own delays per task (mean): hand-off to a worker %v, report back %v; per request: arrival lag %v (median %v)\n",
-		res.HandOff.Round(time.Microsecond), res.Report.Round(time.Microsecond), res.ArrivalLag.Round(time.Microsecond), res.ArrivalLagP50.Round(time.Microsecond))
-	if line := speedLine(j.Speed); line != "" {
-		fmt.Fprintln(out, line)
-	}
-	if !subgraphs {
-		return nil
-	}
-	fmt.Fprintf(out, "\nper subgraph, median span (alone: other processors busy for under %.0f%% of it; beside: the rest):\n", 100*report.BesideShare)
-	if err := report.WriteSpanStats(out, report.CompareSpans(res.Spans, res.PredictedSpans)); err != nil {
-		return err
-	}
-	fmt.Fprintln(out, "\nper group, where a request's time goes (predicted → measured; the mean latency's parts, means over the requests: before the first, from its arrival to its first subgraph; in subgraphs; between them, its work done and the next not started):")
-	return report.WriteRequestStats(out, report.CompareRequests(res.Spans, res.PredictedSpans))
-}
-
-// writeRunGroups prints each group's measured latencies beside the
-// predictions, and its drops.
-func writeRunGroups(out io.Writer, j *app.RunResult) error {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	nowHead := ""
-	if j.Probe != nil {
-		nowHead = "\tat speed now"
-	}
-	fmt.Fprintln(tw, "group\tp50\tpredicted p50\tuncontended"+nowHead+"\tp99\tpredicted p99\tdropped (reasons)")
-	for _, g := range j.Groups {
-		var reasons []string
-		for _, d := range g.Drops {
-			reasons = append(reasons, fmt.Sprintf("%s %d", d.Reason, d.Count))
-		}
-		now := ""
-		if j.Probe != nil {
-			now = "\t" + fmtMs(g.PredictedNowP50Ms)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t%s\t%s\t%d %s\n", g.Name, fmtMs(g.P50Ms), fmtMs(g.PredictedP50Ms), fmtMs(g.PredictedUncontendedP50Ms), now,
-			fmtMs(g.P99Ms), fmtMs(g.PredictedP99Ms), g.Dropped, strings.Join(reasons, ", "))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, g := range j.Groups {
-		for _, d := range g.Drops {
-			fmt.Fprintf(out, "%s: first %s drop: %s\n", g.Name, d.Reason, d.Example)
-		}
-	}
-	return nil
-}
-
-// probeLine says what the speed probe measured.
-func probeLine(p *app.Probe) string {
-	q := make([]float64, len(p.Subgraphs))
-	for i, s := range p.Subgraphs {
-		q[i] = s.Ratio
-	}
-	slices.Sort(q)
-	var parts []string
-	for _, pr := range p.Processors {
-		parts = append(parts, fmt.Sprintf("%s %.2f×", pr.Processor, pr.Ratio))
-	}
-	elapsed := time.Duration(p.ElapsedS * float64(time.Second))
-	s := fmt.Sprintf("speed probe before the run (%v, the plan's %d subgraph(s), each %.2f–%.2f× its profiled warm figure): %s (median per processor); \"at speed now\" predicts with each processor's figures times its ratio",
-		elapsed.Round(10*time.Millisecond), len(q), q[0], q[len(q)-1], strings.Join(parts, ", "))
-	if p.Warning != "" {
-		s += "; " + p.Warning
-	}
-	return s
-}
-
-// speedLine says what the speed check saw during the run ("" when it did
-// not run).
-func speedLine(speed []app.CoreSpeed) string {
-	if len(speed) == 0 {
-		return ""
-	}
-	parts := make([]string, len(speed))
-	slow := 0
-	for i, c := range speed {
-		parts[i] = fmt.Sprintf("core %d slow in %d of %d checks (reference %.1fµs, median %.1fµs", c.Core, c.Slow, c.Checks, c.NormalUs, c.MedianUs)
-		if c.Ratio > 0 {
-			parts[i] += fmt.Sprintf("; the profile's %.1fµs, %.2f× it", c.ProfiledUs, c.Ratio)
-		}
-		parts[i] += ")"
-		slow += c.Slow
-	}
-	line := "host speed during the run: " + strings.Join(parts, ", ")
-	if slow > 0 {
-		line += "; a core in a slow spell runs at up to half its speed, and the prediction is for its normal speed"
-	}
-	return line + "; a run slow throughout shows in its reference time, not its slow checks"
-}
-
-// usOf is d in microseconds.
-func usOf(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-// fmtUS formats d in microseconds, one decimal.
-func fmtUS(d time.Duration) string { return fmt.Sprintf("%.1fµs", usOf(d)) }
-
-// fmtMs formats a time in milliseconds, two decimals ("-" for none).
-func fmtMs(ms float64) string {
-	if ms == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fms", ms)
-}
-
-// profilesPath is the --profiles store's path ("" when the command has
-// no such flag).
-func profilesPath(cmd *cobra.Command) string {
-	fl := cmd.Flags().Lookup("profiles")
-	if fl == nil {
-		return ""
-	}
-	return fl.Value.String()
+	return view.Run(cmd.OutOrStdout(), workloadPath, pl, s, f.subgraphs)
 }

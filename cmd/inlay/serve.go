@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"time"
@@ -27,21 +23,9 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--listen 127.0.0.1:8080]",
 		Short: "Serve a local web UI: edit workloads, watch searches, look at and question plans",
-		Long: `serve starts a web UI and its JSON API (described at /api/openapi.yaml) over
-the same code as the CLI: the Workload page validates as you type, Platform
-shows the presets, Plan runs planners with live progress (cancel keeps the
-best plan), Plan view draws the schedule, Compare sets planners side by side,
-What-if re-simulates a plan with changed rates, deadlines or processors, and
-Bench runs Puzzle's experiment.
-
-It listens on loopback. Any other address needs --token: every request must
-then carry "Authorization: Bearer TOKEN" (a browser opens /?token=TOKEN once
-and keeps a cookie), and gets 401 without it. Request bodies, budgets and the
-number of searches at once are capped; a search stops when its page closes.
-Requests read files only in the examples folder and the fetched models
-(cache: paths).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f) },
+		Long:  help("serve"),
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd, &f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); not loopback only with --token")
@@ -66,38 +50,12 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 		}
 		examples = ""
 	}
-	profiles := cmd.Flags().Lookup("profiles")
-	srv, err := serve.New(serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
-		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
-		Profiles: profiles.Value.String(), ProfilesNamed: profiles.Changed})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	// Ctrl-C cancels the running searches through their requests' context.
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	url := "http://" + ln.Addr().String() + "/"
-	if f.token != "" {
-		url += "?token=" + f.token
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shut); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
+	cfg := serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
+		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
+		Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles")}
+	return serve.Run(ctx, f.listen, cfg, func(url string) {
+		fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
+	})
 }

@@ -4,19 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/plan"
-	"github.com/inlay-dev/inlay/report"
-	"github.com/inlay-dev/inlay/sim"
-	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/report/view"
 )
 
 type simulateFlags struct {
@@ -46,8 +39,8 @@ func newSimulateCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "", "plan file (.yaml, .yml or .json); required")
-	fl.StringVar(&f.platform, "platform", "", "platform preset or file (default: the workload's, else "+hw.DefaultPlatform+")")
+	addPlanFlag(cmd, &f.plan)
+	addPlatformFlag(cmd, &f.platform)
 	fl.Float64Var(&f.scale, "scale", 0, "simulate at this rate scale instead of searching the max sustainable one")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the Poisson arrivals")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of tables")
@@ -55,12 +48,8 @@ func newSimulateCmd() *cobra.Command {
 	fl.StringVar(&f.trace, "trace", "", "write a Chrome trace-event JSON file (opens in Perfetto)")
 	fl.DurationVar(&f.window, "window", 0, "time window from the start drawn in the Gantt chart and written to the trace\n(default: three periods of the slowest group for the chart, ten times that for the trace)")
 	addProfilesFlag(cmd)
-	_ = cmd.MarkFlagRequired("plan")
 	return cmd
 }
-
-// simulateJSON is the --json output.
-func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool) error {
 	if scaleSet && !(f.scale > 0) {
@@ -69,7 +58,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
 		return err
 	}
-	w, pl, p, err := loadOn(workloadPath, f.platform, f.plan)
+	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}
@@ -87,111 +76,11 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 		return err
 	}
 	ev.Outcome.Workload = workloadPath
-	if err := drawSimulation(f, w, pl, p, ev.Run); err != nil {
+	if err := view.SimulationFiles(f.gantt, f.trace, f.window, w, pl, p, ev.Run); err != nil {
 		return err
 	}
 	if f.json {
 		return printJSON(out, ev.Outcome)
 	}
-	return writeSimulateText(out, workloadPath, pl, ev, scaleSet, f.scale)
-}
-
-// drawSimulation writes the Gantt chart and the trace simulate's flags ask for.
-func drawSimulation(f simulateFlags, w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) error {
-	window, traceWindow := f.window, f.window
-	if window <= 0 {
-		window = defaultWindow(w, res)
-		traceWindow = 10 * window
-	}
-	if f.gantt != "" {
-		title := fmt.Sprintf("%s on %s at rate scale %.3g", orDefault(p.Planner, "plan"), pl.Name, res.Scale)
-		if err := writeGantt(f.gantt, title, res, window); err != nil {
-			return err
-		}
-	}
-	if f.trace == "" {
-		return nil
-	}
-	var spans []report.Span
-	for _, sp := range res.Spans {
-		if sp.Start < traceWindow {
-			spans = append(spans, sp)
-		}
-	}
-	return writeFile(f.trace, func(fw io.Writer) error {
-		return report.ChromeTrace(fw, report.Rows(res.Lanes, spans), spans)
-	})
-}
-
-// writeSimulateText prints simulate's summary.
-func writeSimulateText(out io.Writer, workloadPath string, pl *hw.Platform, ev *app.Evaluation, scaleSet bool, scale float64) error {
-	res, sus, bound := ev.Run, ev.Sustained, ev.Bound
-	s := report.Summary{
-		Workload: workloadPath, Platform: pl.Name, Planner: ev.Plan.Planner, Source: "simulation",
-		Scale: res.Scale, Bound: bound.Scale, BoundWhy: bound.Why, BoundEstimated: !bound.Proven(),
-	}
-	if math.IsInf(s.Bound, 1) {
-		s.Bound = 0
-	}
-	addSimRows(&s, pl, res, ev.Alone)
-	if !scaleSet {
-		if sus.Feasible {
-			fmt.Fprintf(out, "max sustainable rate scale %.4g (bound %.4g): limited by %s\n", sus.Scale, bound.Scale, sus.Limit)
-			if sus.Scale < 1 {
-				fmt.Fprintf(out, "infeasible at the nominal rates: the plan sustains %.3g× of them\n", sus.Scale)
-			}
-			fmt.Fprintln(out)
-		} else {
-			fmt.Fprintf(out, "infeasible: %s\n", strings.TrimPrefix(sus.Limit, "infeasible: "))
-			if bound.Scale == 0 {
-				fmt.Fprintf(out, "no plan can do better: %s\n", bound.Why)
-			}
-			fmt.Fprintf(out, "the figures below are at rate scale %.3g\n\n", res.Scale)
-			s.Scale = res.Scale
-		}
-	} else if res.Misses != "" {
-		fmt.Fprintf(out, "deadline misses at scale %g: %s\n\n", scale, res.Misses)
-	}
-	return report.Text(out, s)
-}
-
-// defaultWindow is the Gantt chart's default window for a run of w
-// (report.GanttWindow).
-func defaultWindow(w *workload.Workload, res *sim.Result) time.Duration {
-	periods := make([]time.Duration, len(w.Groups))
-	for i, g := range w.Groups {
-		periods[i] = g.Period
-	}
-	return report.GanttWindow(periods, res.Scale, res.End)
-}
-
-// writeGantt draws res's schedule (report.Gantt) from 0 to window into
-// the file at path, in the format its extension names.
-func writeGantt(path, title string, res *sim.Result, window time.Duration) error {
-	format, err := report.GanttFormatOf(path)
-	if err != nil {
-		return err
-	}
-	return writeFile(path, func(fw io.Writer) error {
-		return report.Gantt(fw, format, title, res.Lanes, res.Spans, [2]time.Duration{0, window})
-	})
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh); err != nil {
-		fh.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fh.Close()
+	return view.Simulate(out, workloadPath, pl, ev, scaleSet, f.scale)
 }

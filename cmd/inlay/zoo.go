@@ -3,14 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/internal/textfmt"
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/report/view"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -32,28 +31,13 @@ func newZooListCmd() *cobra.Command {
 		Short: "List the zoo networks with their input shape, layers, parameters and MACs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return zooList(cmd.OutOrStdout())
+			rows, err := app.Zoo()
+			if err != nil {
+				return err
+			}
+			return view.Zoo(cmd.OutOrStdout(), rows)
 		},
 	}
-}
-
-// zooList prints one aligned row per network, numbers right-aligned.
-func zooList(w io.Writer) error {
-	t := textfmt.Table{Header: []string{"NAME", "INPUT", "LAYERS", "PARAMS", "MACS", "DESCRIPTION"},
-		Align: []textfmt.Align{textfmt.Left, textfmt.Left, textfmt.Right, textfmt.Right, textfmt.Right, textfmt.Left}}
-	for _, s := range zoo.Specs() {
-		m, err := zoo.Build(s.Name)
-		if err != nil {
-			return err
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			return fmt.Errorf("zoo: %s: %w", s.Name, err)
-		}
-		t.Add(s.Name, s.Input.String(), fmt.Sprint(len(lg.Layers)), textfmt.Count(zoo.TrainableParams(m)), textfmt.SI(float64(m.Totals().MACs), "MAC"), s.Description)
-	}
-	_, err := t.WriteTo(w)
-	return err
 }
 
 func newZooExportCmd() *cobra.Command {

@@ -198,6 +198,23 @@ func Zoo() ([]ZooRow, error) {
 	return rows, nil
 }
 
+// ExportZoo writes the zoo network name as an ONNX file at path with
+// seeded random weights; it returns the network's name and the file's size.
+func ExportZoo(name, path string, seed int64) (model string, size int, err error) {
+	m, err := zoo.Build(name)
+	if err != nil {
+		return "", 0, err
+	}
+	data, err := onnx.Encode(m, seed)
+	if err != nil {
+		return "", 0, fmt.Errorf("zoo export: %s: %w", name, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", 0, fmt.Errorf("zoo export: %w", err)
+	}
+	return m.Name, len(data), nil
+}
+
 // QuantizeInput asks for a model quantized as ONNX Runtime's quantizer
 // does: the model argument (ModelPath) with its --input shapes, the
 // format, and for the static formats the calibration's library, runs and

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -35,5 +38,23 @@ func TestRawInputFlags(t *testing.T) {
 		if _, _, err := rawInputFlags(bad); err == nil {
 			t.Errorf("rawInputFlags(%q): no error", bad)
 		}
+	}
+}
+
+func TestExportZoo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.onnx")
+	name, size, err := ExportZoo("mobilenet_v2", path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Load(path, onnx.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi == nil || fi.Size() != int64(size) || name != "mobilenet_v2" || len(m.Nodes) == 0 {
+		t.Errorf("wrote %s (%d bytes); read back %d nodes", name, size, len(m.Nodes))
+	}
+	if _, _, err := ExportZoo("no-such-net", path, 1); err == nil {
+		t.Error("an unknown network exported")
 	}
 }

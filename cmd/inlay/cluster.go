@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
@@ -230,24 +229,5 @@ func newClusterPoliciesCmd() *cobra.Command {
 		Short: "List the cluster scheduling policies",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return clusterreport.WritePolicies(cmd.OutOrStdout()) },
-	}
-}
-
-// barProgress is a progress callback that sizes a possibly nil bar to
-// total and sets it to done.
-func barProgress(b *progressbar.ProgressBar) func(done, total int) {
-	return func(done, total int) {
-		if b != nil {
-			b.ChangeMax(total)
-			_ = b.Set(done)
-		}
-	}
-}
-
-// barCallback is barProgress that also says what was done last.
-func barCallback(b *progressbar.ProgressBar) func(done, total int, what string) {
-	return func(done, total int, what string) {
-		barProgress(b)(done, total)
-		barDescribe(b, what)
 	}
 }

@@ -28,26 +28,29 @@ func addPlanFlag(cmd *cobra.Command, p *string) {
 	_ = cmd.MarkFlagRequired("plan")
 }
 
-// profilesPath is the --profiles store's path ("" when the command has
-// no such flag).
-func profilesPath(cmd *cobra.Command) string {
-	fl := cmd.Flags().Lookup("profiles")
-	if fl == nil {
-		return ""
+// profilesFlag is the --profiles store's path and whether the user gave
+// it ("", false when the command, or a nil one, has no such flag).
+func profilesFlag(cmd *cobra.Command) (path string, named bool) {
+	if cmd == nil {
+		return "", false
 	}
-	return fl.Value.String()
+	if fl := cmd.Flags().Lookup("profiles"); fl != nil {
+		return fl.Value.String(), fl.Changed
+	}
+	return "", false
+}
+
+// profilesPath is profilesFlag's path.
+func profilesPath(cmd *cobra.Command) string {
+	p, _ := profilesFlag(cmd)
+	return p
 }
 
 // costModel is profile.CostModel for the store named by the command's
 // --profiles (a missing store is an error only when the flag was given).
 // A nil cmd, or one without --profiles, gets the analytic model.
 func costModel(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload) (cost.Estimator, func() string, error) {
-	path, named := "", false
-	if cmd != nil {
-		if fl := cmd.Flags().Lookup("profiles"); fl != nil {
-			path, named = fl.Value.String(), fl.Changed
-		}
-	}
+	path, named := profilesFlag(cmd)
 	return profile.CostModel(path, named, pl, w)
 }
 

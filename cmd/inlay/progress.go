@@ -12,6 +12,8 @@ var (
 	barAdd      = progress.Add
 	barDescribe = progress.Describe
 	barDone     = progress.Done
+	barProgress = progress.Set
+	barCallback = progress.SetDescribed
 )
 
 // defaultWorkers is the number of evaluations run at once by default: one

@@ -3,14 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/report/view"
-	"github.com/inlay-dev/inlay/zoo"
 )
 
 func newZooCmd() *cobra.Command {
@@ -51,18 +48,11 @@ func newZooExportCmd() *cobra.Command {
 			if out == "" {
 				return errors.New("zoo export: -o FILE is required")
 			}
-			m, err := zoo.Build(args[0])
+			name, size, err := app.ExportZoo(args[0], out, seed)
 			if err != nil {
 				return err
 			}
-			data, err := onnx.Encode(m, seed)
-			if err != nil {
-				return fmt.Errorf("zoo export: %s: %w", args[0], err)
-			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
-				return fmt.Errorf("zoo export: %w", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes, seed %d\n", out, m.Name, len(data), seed)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes, seed %d\n", out, name, size, seed)
 			return nil
 		},
 	}

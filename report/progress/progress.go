@@ -122,3 +122,22 @@ func Done(b *progressbar.ProgressBar) {
 		_ = b.Clear()
 	}
 }
+
+// Set returns a progress callback that sizes a possibly nil bar to total
+// and sets it to done.
+func Set(b *progressbar.ProgressBar) func(done, total int) {
+	return func(done, total int) {
+		if b != nil {
+			b.ChangeMax(total)
+			_ = b.Set(done)
+		}
+	}
+}
+
+// SetDescribed is Set that also says what was done last.
+func SetDescribed(b *progressbar.ProgressBar) func(done, total int, what string) {
+	return func(done, total int, what string) {
+		Set(b)(done, total)
+		Describe(b, what)
+	}
+}

@@ -82,7 +82,8 @@ func fmt_(v []int) string {
 
 // TestInlayChoosesCP: on 32k-token sequences on one 8-GPU A100-80
 // server the planner's plan uses context parallelism and beats the
-// megatron baseline's plan (no CP); at 2k tokens it never tries CP; the search stays quick.
+// megatron baseline's plan (no CP); below 4k tokens it never tries CP;
+// the search stays quick.
 func TestInlayChoosesCP(t *testing.T) {
 	m, c := cpSetup(t, 32768, "8xA100-80")
 	start := time.Now()
@@ -106,12 +107,12 @@ func TestInlayChoosesCP(t *testing.T) {
 	if fmt_(cpOptions(m)) != "1 2 4 8" {
 		t.Errorf("cp options at 32k: %v", cpOptions(m))
 	}
-	m.Seq = 2048
-	if fmt_(cpOptions(m)) != "1 2" {
-		t.Errorf("cp options at 2k: %v", cpOptions(m))
+	m.Seq = 4096
+	if fmt_(cpOptions(m)) != "1 2 4" {
+		t.Errorf("cp options at 4k: %v", cpOptions(m))
 	}
-	m.Seq = 1024
+	m.Seq = 2048
 	if fmt_(cpOptions(m)) != "1" {
-		t.Errorf("cp options at 1k: %v", cpOptions(m))
+		t.Errorf("cp options at 2k: %v", cpOptions(m))
 	}
 }

@@ -226,11 +226,7 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 				ks = append(ks, k)
 			}
 		}
-		sort.SliceStable(ks, func(i, j int) bool { return ks[i].rate > ks[j].rate })
-		if len(ks) > 2 {
-			ks = ks[:2]
-		}
-		perType = append(perType, ks)
+		perType = append(perType, bestKinds(ks))
 	}
 	mixed(e, base, perType, alts)
 	// every choice of at most one kind per type, at least one kind, all
@@ -631,6 +627,26 @@ func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
 	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
 }
 
+// bestKinds keeps a type's two best kinds without context parallelism
+// and its best kind with it, by throughput per GPU, best first.
+func bestKinds(ks []kind) []kind {
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].rate > ks[j].rate })
+	var out []kind
+	plain, withCP := 0, 0
+	for _, k := range ks {
+		switch {
+		case k.cp <= 1 && plain < 2:
+			plain++
+		case k.cp > 1 && withCP < 1:
+			withCP++
+		default:
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
 // firstWithoutCP is the best of a type's kinds without context
 // parallelism (heterogeneous pipelines are built without it), or nil.
 func firstWithoutCP(ks []kind) *kind {
@@ -642,12 +658,13 @@ func firstWithoutCP(ks []kind) *kind {
 	return nil
 }
 
-// cpOptions are the context-parallel degrees tried: 1, and 2, 4 and 8
-// where each rank keeps at least 1024 tokens of the sequence and the
-// sequence splits into Megatron-LM's 2 × cp load-balanced chunks.
+// cpOptions are the context-parallel degrees tried: 1, and on long
+// sequences (4096 tokens or more) 2, 4 and 8 where each rank keeps at
+// least 1024 tokens and the sequence splits into Megatron-LM's 2 × cp
+// load-balanced chunks.
 func cpOptions(m *train.Model) []int {
 	out := []int{1}
-	for cp := 2; cp <= 8; cp *= 2 {
+	for cp := 2; cp <= 8 && m.Seq >= 4096; cp *= 2 {
 		if m.Seq/cp >= 1024 && m.Seq%(2*cp) == 0 {
 			out = append(out, cp)
 		}

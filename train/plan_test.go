@@ -47,6 +47,13 @@ func TestPlanErrors(t *testing.T) {
 		{"schedule", "micro_batch: 1\nglobal_batch: 1\nschedule: zigzag", `schedule "zigzag"`},
 		{"interleave", "micro_batch: 1\nglobal_batch: 3\npp: 2\nschedule: interleaved:2", "multiple of pp"},
 		{"field", "micro_batch: 1\nglobal_bach: 1", "global_bach"},
+		{"cp zero", "micro_batch: 1\nglobal_batch: 1\ncp: 0", "cp: 0 must be at least 1"},
+		{"cp negative", "micro_batch: 1\nglobal_batch: 1\ncp: -2", "cp: -2 must be at least 1"},
+		{"cp seq", "micro_batch: 1\nglobal_batch: 1\ncp: 3", "cp: 3 does not divide the sequence length 128"},
+		{"cp tiny", "micro_batch: 1\nglobal_batch: 1\ncp: 128", "fewer than 2 tokens"},
+		{"cp huge", "micro_batch: 1\nglobal_batch: 1\ncp: 4096", "cp: 4096 must be in 1..1024"},
+		{"cp world", "micro_batch: 1\nglobal_batch: 2\ntp: 2\ndp: 2\ncp: 2\nworld_size: 4", "world_size: 4, but the stages and replicas use 8 GPUs (dp × pp × tp × cp, cp 2)"},
+		{"cp type", "micro_batch: 1\nglobal_batch: 1\ncp: two", "line 3"},
 	} {
 		_, err := ParsePlan("p.yaml", []byte(tc.yaml), &m)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "p.yaml") || strings.Contains(err.Error(), "\n") {

@@ -128,7 +128,8 @@ func (p *Plan) PP() int { return len(p.Stages) }
 // DP is the number of replicas.
 func (p *Plan) DP() int { return len(p.Replicas) }
 
-// GPUs is the number of GPUs the plan uses.
+// GPUs is the number of GPUs the plan uses: TP × CP for every stage of
+// every replica.
 func (p *Plan) GPUs() int {
 	n := 0
 	for _, r := range p.Replicas {

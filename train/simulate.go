@@ -456,7 +456,7 @@ func inFlightLayers(p *Plan, s int) float64 {
 
 // place puts every stage of every replica on the cluster's GPUs of its
 // type, in Megatron-LM's rank order (tensor-parallel ranks fastest, then
-// replicas, then stages), filling servers in order.
+// CP ranks, then replicas, then stages), filling servers in order.
 func place(c *Cluster, p *Plan) ([]placed, error) {
 	types := c.Types()
 	P, D, CP := p.PP(), p.DP(), p.ContextParallel()

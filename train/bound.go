@@ -89,14 +89,15 @@ type PartCost struct {
 }
 
 // PartCosts prices a plan's parts on one GPU of type g in a tp-way group
-// inside a server whose link gives intraGBs one way: what a planner needs
+// (and, under context parallelism, its CP ring) inside a server whose link
+// gives intraGBs one way: what a planner needs
 // to balance stages without simulating every split.
 func PartCosts(m *Model, g *GPU, tp int, p *Plan, intraGBs float64) PartCost {
 	prec := precisionOf(p.Precision)
 	d := newDevice(g, prec)
-	sh := shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention, recomp: p.Recompute}
+	sh := planShape(m, p, tp, prec)
 	l := link{bw: intraGBs * 1e9 * g.Eff.Link, lat: g.Eff.LinkLatencyUs * 1e-6}
-	lc := sh.layer(&d, l)
+	lc := sh.layer(&d, l, l) // the CP ring inside the server too
 	ef, eb := sh.embedding(&d, l)
 	hf, hb := sh.head(&d, l)
 	return PartCost{Layer: lc.fwd + lc.bwd + lc.recompute, Embedding: ef + eb, Head: hf + hb, LayerMemory: sh.layerActivations()}

@@ -110,18 +110,76 @@ type shape struct {
 	sp     bool
 	flash  bool
 	recomp string
+	// cp is the context-parallel degree (0 or 1: none); unbalanced says
+	// the sequence does not split into 2 × cp chunks, so causal attention
+	// loads the last CP rank most.
+	cp         int
+	unbalanced bool
 }
 
-// layer prices one transformer layer.
-func (sh *shape) layer(d *device, tpLink link) layerCost {
+// planShape is the shape of a stage of plan p on tp-way tensor-parallel
+// groups.
+func planShape(m *Model, p *Plan, tp int, prec precision) shape {
+	return shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention, recomp: p.Recompute,
+		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m)}
+}
+
+// cpDegree is the context-parallel degree, at least 1.
+func (sh *shape) cpDegree() int { return max(sh.cp, 1) }
+
+// localSeq is the tokens of a sequence one CP rank holds.
+func (sh *shape) localSeq() float64 { return float64(sh.m.Seq) / float64(sh.cpDegree()) }
+
+// kvChunk is the bytes of one CP rank's key and value chunk on one GPU of
+// its tensor-parallel group (a GPU keeps at least one key/value head).
+func (sh *shape) kvChunk() float64 {
+	m := sh.m
+	dh := float64(m.Hidden) / float64(m.Heads)
+	kv := math.Max(float64(m.kvHeads())/float64(sh.tp), 1)
+	return 2 * float64(sh.b) * sh.localSeq() * kv * dh * sh.prec.act
+}
+
+// attnShare is the slowest CP rank's share of the attention work over
+// the whole sequence: 1/cp under the load-balanced split (or for an
+// encoder), (2cp − 1)/cp² when the last rank's queries see every key.
+func (sh *shape) attnShare() float64 {
+	c := float64(sh.cpDegree())
+	if sh.unbalanced && !sh.m.Encoder {
+		return (2*c - 1) / (c * c)
+	}
+	return 1 / c
+}
+
+// ring is ring attention over the CP ranks (Megatron-LM's
+// context parallelism): cp steps, each computing one key/value chunk
+// while the next chunk travels to the neighbour, so each of the cp − 1
+// exchanging steps takes the longer of its transfer and its compute.
+// compute is the rank's whole attention time, bytes a step's transfer.
+func ring(compute, bytes float64, cp int, l link) float64 {
+	if cp <= 1 {
+		return compute
+	}
+	step := compute / float64(cp)
+	return float64(cp-1)*math.Max(l.send(bytes), step) + step
+}
+
+// layer prices one transformer layer; cpLink is the link the CP ring
+// crosses. Under context parallelism a GPU holds sl = seq/cp tokens of
+// each sequence: its GEMMs and element-wise work are on sl tokens, its
+// queries attend to the whole sequence (the keys and values arrive over
+// the ring), and the backward sends the keys and values again and their
+// gradients back, twice the forward's bytes.
+func (sh *shape) layer(d *device, tpLink, cpLink link) layerCost {
 	m := sh.m
 	t := float64(sh.tp)
 	b, s, h := float64(sh.b), float64(m.Seq), float64(m.Hidden)
+	sl := sh.localSeq()
+	cp := sh.cpDegree()
 	f := float64(m.ffn())
 	heads := float64(m.Heads)
 	dh := h / heads
 	e, k := m.experts()
-	tokens := b * s
+	tokens := b * sl
 	a := sh.prec.act
 	rep := 1.0
 	if sh.sp {
@@ -135,14 +193,18 @@ func (sh *shape) layer(d *device, tpLink link) layerCost {
 	proj := d.gemm(tokens, h, float64(m.qkvWidth())/t, 1, a) + d.gemm(tokens, h/t, h, 1, a)
 	ffn := d.gemm(tokens*float64(k), h, gated*f/t, float64(e), a) + d.gemm(tokens*float64(k), f/t, h, float64(e), a)
 	nb := b * heads / t
-	attnFlops := 4 * nb * s * s * dh / (d.peak * d.eG)
+	share := sh.attnShare()
+	attnFlops := 4 * nb * s * s * share * dh / (d.peak * d.eG)
 	var attnTraffic float64
 	if sh.flash {
-		attnTraffic = 4 * nb * s * dh * a
+		attnTraffic = 2 * nb * (sl + s) * dh * a
 	} else {
-		attnTraffic = nb * (4*s*dh + 2*s*s) * a
+		attnTraffic = nb * (2*(sl+s)*dh + 2*s*s*share) * a
 	}
 	attn := attnFlops + d.eT*attnTraffic/d.bw
+	kv := sh.kvChunk()
+	attnF := ring(attn, kv, cp, cpLink)
+	attnB := ring(2*attn, 2*kv, cp, cpLink)
 	// Element-wise traffic of the forward pass: two norms and two
 	// bias-dropout-adds on the hidden states, the FFN activation, and the
 	// softmax (and dropout) over the attention scores.
@@ -157,14 +219,15 @@ func (sh *shape) layer(d *device, tpLink link) layerCost {
 		// Megatron-LM fuses scale, mask and softmax for 16-bit types
 		// (one read and one write of the scores); in FP32 they are three
 		// kernels.
-		scores = 2 * nb * s * s * a
+		sq := nb * s * s * share // the rank's scores
+		scores = 2 * sq * a
 		kernels += 3
 		if sh.prec.fp32 {
 			scores *= 3
 			kernels += 2
 		}
 		if m.AttentionDropout {
-			scores += nb * s * s * (2*a + 1)
+			scores += sq * (2*a + 1)
 			kernels++
 		}
 	}
@@ -177,14 +240,14 @@ func (sh *shape) layer(d *device, tpLink link) layerCost {
 	// longer of the GPU's work and the host's dispatch (LaunchUs a
 	// kernel): small layers are bound by the host.
 	c := layerCost{
-		fwd: math.Max(proj+ffn+attn+elem+comm, kernels*d.launch),
-		bwd: math.Max(2*(proj+ffn+attn)+d.back*elem+comm, d.back*kernels*d.launch),
+		fwd: math.Max(proj+ffn+attnF+elem+comm, kernels*d.launch),
+		bwd: math.Max(2*(proj+ffn)+attnB+d.back*elem+comm, d.back*kernels*d.launch),
 	}
 	switch sh.recomp {
 	case "full":
 		c.recompute = c.fwd
 	case "selective":
-		c.recompute = math.Max(attn+d.stream(scores), 3*d.launch)
+		c.recompute = math.Max(attnF+d.stream(scores), 3*d.launch)
 	}
 	return c
 }
@@ -193,7 +256,7 @@ func (sh *shape) layer(d *device, tpLink link) layerCost {
 // token and position lookup, dropout and, under tensor parallelism, the
 // vocabulary-parallel all-reduce.
 func (sh *shape) embedding(d *device, tpLink link) (fwd, bwd float64) {
-	tokens := float64(sh.b) * float64(sh.m.Seq)
+	tokens := float64(sh.b) * sh.localSeq()
 	h := float64(sh.m.Hidden)
 	bytes := 4 * tokens * h * sh.prec.act
 	fwd = math.Max(d.stream(bytes)+tpLink.allReduce(tokens*h*sh.prec.act, sh.tp, false), 3*d.launch)
@@ -204,7 +267,7 @@ func (sh *shape) embedding(d *device, tpLink link) (fwd, bwd float64) {
 // head is the last stage's extra time: the final norm, the logits and the
 // cross-entropy over the vocabulary shard (in FP32).
 func (sh *shape) head(d *device, tpLink link) (fwd, bwd float64) {
-	tokens := float64(sh.b) * float64(sh.m.Seq)
+	tokens := float64(sh.b) * sh.localSeq()
 	h, v := float64(sh.m.Hidden), float64(sh.m.Vocab)
 	t := float64(sh.tp)
 	a := sh.prec.act
@@ -238,10 +301,15 @@ type MemoryBreakdown struct {
 // generalised to GQA, gated FFNs, FP32 and models without dropout): with
 // tensor parallelism t, no sequence parallelism and recomputation, a GPT
 // with dropout keeps s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes.
+//
+// Under context parallelism a GPU keeps its seq/cp tokens' share of every
+// term; the attention probabilities are its queries' rows over the whole
+// sequence.
 func (sh *shape) layerActivations() float64 {
 	m := sh.m
 	t := float64(sh.tp)
-	b, s, h := float64(sh.b), float64(m.Seq), float64(m.Hidden)
+	b, s, h := float64(sh.b), sh.localSeq(), float64(m.Hidden)
+	full := float64(m.Seq)
 	f := float64(m.ffn())
 	heads := float64(m.Heads)
 	_, k := m.experts()
@@ -271,9 +339,9 @@ func (sh *shape) layerActivations() float64 {
 	// The attention probabilities (and their dropout) over s×s, unless
 	// recomputed or never kept (fused attention).
 	if !sh.flash && sh.recomp != "selective" {
-		sq := a * b * heads * s * s
+		sq := a * b * heads * s * full
 		if m.AttentionDropout {
-			sq += b*heads*s*s + a*b*heads*s*s
+			sq += b*heads*s*full + a*b*heads*s*full
 		}
 		mem += sq / t
 	}
@@ -289,6 +357,7 @@ func LayerTimes(m *Model, g *GPU, tp, micro int, prec string, intraGBs float64) 
 	p := precisionOf(prec)
 	d := newDevice(g, p)
 	sh := shape{m: m, prec: p, tp: tp, b: micro, recomp: "none"}
-	lc := sh.layer(&d, link{bw: intraGBs * 1e9 * g.Eff.Link, lat: g.Eff.LinkLatencyUs * 1e-6})
+	l := link{bw: intraGBs * 1e9 * g.Eff.Link, lat: g.Eff.LinkLatencyUs * 1e-6}
+	lc := sh.layer(&d, l, l)
 	return lc.fwd, lc.bwd
 }

@@ -112,7 +112,15 @@ type Plan struct {
 	// Transfers between stages block both stages in either case, as the
 	// engines' send and receive calls do.
 	P2PWhole bool `json:"p2p_whole"`
+	// CP is the context-parallel degree (Megatron-LM's
+	// --context-parallel-size): every stage of every replica runs on TP ×
+	// CP GPUs, each holding seq/CP tokens of every sequence, with ring
+	// attention over the CP ranks. 0 reads as 1.
+	CP int `json:"cp,omitempty"`
 }
+
+// ContextParallel is the plan's context-parallel degree (at least 1).
+func (p *Plan) ContextParallel() int { return max(p.CP, 1) }
 
 // PP is the number of pipeline stages.
 func (p *Plan) PP() int { return len(p.Stages) }
@@ -120,7 +128,8 @@ func (p *Plan) PP() int { return len(p.Stages) }
 // DP is the number of replicas.
 func (p *Plan) DP() int { return len(p.Replicas) }
 
-// GPUs is the number of GPUs the plan uses.
+// GPUs is the number of GPUs the plan uses: TP × CP for every stage of
+// every replica.
 func (p *Plan) GPUs() int {
 	n := 0
 	for _, r := range p.Replicas {
@@ -128,7 +137,7 @@ func (p *Plan) GPUs() int {
 			n += s.TP
 		}
 	}
-	return n
+	return n * p.ContextParallel()
 }
 
 // Uniform builds the plan of tp × pp × dp GPUs of one type with the
@@ -196,6 +205,7 @@ type rawPlan struct {
 	BucketMB          float64      `yaml:"bucket_mb"`
 	DPAlgorithm       string       `yaml:"dp_algorithm"`
 	P2PWhole          bool         `yaml:"p2p_whole"`
+	CP                *int         `yaml:"cp"`
 	Stages            []rawStage   `yaml:"stages"`
 	Replicas          []rawReplica `yaml:"replicas"`
 }
@@ -340,8 +350,17 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 	p.BucketMB = r.BucketMB
 	p.DPAlgorithm = strings.ToLower(r.DPAlgorithm)
 	p.P2PWhole = r.P2PWhole
+	if r.CP != nil {
+		if *r.CP < 1 {
+			return nil, fmt.Errorf("cp: %d must be at least 1", *r.CP)
+		}
+		p.CP = *r.CP
+	}
 	p.fillDefaults()
 	if r.WorldSize != 0 && r.WorldSize != p.GPUs() {
+		if p.CP > 1 {
+			return nil, fmt.Errorf("world_size: %d, but the stages and replicas use %d GPUs (dp × pp × tp × cp, cp %d)", r.WorldSize, p.GPUs(), p.CP)
+		}
 		return nil, fmt.Errorf("world_size: %d, but the stages and replicas use %d GPUs", r.WorldSize, p.GPUs())
 	}
 	if err := p.Check(m); err != nil {
@@ -446,6 +465,9 @@ func (p *Plan) Check(m *Model) error {
 	if total != p.GlobalBatch {
 		return fmt.Errorf("replicas: batches add up to %d, not the global batch %d", total, p.GlobalBatch)
 	}
+	if err := p.checkCP(m); err != nil {
+		return err
+	}
 	if v > 1 {
 		for i, s := range p.Stages {
 			if s.Count()%v != 0 {
@@ -475,4 +497,27 @@ func (p *Plan) Check(m *Model) error {
 		return fmt.Errorf("bucket_mb: must be in (0, 1e6]")
 	}
 	return nil
+}
+
+// checkCP checks the context-parallel degree: positive, and splitting the
+// sequence into CP equal chunks (Megatron-LM's load-balanced split wants
+// 2 × CP; with CP chunks only, causal attention loads the last rank most).
+func (p *Plan) checkCP(m *Model) error {
+	switch {
+	case p.CP < 0 || p.CP > 1<<10:
+		return fmt.Errorf("cp: %d must be in 1..1024", p.CP)
+	case p.CP > 1 && m.Seq%p.CP != 0:
+		return fmt.Errorf("cp: %d does not divide the sequence length %d (Megatron-LM's load-balanced split wants a multiple of 2 × cp = %d)", p.CP, m.Seq, 2*p.CP)
+	case p.CP > 1 && m.Seq/p.CP < 2:
+		return fmt.Errorf("cp: %d leaves fewer than 2 tokens of the %d-token sequence a rank", p.CP, m.Seq)
+	}
+	return nil
+}
+
+// balancedCP reports whether the sequence splits into 2 × CP chunks, the
+// load-balanced split under which every CP rank does the same causal
+// attention work.
+func (p *Plan) balancedCP(m *Model) bool {
+	cp := p.ContextParallel()
+	return cp == 1 || m.Seq%(2*cp) == 0
 }

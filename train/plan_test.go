@@ -47,6 +47,13 @@ func TestPlanErrors(t *testing.T) {
 		{"schedule", "micro_batch: 1\nglobal_batch: 1\nschedule: zigzag", `schedule "zigzag"`},
 		{"interleave", "micro_batch: 1\nglobal_batch: 3\npp: 2\nschedule: interleaved:2", "multiple of pp"},
 		{"field", "micro_batch: 1\nglobal_bach: 1", "global_bach"},
+		{"cp zero", "micro_batch: 1\nglobal_batch: 1\ncp: 0", "cp: 0 must be at least 1"},
+		{"cp negative", "micro_batch: 1\nglobal_batch: 1\ncp: -2", "cp: -2 must be at least 1"},
+		{"cp seq", "micro_batch: 1\nglobal_batch: 1\ncp: 3", "cp: 3 does not divide the sequence length 128"},
+		{"cp tiny", "micro_batch: 1\nglobal_batch: 1\ncp: 128", "fewer than 2 tokens"},
+		{"cp huge", "micro_batch: 1\nglobal_batch: 1\ncp: 4096", "cp: 4096 must be in 1..1024"},
+		{"cp world", "micro_batch: 1\nglobal_batch: 2\ntp: 2\ndp: 2\ncp: 2\nworld_size: 4", "world_size: 4, but the stages and replicas use 8 GPUs (dp × pp × tp × cp, cp 2)"},
+		{"cp type", "micro_batch: 1\nglobal_batch: 1\ncp: two", "line 3"},
 	} {
 		_, err := ParsePlan("p.yaml", []byte(tc.yaml), &m)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "p.yaml") || strings.Contains(err.Error(), "\n") {
@@ -77,6 +84,9 @@ func FuzzPlanParse(f *testing.F) {
 		"micro_batch: 1\nglobal_batch: 8\ntp: 2\npp: 2\ndp: 2\nschedule: interleaved:2\n",
 		"micro_batch: 2\nglobal_batch: 12\nstages: [{layers: 0-1}, {layers: 2-7}]\nreplicas: [{batch: 8, stages: [{gpu: A100-80, tp: 4}, {gpu: A100-80, tp: 2}]}, {gpu: V100-16, tp: 2}]\n",
 		"stages: [{layers: 5-1}]",
+		"micro_batch: 1\nglobal_batch: 4\ntp: 2\ndp: 2\ncp: 4\n",
+		"micro_batch: 1\nglobal_batch: 2\ncp: 2\nstages: [{layers: 0-3}, {layers: 4-7}]\nreplicas: [{gpu: A100-80, tp: 2}, {gpu: A100-80, tp: 4}]\n",
+		"micro_batch: 1\nglobal_batch: 1\ncp: 0\n",
 		"",
 	} {
 		f.Add([]byte(s))
@@ -90,6 +100,41 @@ func FuzzPlanParse(f *testing.F) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
 			}
+			return
+		}
+		if p.GPUs() > 4096 || p.GlobalBatch > 1<<16 {
+			return
+		}
+		if _, err := Simulate(&m, c, p, Options{}); err != nil && strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error %q", err)
+		}
+	})
+}
+
+// FuzzPlanJSON reads inlay's plan JSON (a plan file's plan field or a
+// bare plan): one-line errors, and a plan it accepts simulates or is
+// refused in one line.
+func FuzzPlanJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"plan": {"stages": [{"first": 0, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 2}], "batch": 2}], "micro_batch": 1, "global_batch": 2, "cp": 2}}`,
+		`{"stages": [{"first": 0, "last": 3}, {"first": 4, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 1}, {"gpu": "A100-80", "tp": 2}], "batch": 4}], "micro_batch": 2, "global_batch": 4, "zero": 1}`,
+		`{"replicas": [], "cp": -1}`,
+		`{"plan": 3}`,
+	} {
+		f.Add([]byte(s))
+	}
+	m := tinyModel()
+	g, _ := LookupGPU("A100-80")
+	c, _ := UniformCluster(g, 64, 8, 300, 100)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, ok, err := ParsePlanJSON("f.json", data, &m)
+		if err != nil {
+			if !ok || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("ok %v, error %q", ok, err)
+			}
+			return
+		}
+		if !ok {
 			return
 		}
 		if p.GPUs() > 4096 || p.GlobalBatch > 1<<16 {

@@ -22,8 +22,10 @@ type Spec struct {
 	InterGbps   float64
 	// Plan is a plan file (YAML, or Sailor's plan_config JSON); empty to
 	// build the plan from the fields below.
-	Plan                      string
-	TP, PP, DP                int
+	Plan       string
+	TP, PP, DP int
+	// CP is the context-parallel degree (0: the plan file's, else 1).
+	CP                        int
 	MicroBatch, GlobalBatch   int
 	Schedule, Recompute       string
 	Zero                      int
@@ -103,9 +105,12 @@ func Build(s Spec) (*Request, error) {
 		return nil, fmt.Errorf("train: no cluster: give --cluster, or --gpus COUNTxTYPE")
 	}
 	if req.Plan == nil {
-		tp, pp, dp := max(s.TP, 1), max(s.PP, 1), s.DP
+		tp, pp, dp, cp := max(s.TP, 1), max(s.PP, 1), s.DP, max(s.CP, 1)
 		if dp <= 0 {
-			dp = req.Cluster.GPUs("") / (tp * pp)
+			dp = req.Cluster.GPUs("") / (tp * pp * cp)
+			if dp == 0 && cp > 1 {
+				return nil, fmt.Errorf("train: tp %d × pp %d × cp %d is more than the cluster's %d GPUs", tp, pp, cp, req.Cluster.GPUs(""))
+			}
 			if dp == 0 {
 				return nil, fmt.Errorf("train: tp %d × pp %d is more than the cluster's %d GPUs", tp, pp, req.Cluster.GPUs(""))
 			}
@@ -120,6 +125,9 @@ func Build(s Spec) (*Request, error) {
 		}
 		if err := s.override(p, &req.Model); err != nil {
 			return nil, fmt.Errorf("train: plan: %v", err)
+		}
+		if s.Gpus != "" && p.GPUs() != req.Cluster.GPUs("") && cp > 1 {
+			return nil, fmt.Errorf("train: world size: tp %d × pp %d × cp %d × dp %d = %d GPUs, but --gpus gives %d", tp, pp, cp, dp, p.GPUs(), req.Cluster.GPUs(""))
 		}
 		if s.Gpus != "" && p.GPUs() != req.Cluster.GPUs("") {
 			return nil, fmt.Errorf("train: world size: tp %d × pp %d × dp %d = %d GPUs, but --gpus gives %d", tp, pp, dp, p.GPUs(), req.Cluster.GPUs(""))
@@ -159,6 +167,9 @@ func (s Spec) override(p *Plan, m *Model) error {
 	}
 	if set("precision") && s.Precision != "" {
 		p.Precision = strings.ToLower(s.Precision)
+	}
+	if set("cp") && s.CP > 0 {
+		p.CP = s.CP
 	}
 	return p.Check(m)
 }

@@ -32,6 +32,9 @@ type StageResult struct {
 	GPU     string     `json:"gpu"`
 	TP      int        `json:"tp"`
 	Layers  LayerRange `json:"layers"`
+	// CP is the plan's context-parallel degree when it has one: the stage
+	// runs on TP × CP GPUs.
+	CP int `json:"cp,omitempty"`
 	// ForwardS and BackwardS are one micro-batch's times through the whole
 	// stage (every chunk), the backward with its recomputation.
 	ForwardS  float64 `json:"forward_s"`
@@ -80,7 +83,9 @@ type placed struct {
 	gpu        *GPU
 	group      int // node group
 	tp         int
-	firstNode  int // global node index of its first and last GPU
+	cp         int  // context-parallel degree: the stage takes tp × cp GPUs
+	tpCross    bool // a tensor-parallel group of the stage spans servers
+	firstNode  int  // global node index of its first and last GPU
 	lastNode   int
 	perNode    int
 	intra      float64
@@ -106,6 +111,11 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	}
 	prec := precisionOf(p.Precision)
 	P, D, V := p.PP(), p.DP(), p.Schedule.chunks()
+	// CP ranks hold replicas of the parameters: gradients are reduced,
+	// and ZeRO shards, over the DP × CP ranks (Megatron-LM's
+	// data-and-context-parallel group).
+	CP := p.ContextParallel()
+	DC := D * CP
 	res := &Result{Model: m.Name, GPUs: p.GPUs(), Stages: make([]StageResult, 0, P*D)}
 	w := pipePool.Get().(*pipeWork)
 	defer pipePool.Put(w)
@@ -123,9 +133,9 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 		for s := 0; s < P; s++ {
 			x := &pl[r*P+s]
 			d := newDevice(x.gpu, prec)
-			sh := shape{m: m, prec: prec, tp: x.tp, b: p.MicroBatch, sp: p.SequenceParallel && x.tp > 1, flash: p.FlashAttention, recomp: p.Recompute}
+			sh := planShape(m, p, x.tp, prec)
 			tpl := c.groupLink(x, x.tp)
-			lc := sh.layer(&d, tpl)
+			lc := sh.layer(&d, tpl, c.cpLink(x))
 			n := float64(p.Stages[s].Count())
 			f, b := n*lc.fwd, n*(lc.bwd+lc.recompute)
 			if s == 0 {
@@ -137,21 +147,21 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 				f, b = f+hf, b+hb
 			}
 			local := params[s] / float64(x.tp)
-			if p.Zero == 3 && D > 1 {
+			if p.Zero == 3 && DC > 1 {
 				dl := c.dpLink(pl, p, s)
-				g := dl.allGather(local*prec.param, D)
+				g := dl.allGather(local*prec.param, DC)
 				f += g
-				b += g + dl.allGather(local*prec.comm, D)
+				b += g + dl.allGather(local*prec.comm, DC)
 			}
 			fwd[r*P+s], bwd[r*P+s] = f, b
 			if s < P-1 {
-				bytes := float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act
+				bytes := float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act / float64(CP)
 				if !p.P2PWhole {
 					bytes /= float64(min(x.tp, pl[r*P+s+1].tp))
 				}
 				send[r*P+s] = c.p2pLink(x, &pl[r*P+s+1]).send(bytes)
 			}
-			optim[r*P+s] = optimizerTime(&d, x.gpu, p, prec, local, D)
+			optim[r*P+s] = optimizerTime(&d, x.gpu, p, prec, local, DC)
 		}
 	}
 
@@ -182,7 +192,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			} else {
 				vsend[vs] = send[r*P] // the wrap from the last stage to the first
 				if vsend[vs] == 0 {
-					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act)
+					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act / float64(CP))
 				}
 			}
 		}
@@ -218,14 +228,14 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			window = math.Min(window, lastBwd[r*P+s])
 		}
 		syncT := 0.0
-		if D > 1 && p.Zero < 3 {
+		if DC > 1 && p.Zero < 3 {
 			dl := c.dpLink(pl, p, s)
 			minTP := pl[s].tp
 			for r := 1; r < D; r++ {
 				minTP = min(minTP, pl[r*P+s].tp)
 			}
 			bytes := params[s] / float64(minTP) * prec.comm
-			ar := dl.allReduce(bytes, D, p.DPAlgorithm == "tree")
+			ar := dl.allReduce(bytes, DC, p.DPAlgorithm == "tree")
 			if p.OverlapGradReduce {
 				nb := math.Max(1, math.Ceil(bytes/(p.BucketMB*1e6)))
 				syncT = math.Max(ar/nb, ar-window*(1-1/nb))
@@ -241,7 +251,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			i := r*P + s
 			x := &pl[i]
 			end := ready + syncT + optim[i]
-			res.Stages = append(res.Stages, StageResult{Replica: r, Stage: s, GPU: x.gpu.Name, TP: x.tp, Layers: p.Stages[s],
+			res.Stages = append(res.Stages, StageResult{Replica: r, Stage: s, GPU: x.gpu.Name, TP: x.tp, CP: p.CP, Layers: p.Stages[s],
 				ForwardS: fwd[i], BackwardS: bwd[i], ComputeS: busy[i], SyncS: syncT, OptimizerS: optim[i], EndS: end,
 				TimeS: busy[i] + syncT + optim[i]})
 			res.IterationS = math.Max(res.IterationS, end)
@@ -279,7 +289,11 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 		totalBusy += st.ComputeS
 		if !st.Fits && res.Fits {
 			res.Fits = false
-			res.Reason = fmt.Sprintf("replica %d stage %d (%s, tp %d) needs %.1f GiB of its %.1f GiB", st.Replica, st.Stage, st.GPU, st.TP, st.Memory.Total/(1<<30), st.CapacityBytes/(1<<30))
+			where := fmt.Sprintf("tp %d", st.TP)
+			if CP > 1 {
+				where += fmt.Sprintf(", cp %d", CP)
+			}
+			res.Reason = fmt.Sprintf("replica %d stage %d (%s, %s) needs %.1f GiB of its %.1f GiB", st.Replica, st.Stage, st.GPU, where, st.Memory.Total/(1<<30), st.CapacityBytes/(1<<30))
 		}
 		peak = math.Max(peak, st.Memory.Total)
 	}
@@ -290,7 +304,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	for r := 0; r < D; r++ {
 		for s := 0; s < P; s++ {
 			x := &pl[r*P+s]
-			peakFlops += newDevice(x.gpu, prec).peak * float64(x.tp)
+			peakFlops += newDevice(x.gpu, prec).peak * float64(x.tp*CP)
 		}
 	}
 	res.MFU = 3 * m.FLOPsPerToken() * res.TokensPerS / peakFlops
@@ -348,8 +362,14 @@ func optimizerTime(d *device, g *GPU, p *Plan, prec precision, local float64, dp
 }
 
 // stageMemory is one GPU of stage s's memory.
+//
+// Under context parallelism the parameters, gradients and optimizer
+// states are replicated over the CP ranks (ZeRO shards them over DP ×
+// CP), the activations and buffers are of seq/cp tokens, and the ring
+// keeps two key/value chunks in flight.
 func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params float64) MemoryBreakdown {
-	D := float64(p.DP())
+	CP := p.ContextParallel()
+	D := float64(p.DP() * CP)
 	local := params / float64(x.tp)
 	var mb MemoryBreakdown
 	mb.Parameters = local * prec.param
@@ -367,10 +387,10 @@ func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params flo
 	if p.Offload {
 		mb.Optimizer = 0
 	}
-	sh := shape{m: m, prec: prec, tp: x.tp, b: p.MicroBatch, sp: p.SequenceParallel && x.tp > 1, flash: p.FlashAttention, recomp: p.Recompute}
+	sh := planShape(m, p, x.tp, prec)
 	perLayer := sh.layerActivations()
 	mb.Activations = perLayer * inFlightLayers(p, s)
-	tokens := float64(p.MicroBatch * m.Seq)
+	tokens := float64(p.MicroBatch) * sh.localSeq()
 	h := float64(m.Hidden)
 	rep := 1.0
 	if sh.sp {
@@ -385,8 +405,11 @@ func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params flo
 	// layer's activations re-made by full recomputation, or the loss's
 	// FP32 gradient over the vocabulary shard on the last stage.
 	mb.Buffers = 4 * tokens * h * prec.act
-	if p.DP() > 1 {
+	if p.DP()*CP > 1 {
 		mb.Buffers += math.Min(p.BucketMB*1e6, local*prec.comm)
+	}
+	if CP > 1 {
+		mb.Buffers += 2 * sh.kvChunk() // the chunk in use and the one arriving
 	}
 	if p.Recompute == "full" {
 		full := sh
@@ -433,10 +456,10 @@ func inFlightLayers(p *Plan, s int) float64 {
 
 // place puts every stage of every replica on the cluster's GPUs of its
 // type, in Megatron-LM's rank order (tensor-parallel ranks fastest, then
-// replicas, then stages), filling servers in order.
+// CP ranks, then replicas, then stages), filling servers in order.
 func place(c *Cluster, p *Plan) ([]placed, error) {
 	types := c.Types()
-	P, D := p.PP(), p.DP()
+	P, D, CP := p.PP(), p.DP(), p.ContextParallel()
 	out := make([]placed, D*P)
 	next := map[string]int{}
 	for s := 0; s < P; s++ {
@@ -457,8 +480,9 @@ func place(c *Cluster, p *Plan) ([]placed, error) {
 				return nil, fmt.Errorf("replicas[%d].stages[%d]: the cluster has no %s GPUs (it has %s)", r, s, pl.GPU, strings.Join(types, ", "))
 			}
 			first := next[name]
-			next[name] += pl.TP
-			x := placed{tp: pl.TP}
+			width := pl.TP * CP // TP ranks innermost, then CP
+			next[name] += width
+			x := placed{tp: pl.TP, cp: CP}
 			// find the GPUs' servers
 			idx, node := 0, 0
 			for gi := range c.Groups {
@@ -474,11 +498,15 @@ func place(c *Cluster, p *Plan) ([]placed, error) {
 					x.perNode = grp.GPUsPerNode
 					x.intra = grp.IntraGBs
 					x.firstNode = node + (first-idx)/grp.GPUsPerNode
-					lastIdx := first + pl.TP - 1
+					lastIdx := first + width - 1
 					if lastIdx < idx+n {
 						x.lastNode = node + (lastIdx-idx)/grp.GPUsPerNode
 					} else {
 						x.lastNode = -1 // spills into the next group
+					}
+					for k := 0; k < CP; k++ {
+						a, b := first+k*pl.TP-idx, first+(k+1)*pl.TP-1-idx
+						x.tpCross = x.tpCross || b >= n || a/grp.GPUsPerNode != b/grp.GPUsPerNode
 					}
 					break
 				}
@@ -509,9 +537,19 @@ func intraLink(x *placed) link {
 	return link{bw: x.intra * 1e9 * x.gpu.Eff.Link, lat: x.gpu.Eff.LinkLatencyUs * 1e-6}
 }
 
-// groupLink is the link of x's tensor-parallel group: the server's link,
-// or the network when the group spans servers.
+// groupLink is the link of x's tensor-parallel groups: the server's link,
+// or the network when a group spans servers.
 func (c *Cluster) groupLink(x *placed, tp int) link {
+	if !x.tpCross {
+		return intraLink(x)
+	}
+	return c.netPerGPU(x, 1)
+}
+
+// cpLink is the link x's CP rings cross: the server's link when the
+// stage's TP × CP GPUs share a server, else the network, with every GPU
+// of the server sending at once (each TP rank has its own ring).
+func (c *Cluster) cpLink(x *placed) link {
 	if x.firstNode == x.lastNode {
 		return intraLink(x)
 	}
@@ -551,7 +589,8 @@ func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
 	if same {
 		return slow
 	}
-	// ranks of the group per server (consecutive replicas share servers)
+	// ranks of the group per server (consecutive replicas share servers;
+	// a replica's CP ranks of one TP rank share its servers)
 	perServer := 1
 	run := 1
 	for r := 1; r < D; r++ {
@@ -562,6 +601,7 @@ func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
 		}
 		perServer = max(perServer, run)
 	}
+	perServer *= max(1, min(first.cp, first.perNode/first.tp))
 	net := c.netPerGPU(first, perServer)
 	for r := 1; r < D; r++ {
 		if l := c.netPerGPU(&pl[r*P+s], perServer); l.bw < net.bw {

@@ -26,6 +26,7 @@ func main() {
 		"./internal/openapi:FuzzLoad",
 		"./train:FuzzModelLine",
 		"./train:FuzzPlanParse",
+		"./train:FuzzPlanJSON",
 		"./train:FuzzSailorParse",
 		"./train:FuzzGPUList",
 		"./train/published:FuzzPublishedParse",

@@ -71,8 +71,8 @@ func Headroom(r *train.Result) float64 {
 	return h
 }
 
-// Shape is a short description of a plan: pp, replicas per kind, micro
-// batch, recomputation.
+// Shape is a short description of a plan: pp, replicas per kind, cp (when
+// above 1), micro batch, recomputation.
 func Shape(p *train.Plan) string {
 	kinds := map[string]int{}
 	var order []string
@@ -94,6 +94,9 @@ func Shape(p *train.Plan) string {
 	out := fmt.Sprintf("pp%d", p.PP())
 	for _, k := range order {
 		out += fmt.Sprintf(" %dx[%s]", kinds[k], k)
+	}
+	if p.ContextParallel() > 1 {
+		out += fmt.Sprintf(" cp%d", p.CP)
 	}
 	return out + fmt.Sprintf(" mb%d rc:%s", p.MicroBatch, p.Recompute)
 }

@@ -21,12 +21,15 @@ import (
 //     none left without middle stages); the micro-batch calculator's
 //     global batch divisible by micro-batch × dp
 //     (megatron/core/num_microbatches_calculator.py); world size = tp ×
-//     pp × dp (megatron/core/parallel_state.py).
+//     pp × cp × dp (megatron/core/parallel_state.py); with context
+//     parallelism the sequence a multiple of 2 × cp (the load-balanced
+//     split of megatron/core/utils.py's get_batch_on_this_cp_rank).
 //   - deepspeed: deepspeed/runtime/config.py's batch assertion,
 //     train_batch_size = micro-batch × gradient accumulation × dp; ZeRO
 //     stage 0–3; its pipeline engine takes ZeRO stage 0 or 1 only
 //     (deepspeed/runtime/pipe/engine.py).
-//   - torchtitan: the parallel degrees multiply to the world size; the
+//   - torchtitan: the parallel degrees (context_parallel_degree too)
+//     multiply to the world size; the
 //     global batch is the local batch × the data-parallel degree; the
 //     local batch a multiple of the pipeline micro-batch; pp − 1 split
 //     points, increasing.
@@ -34,8 +37,9 @@ import (
 //     which follows Sailor's own loader) reads it back to the same stages,
 //     placements and batch.
 //   - ranks: every rank once, within the cluster's GPUs, TP groups inside
-//     one server, data-parallel groups one rank per replica, batches
-//     adding up to the global batch.
+//     one server, data-parallel groups one rank per replica, CP groups of
+//     cp ranks with the CP ranks 0..cp−1 (when cp > 1), batches adding up
+//     to the global batch.
 func CheckExport(format string, m *train.Model, c *train.Cluster, p *train.Plan, data []byte) error {
 	switch format {
 	case "megatron":
@@ -74,7 +78,7 @@ var megatronNames = map[string]bool{
 	"decoder-first-pipeline-num-layers": true, "decoder-last-pipeline-num-layers": true, "recompute-granularity": true,
 	"recompute-method": true, "recompute-num-layers": true, "sequence-parallel": true, "use-distributed-optimizer": true,
 	"overlap-grad-reduce": true, "use-flash-attn": true, "bf16": true, "fp16": true, "group-query-attention": true,
-	"num-query-groups": true, "swiglu": true, "num-virtual-stages-per-pipeline-rank": true,
+	"num-query-groups": true, "swiglu": true, "num-virtual-stages-per-pipeline-rank": true, "context-parallel-size": true,
 }
 
 func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
@@ -118,9 +122,16 @@ func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
 	if midPP > 0 && mid%midPP != 0 {
 		return fmt.Errorf("number of layers at middle stage: %d must be divisible by the middle pipeline model parallel size %d", mid, midPP)
 	}
-	dp := p.GPUs() / (tp * pp)
-	if tp*pp*dp != p.GPUs() {
-		return fmt.Errorf("world size %d is not divisible by tp %d × pp %d", p.GPUs(), tp, pp)
+	cp := max(num("context-parallel-size"), 1)
+	if cp != p.ContextParallel() {
+		return fmt.Errorf("context-parallel size %d, the plan's cp %d", cp, p.ContextParallel())
+	}
+	if cp > 1 && m.Seq%(2*cp) != 0 {
+		return fmt.Errorf("sequence length %d is not a multiple of 2 × context-parallel size %d", m.Seq, cp)
+	}
+	dp := p.GPUs() / (tp * pp * cp)
+	if tp*pp*cp*dp != p.GPUs() {
+		return fmt.Errorf("world size %d is not divisible by tp %d × pp %d × cp %d", p.GPUs(), tp, pp, cp)
 	}
 	if gb%(mb*dp) != 0 {
 		return fmt.Errorf("global batch size (%d) is not divisible by micro batch size (%d) times data parallel size (%d)", gb, mb, dp)
@@ -185,8 +196,12 @@ func checkTorchtitan(p *train.Plan, data []byte) error {
 	}
 	num := func(k string) int { n, _ := strconv.Atoi(kv[k]); return n }
 	dp, tp, pp := num("data_parallel_shard_degree")*max(num("data_parallel_replicate_degree"), 1), num("tensor_parallel_degree"), num("pipeline_parallel_degree")
-	if dp*tp*pp != p.GPUs() {
-		return fmt.Errorf("parallel degrees %d × %d × %d do not make the world size %d", dp, tp, pp, p.GPUs())
+	cp := max(num("context_parallel_degree"), 1)
+	if cp != p.ContextParallel() {
+		return fmt.Errorf("context_parallel_degree %d, the plan's cp %d", cp, p.ContextParallel())
+	}
+	if dp*tp*pp*cp != p.GPUs() {
+		return fmt.Errorf("parallel degrees %d × %d × %d × %d do not make the world size %d", dp, tp, pp, cp, p.GPUs())
 	}
 	if num("global_batch_size") != num("local_batch_size")*dp {
 		return fmt.Errorf("global batch %d is not local batch %d × dp %d", num("global_batch_size"), num("local_batch_size"), dp)
@@ -237,6 +252,9 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 		if len(r.DPGroup) != p.DP() || len(r.PPGroup) != p.PP() {
 			return fmt.Errorf("rank %d: groups of the wrong size", i)
 		}
+		if err := checkCPRank(f.Ranks, i, p.ContextParallel()); err != nil {
+			return err
+		}
 		batch[r.Replica] = r.Batch
 	}
 	total := 0
@@ -247,5 +265,27 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 		return fmt.Errorf("batches add up to %d, not %d", total, p.GlobalBatch)
 	}
 	_ = c
+	return nil
+}
+
+// checkCPRank checks rank i's context-parallel ring: none without CP;
+// else cp ranks of its replica and stage, the i-th of them at CP rank i,
+// and rank i among them at its own CP rank.
+func checkCPRank(ranks []RankEntry, i, cp int) error {
+	r := ranks[i]
+	if cp <= 1 {
+		if r.CPRank != nil || len(r.CPGroup) > 0 {
+			return fmt.Errorf("rank %d: a CP rank in a plan without context parallelism", i)
+		}
+		return nil
+	}
+	if r.CPRank == nil || *r.CPRank < 0 || *r.CPRank >= cp || len(r.CPGroup) != cp || r.CPGroup[*r.CPRank] != i {
+		return fmt.Errorf("rank %d: its CP rank and group do not make a ring of %d", i, cp)
+	}
+	for k, q := range r.CPGroup {
+		if q < 0 || q >= len(ranks) || ranks[q].CPRank == nil || *ranks[q].CPRank != k || ranks[q].Replica != r.Replica || ranks[q].Stage != r.Stage {
+			return fmt.Errorf("rank %d: CP group member %d is not CP rank %d of its replica and stage", i, q, k)
+		}
+	}
 	return nil
 }

@@ -71,11 +71,17 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 		return nil, err
 	}
 	P := p.PP()
+	if cp := p.ContextParallel(); cp > 1 && m.Seq%(2*cp) != 0 {
+		return nil, fmt.Errorf("Megatron-LM splits each sequence into 2 × cp = %d chunks; the sequence length %d is not a multiple (use --export ranks)", 2*cp, m.Seq)
+	}
 	args := []string{
 		fmt.Sprintf("--num-layers %d", m.Layers), fmt.Sprintf("--hidden-size %d", m.Hidden),
 		fmt.Sprintf("--num-attention-heads %d", m.Heads), fmt.Sprintf("--seq-length %d", m.Seq),
 		fmt.Sprintf("--tensor-model-parallel-size %d", tp), fmt.Sprintf("--pipeline-model-parallel-size %d", P),
 		fmt.Sprintf("--micro-batch-size %d", p.MicroBatch), fmt.Sprintf("--global-batch-size %d", p.GlobalBatch),
+	}
+	if cp := p.ContextParallel(); cp > 1 {
+		args = append(args, fmt.Sprintf("--context-parallel-size %d", cp))
 	}
 	if m.KVHeads > 0 && m.KVHeads != m.Heads {
 		args = append(args, "--group-query-attention", fmt.Sprintf("--num-query-groups %d", m.KVHeads))
@@ -146,6 +152,9 @@ func exportTorchtitan(m *train.Model, p *train.Plan) ([]byte, error) {
 	fmt.Fprintf(&b, "# torchtitan job config written by inlay train plan\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %q\n\n",
 		p.GlobalBatch/dp, p.GlobalBatch, m.Seq, map[bool]string{true: "bfloat16", false: "float16"}[p.Precision == "bf16"])
 	fmt.Fprintf(&b, "[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = %d\ntensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", dp, tp, p.PP())
+	if cp := p.ContextParallel(); cp > 1 {
+		fmt.Fprintf(&b, "context_parallel_degree = %d\n", cp)
+	}
 	if p.PP() > 1 {
 		sched := "1F1B"
 		switch p.Schedule.Kind {
@@ -182,6 +191,9 @@ func exportDeepSpeed(p *train.Plan) ([]byte, error) {
 	if _, _, err := uniform(p, "DeepSpeed"); err != nil {
 		return nil, err
 	}
+	if cp := p.ContextParallel(); cp > 1 {
+		return nil, fmt.Errorf("DeepSpeed has no context parallelism (DeepSpeed-Ulysses splits the attention heads, a different scheme); this plan has cp %d (use --export ranks)", cp)
+	}
 	dp := p.DP()
 	cfg := deepSpeedConfig{TrainBatchSize: p.GlobalBatch, MicroBatch: p.MicroBatch, GradAccum: p.GlobalBatch / (p.MicroBatch * dp),
 		Zero: map[string]any{"stage": p.Zero, "overlap_comm": p.OverlapGradReduce, "reduce_bucket_size": int(p.BucketMB * 1e6)}}
@@ -204,6 +216,9 @@ func exportDeepSpeed(p *train.Plan) ([]byte, error) {
 // replicas one pipeline entry, layers in Sailor's numbering (the
 // embedding 0, the head L+1).
 func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, error) {
+	if cp := p.ContextParallel(); cp > 1 {
+		return nil, fmt.Errorf("Sailor's plan_config has no context parallelism; this plan has cp %d (use --export ranks)", cp)
+	}
 	for _, r := range p.Replicas {
 		if r.Batch != p.Replicas[0].Batch {
 			return nil, fmt.Errorf("Sailor's plan_config splits the batch evenly over replicas; this plan gives them %d and %d sequences (use --export ranks)", p.Replicas[0].Batch, r.Batch)
@@ -272,9 +287,13 @@ type RankEntry struct {
 	Stage    int              `json:"stage"`
 	Layers   train.LayerRange `json:"layers"`
 	TPRank   int              `json:"tp_rank"`
-	TPGroup  []int            `json:"tp_group"`
-	DPGroup  []int            `json:"dp_group"`
-	PPGroup  []int            `json:"pp_group"`
+	// CPRank is the rank's place in its context-parallel ring (plans
+	// with cp > 1 only); CPGroup the ring's ranks, in ring order.
+	CPRank  *int  `json:"cp_rank,omitempty"`
+	CPGroup []int `json:"cp_group,omitempty"`
+	TPGroup []int `json:"tp_group"`
+	DPGroup []int `json:"dp_group"`
+	PPGroup []int `json:"pp_group"`
 	// Batch is the replica's sequences per iteration; MicroBatches its
 	// micro-batches.
 	Batch        int `json:"batch"`
@@ -292,7 +311,8 @@ type RankFile struct {
 
 // Ranks lays the plan out on the cluster as the simulator does: each
 // type's GPUs in server order, stage by stage, replica by replica, TP
-// ranks adjacent; ranks are numbered in that order.
+// ranks adjacent, then CP ranks (a stage's TP × CP GPUs consecutive);
+// ranks are numbered in that order.
 func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
 	firstNode := map[string][]int{} // per type: global node index of each of its nodes
@@ -305,7 +325,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		per[g.GPU.Name] = g.GPUsPerNode
 	}
 	next := map[string]int{}
-	P, D := p.PP(), p.DP()
+	P, D, CP := p.PP(), p.DP(), p.ContextParallel()
 	start := make([][]int, D) // first rank of each replica's stage
 	for r := range start {
 		start[r] = make([]int, P)
@@ -318,15 +338,21 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				return nil, fmt.Errorf("the cluster has no %s", pl.GPU)
 			}
 			start[r][s] = len(f.Ranks)
-			for k := 0; k < pl.TP; k++ {
+			for j := 0; j < pl.TP*CP; j++ {
+				k := j % pl.TP
 				i := next[g.Name]
 				next[g.Name]++
 				nodeIdx := i / per[g.Name]
 				if nodeIdx >= len(firstNode[g.Name]) {
 					return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
 				}
-				f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
-					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.MicroBatch})
+				e := RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
+					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.MicroBatch}
+				if CP > 1 {
+					c := j / pl.TP
+					e.CPRank = &c
+				}
+				f.Ranks = append(f.Ranks, e)
 			}
 		}
 	}
@@ -334,18 +360,26 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		e := &f.Ranks[i]
 		r, s := e.Replica, e.Stage
 		tp := p.Replicas[r].Stages[s].TP
+		c := 0
+		if e.CPRank != nil {
+			c = *e.CPRank
+			for k := 0; k < CP; k++ {
+				e.CPGroup = append(e.CPGroup, start[r][s]+k*tp+e.TPRank)
+			}
+		}
 		for k := 0; k < tp; k++ {
-			e.TPGroup = append(e.TPGroup, start[r][s]+k)
+			e.TPGroup = append(e.TPGroup, start[r][s]+c*tp+k)
 		}
 		for q := 0; q < D; q++ {
 			// the data-parallel peer holding the same shard: same TP rank
-			// when the TP degrees match, else the rank that holds its slice
+			// when the TP degrees match, else the rank that holds its
+			// slice; the same CP rank
 			tq := p.Replicas[q].Stages[s].TP
-			e.DPGroup = append(e.DPGroup, start[q][s]+e.TPRank*tq/tp)
+			e.DPGroup = append(e.DPGroup, start[q][s]+c*tq+e.TPRank*tq/tp)
 		}
 		for t := 0; t < P; t++ {
 			tt := p.Replicas[r].Stages[t].TP
-			e.PPGroup = append(e.PPGroup, start[r][t]+e.TPRank*tt/tp)
+			e.PPGroup = append(e.PPGroup, start[r][t]+c*tt+e.TPRank*tt/tp)
 		}
 	}
 	f.WorldSize = len(f.Ranks)

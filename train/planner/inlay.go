@@ -33,9 +33,11 @@ type Inlay struct{}
 func (Inlay) Name() string { return "inlay" }
 
 // kind is a kind of replica: a GPU type and TP per stage (one type on
-// every stage, or one type's stages followed by another's).
+// every stage, or one type's stages followed by another's), and the
+// context-parallel degree of its stages.
 type kind struct {
 	place  []train.Placement
+	cp     int
 	pcs    []train.PartCost // per stage
 	caps   []int
 	counts []int // its own balanced split
@@ -55,19 +57,23 @@ func (k *kind) name() string {
 			out += fmt.Sprintf("%s tp %d", p.GPU, p.TP)
 		}
 	}
+	if k.cp > 1 {
+		out += fmt.Sprintf(", cp %d", k.cp)
+	}
 	return out
 }
 
 // gpus is the GPUs one replica takes.
 func (k *kind) gpus() int {
-	return stats.SumBy(k.place, func(p train.Placement) int { return p.TP })
+	return stats.SumBy(k.place, func(p train.Placement) int { return p.TP }) * max(k.cp, 1)
 }
 
-// newKind prices a kind on the setting's template plan: per-stage costs,
-// memory caps with avail replicas, its balanced split and its rate.
+// newKind prices a kind on the setting's template plan (its CP degree
+// the kind's): per-stage costs, memory caps with avail replicas, its
+// balanced split and its rate.
 func newKind(e *evaluator, base *train.Plan, place []train.Placement, avail int) kind {
 	pp := len(place)
-	k := kind{place: place, avail: avail, per: map[string]int{}, pcs: make([]train.PartCost, pp), caps: make([]int, pp)}
+	k := kind{place: place, cp: base.ContextParallel(), avail: avail, per: map[string]int{}, pcs: make([]train.PartCost, pp), caps: make([]int, pp)}
 	own := *base
 	own.Replicas = []train.Replica{{Stages: place}}
 	e.precision(&own)
@@ -78,7 +84,7 @@ func newKind(e *evaluator, base *train.Plan, place []train.Placement, avail int)
 		tmpl.Replicas[i].Batch = base.MicroBatch * pp
 	}
 	for s, pl := range place {
-		k.per[pl.GPU] += pl.TP
+		k.per[pl.GPU] += pl.TP * k.cp
 		k.pcs[s] = e.cost(pl.GPU, pl.TP, base)
 		k.caps[s] = layerCap(e.m, e.c, &tmpl, s, pl.GPU, pl.TP)
 	}
@@ -193,27 +199,35 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 	var perType [][]kind
 	for _, t := range c.Types() {
 		var ks []kind
-		for _, tp := range tpOptions(m, c, t) {
-			avail := c.GPUs(t) / (pp * tp)
-			if avail == 0 {
-				continue
+		for _, cp := range cpOptions(m) {
+			withCP := *base
+			withCP.CP = cp
+			for _, tp := range tpOptions(m, c, t) {
+				if cp > 1 && tp*cp > c.GPUsPerNode(t) {
+					continue // the CP ring stays inside a server
+				}
+				avail := c.GPUs(t) / (pp * tp * cp)
+				if avail == 0 {
+					continue
+				}
+				what := fmt.Sprintf("tp %d", tp)
+				if cp > 1 {
+					what += fmt.Sprintf(" cp %d", cp)
+				}
+				k := newKind(e, &withCP, pure(t, tp, pp), avail)
+				if k.counts == nil {
+					alts[t] = append(alts[t], fmt.Sprintf("%s: does not fit (stage caps %v layers)", what, k.caps))
+					continue
+				}
+				alts[t] = append(alts[t], fmt.Sprintf("%s: %.3g sequences/s per GPU", what, k.rate*float64(mb)))
+				ks = append(ks, k)
 			}
-			k := newKind(e, base, pure(t, tp, pp), avail)
-			if k.counts == nil {
-				alts[t] = append(alts[t], fmt.Sprintf("tp %d: does not fit (stage caps %v layers)", tp, k.caps))
-				continue
-			}
-			alts[t] = append(alts[t], fmt.Sprintf("tp %d: %.3g sequences/s per GPU", tp, k.rate*float64(mb)))
-			ks = append(ks, k)
 		}
-		sort.SliceStable(ks, func(i, j int) bool { return ks[i].rate > ks[j].rate })
-		if len(ks) > 2 {
-			ks = ks[:2]
-		}
-		perType = append(perType, ks)
+		perType = append(perType, bestKinds(ks))
 	}
 	mixed(e, base, perType, alts)
-	// every choice of at most one kind per type, at least one kind
+	// every choice of at most one kind per type, at least one kind, all
+	// of one CP degree (the plan's)
 	var pick func(i int, chosen []kind)
 	pick = func(i int, chosen []kind) {
 		if i == len(perType) {
@@ -224,7 +238,9 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 		}
 		pick(i+1, chosen)
 		for _, k := range perType[i] {
-			pick(i+1, append(chosen, k))
+			if len(chosen) == 0 || chosen[0].cp == k.cp {
+				pick(i+1, append(chosen, k))
+			}
 		}
 	}
 	pick(0, nil)
@@ -234,6 +250,12 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 // balanced split (within every kind's memory caps) and the even split.
 func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string) {
 	m := e.m
+	withCP := *base
+	withCP.CP = 0
+	if ks[0].cp > 1 {
+		withCP.CP = ks[0].cp
+	}
+	base = &withCP
 	pp := base.PP()
 	dom := 0
 	for i, k := range ks {
@@ -419,7 +441,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	}
 	p, sim := res.Plan, res.Sim
 	x.Choices = append(x.Choices,
-		fmt.Sprintf("pp %d, micro-batch %d, recompute %s, ZeRO %d: the best of %d simulated plans for the %s objective", n.pp, n.micro, n.recompute, n.zero, res.Evaluated, e.o.Objective))
+		fmt.Sprintf("pp %d%s, micro-batch %d, recompute %s, ZeRO %d: the best of %d simulated plans for the %s objective", n.pp, cpNote(p), n.micro, n.recompute, n.zero, res.Evaluated, e.o.Objective))
 	used := map[string]int{}
 	for _, r := range p.Replicas {
 		used[fmt.Sprint(r.Stages)]++
@@ -505,8 +527,8 @@ func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]s
 	tpsOf := func(i int) []int {
 		opts := tpOptions(m, c, types[i])
 		out := []int{opts[len(opts)-1]}
-		if len(perType[i]) > 0 && perType[i][0].place[0].TP != out[0] {
-			out = append([]int{perType[i][0].place[0].TP}, out...)
+		if k := firstWithoutCP(perType[i]); k != nil && k.place[0].TP != out[0] {
+			out = append([]int{k.place[0].TP}, out...)
 		}
 		return out
 	}
@@ -550,11 +572,12 @@ func mixedPair(e *evaluator, base *train.Plan, perType [][]kind, alts map[string
 		combine(e, base, []kind{mk}, alts)
 		ks := []kind{mk}
 		for t, name := range types {
-			if len(perType[t]) == 0 {
+			first := firstWithoutCP(perType[t])
+			if first == nil {
 				continue
 			}
 			left := c.GPUs(name) - avail*mk.per[name]
-			pk := perType[t][0]
+			pk := *first
 			pk.avail = left / pk.gpus()
 			if pk.avail > 0 {
 				ks = append(ks, pk)
@@ -599,4 +622,57 @@ func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
 		iter = math.Max(iter, replicaTime(ts, r.Batch/p.MicroBatch))
 	}
 	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
+}
+
+// bestKinds keeps a type's two best kinds without context parallelism
+// and its best kind with it, by throughput per GPU, best first.
+func bestKinds(ks []kind) []kind {
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].rate > ks[j].rate })
+	var out []kind
+	plain, withCP := 0, 0
+	for _, k := range ks {
+		switch {
+		case k.cp <= 1 && plain < 2:
+			plain++
+		case k.cp > 1 && withCP < 1:
+			withCP++
+		default:
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// firstWithoutCP is the best of a type's kinds without context
+// parallelism (heterogeneous pipelines are built without it), or nil.
+func firstWithoutCP(ks []kind) *kind {
+	for i := range ks {
+		if ks[i].cp <= 1 {
+			return &ks[i]
+		}
+	}
+	return nil
+}
+
+// cpOptions are the context-parallel degrees tried: 1, and on long
+// sequences (4096 tokens or more) 2, 4 and 8 where each rank keeps at
+// least 1024 tokens and the sequence splits into Megatron-LM's 2 × cp
+// load-balanced chunks.
+func cpOptions(m *train.Model) []int {
+	out := []int{1}
+	for cp := 2; cp <= 8 && m.Seq >= 4096; cp *= 2 {
+		if m.Seq/cp >= 1024 && m.Seq%(2*cp) == 0 {
+			out = append(out, cp)
+		}
+	}
+	return out
+}
+
+// cpNote is ", cp N" for a plan with context parallelism, else empty.
+func cpNote(p *train.Plan) string {
+	if p.ContextParallel() > 1 {
+		return fmt.Sprintf(", cp %d", p.CP)
+	}
+	return ""
 }

@@ -203,7 +203,7 @@ func dollarsPerHour(p *train.Plan, prices map[string]float64) float64 {
 	d := 0.0
 	for _, r := range p.Replicas {
 		for _, s := range r.Stages {
-			d += float64(s.TP) * prices[s.GPU]
+			d += float64(s.TP*p.ContextParallel()) * prices[s.GPU]
 		}
 	}
 	return d
@@ -282,6 +282,7 @@ func Bound(m *train.Model, c *train.Cluster, o Options) train.Bound {
 type costKey struct {
 	gpu       string
 	tp, micro int
+	cp        int
 	recompute string
 	precision string
 	flash     bool
@@ -289,7 +290,7 @@ type costKey struct {
 
 // cost is the parts' cost of a tp group of type gpu under p's settings.
 func (e *evaluator) cost(gpu string, tp int, p *train.Plan) train.PartCost {
-	k := costKey{gpu, tp, p.MicroBatch, p.Recompute, p.Precision, p.FlashAttention}
+	k := costKey{gpu, tp, p.MicroBatch, p.ContextParallel(), p.Recompute, p.Precision, p.FlashAttention}
 	if c, ok := e.costs[k]; ok {
 		return c
 	}

@@ -51,6 +51,7 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&s.Plan, "plan", "", "plan file: YAML, or Sailor's plan_config_*.json (its cluster is used when --cluster and --gpus are absent)")
 	fl.IntVar(&s.TP, "tp", 1, "tensor-parallel degree (without --plan)")
 	fl.IntVar(&s.PP, "pp", 1, "pipeline stages (without --plan)")
+	fl.IntVar(&s.CP, "cp", 0, "context-parallel degree: each stage's sequence split over cp × tp GPUs (default: the plan's, else 1)")
 	fl.IntVar(&s.DP, "dp", 0, "data-parallel replicas (without --plan; default: the GPUs left)")
 	fl.IntVar(&s.MicroBatch, "micro-batch", 1, "sequences per micro-batch (without --plan)")
 	fl.IntVar(&s.GlobalBatch, "global-batch", 0, "sequences per iteration (without --plan; default: micro-batch × dp)")
@@ -69,7 +70,7 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 // keeps its own settings unless a flag overrides them.
 func (f *trainFlags) resolve(cmd *cobra.Command) {
 	f.spec.Set = map[string]bool{}
-	for _, n := range []string{"recompute", "schedule", "zero", "precision", "sequence-parallel", "offload", "flash-attention", "overlap-grad-reduce"} {
+	for _, n := range []string{"recompute", "schedule", "zero", "precision", "sequence-parallel", "offload", "flash-attention", "overlap-grad-reduce", "cp"} {
 		if cmd.Flags().Changed(n) {
 			f.spec.Set[n] = true
 		}

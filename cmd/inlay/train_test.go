@@ -59,3 +59,35 @@ func TestTrainSimulateCLI(t *testing.T) {
 		t.Errorf("models: %v\n%s", err, out)
 	}
 }
+
+// --cp splits each stage's sequence over cp × tp GPUs: the JSON's stages
+// carry it (from the flag or the plan file), the world size counts it, and
+// the flag overrides a plan file's cp.
+func TestTrainSimulateCP(t *testing.T) {
+	var res struct {
+		Stages []struct {
+			CP int `json:"cp"`
+			TP int `json:"tp"`
+		} `json:"stages"`
+	}
+	for _, args := range [][]string{
+		{"--tp", "4", "--cp", "2", "--micro-batch", "1", "--global-batch", "8"},
+		{"--plan", "../../examples/train/llama-3-8b-32k-tp4-cp2.yaml"},
+	} {
+		out, err := runInlay(t, append([]string{"train", "simulate", "--model", "llama-3-8b", "--gpus", "8xA100-80", "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Stages) != 1 || res.Stages[0].CP != 2 {
+			t.Errorf("%v: stages %+v (%v)\n%s", args, res.Stages, err, out)
+		}
+	}
+	if _, err := runInlay(t, "train", "simulate", "--model", "llama-3-8b", "--gpus", "8xA100-80", "--tp", "4", "--cp", "4"); err == nil ||
+		!strings.Contains(err.Error(), "cp 4") {
+		t.Errorf("tp 4 × cp 4 on 8 GPUs: %v", err)
+	}
+	if _, err := runInlay(t, "train", "simulate", "--model", "llama-3-8b", "--gpus", "8xA100-80", "--plan", "../../examples/train/llama-3-8b-32k-tp8.yaml", "--cp", "2"); err == nil ||
+		!strings.Contains(err.Error(), "16 GPUs") {
+		t.Errorf("the tp 8 plan with --cp 2 on 8 GPUs: %v", err)
+	}
+}

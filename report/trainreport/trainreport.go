@@ -90,8 +90,12 @@ func WriteResult(w io.Writer, req *train.Request, r *train.Result) error {
 	if !r.Fits {
 		fits = "does NOT fit: " + r.Reason
 	}
-	fmt.Fprintf(w, "%s on %d GPUs (%s): %d stages × %d replicas, micro-batch %d, global batch %d, %s, recompute %s, ZeRO %d, %s\n",
-		req.Model.Name, r.GPUs, req.Cluster.Name, req.Plan.PP(), req.Plan.DP(), req.Plan.MicroBatch, req.Plan.GlobalBatch,
+	cp := ""
+	if c := req.Plan.ContextParallel(); c > 1 {
+		cp = fmt.Sprintf(", context parallel %d", c)
+	}
+	fmt.Fprintf(w, "%s on %d GPUs (%s): %d stages × %d replicas%s, micro-batch %d, global batch %d, %s, recompute %s, ZeRO %d, %s\n",
+		req.Model.Name, r.GPUs, req.Cluster.Name, req.Plan.PP(), req.Plan.DP(), cp, req.Plan.MicroBatch, req.Plan.GlobalBatch,
 		req.Plan.Schedule, req.Plan.Recompute, req.Plan.Zero, req.Plan.Precision)
 	fmt.Fprintf(w, "iteration %s   %s tokens/s   MFU %.1f%%   bubble %.1f%%   peak memory %s   %s\n",
 		textfmt.SI(r.IterationS, "s"), textfmt.SI(r.TokensPerS, ""), 100*r.MFU, 100*r.Bubble, textfmt.Bytes(int64(r.PeakMemoryBytes)), fits)

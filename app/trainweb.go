@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -16,10 +18,12 @@ type TrainCompared struct {
 }
 
 // TrainCompare plans one target with each of planners in turn (in's
-// Planner is ignored) and traces each plan found. The target and the
-// prices are checked first: an error there is the caller's (InputError);
-// a planner that finds no plan gets its error in its row.
-func TrainCompare(in TrainPlanInput, planners []string) ([]TrainCompared, error) {
+// Planner and Export are ignored) and traces each plan found; done, when
+// given, hears of each planner as it ends. The target and the prices are
+// checked first: an error there is the caller's (InputError); a planner
+// that finds no plan gets its error in its row. When ctx ends, the
+// planners not yet started are left out.
+func TrainCompare(ctx context.Context, in TrainPlanInput, planners []string, done func(i int, row TrainCompared)) ([]TrainCompared, error) {
 	m, c, err := train.ResolveTarget(in.Spec)
 	if err != nil {
 		return nil, InputError{err}
@@ -27,18 +31,21 @@ func TrainCompare(in TrainPlanInput, planners []string) ([]TrainCompared, error)
 	if _, err := ParsePrices(in.Prices); err != nil {
 		return nil, InputError{err}
 	}
-	out := make([]TrainCompared, len(planners))
+	var out []TrainCompared
 	for i, name := range planners {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
 		one := in
 		one.Planner, one.Export = name, ""
-		out[i].Planner = name
-		res, err := TrainPlan(one)
-		if err != nil {
-			out[i].Err = err
-			continue
+		row := TrainCompared{Planner: name}
+		if row.Plan, row.Err = TrainPlan(one); row.Err == nil {
+			row.Trace, row.Err = train.Simulate(&m, c, row.Plan.Result.Plan, train.Options{Trace: true})
 		}
-		out[i].Plan = res
-		out[i].Trace, out[i].Err = train.Simulate(&m, c, res.Result.Plan, train.Options{Trace: true})
+		out = append(out, row)
+		if done != nil {
+			done(i, row)
+		}
 	}
 	return out, nil
 }

@@ -240,6 +240,10 @@ type TrainTimeline struct {
 	Truncated bool         `json:"truncated,omitempty"`
 }
 
+// trainPlan runs the planners one after another; with Accept:
+// text/event-stream it streams "planner" ({index, planner: TrainPlanned})
+// as each ends and then "result" (TrainCompare) or "error". The request
+// going away stops it before the next planner.
 func (s *Server) trainPlan(w http.ResponseWriter, r *http.Request) {
 	var req TrainPlanRequest
 	if err := decode(r, &req); err != nil {
@@ -264,28 +268,40 @@ func (s *Server) trainPlan(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
-	rows, err := app.TrainCompare(in, req.Planners)
-	if err != nil {
-		fail(w, bad(err))
-		return
+	var st *stream
+	if wantsStream(r) {
+		st = startStream(w)
 	}
 	out := TrainCompare{Model: m.Name, Cluster: c.Name, GPUs: c.GPUs(""), Plans: []TrainPlanned{}}
 	found := false
-	for _, row := range rows {
-		p := TrainPlanned{Planner: row.Planner}
-		if row.Err != nil {
-			p.Error = strings.ReplaceAll(row.Err.Error(), "\n", "; ")
-		} else {
-			found = true
-			p.Result, p.Timeline = row.Plan.File, timeline(row.Trace)
-		}
+	_, err = app.TrainCompare(r.Context(), in, req.Planners, func(i int, row app.TrainCompared) {
+		p := trainPlanned(row)
+		found = found || p.Result != nil
 		out.Plans = append(out.Plans, p)
+		st.send("planner", map[string]any{"index": i, "planner": p})
+	})
+	if r.Context().Err() != nil {
+		return // the browser went away: nobody to answer
 	}
-	if !found {
-		fail(w, badf("serve: train: no planner found a plan: %s", out.Plans[0].Error))
+	if err == nil && !found {
+		err = badf("serve: train: no planner found a plan: %s", out.Plans[0].Error)
+	}
+	if err != nil {
+		s.answer(w, st, nil, bad(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.answer(w, st, out, nil)
+}
+
+// trainPlanned is one planner's row of the answer.
+func trainPlanned(row app.TrainCompared) TrainPlanned {
+	p := TrainPlanned{Planner: row.Planner}
+	if row.Err != nil {
+		p.Error = strings.ReplaceAll(row.Err.Error(), "\n", "; ")
+		return p
+	}
+	p.Result, p.Timeline = row.Plan.File, timeline(row.Trace)
+	return p
 }
 
 // timeline picks the replicas to draw from a traced iteration: the first

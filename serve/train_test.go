@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +146,60 @@ func TestTrainPlanBadRequests(t *testing.T) {
 		if err := json.Unmarshal([]byte(body), &e); err != nil || st != 400 || !strings.Contains(e.Error, tc.want) || strings.Contains(e.Error, "\n") {
 			t.Errorf("%s: %d %s, want 400 with %q", tc.name, st, body, tc.want)
 		}
+	}
+}
+
+// TestTrainPlanStream: with Accept: text/event-stream each planner's row
+// comes as it ends, then the whole answer; a planner that finds no plan
+// says why in its row while the others answer.
+func TestTrainPlanStream(t *testing.T) {
+	_, ts := testServer(t, Config{})
+	// megatron takes one GPU type, and neither type alone holds Llama-3-8B's
+	// training state (16 bytes a parameter, 128 GB: two A100-40s have 80 GB,
+	// eight V100-16s 128 GB less the framework's share); together they do.
+	body := `{"model": "llama-3-8b", "gpus": "2xA100-40,8xV100-16", "planners": ["megatron", "inlay"], "budget_ms": 300}`
+	req, _ := http.NewRequest("POST", ts.URL+"/api/train/plan", strings.NewReader(body))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	ch := make(chan [2]string, 64)
+	go events(t, res.Body, ch)
+	var rows []TrainPlanned
+	var out TrainCompare
+	results := 0
+	for ev := range ch {
+		switch ev[0] {
+		case "planner":
+			var row struct {
+				Index   int          `json:"index"`
+				Planner TrainPlanned `json:"planner"`
+			}
+			if err := json.Unmarshal([]byte(ev[1]), &row); err != nil || row.Index != len(rows) || results > 0 {
+				t.Fatalf("planner event %s (%v) after %d rows and %d results", ev[1], err, len(rows), results)
+			}
+			rows = append(rows, row.Planner)
+		case "result":
+			results++
+			mustMatchSchema(t, "TrainCompare", ev[1])
+			if err := json.Unmarshal([]byte(ev[1]), &out); err != nil {
+				t.Fatal(err)
+			}
+		case "error":
+			t.Fatal(ev[1])
+		}
+	}
+	if len(rows) != 2 || results != 1 || len(out.Plans) != 2 {
+		t.Fatalf("%d rows, %d results with %d plans; want 2, 1, 2", len(rows), results, len(out.Plans))
+	}
+	for i, p := range out.Plans {
+		if p.Planner != rows[i].Planner || p.Error != rows[i].Error {
+			t.Errorf("plan %d: %s %q, streamed as %s %q", i, p.Planner, p.Error, rows[i].Planner, rows[i].Error)
+		}
+	}
+	if !strings.Contains(out.Plans[0].Error, "no plan") || out.Plans[0].Result != nil || out.Plans[1].Result == nil || !(out.Plans[1].Result.TokensPerS > 0) {
+		t.Errorf("megatron: %q; inlay: %+v", out.Plans[0].Error, out.Plans[1].Result)
 	}
 }

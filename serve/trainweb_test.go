@@ -2,6 +2,7 @@ package serve
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -57,5 +58,13 @@ func TestBrowserTraining(t *testing.T) {
 	js(t, ctx, `document.getElementById('tr-title').textContent`, &title)
 	if want := "The " + planners[other] + " plan"; title != want {
 		t.Errorf("after selecting %s the title is %q, want %q", planners[other], title, want)
+	}
+	// A GPU type the catalogue lacks: the server's one line, naming the field.
+	js(t, ctx, `document.getElementById('tr-gpus').value = '8xB9000'; document.getElementById('tr-run').click(); true`, nil)
+	waitFor(t, ctx, `!!document.getElementById('tr-message')`)
+	var msg string
+	js(t, ctx, `document.getElementById('tr-message').textContent`, &msg)
+	if !strings.HasPrefix(msg, `serve: train: gpus: --gpus "8xB9000": unknown GPU type "B9000"`) {
+		t.Errorf("a bad GPU list shows %q", msg)
 	}
 }

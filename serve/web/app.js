@@ -893,7 +893,7 @@ function drawCluster(r) {
 
 // ---- Training --------------------------------------------------------
 
-const training = { info: null, answer: null, chosen: -1 };
+const training = { info: null, answer: null, chosen: -1, ctl: null };
 const trainKinds = { forward: '#4e79a7', backward: '#f28e2b', 'grad-sync': '#76b7b2', optimizer: '#b07aa1' };
 const memParts = [['parameters', '#4e79a7'], ['gradients', '#59a14f'], ['optimizer', '#f28e2b'], ['activations', '#e15759'], ['buffers', '#76b7b2'], ['allocator', '#bab0ac']];
 
@@ -910,6 +910,7 @@ async function initTraining() {
   $('tr-types').textContent = `GPU types: ${info.gpus.map((g) => `${g.name} (${g.memory_gb} GB)`).join(', ')}; at most ${info.max_gpus} GPUs.`;
   $('tr-budget').max = info.max_budget_ms / 1000;
   $('tr-run').onclick = runTraining;
+  $('tr-stop').onclick = () => { if (training.ctl) training.ctl.abort(); };
 }
 
 // trainRequest reads the form; it throws a message for a field it cannot read.
@@ -935,19 +936,34 @@ async function runTraining() {
   $('tr-error').textContent = '';
   let body;
   try { body = trainRequest(); } catch (e) { $('tr-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`; return; }
-  $('tr-run').disabled = true;
+  $('tr-run').disabled = true; $('tr-stop').disabled = false;
+  training.chosen = -1;
+  $('tr-plan').hidden = true;
   $('tr-status').textContent = `planning with ${body.planners.join(', ')}…`;
-  const t0 = performance.now();
+  const t0 = performance.now(), partial = { model: body.model, cluster: body.gpus, gpus: null, plans: [] };
+  training.ctl = new AbortController();
   try {
-    const a = await api('POST', '/api/train/plan', body);
-    $('tr-status').textContent = `${a.plans.length} planner(s) in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
-    training.answer = a;
-    drawTraining(a, bestPlan(a, body.objective));
+    await streamPost('/api/train/plan', body, (ev, d) => {
+      if (ev === 'planner') {
+        partial.plans.push(d.planner);
+        const next = body.planners[d.index + 1];
+        $('tr-status').textContent = `${d.index + 1} of ${body.planners.length} planner(s) done` + (next ? `; ${next} is planning…` : '');
+        training.answer = partial;
+        drawTrainTable(partial);
+      }
+      if (ev === 'result') {
+        $('tr-status').textContent = `${d.plans.length} planner(s) in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
+        training.answer = d;
+        drawTrainTable(d);
+        showTrainPlan(bestPlan(d, body.objective));
+      }
+      if (ev === 'error') $('tr-error').innerHTML = `<p class="errline" id="tr-message">${esc(d.error)}</p>`;
+    }, training.ctl.signal);
   } catch (e) {
-    $('tr-status').textContent = '';
-    $('tr-error').innerHTML = `<p class="errline" id="tr-message">${esc(e.message)}</p>`;
+    if (e.name === 'AbortError') $('tr-status').textContent = 'stopped';
+    else { $('tr-status').textContent = ''; $('tr-error').innerHTML = `<p class="errline" id="tr-message">${esc(e.message)}</p>`; }
   }
-  $('tr-run').disabled = false;
+  $('tr-run').disabled = false; $('tr-stop').disabled = true;
 }
 
 // bestPlan is the index of the plan the objective prefers.
@@ -964,7 +980,8 @@ function planShape(p) {
   return `${types}: pp ${p.stages.length} × dp ${p.replicas.length}, tp ${tps}, micro-batch ${p.micro_batch}, recompute ${p.recompute}, ZeRO ${p.zero}`;
 }
 
-function drawTraining(a, chosen) {
+// drawTrainTable draws the planners' table: the rows so far, or all.
+function drawTrainTable(a) {
   $('tr-result').hidden = false;
   const cost = a.plans.some((p) => p.result && p.result.dollars_per_million_tokens);
   const head = ['planner', 'tokens/s', 'of the bound', 'iteration', 'search', 'GPUs', 'peak memory', 'fits (headroom)', ...(cost ? ['$ per M tokens'] : []), 'plan'];
@@ -977,15 +994,16 @@ function drawTraining(a, chosen) {
   });
   const t = table('tr-table', head, rows, head.map((h, i) => i > 0 && i < head.length - 1));
   const bound = a.plans.find((p) => p.result);
-  t.insertAdjacentHTML('afterbegin', `<caption>${esc(a.model)} on ${esc(a.cluster)} (${a.gpus} GPUs): the planners side by side; the bound is ${bound ? si(bound.result.bound_tokens_per_s, '') : '–'} tokens/s. Select a planner to draw its plan.</caption>`);
+  t.insertAdjacentHTML('afterbegin', `<caption>${esc(a.model)} on ${esc(a.cluster)}${a.gpus ? ` (${a.gpus} GPUs)` : ''}: the planners side by side; the bound is ${bound ? si(bound.result.bound_tokens_per_s, '') : '–'} tokens/s. Select a planner to draw its plan.</caption>`);
   for (const b of t.querySelectorAll('button[data-plan]')) b.onclick = () => showTrainPlan(+b.dataset.plan);
-  showTrainPlan(chosen);
+  t.querySelectorAll('tbody tr').forEach((tr, k) => tr.setAttribute('aria-current', String(k === training.chosen)));
 }
 
 function showTrainPlan(i) {
   const a = training.answer, p = a.plans[i];
   if (!p || !p.result) return;
   training.chosen = i;
+  $('tr-plan').hidden = false;
   $('tr-table').querySelectorAll('tbody tr').forEach((tr, k) => tr.setAttribute('aria-current', String(k === i)));
   const f = p.result, tl = p.timeline;
   $('tr-title').textContent = `The ${p.planner} plan`;

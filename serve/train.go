@@ -264,14 +264,11 @@ func (s *Server) trainPlan(w http.ResponseWriter, r *http.Request) {
 		fail(w, badf("serve: train: %s", strings.TrimPrefix(err.Error(), "train: ")))
 		return
 	}
-	if !s.acquire(w) {
+	st, ok := s.begin(w, r)
+	if !ok {
 		return
 	}
 	defer s.release()
-	var st *stream
-	if wantsStream(r) {
-		st = startStream(w)
-	}
 	out := TrainCompare{Model: m.Name, Cluster: c.Name, GPUs: c.GPUs(""), Plans: []TrainPlanned{}}
 	found := false
 	_, err = app.TrainCompare(r.Context(), in, req.Planners, func(i int, row app.TrainCompared) {

@@ -2,9 +2,9 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -158,15 +158,8 @@ func TestTrainPlanStream(t *testing.T) {
 	// training state (16 bytes a parameter, 128 GB: two A100-40s have 80 GB,
 	// eight V100-16s 128 GB less the framework's share); together they do.
 	body := `{"model": "llama-3-8b", "gpus": "2xA100-40,8xV100-16", "planners": ["megatron", "inlay"], "budget_ms": 300}`
-	req, _ := http.NewRequest("POST", ts.URL+"/api/train/plan", strings.NewReader(body))
-	req.Header.Set("Accept", "text/event-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, ch := streamPost(t, context.Background(), ts.URL+"/api/train/plan", body)
 	defer res.Body.Close()
-	ch := make(chan [2]string, 64)
-	go events(t, res.Body, ch)
 	var rows []TrainPlanned
 	var out TrainCompare
 	results := 0

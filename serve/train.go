@@ -25,6 +25,9 @@ const (
 	maxTrainBudget      = 5 * time.Second
 	defaultTrainBudget  = time.Second
 	maxTrainGlobalBatch = 16384
+	// maxTrainLayers bounds a one-line model's layers (the presets have
+	// at most 128): the baselines' searches grow with them.
+	maxTrainLayers = 256
 	// maxTrainShown bounds the replicas a timeline draws; maxTrainSpans
 	// its tasks.
 	maxTrainShown = 8
@@ -130,8 +133,12 @@ func (q *TrainPlanRequest) checkTarget() error {
 		if !line || strings.ContainsAny(kind, "/.") {
 			return fmt.Errorf("serve: train: model %q: not a preset (%s) nor a one-line model KIND:key=value,…", q.Model, strings.Join(train.PresetNames(), ", "))
 		}
-		if _, err := train.ParseModelLine(q.Model); err != nil {
+		m, err := train.ParseModelLine(q.Model)
+		if err != nil {
 			return fmt.Errorf("serve: train: model: %s", strings.TrimPrefix(err.Error(), "train: "))
+		}
+		if m.Layers > maxTrainLayers {
+			return fmt.Errorf("serve: train: model %q: %d layers, over this server's limit of %d", q.Model, m.Layers, maxTrainLayers)
 		}
 	}
 	list, err := train.ParseGPUList(q.GPUs)

@@ -129,6 +129,7 @@ func TestTrainPlanBadRequests(t *testing.T) {
 		{"unknown model", `{"model": "gpt5", "gpus": "8xA100-40"}`, `model "gpt5": not a preset`},
 		{"model file", `{"model": "/etc/m.yaml", "gpus": "8xA100-40"}`, "not a preset"},
 		{"bad one-line model", `{"model": "gpt:hidden=x", "gpus": "8xA100-40"}`, "model:"},
+		{"too many layers", `{"model": "gpt:hidden=64,layers=60000,heads=1,seq=128,vocab=1000", "gpus": "8xA100-40"}`, "60000 layers, over this server's limit of 256"},
 		{"bad gpus", `{"model": "opt-350m", "gpus": "8xB9000"}`, `gpus: --gpus "8xB9000": unknown GPU type`},
 		{"no gpus", `{"model": "opt-350m"}`, "gpus: --gpus: empty"},
 		{"too many GPUs", `{"model": "opt-350m", "gpus": "1024xA100-40,1024xV100-16"}`, "2048 GPUs, over this server's limit of 1024"},

@@ -197,3 +197,30 @@ func TestTrainPlanStream(t *testing.T) {
 		t.Errorf("megatron: %q; inlay: %+v", out.Plans[0].Error, out.Plans[1].Result)
 	}
 }
+
+// TestTimelineShowsKinds: replicas alike are drawn once, at most 8 kinds,
+// and the tasks stop at 20000, each cut said.
+func TestTimelineShowsKinds(t *testing.T) {
+	r := &train.Result{IterationS: 1}
+	for rep := 0; rep < 12; rep++ {
+		for st := 0; st < 2; st++ {
+			// Replicas 0–1 are alike, then every one is its own kind.
+			r.Stages = append(r.Stages, train.StageResult{Replica: rep, Stage: st, GPU: "A100-40", TP: 1, ComputeS: float64(max(rep, 1))})
+			r.Spans = append(r.Spans, train.Span{Replica: rep, Stage: st, Kind: "forward", End: 0.5}, train.Span{Replica: rep, Stage: st, Kind: "backward", Start: 0.5, End: 1})
+		}
+	}
+	tl := timeline(r)
+	if tl.Replicas != 12 || !slices.Equal(tl.Shown, []int{0, 2, 3, 4, 5, 6, 7, 8}) || !slices.Equal(tl.Like, []int{2, 1, 1, 1, 1, 1, 1, 1}) ||
+		!tl.Truncated || len(tl.Stages) != 16 || len(tl.Spans) != 32 {
+		t.Errorf("replicas %d, shown %v standing for %v, truncated %v, %d stages, %d tasks", tl.Replicas, tl.Shown, tl.Like, tl.Truncated, len(tl.Stages), len(tl.Spans))
+	}
+	// One replica with more tasks than the cap: its first 20000.
+	one := &train.Result{IterationS: 1, Stages: []train.StageResult{{GPU: "A100-40", TP: 1}}}
+	for i := 0; i < maxTrainSpans+10; i++ {
+		one.Spans = append(one.Spans, train.Span{Kind: "forward", Micro: i})
+	}
+	tl = timeline(one)
+	if len(tl.Spans) != maxTrainSpans || !tl.Truncated || tl.Spans[maxTrainSpans-1].Micro != maxTrainSpans-1 {
+		t.Errorf("%d tasks, truncated %v", len(tl.Spans), tl.Truncated)
+	}
+}

@@ -59,6 +59,16 @@ func TestBrowserTraining(t *testing.T) {
 	if want := "The " + planners[other] + " plan"; title != want {
 		t.Errorf("after selecting %s the title is %q, want %q", planners[other], title, want)
 	}
+	// A one-line model instead of the preset.
+	js(t, ctx, `document.getElementById('tr-model-line').value = 'gpt:hidden=1024,layers=8,heads=16,seq=1024,vocab=32000';
+		for (const c of document.querySelectorAll('#tr-planners input')) c.checked = c.value === 'inlay';
+		document.getElementById('tr-gantt').dataset.bars = ''; document.getElementById('tr-run').click(); true`, nil)
+	waitFor(t, ctx, `+document.getElementById('tr-gantt').dataset.bars > 0 || !!document.getElementById('tr-message')`)
+	var caption string
+	js(t, ctx, `document.querySelector('#tr-table caption').textContent`, &caption)
+	if !strings.HasPrefix(caption, "gpt:hidden=1024,layers=8,heads=16,seq=1024,vocab=32000 on 16xA100-40,48xV100-16") {
+		t.Errorf("planning a one-line model shows %q", caption)
+	}
 	// A GPU type the catalogue lacks: the server's one line, naming the field.
 	js(t, ctx, `document.getElementById('tr-gpus').value = '8xB9000'; document.getElementById('tr-run').click(); true`, nil)
 	waitFor(t, ctx, `!!document.getElementById('tr-message')`)

@@ -916,7 +916,7 @@ async function initTraining() {
 // trainRequest reads the form; it throws a message for a field it cannot read.
 function trainRequest() {
   const num = (id) => Number($(id).value) || 0;
-  const body = { model: $('tr-model').value, gpus: $('tr-gpus').value.replace(/\s+/g, ''), gpus_per_node: num('tr-per-node'), objective: $('tr-objective').value,
+  const body = { model: $('tr-model-line').value.trim() || $('tr-model').value, gpus: $('tr-gpus').value.replace(/\s+/g, ''), gpus_per_node: num('tr-per-node'), objective: $('tr-objective').value,
     planners: pickedPlanners('tr-planners'), global_batch: num('tr-batch'), max_gpus: num('tr-max-gpus'), max_dollars_per_hour: num('tr-max-dollars'),
     tokens: num('tr-tokens'), budget_ms: Math.round(num('tr-budget') * 1000) };
   if (!body.planners.length) throw new Error('Pick at least one planner.');

@@ -82,7 +82,7 @@ func auditPages(tb testing.TB, ctx context.Context, url string) (float64, map[st
 	planWith(tb, ctx, "heft", "1")
 	out := map[string]audit{}
 	min := 99.0
-	for _, page := range []string{"workload", "platform", "plan", "view", "compare", "whatif", "bench", "cluster"} {
+	for _, page := range []string{"workload", "platform", "plan", "view", "compare", "whatif", "bench", "cluster", "training"} {
 		js(tb, ctx, fmt.Sprintf(`location.hash = '#%s'`, page), nil)
 		switch page {
 		case "view":
@@ -94,6 +94,9 @@ func auditPages(tb testing.TB, ctx context.Context, url string) (float64, map[st
 			waitFor(tb, ctx, `+document.getElementById('cl-timeline').dataset.jobs > 0`)
 		case "platform":
 			waitFor(tb, ctx, `document.querySelectorAll('#plat-tables table').length > 0`)
+		case "training":
+			js(tb, ctx, `document.getElementById('tr-run').click(); true`, nil)
+			waitFor(tb, ctx, `+document.getElementById('tr-gantt').dataset.bars > 0`)
 		}
 		var a audit
 		js(tb, ctx, auditJS, &a)

@@ -178,14 +178,11 @@ func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
 		}
 		cfg.Window, cfg.StopAtWindow = *req.Window, true
 	}
-	if !s.acquire(w) {
+	st, ok := s.begin(w, r)
+	if !ok {
 		return
 	}
 	defer s.release()
-	var st *stream
-	if wantsStream(r) {
-		st = startStream(w)
-	}
 	cfg.Progress = func(done, total int) { st.send("progress", map[string]int{"done": done, "total": total}) }
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxBudget)
 	defer cancel()

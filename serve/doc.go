@@ -2,7 +2,9 @@
 // pages and their assets are embedded (web/), the API (openapi.yaml, served
 // at /api/openapi.yaml) mirrors the CLI and calls the same library code —
 // workload parsing and loading, platform presets, the planners of the search
-// registry, the simulator, the bound and bench.
+// registry, the simulator, the bound and bench, the cluster simulator, and
+// the training planners side by side (app.TrainCompare) with each plan's
+// traced iteration and memory per GPU.
 //
 // Safety. Server.Handler enforces the token when Config.Token is set
 // (Authorization: Bearer TOKEN, or the cookie a browser gets from opening

@@ -15,13 +15,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"scenarios": 3, "planners": ["single:npu", "puzzle:cut=0.01"], "budget_ms": 10}`))
 	f.Add([]byte(`{"name": "p.yaml", "yaml": "name: x"}`))
 	f.Add([]byte(`{"workload": {"yaml": "platform: /etc/x.yaml\nmodels:\n  - {name: m, onnx: \"cache:a/b\"}\n"}}`))
+	f.Add([]byte(`{"model": "gpt:hidden=64,layers=2,heads=4,seq=128,vocab=1000", "gpus": "8xA100-40,8xV100-16", "planners": ["inlay"], "prices": {"A100-40": 1.5}, "objective": "cost"}`))
 	f.Add([]byte(`[1, 2`))
 	s, err := New(Config{Examples: "../examples"})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		targets := []any{&PlanRequest{}, &SimulateRequest{}, &validateRequest{}, &BenchRequest{}, &platformRequest{}, &InspectRequest{}, &ClusterRequest{}}
+		targets := []any{&PlanRequest{}, &SimulateRequest{}, &validateRequest{}, &BenchRequest{}, &platformRequest{}, &InspectRequest{}, &ClusterRequest{}, &TrainPlanRequest{}}
 		for _, v := range targets {
 			err := decodeBytes(data, v)
 			if err == nil {

@@ -65,5 +65,9 @@ func TestScreenshots(t *testing.T) {
 	run(t, ctx, chromedp.Click("#cl-run", chromedp.ByID))
 	waitFor(t, ctx, `+document.getElementById('cl-timeline').dataset.jobs > 0`)
 	shot("cluster")
+	js(t, ctx, `location.hash = '#training'`, nil)
+	run(t, ctx, chromedp.Click("#tr-run", chromedp.ByID))
+	waitFor(t, ctx, `+document.getElementById('tr-gantt').dataset.bars > 0`)
+	shot("training")
 	fmt.Println("screenshots written to", *screenshots)
 }

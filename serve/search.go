@@ -82,6 +82,19 @@ func (s *Server) acquire(w http.ResponseWriter) bool {
 
 func (s *Server) release() { <-s.slots }
 
+// begin takes a search slot and, when the request asks for server-sent
+// events, starts their stream (nil otherwise); false: it answered 429.
+// The caller releases the slot.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) (st *stream, ok bool) {
+	if !s.acquire(w) {
+		return nil, false
+	}
+	if wantsStream(r) {
+		st = startStream(w)
+	}
+	return st, true
+}
+
 // Progress is one live update of a search.
 type Progress struct {
 	ID         string   `json:"id"`
@@ -332,14 +345,11 @@ func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	if !s.acquire(w) {
+	st, ok := s.begin(w, r)
+	if !ok {
 		return
 	}
 	defer s.release()
-	var st *stream
-	if wantsStream(r) {
-		st = startStream(w)
-	}
 	in := app.BenchInput{Platform: pl, Cost: est, Planners: req.Planners, Scenarios: req.Scenarios, Seed: seedOf(req.Seed),
 		Budget: budget, Evals: req.Evals, Workers: s.cfg.Workers, Repeats: 1,
 		Progress: func(sc, pi int, name string) {

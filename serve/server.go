@@ -177,6 +177,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/bench", s.bench)
 	mux.HandleFunc("GET /api/cluster", s.clusterInfo)
 	mux.HandleFunc("POST /api/cluster/simulate", s.clusterSimulate)
+	mux.HandleFunc("GET /api/train/models", s.trainModels)
+	mux.HandleFunc("POST /api/train/plan", s.trainPlan)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("serve: no API endpoint %s %s (see /api/openapi.yaml)", r.Method, r.URL.Path))
 	})

@@ -302,7 +302,14 @@ func events(t testing.TB, r io.Reader, out chan<- [2]string) {
 
 func streamPlan(t *testing.T, ctx context.Context, url, body string) (*http.Response, chan [2]string) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/api/plan", strings.NewReader(body))
+	return streamPost(t, ctx, url+"/api/plan", body)
+}
+
+// streamPost posts body to url asking for server-sent events: the
+// response (status 200) and its events, the channel closed at its end.
+func streamPost(t *testing.T, ctx context.Context, url, body string) (*http.Response, chan [2]string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)

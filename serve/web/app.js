@@ -3,7 +3,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const pages = ['workload', 'platform', 'plan', 'view', 'compare', 'whatif', 'bench', 'cluster'];
+const pages = ['workload', 'platform', 'plan', 'view', 'compare', 'whatif', 'bench', 'cluster', 'training'];
 
 const state = {
   wl: { name: 'workload.yaml', yaml: '', platform: '' },
@@ -891,6 +891,210 @@ function drawCluster(r) {
   $('cl-legend').innerHTML = types.map((t) => `<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${colour[t]}" stroke="#6b7280"></rect></svg> ${esc(t)}</span>`).join(' ');
 }
 
+// ---- Training --------------------------------------------------------
+
+const training = { info: null, answer: null, chosen: -1, ctl: null };
+const trainKinds = { forward: '#4e79a7', backward: '#f28e2b', 'grad-sync': '#76b7b2', optimizer: '#b07aa1' };
+const memParts = [['parameters', '#4e79a7'], ['gradients', '#59a14f'], ['optimizer', '#f28e2b'], ['activations', '#e15759'], ['buffers', '#76b7b2'], ['allocator', '#bab0ac']];
+
+function gb(bytes) { return bytes == null || !isFinite(bytes) ? '–' : (bytes / 1e9).toFixed(bytes >= 1e10 ? 1 : 2) + ' GB'; }
+function secs(s) { return s == null || !isFinite(s) ? '–' : s >= 1 ? s.toFixed(3) + ' s' : ms(s * 1000); }
+function swatch(colour, name) { return `<span><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${colour}" stroke="#6b7280"></rect></svg> ${esc(name)}</span>`; }
+
+async function initTraining() {
+  const info = await api('GET', '/api/train/models');
+  training.info = info;
+  $('tr-model').innerHTML = info.models.map((m) => `<option value="${esc(m.name)}">${esc(m.name)} (${m.layers} layers, hidden ${m.hidden}, seq ${m.seq})</option>`).join('');
+  $('tr-model').value = info.models.some((m) => m.name === 'gpt-neo-2.7b') ? 'gpt-neo-2.7b' : info.models[0].name;
+  $('tr-planners').insertAdjacentHTML('beforeend', info.planners.map((p, i) => `<label><input type="checkbox" id="tp-${i}" value="${esc(p)}" checked> ${esc(p)}</label>`).join(''));
+  $('tr-types').textContent = `GPU types: ${info.gpus.map((g) => `${g.name} (${g.memory_gb} GB)`).join(', ')}; at most ${info.max_gpus} GPUs.`;
+  $('tr-budget').max = info.max_budget_ms / 1000;
+  $('tr-run').onclick = runTraining;
+  $('tr-stop').onclick = () => { if (training.ctl) training.ctl.abort(); };
+}
+
+// trainRequest reads the form; it throws a message for a field it cannot read.
+function trainRequest() {
+  const num = (id) => Number($(id).value) || 0;
+  const body = { model: $('tr-model-line').value.trim() || $('tr-model').value, gpus: $('tr-gpus').value.replace(/\s+/g, ''), gpus_per_node: num('tr-per-node'), objective: $('tr-objective').value,
+    planners: pickedPlanners('tr-planners'), global_batch: num('tr-batch'), max_gpus: num('tr-max-gpus'), max_dollars_per_hour: num('tr-max-dollars'),
+    tokens: num('tr-tokens'), budget_ms: Math.round(num('tr-budget') * 1000) };
+  if (!body.planners.length) throw new Error('Pick at least one planner.');
+  const prices = $('tr-prices').value.trim();
+  if (prices) {
+    body.prices = {};
+    for (const kv of prices.split(',')) {
+      const [k, v] = kv.split('=').map((x) => x.trim());
+      if (!k || !(Number(v) > 0)) throw new Error(`Prices: "${kv.trim()}" is not TYPE=DOLLARS_PER_GPU_HOUR.`);
+      body.prices[k] = Number(v);
+    }
+  }
+  return body;
+}
+
+async function runTraining() {
+  $('tr-error').textContent = '';
+  let body;
+  try { body = trainRequest(); } catch (e) { $('tr-error').innerHTML = `<p class="errline">${esc(e.message)}</p>`; return; }
+  $('tr-run').disabled = true; $('tr-stop').disabled = false;
+  training.chosen = -1;
+  $('tr-plan').hidden = true;
+  $('tr-status').textContent = `planning with ${body.planners.join(', ')}…`;
+  const t0 = performance.now(), partial = { model: body.model, cluster: body.gpus, gpus: null, plans: [] };
+  training.ctl = new AbortController();
+  try {
+    await streamPost('/api/train/plan', body, (ev, d) => {
+      if (ev === 'planner') {
+        partial.plans.push(d.planner);
+        const next = body.planners[d.index + 1];
+        $('tr-status').textContent = `${d.index + 1} of ${body.planners.length} planner(s) done` + (next ? `; ${next} is planning…` : '');
+        training.answer = partial;
+        drawTrainTable(partial);
+      }
+      if (ev === 'result') {
+        $('tr-status').textContent = `${d.plans.length} planner(s) in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
+        training.answer = d;
+        drawTrainTable(d);
+        showTrainPlan(bestPlan(d, body.objective));
+      }
+      if (ev === 'error') $('tr-error').innerHTML = `<p class="errline" id="tr-message">${esc(d.error)}</p>`;
+    }, training.ctl.signal);
+  } catch (e) {
+    if (e.name === 'AbortError') $('tr-status').textContent = 'stopped';
+    else { $('tr-status').textContent = ''; $('tr-error').innerHTML = `<p class="errline" id="tr-message">${esc(e.message)}</p>`; }
+  }
+  $('tr-run').disabled = false; $('tr-stop').disabled = true;
+}
+
+// bestPlan is the index of the plan the objective prefers.
+function bestPlan(a, objective) {
+  let best = -1;
+  const score = (f) => (objective === 'cost' && f.dollars_per_million_tokens ? -f.dollars_per_million_tokens : f.tokens_per_s);
+  a.plans.forEach((p, i) => { if (p.result && (best < 0 || score(p.result) > score(a.plans[best].result))) best = i; });
+  return best;
+}
+
+function planShape(p) {
+  const tps = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.tp)))].join('/');
+  const types = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.gpu)))].join(' + ');
+  return `${types}: pp ${p.stages.length} × dp ${p.replicas.length}, tp ${tps}, micro-batch ${p.micro_batch}, recompute ${p.recompute}, ZeRO ${p.zero}`;
+}
+
+// drawTrainTable draws the planners' table: the rows so far, or all.
+function drawTrainTable(a) {
+  $('tr-result').hidden = false;
+  const cost = a.plans.some((p) => p.result && p.result.dollars_per_million_tokens);
+  const head = ['planner', 'tokens/s', 'of the bound', 'iteration', 'search', 'GPUs', 'peak memory', 'fits (headroom)', ...(cost ? ['$ per M tokens'] : []), 'plan'];
+  const rows = a.plans.map((p, i) => {
+    const name = `<button type="button" class="link" data-plan="${i}" aria-label="show the ${esc(p.planner)} plan">${esc(p.planner)}</button>`;
+    if (!p.result) return [esc(p.planner), `<span class="err">${esc(p.error)}</span>`, '', '', '', '', '', '', ...(cost ? [''] : []), ''];
+    const f = p.result;
+    return [name, si(f.tokens_per_s, ''), pct(f.fraction_of_bound), secs(f.iteration_s), secs(f.search_seconds), f.gpus, gb(f.peak_memory_bytes),
+      f.fits ? `yes (${gb(f.headroom_bytes)})` : '<span class="err">no</span>', ...(cost ? [f.dollars_per_million_tokens ? '$' + fmt(f.dollars_per_million_tokens, 3) : '–'] : []), esc(planShape(f.plan))];
+  });
+  const t = table('tr-table', head, rows, head.map((h, i) => i > 0 && i < head.length - 1));
+  const bound = a.plans.find((p) => p.result);
+  t.insertAdjacentHTML('afterbegin', `<caption>${esc(a.model)} on ${esc(a.cluster)}${a.gpus ? ` (${a.gpus} GPUs)` : ''}: the planners side by side; the bound is ${bound ? si(bound.result.bound_tokens_per_s, '') : '–'} tokens/s. Select a planner to draw its plan.</caption>`);
+  for (const b of t.querySelectorAll('button[data-plan]')) b.onclick = () => showTrainPlan(+b.dataset.plan);
+  t.querySelectorAll('tbody tr').forEach((tr, k) => tr.setAttribute('aria-current', String(k === training.chosen)));
+}
+
+function showTrainPlan(i) {
+  const a = training.answer, p = a.plans[i];
+  if (!p || !p.result) return;
+  training.chosen = i;
+  $('tr-plan').hidden = false;
+  $('tr-table').querySelectorAll('tbody tr').forEach((tr, k) => tr.setAttribute('aria-current', String(k === i)));
+  const f = p.result, tl = p.timeline;
+  $('tr-title').textContent = `The ${p.planner} plan`;
+  let info = `${esc(planShape(f.plan))}; ${f.plan.global_batch} sequences a batch, ${esc(f.plan.precision)}, schedule ${esc(f.plan.schedule.kind)}. ` +
+    `${si(f.tokens_per_s, '')} tokens/s, ${pct(f.fraction_of_bound)} of the bound; pipeline bubble ${pct(tl.bubble)}.`;
+  if (f.explain && f.explain.binding) info += ` Binding: ${esc(f.explain.binding)}.`;
+  if (tl.shown.length < tl.replicas) info += ` The charts show ${tl.shown.length} of the ${tl.replicas} replicas: ${tl.shown.map((r, k) => `replica ${r} stands for ${tl.like[k]}`).join(', ')}${tl.truncated ? ' (some left out)' : ''}.`;
+  $('tr-info').innerHTML = info;
+  drawTrainGantt(tl);
+  drawTrainMemory(tl);
+}
+
+function stageName(st, tl) {
+  const k = tl.shown.indexOf(st.replica);
+  return `r${st.replica} s${st.stage} ${st.gpu}×${st.tp}` + (tl.like[k] > 1 ? ` (${tl.like[k]} alike)` : '');
+}
+
+// drawTrainGantt draws one iteration as an SVG Gantt: a row per stage of
+// each shown replica, a box per task coloured by its kind.
+function drawTrainGantt(tl) {
+  const rowOf = {};
+  tl.stages.forEach((st, k) => { rowOf[st.replica + '/' + st.stage] = k; });
+  const rowH = 22, left = 190, top = 8, axisH = 26;
+  const width = Math.max(700, Math.min(1600, ($('tr-gantt-wrap').clientWidth || 1000) - 4));
+  const height = top + rowH * tl.stages.length + axisH;
+  const end = tl.iteration_s * 1000 || 1, x = (s) => left + ((width - left - 16) * s * 1000) / end;
+  let h = '';
+  const step = tickStep(end);
+  for (let t = 0; t <= end + 1e-9; t += step) {
+    const xx = x(t / 1000).toFixed(1);
+    h += `<line x1="${xx}" y1="${top}" x2="${xx}" y2="${height - axisH}" stroke="#e5e7eb"></line><text x="${xx}" y="${height - 8}" text-anchor="middle" fill="#4b5563" font-size="12">${t === 0 ? '0' : esc(ms(t))}</text>`;
+  }
+  tl.stages.forEach((st, k) => { h += `<text x="${left - 8}" y="${top + k * rowH + rowH / 2 + 4}" text-anchor="end" fill="#1b1f24" font-size="12">${esc(stageName(st, tl))}</text>`; });
+  let bars = 0;
+  for (const sp of tl.spans) {
+    const k = rowOf[sp.replica + '/' + sp.stage];
+    if (k == null) continue;
+    const fill = trainKinds[sp.kind] || '#6b7280', bx = x(sp.start_s), bw = Math.max(1, x(sp.end_s) - bx), by = top + k * rowH + 2;
+    const label = sp.kind === 'forward' ? `F${sp.micro_batch}` : sp.kind === 'backward' ? `B${sp.micro_batch}` : '';
+    const what = `${sp.kind}${label ? ' of micro-batch ' + sp.micro_batch : ''}${sp.chunk ? ', chunk ' + sp.chunk : ''}: replica ${sp.replica}, stage ${sp.stage}, ${ms(sp.start_s * 1000)} to ${ms(sp.end_s * 1000)}`;
+    h += `<rect x="${bx.toFixed(2)}" y="${by}" width="${bw.toFixed(2)}" height="${rowH - 4}" fill="${fill}" data-kind="${sp.kind}"><title>${esc(what)}</title></rect>`;
+    if (label && bw >= 8 * label.length + 4) h += `<text x="${(bx + 3).toFixed(1)}" y="${by + rowH / 2 + 2}" fill="${inkOn(fill)}" data-bg="${fill}" font-size="11" pointer-events="none">${label}</text>`;
+    bars++;
+  }
+  const svg = $('tr-gantt');
+  svg.setAttribute('width', width); svg.setAttribute('height', height);
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('aria-label', `Pipeline Gantt of one iteration (${secs(tl.iteration_s)}): ${bars} tasks on ${tl.stages.length} stage rows`);
+  svg.innerHTML = h;
+  svg.dataset.bars = String(bars);
+  const kinds = new Set(tl.spans.map((s) => s.kind));
+  $('tr-legend').innerHTML = Object.keys(trainKinds).filter((k) => kinds.has(k)).map((k) => swatch(trainKinds[k], k)).join('');
+}
+
+// drawTrainMemory draws each stage's memory per GPU as a stacked bar
+// against its GPU's capacity, and the same figures as a table.
+function drawTrainMemory(tl) {
+  const rowH = 24, left = 190, right = 150, top = 8, axisH = 24, width = 760;
+  const height = top + rowH * tl.stages.length + axisH;
+  const most = Math.max(1, ...tl.stages.map((st) => Math.max(st.capacity_bytes, st.memory.total)));
+  const x = (b) => left + ((width - left - right) * b) / most;
+  let h = '';
+  tl.stages.forEach((st, k) => {
+    const y = top + k * rowH;
+    h += `<text x="${left - 8}" y="${y + rowH / 2 + 4}" text-anchor="end" fill="#1b1f24" font-size="12">${esc(stageName(st, tl))}</text>`;
+    let at = 0;
+    for (const [part, colour] of memParts) {
+      const v = st.memory[part] || 0;
+      if (v <= 0) continue;
+      h += `<rect x="${x(at).toFixed(2)}" y="${y + 3}" width="${Math.max(0.5, x(at + v) - x(at)).toFixed(2)}" height="${rowH - 6}" fill="${colour}" data-part="${part}"><title>${esc(`${part}: ${gb(v)}`)}</title></rect>`;
+      at += v;
+    }
+    const cx = x(st.capacity_bytes).toFixed(1);
+    h += `<line x1="${cx}" y1="${y + 1}" x2="${cx}" y2="${y + rowH - 1}" stroke="#1b1f24" stroke-width="2"></line>`;
+    h += `<text x="${width - right + 8}" y="${y + rowH / 2 + 4}" fill="${st.fits ? '#1b1f24' : '#b91c1c'}" font-size="12">${esc(`${gb(st.memory.total)} of ${gb(st.capacity_bytes)}`)}</text>`;
+  });
+  const step = tickStep(most / 1e9);
+  for (let v = 0; v <= most / 1e9 + 1e-9; v += step) h += `<text x="${x(v * 1e9).toFixed(1)}" y="${height - 6}" text-anchor="middle" fill="#4b5563" font-size="12">${+v.toFixed(2)} GB</text>`;
+  const svg = $('tr-memory');
+  svg.setAttribute('width', width); svg.setAttribute('height', height);
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('aria-label', `Memory per GPU of ${tl.stages.length} stages against capacity; the table below gives the figures`);
+  svg.innerHTML = h;
+  $('tr-mem-legend').innerHTML = memParts.map(([p, c]) => swatch(c, p)).join('') +
+    '<span><svg width="12" height="12" aria-hidden="true"><line x1="6" y1="0" x2="6" y2="12" stroke="#1b1f24" stroke-width="2"></line></svg> capacity</span>';
+  const mt = table('tr-mem-table', ['stage', 'layers', ...memParts.map((p) => p[0]), 'total', 'capacity', 'fits'], tl.stages.map((st) =>
+    [esc(stageName(st, tl)), `${st.layers.first}–${st.layers.last}`, ...memParts.map((p) => gb(st.memory[p[0]])), gb(st.memory.total), gb(st.capacity_bytes), st.fits ? 'yes' : '<span class="err">no</span>']),
+  [0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+  mt.insertAdjacentHTML('afterbegin', '<caption>Memory per GPU by stage</caption>');
+}
+
 // ---- start -----------------------------------------------------------
 
 async function start() {
@@ -912,6 +1116,7 @@ async function start() {
   initPlan();
   await initPlatform();
   await initCluster();
+  await initTraining();
   await initWorkload();
   route();
   document.body.dataset.ready = '1';

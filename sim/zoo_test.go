@@ -188,22 +188,10 @@ func BenchmarkEvaluate(b *testing.B) {
 		})
 	}
 	b.Run("alternating", func(b *testing.B) {
-		var wall, cpu [2]time.Duration
-		for i := 0; i < b.N; i++ {
-			for m, off := range []bool{false, true} {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := evs[off].Evaluate(context.Background(), p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "contended-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "uncontended-ns/op")
-		b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
-		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+		alternate(b, [2]string{"contended", "uncontended"}, 0, func(m int) error {
+			_, err := evs[m == 1].Evaluate(context.Background(), p)
+			return err
+		})
 	})
 	// profiled alternates, as above, the contended evaluation with the
 	// analytic model and one with a profile store over it that holds the
@@ -224,23 +212,11 @@ func BenchmarkEvaluate(b *testing.B) {
 		if got, err := prof.Evaluate(context.Background(), p); err != nil || got != want {
 			b.Fatalf("with the profile store: %+v, %v; want %+v", got, err, want)
 		}
-		var wall, cpu [2]time.Duration
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			for m, ev := range []*sim.Evaluator{evs[false], prof} {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := ev.Evaluate(context.Background(), p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
-		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
-		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+		evals := []*sim.Evaluator{evs[false], prof}
+		alternate(b, [2]string{"analytic", "profiled"}, 1, func(m int) error {
+			_, err := evals[m].Evaluate(context.Background(), p)
+			return err
+		})
 	})
 	// profiled-compile is the part of profiled where the hand-offs are
 	// priced: compiling the plan with each evaluator's (warm) cost cache,
@@ -253,24 +229,35 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		var wall, cpu [2]time.Duration
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			for m, e := range ests {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := sim.Compile(w, pl, e, p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
-		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
-		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+		alternate(b, [2]string{"analytic", "profiled"}, 1, func(m int) error {
+			_, err := sim.Compile(w, pl, ests[m], p)
+			return err
+		})
 	})
+}
+
+// alternate runs run(0) and run(1) in turn b.N times and reports each
+// one's wall time per op under its name, and the ratio of run(num)'s to
+// the other's by wall time and by CPU time.
+func alternate(b *testing.B, names [2]string, num int, run func(m int) error) {
+	var wall, cpu [2]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for m := range 2 {
+			w0, c0 := time.Now(), cpuTime()
+			if err := run(m); err != nil {
+				b.Fatal(err)
+			}
+			wall[m] += time.Since(w0)
+			cpu[m] += cpuTime() - c0
+		}
+	}
+	n := float64(b.N)
+	for m, name := range names {
+		b.ReportMetric(float64(wall[m])/n, name+"-ns/op")
+	}
+	b.ReportMetric(float64(wall[num])/float64(wall[1-num]), "wall-ratio")
+	b.ReportMetric(float64(cpu[num])/float64(cpu[1-num]), "cpu-ratio")
 }
 
 // profiledEstimator is a profile.Estimator over base whose store (in a

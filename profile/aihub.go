@@ -100,10 +100,9 @@ func ParseAIHub(data []byte, file string) ([]Published, error) {
 			byName[n.Name] = n
 		}
 	}
-	var out []Published
-	err := readCSV(data, file, aihubColumns, 6, func(row csvRow) error {
+	return readCSV(data, file, aihubColumns, 6, func(row csvRow) (Published, error) {
 		if err := row.need("model", "device", "runtime", "precision"); err != nil {
-			return err
+			return Published{}, err
 		}
 		p := Published{Line: row.line, Network: row.at("model"), Device: row.at("device"), Runtime: row.at("runtime"), Processor: "npu"}
 		if n, ok := byName[p.Network]; ok {
@@ -118,16 +117,9 @@ func ParseAIHub(data []byte, file string) ([]Published, error) {
 		if u := row.at("primary_compute_unit"); u != "" {
 			p.Processor = strings.ToLower(u)
 		}
-		if err := row.measures(&p, "inference_ms", "peak_mem_max_mb"); err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
+		err := row.measures(&p, "inference_ms", "peak_mem_max_mb")
+		return p, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // DeviceFit is one device's fit (FitDevices).

@@ -52,32 +52,24 @@ var publishedColumns = []string{"model", "input", "precision", "processor", "run
 // latency_ms required; any order), then one row per measurement. Every
 // error is one line naming the file, the line and the column.
 func ParsePublished(data []byte, file string) ([]Published, error) {
-	var out []Published
-	err := readCSV(data, file, publishedColumns, 6, func(row csvRow) error {
+	return readCSV(data, file, publishedColumns, 6, func(row csvRow) (Published, error) {
 		p := Published{Line: row.line, Model: row.at("model"), Processor: row.at("processor"), Runtime: row.at("runtime")}
 		if err := row.need("model", "processor", "runtime"); err != nil {
-			return err
+			return Published{}, err
 		}
 		if _, err := zoo.Lookup(p.Model); err != nil {
-			return row.bad("model", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
+			return Published{}, row.bad("model", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
 		}
 		var err error
 		if p.Input, err = graph.ParseShape(row.at("input")); err != nil || len(p.Input) == 0 {
-			return row.bad("input", "%q is not a shape like 1x3x224x224", row.at("input"))
+			return Published{}, row.bad("input", "%q is not a shape like 1x3x224x224", row.at("input"))
 		}
 		if p.Precision, err = graph.ParseDType(row.at("precision")); err != nil {
-			return row.bad("precision", "%q is not a data type (float16, int8, ...)", row.at("precision"))
+			return Published{}, row.bad("precision", "%q is not a data type (float16, int8, ...)", row.at("precision"))
 		}
-		if err := row.measures(&p, "latency_ms", "peak_memory_mb"); err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
+		err = row.measures(&p, "latency_ms", "peak_memory_mb")
+		return p, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // csvRow is one row of a published file: its line, and its fields by
@@ -146,55 +138,56 @@ func (r csvRow) measures(p *Published, latency, mem string) error {
 
 // readCSV reads a published file: a header naming some of columns (the
 // first required of them required; any order), then rows of as many
-// fields, each handed to row. A file of no rows is an error.
-func readCSV(data []byte, file string, columns []string, required int, row func(csvRow) error) error {
+// fields, each made a Published by row. A file of no rows is an error.
+func readCSV(data []byte, file string, columns []string, required int, row func(csvRow) (Published, error)) ([]Published, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(columns, ","))
+		return nil, fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(columns, ","))
 	}
 	if err != nil {
-		return fmt.Errorf("profile: %s: %s", file, csvErr(err))
+		return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
 	}
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		if !containsStr(columns, h) {
-			return fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(columns, ","))
+			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(columns, ","))
 		}
 		if _, dup := col[h]; dup {
-			return fmt.Errorf("profile: %s:1: column %q twice", file, h)
+			return nil, fmt.Errorf("profile: %s:1: column %q twice", file, h)
 		}
 		col[h] = i
 	}
 	for _, c := range columns[:required] {
 		if _, ok := col[c]; !ok {
-			return fmt.Errorf("profile: %s:1: no column %q", file, c)
+			return nil, fmt.Errorf("profile: %s:1: no column %q", file, c)
 		}
 	}
-	rows := 0
+	var out []Published
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("profile: %s: %s", file, csvErr(err))
+			return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
-			return fmt.Errorf("profile: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
+			return nil, fmt.Errorf("profile: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
 		}
-		if err := row(csvRow{file: file, line: line, col: col, rec: rec}); err != nil {
-			return err
+		p, err := row(csvRow{file: file, line: line, col: col, rec: rec})
+		if err != nil {
+			return nil, err
 		}
-		rows++
+		out = append(out, p)
 	}
-	if rows == 0 {
-		return fmt.Errorf("profile: %s: no rows", file)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("profile: %s: no rows", file)
 	}
-	return nil
+	return out, nil
 }
 
 func csvErr(err error) string {

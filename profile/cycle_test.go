@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -220,11 +219,7 @@ func TestProfilerCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	dev := &cycleDevice{takerDevice: takerDevice{pl: pl, fields: []string{"cold", "cycle", ArrivalsField}, known: true}}
 	p := &Profiler{Device: dev, Store: st, Reps: 1, Cold: 1, Cycles: cycles, CycleRuns: 3}
 	ctx := context.Background()

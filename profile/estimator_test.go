@@ -2,7 +2,6 @@ package profile
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -196,11 +195,7 @@ func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := tempStore(t)
 	return lg, pl, cost.NewAnalytic(pl), st
 }
 

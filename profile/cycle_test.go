@@ -130,13 +130,7 @@ func splitPlan(t *testing.T, n int) *plan.Plan {
 // its processor's twin (where it is measured) and run on the planned one.
 func TestPlanCycles(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	n := len(w.Models[0].Layers.Layers)
 	cs, err := PlanCycles(w, pl, []*plan.Plan{splitPlan(t, n)})
 	if err != nil {
@@ -202,13 +196,7 @@ func (linkFault) ModelFailed() bool { return false }
 // answers with the cycle figure before the cold one.
 func TestProfilerCycles(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	n := len(w.Models[0].Layers.Layers)
 	plans := []*plan.Plan{splitPlan(t, n)}
 	jobs, err := Jobs(w, pl, JobOptions{Plans: plans})
@@ -323,13 +311,7 @@ func TestProfilerCycles(t *testing.T) {
 // figure per step, in order.
 func TestLocalMeasureCycle(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	dev, err := NewLocal(assets.ORTLibrary(), pl)
 	if err != nil {
 		t.Fatal(err)
@@ -396,4 +378,18 @@ func TestLocalMeasureCycle(t *testing.T) {
 	if _, err := dev.MeasureCycle(ctx, req); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// twoCoreHost is the host preset; the test is skipped where it has one
+// processor.
+func twoCoreHost(t *testing.T) *hw.Platform {
+	t.Helper()
+	pl, err := hw.Preset("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Processors) < 2 {
+		t.Skip("the host preset has one processor here")
+	}
+	return pl
 }

@@ -741,18 +741,7 @@ func maxF(xs []float64) float64 {
 // start at 10 GB/s when unset and named.
 func fitTerms(pr *hw.Processor, start cost.Efficiency, ss []Sample, ts []*cost.Terms, names []string, maxEvals int, prior float64) (cost.Efficiency, error) {
 	eff := start.Clone()
-	if eff.PeakScale <= 0 {
-		eff.PeakScale = 1
-	}
-	if eff.BandwidthScale <= 0 {
-		eff.BandwidthScale = 1
-	}
-	if eff.DispatchOverhead <= 0 {
-		eff.DispatchOverhead = max(pr.DispatchOverhead, time.Microsecond)
-	}
-	if eff.LayerOverhead <= 0 {
-		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
-	}
+	startScales(&eff, pr)
 	if eff.RequantGBs <= 0 && slices.Contains(names, "requant_gbs") {
 		eff.RequantGBs = 10
 	}

@@ -471,19 +471,8 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	for _, o := range m.Outputs {
 		isOut[o] = true
 	}
-	scale := func(d graph.DType) float64 {
-		if d.IsFloat() && d.Size() > 0 && cfg.DType.Size() > 0 {
-			return float64(cfg.DType.Size()) / float64(d.Size())
-		}
-		return 1
-	}
-	tensorBytes := func(name string) float64 {
-		tn := m.Tensor(name)
-		if tn == nil {
-			return 0
-		}
-		return float64(tn.Bytes()) * scale(tn.DType)
-	}
+	scale := func(d graph.DType) float64 { return dtypeScale(d, cfg.DType) }
+	tensorBytes := func(name string) float64 { return scaledBytes(m, name, cfg.DType) }
 	// Precision (package doc): on an integer configuration, a quantized
 	// model's quantized layers run in the integer type with their
 	// QuantizeLinear/DequantizeLinear fused away, and its float layers at
@@ -672,4 +661,23 @@ func needsRequant(m *graph.Model, n *graph.Node, epilogue map[int]bool) bool {
 	}
 	c := Classify(m, n)
 	return c == Elementwise || c == Norm
+}
+
+// dtypeScale is the factor a float tensor of type d changes size by when
+// it runs in type run (1 for the others).
+func dtypeScale(d, run graph.DType) float64 {
+	if d.IsFloat() && d.Size() > 0 && run.Size() > 0 {
+		return float64(run.Size()) / float64(d.Size())
+	}
+	return 1
+}
+
+// scaledBytes is the size of m's tensor name when it runs in type run (0
+// for a tensor m does not have).
+func scaledBytes(m *graph.Model, name string, run graph.DType) float64 {
+	tn := m.Tensor(name)
+	if tn == nil {
+		return 0
+	}
+	return float64(tn.Bytes()) * dtypeScale(tn.DType, run)
 }

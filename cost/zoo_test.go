@@ -32,11 +32,7 @@ func wholeOn(t *testing.T, tw io.Writer, a Estimator, lg *graph.LayerGraph, cfg 
 // zooLayer builds a zoo network's layer graph.
 func zooLayer(t *testing.T, name string) *graph.LayerGraph {
 	t.Helper()
-	m, err := zoo.Build(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
+	_, lg, err := zoo.Layers(name)
 	if err != nil {
 		t.Fatal(err)
 	}

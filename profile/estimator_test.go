@@ -13,11 +13,7 @@ import (
 
 func testLayers(t *testing.T, name string) *graph.LayerGraph {
 	t.Helper()
-	m, err := zoo.Build(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
+	_, lg, err := zoo.Layers(name)
 	if err != nil {
 		t.Fatal(err)
 	}

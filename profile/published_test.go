@@ -89,11 +89,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	csv := publishedHeader
 	for _, name := range []string{"mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small"} {
-		m, err := zoo.Build(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, _ := graph.BuildLayers(m)
+		lg := testLayers(t, name)
 		d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)

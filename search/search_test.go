@@ -52,12 +52,7 @@ func zooWorkload(t testing.TB) *workload.Workload {
 	zooOnce.Do(func() {
 		w := &workload.Workload{}
 		for _, name := range zoo.Names() {
-			g, err := zoo.Build(name)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			lg, err := graph.BuildLayers(g)
+			g, lg, err := zoo.Layers(name)
 			if err != nil {
 				zooErr = err
 				return

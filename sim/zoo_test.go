@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
@@ -34,12 +33,7 @@ func nineModels(tb testing.TB) *workload.Workload {
 	zooOnce.Do(func() {
 		w := &workload.Workload{Platform: "phone"}
 		for _, name := range zoo.Names() {
-			g, err := zoo.Build(name)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			lg, err := graph.BuildLayers(g)
+			g, lg, err := zoo.Layers(name)
 			if err != nil {
 				zooErr = err
 				return

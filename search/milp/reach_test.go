@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
@@ -40,11 +39,7 @@ func BenchmarkReach(b *testing.B) {
 			w := &workload.Workload{Platform: platName}
 			layers := 0
 			for _, name := range nets[:k] {
-				g, err := zoo.Build(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				lg, err := graph.BuildLayers(g)
+				g, lg, err := zoo.Layers(name)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -84,22 +79,7 @@ func BenchmarkRelaxedBound(b *testing.B) {
 	}
 	est := cost.NewAnalytic(pl)
 	scenarios := 2
-	cache := map[string]*workload.Model{}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		if m, ok := cache[name]; ok {
-			return m.Graph, m.Layers, nil
-		}
-		g, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(g)
-		if err != nil {
-			return nil, nil, err
-		}
-		cache[name] = &workload.Model{Graph: g, Layers: lg}
-		return g, lg, nil
-	}
+	build := zoo.CachedLayers()
 	for b.Loop() {
 		rng := rand.New(rand.NewSource(1))
 		for k := range scenarios {

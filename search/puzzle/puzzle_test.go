@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
@@ -82,16 +81,8 @@ func scenario(t testing.TB) (*workload.Workload, *hw.Platform, cost.Estimator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		m, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(m)
-		return m, lg, err
-	}
 	opt := workload.ScenarioOptions{Networks: []string{"mobilenet_v2", "resnet50", "mobilebert", "yolov5s"}, MinModels: 4}
-	w, err := workload.Scenario(rand.New(rand.NewSource(2)), opt, build)
+	w, err := workload.Scenario(rand.New(rand.NewSource(2)), opt, zoo.Layers)
 	if err != nil {
 		t.Fatal(err)
 	}

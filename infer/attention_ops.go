@@ -142,11 +142,7 @@ func msAttentionRule() rule {
 // rmsNormRule is RMSNormalization (opset 23) and the SimplifiedLayerNormalization
 // family ONNX Runtime writes: output as input 0.
 func rmsNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, x graph.Shape) error {
 		a, err := normAxis(c.attrs().Int("axis", -1), len(x))
 		if err != nil {
 			return err
@@ -164,7 +160,7 @@ func rmsNormRule() rule {
 		c.set(1, graph.Float32, stat)
 		c.flops = sat(4, prod(x))
 		return nil
-	}}
+	})
 }
 
 // skipSimplifiedLayerNormRule: input, skip, gamma[, bias] → output, mean,

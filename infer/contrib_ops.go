@@ -3,6 +3,8 @@ package infer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/inlay-dev/inlay/graph"
 )
 
 // Rules for com.microsoft contrib operators that ONNX Runtime's
@@ -38,11 +40,7 @@ func fusedMatMulRule() rule {
 // matMulNBitsRule: A [..., K] times a block-quantised B of N×K given by
 // the K and N attributes.
 func matMulNBitsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		a, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, a graph.Shape) error {
 		if err := c.need(3); err != nil {
 			return err
 		}
@@ -59,5 +57,5 @@ func matMulNBitsRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = 2 * c.macs
 		return nil
-	}}
+	})
 }

@@ -333,18 +333,14 @@ func qlinearUnaryRule(flops int64) rule {
 // qlinearGlobalPoolRule is com.microsoft QLinearGlobalAveragePool: X,
 // x_scale, x_zero_point, y_scale, y_zero_point; attribute channels_last.
 func qlinearGlobalPoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if err := c.need(5); err != nil {
 			return err
 		}
 		c.set(0, c.dt(0), globalPooled(x, c.attrs().Int("channels_last", 0) != 0))
 		c.flops = prod(x)
 		return nil
-	}}
+	})
 }
 
 // qlinearAveragePoolRule is com.microsoft QLinearAveragePool: X, x_scale,
@@ -352,11 +348,7 @@ func qlinearGlobalPoolRule() rule {
 // attributes (auto_pad, ceil_mode, count_include_pad, kernel_shape, pads,
 // strides) and channels_last.
 func qlinearAveragePoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if !c.has(1) || !c.has(3) {
 			return errors.New("needs X, x_scale and y_scale (inputs 0, 1 and 3)")
 		}
@@ -367,7 +359,7 @@ func qlinearAveragePoolRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(prod(out), prod(w.kernel))
 		return nil
-	}}
+	})
 }
 
 // qlinearConcatRule is com.microsoft QLinearConcat: Y_scale,

@@ -918,11 +918,7 @@ func padRule() rule {
 }
 
 func depthToSpaceRule(toSpace bool) rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 4)
-		if err != nil {
-			return err
-		}
+	return rankRule(4, func(c *ctx, s graph.Shape) error {
 		if len(s) != 4 {
 			return fmt.Errorf("input must be rank 4, is %s", s)
 		}
@@ -953,7 +949,7 @@ func depthToSpaceRule(toSpace bool) rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func oneHotRule() rule {

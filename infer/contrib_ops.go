@@ -12,10 +12,7 @@ import (
 
 // fusedMatMulRule: MatMul with transA/transB on the last two axes.
 func fusedMatMulRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		if c.attrs().Int("transBatchA", 0) != 0 || c.attrs().Int("transBatchB", 0) != 0 {
 			return errors.New("transBatchA and transBatchB are not supported")
 		}
@@ -34,7 +31,7 @@ func fusedMatMulRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = 2 * c.macs
 		return nil
-	}}
+	})
 }
 
 // matMulNBitsRule: A [..., K] times a block-quantised B of N×K given by

@@ -92,6 +92,16 @@ func rankRule(min int, f func(c *ctx, x graph.Shape) error) rule {
 	}}
 }
 
+// needRule is a rule that needs n inputs and infers the rest with f.
+func needRule(n int, f func(c *ctx) error) rule {
+	return rule{infer: func(c *ctx) error {
+		if err := c.need(n); err != nil {
+			return err
+		}
+		return f(c)
+	}}
+}
+
 // set records output i's dtype and shape; outputs beyond the node's are ignored.
 func (c *ctx) set(i int, dt graph.DType, s graph.Shape) {
 	if i < 0 || i >= len(c.outs) {

@@ -584,10 +584,7 @@ func broadcastTo(s, target graph.Shape) (graph.Shape, error) {
 }
 
 func softmaxRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		def := int64(-1)
 		if c.opset < 13 {
@@ -601,7 +598,7 @@ func softmaxRule() rule {
 		c.set(0, c.dt(0), s)
 		c.flops = sat(5, prod(s))
 		return nil
-	}}
+	})
 }
 
 // reduceAxes reads a reduction's axes: attribute before opset since,
@@ -763,10 +760,7 @@ func evalReduce(op string, v *value, axes []int, out graph.Shape) ([]*value, err
 }
 
 func argRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		a, err := normAxis(c.attrs().Int("axis", 0), len(s))
 		if err != nil {
@@ -775,7 +769,7 @@ func argRule() rule {
 		c.set(0, graph.Int64, reducedShape(s, []int{a}, c.attrs().Int("keepdims", 1) != 0))
 		c.flops = prod(s)
 		return nil
-	}}
+	})
 }
 
 func topKRule() rule {
@@ -806,14 +800,11 @@ func topKRule() rule {
 }
 
 func cumSumRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		c.set(0, c.dt(0), c.shape(0))
 		c.flops = prod(c.shape(0))
 		return nil
-	}}
+	})
 }
 
 func triluRule() rule {
@@ -1159,10 +1150,7 @@ func nmsRule() rule {
 }
 
 func lpNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		if len(s) > 0 {
 			if _, err := normAxis(c.attrs().Int("axis", -1), len(s)); err != nil {
@@ -1172,7 +1160,7 @@ func lpNormRule() rule {
 		c.set(0, c.dt(0), s)
 		c.flops = sat(3, prod(s))
 		return nil
-	}}
+	})
 }
 
 func windowFuncRule() rule {
@@ -1190,10 +1178,7 @@ func windowFuncRule() rule {
 }
 
 func melWeightRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(5); err != nil {
-			return err
-		}
+	return needRule(5, func(c *ctx) error {
 		bins, err := c.scalarInt(0)
 		if err != nil {
 			return err
@@ -1207,14 +1192,11 @@ func melWeightRule() rule {
 		}
 		c.set(0, graph.DType(c.attrs().Int("output_datatype", int64(graph.Float32))), graph.Shape{dft/2 + 1, bins})
 		return nil
-	}}
+	})
 }
 
 func affineGridRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		sz, err := c.ints(1)
 		if err != nil {
 			return err
@@ -1228,7 +1210,7 @@ func affineGridRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(int64(len(sz)-2)*2, prod(out))
 		return nil
-	}}
+	})
 }
 
 func randomRule(like bool) rule {
@@ -1254,13 +1236,10 @@ func randomRule(like bool) rule {
 }
 
 func bernoulliRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.set(0, graph.DType(c.attrs().Int("dtype", int64(c.dt(0)))), c.shape(0))
 		return nil
-	}}
+	})
 }
 
 func multinomialRule() rule {

@@ -9,10 +9,7 @@ import (
 )
 
 func shapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		r := int64(len(s))
 		start, end := c.attrs().Int("start", 0), c.attrs().Int("end", r)
@@ -29,17 +26,14 @@ func shapeRule() rule {
 		}
 		c.setData(0, &value{dt: graph.Int64, shape: graph.Shape{int64(len(dims))}, i: dims})
 		return nil
-	}}
+	})
 }
 
 func sizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.setData(0, &value{dt: graph.Int64, shape: graph.Shape{}, i: []int64{prod(c.shape(0))}})
 		return nil
-	}}
+	})
 }
 
 // reshapeEval is the shape-preserving evaluator: the output has the input's
@@ -565,10 +559,7 @@ func gatherRule() rule {
 }
 
 func gatherElementsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		s, is := c.shape(0), c.shape(1)
 		if len(s) != len(is) || len(s) == 0 {
 			return fmt.Errorf("data %s and indices %s must have the same rank ≥ 1", s, is)
@@ -578,14 +569,11 @@ func gatherElementsRule() rule {
 		}
 		c.set(0, c.dt(0), is)
 		return nil
-	}}
+	})
 }
 
 func gatherNDRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		s, is := c.shape(0), c.shape(1)
 		b := c.attrs().Int("batch_dims", 0)
 		if len(is) == 0 || len(s) == 0 || b < 0 || b >= int64(min(len(s), len(is))) {
@@ -598,18 +586,15 @@ func gatherNDRule() rule {
 		out := append(is[:len(is)-1].Clone(), s[b+last:]...)
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func sameAsInput0Rule(flopsPerElem int64) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.set(0, c.dt(0), c.shape(0))
 		c.flops = sat(flopsPerElem, c.outElems(0))
 		return nil
-	}}
+	})
 }
 
 func transposePerm(c *ctx, rank int) ([]int, error) {
@@ -754,10 +739,7 @@ func tileRule() rule {
 }
 
 func constantOfShapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		dims, err := c.ints(0)
 		if err != nil {
 			return err
@@ -791,14 +773,11 @@ func constantOfShapeRule() rule {
 			c.setData(0, fill.take(out, idx))
 		}
 		return nil
-	}}
+	})
 }
 
 func rangeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		var vals [3]*value
 		for i := range vals {
 			v, err := c.value(i)
@@ -848,7 +827,7 @@ func rangeRule() rule {
 			c.setData(0, v)
 		}
 		return nil
-	}}
+	})
 }
 
 // padsOf reads Pad's pads (attribute before opset 11, input after) as a
@@ -896,10 +875,7 @@ func (c *ctx) padsOf(r int) ([]int64, error) {
 }
 
 func padRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		pads, err := c.padsOf(len(s))
 		if err != nil {
@@ -914,7 +890,7 @@ func padRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func depthToSpaceRule(toSpace bool) rule {
@@ -953,10 +929,7 @@ func depthToSpaceRule(toSpace bool) rule {
 }
 
 func oneHotRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, err := c.scalarInt(1)
 		if err != nil {
 			return err
@@ -972,14 +945,11 @@ func oneHotRule() rule {
 		out := append(append(s[:a:a].Clone(), d), s[a:]...)
 		c.set(0, c.dt(2), out)
 		return nil
-	}}
+	})
 }
 
 func nonZeroRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		if !c.isConstData(0) {
 			return errors.New("output size depends on the input's values, which are not constant; NonZero needs a constant input here")
 		}
@@ -1004,14 +974,11 @@ func nonZeroRule() rule {
 		}
 		c.setData(0, out)
 		return nil
-	}}
+	})
 }
 
 func compressRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		if !c.isConstData(1) {
 			return errors.New("output size depends on the condition's values, which are not constant")
 		}
@@ -1044,14 +1011,11 @@ func compressRule() rule {
 		o[a] = cnt
 		c.set(0, c.dt(0), o)
 		return nil
-	}}
+	})
 }
 
 func eyeLikeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		if len(s) != 2 {
 			return fmt.Errorf("input must be rank 2, is %s", s)
@@ -1059,14 +1023,11 @@ func eyeLikeRule() rule {
 		dt := graph.DType(c.attrs().Int("dtype", int64(c.dt(0))))
 		c.set(0, dt, s)
 		return nil
-	}}
+	})
 }
 
 func uniqueRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		if !c.isConstData(0) || c.attrs().Get("axis") != nil {
 			return errors.New("output size depends on the input's values; Unique needs a constant input and no axis here")
 		}
@@ -1084,14 +1045,11 @@ func uniqueRule() rule {
 		c.set(2, graph.Int64, graph.Shape{prod(v.shape)})
 		c.set(3, graph.Int64, graph.Shape{u})
 		return nil
-	}}
+	})
 }
 
 func centerCropPadRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		sz, err := c.ints(1)
 		if err != nil {
 			return err
@@ -1116,15 +1074,12 @@ func centerCropPadRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 // resizeRule covers Resize (all opsets) and Upsample.
 func resizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		r := len(s)
 		var scales []float64
@@ -1230,14 +1185,11 @@ func resizeRule() rule {
 		}
 		c.flops = sat(per, c.outElems(0))
 		return nil
-	}}
+	})
 }
 
 func scatterNDRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, is, us := c.shape(0), c.shape(1), c.shape(2)
 		if len(is) == 0 {
 			return errors.New("indices must have rank at least 1")
@@ -1256,14 +1208,11 @@ func scatterNDRule() rule {
 		c.set(0, c.dt(0), d)
 		c.flops = prod(us)
 		return nil
-	}}
+	})
 }
 
 func scatterElementsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, is, us := c.shape(0), c.shape(1), c.shape(2)
 		if !is.Equal(us) || len(is) != len(d) {
 			return fmt.Errorf("indices %s and updates %s must match each other and the rank of data %s", is, us, d)
@@ -1277,5 +1226,5 @@ func scatterElementsRule() rule {
 		c.set(0, c.dt(0), d)
 		c.flops = prod(us)
 		return nil
-	}}
+	})
 }

@@ -10,19 +10,25 @@ import (
 // Evaluators for operators that exporters sometimes use on small constant
 // tensors (index arithmetic, masks, padding tables).
 
+// nextCoord moves c to the next coordinate of shape s in row-major order
+// (from the last, back to all zeros).
+func nextCoord(c []int64, s graph.Shape) {
+	for d := len(s) - 1; d >= 0; d-- {
+		c[d]++
+		if c[d] < s[d] {
+			break
+		}
+		c[d] = 0
+	}
+}
+
 // coords iterates the coordinates of a shape in row-major order.
 func coords(s graph.Shape, f func(k int, c []int64)) {
 	n := prod(s)
 	c := make([]int64, len(s))
 	for k := int64(0); k < n; k++ {
 		f(int(k), c)
-		for d := len(s) - 1; d >= 0; d-- {
-			c[d]++
-			if c[d] < s[d] {
-				break
-			}
-			c[d] = 0
-		}
+		nextCoord(c, s)
 	}
 }
 

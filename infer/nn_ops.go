@@ -725,13 +725,7 @@ func evalReduce(op string, v *value, axes []int, out graph.Shape) ([]*value, err
 			acc[j] += x
 		}
 		cnt[j]++
-		for d := len(coord) - 1; d >= 0; d-- {
-			coord[d]++
-			if coord[d] < v.shape[d] {
-				break
-			}
-			coord[d] = 0
-		}
+		nextCoord(coord, v.shape)
 	}
 	res := newValue(v.dt, out)
 	for j := range acc {

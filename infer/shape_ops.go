@@ -504,13 +504,7 @@ func sliceRule() rule {
 				j += (start[d] + coord[d]*step[d]) * st[d]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
 	}}
@@ -651,13 +645,7 @@ func transposeRule() rule {
 				j += coord[d] * st[p]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
 	}}
@@ -726,13 +714,7 @@ func tileRule() rule {
 				j += (coord[d] % v.shape[d]) * st[d]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
 	}}

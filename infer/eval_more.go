@@ -10,6 +10,15 @@ import (
 // Evaluators for operators that exporters sometimes use on small constant
 // tensors (index arithmetic, masks, padding tables).
 
+// axisIndex is index x of an axis of size n, counted from the end when
+// negative; ok is false when it is out of range.
+func axisIndex(x, n int64) (int64, bool) {
+	if x < 0 {
+		x += n
+	}
+	return x, x >= 0 && x < n
+}
+
 // nextCoord moves c to the next coordinate of shape s in row-major order
 // (from the last, back to all zeros).
 func nextCoord(c []int64, s graph.Shape) {
@@ -91,11 +100,8 @@ func gatherElementsEval(c *ctx, in []*value) ([]*value, error) {
 	idx := make([]int, len(iv))
 	var bad error
 	coords(ind.shape, func(k int, co []int64) {
-		x := iv[k]
-		if x < 0 {
-			x += v.shape[a]
-		}
-		if x < 0 || x >= v.shape[a] {
+		x, ok := axisIndex(iv[k], v.shape[a])
+		if !ok {
 			bad = fmt.Errorf("index %d is out of range for axis %d of size %d", iv[k], a, v.shape[a])
 			return
 		}
@@ -146,11 +152,8 @@ func scatterNDEval(c *ctx, in []*value) ([]*value, error) {
 	for p := int64(0); p < nidx; p++ {
 		off := int64(0)
 		for d := 0; d < k; d++ {
-			x := iv[int(p)*k+d]
-			if x < 0 {
-				x += data.shape[d]
-			}
-			if x < 0 || x >= data.shape[d] {
+			x, ok := axisIndex(iv[int(p)*k+d], data.shape[d])
+			if !ok {
 				return nil, fmt.Errorf("index %d is out of range for axis %d of size %d", iv[int(p)*k+d], d, data.shape[d])
 			}
 			off += x * st[d]
@@ -214,11 +217,8 @@ func scatterElementsEval(c *ctx, in []*value) ([]*value, error) {
 		if bad != nil {
 			return
 		}
-		x := iv[k]
-		if x < 0 {
-			x += data.shape[a]
-		}
-		if x < 0 || x >= data.shape[a] {
+		x, ok := axisIndex(iv[k], data.shape[a])
+		if !ok {
 			bad = fmt.Errorf("index %d is out of range for axis %d of size %d", iv[k], a, data.shape[a])
 			return
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,45 +16,12 @@ import (
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
-	"github.com/inlay-dev/inlay/zoo"
-)
-
-var (
-	zooOnce sync.Once
-	zooWL   *workload.Workload
-	zooErr  error
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 // nineModels is the nine zoo networks in three groups (one with an after
 // chain, one with Poisson arrivals).
-func nineModels(tb testing.TB) *workload.Workload {
-	tb.Helper()
-	zooOnce.Do(func() {
-		w := &workload.Workload{Platform: "phone"}
-		for _, name := range zoo.Names() {
-			g, lg, err := zoo.Layers(name)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Source: "zoo:" + name, Zoo: name})
-		}
-		w.Groups = []*workload.Group{
-			{Name: "camera", Models: []string{"mobilenet_v2", "yolov5s", "deeplabv3_mobilenet_v3_large"},
-				After:  map[string][]string{"deeplabv3_mobilenet_v3_large": {"yolov5s"}},
-				Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
-			{Name: "photo", Models: []string{"resnet50", "inception_v3", "efficientnet_b0", "mobilenet_v3_large", "deit_tiny"},
-				Period: time.Second, Deadline: 500 * time.Millisecond, Arrival: workload.Poisson},
-			{Name: "text", Models: []string{"mobilebert"},
-				Period: 200 * time.Millisecond, Deadline: 200 * time.Millisecond, Arrival: workload.Periodic},
-		}
-		zooWL = w
-	})
-	if zooErr != nil {
-		tb.Fatal(zooErr)
-	}
-	return zooWL
-}
+func nineModels(tb testing.TB) *workload.Workload { return zootest.Nine(tb, "phone") }
 
 func planWith(tb testing.TB, name string, w *workload.Workload, pl *hw.Platform, est cost.Estimator) *plan.Plan {
 	tb.Helper()

@@ -3,6 +3,7 @@ package puzzle
 import (
 	"context"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -45,22 +46,10 @@ func TestSplice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		c, d := splice([]int{1, 2, 3}, []int{5, 6, 7}, tc.k)
-		if !equal(c, tc.want1) || !equal(d, tc.want2) {
+		if !slices.Equal(c, tc.want1) || !slices.Equal(d, tc.want2) {
 			t.Errorf("splice at %d = %v, %v; want %v, %v", tc.k, c, d, tc.want1, tc.want2)
 		}
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParseOptions(t *testing.T) {

@@ -2,7 +2,6 @@ package infer
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -167,32 +166,25 @@ func scatterNDEval(c *ctx, in []*value) ([]*value, error) {
 
 func scatterOne(res *value, at int, upd *value, from int, red string) {
 	if res.isFloat() {
-		x, y := res.f[at], upd.f[from]
-		switch red {
-		case "add":
-			y += x
-		case "mul":
-			y *= x
-		case "max":
-			y = math.Max(x, y)
-		case "min":
-			y = math.Min(x, y)
-		}
-		res.f[at] = roundFloat(res.dt, y)
+		res.f[at] = roundFloat(res.dt, reduceOne(red, res.f[at], upd.f[from]))
 		return
 	}
-	x, y := res.i[at], upd.i[from]
+	res.i[at] = wrapInt(res.dt, reduceOne(red, res.i[at], upd.i[from]))
+}
+
+// reduceOne is update y of x under a scatter reduction (none: y).
+func reduceOne[T int64 | float64](red string, x, y T) T {
 	switch red {
 	case "add":
-		y += x
+		return y + x
 	case "mul":
-		y *= x
+		return y * x
 	case "max":
-		y = max(x, y)
+		return max(x, y)
 	case "min":
-		y = min(x, y)
+		return min(x, y)
 	}
-	res.i[at] = wrapInt(res.dt, y)
+	return y
 }
 
 // scatterElementsEval folds ScatterElements (and the old Scatter).

@@ -102,6 +102,13 @@ func needRule(n int, f func(c *ctx) error) rule {
 	}}
 }
 
+// folding is the rule with eval, which computes its outputs from
+// constant inputs.
+func (r rule) folding(eval func(c *ctx, in []*value) ([]*value, error)) rule {
+	r.eval = eval
+	return r
+}
+
 // set records output i's dtype and shape; outputs beyond the node's are ignored.
 func (c *ctx) set(i int, dt graph.DType, s graph.Shape) {
 	if i < 0 || i >= len(c.outs) {

@@ -633,10 +633,7 @@ func (c *ctx) reduceAxes(since int64) (axes []int, noop bool, err error) {
 }
 
 func reduceRule(since int64, flopsPerElem int64) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, noop, err := c.reduceAxes(since)
 		if err != nil {
@@ -650,13 +647,13 @@ func reduceRule(since int64, flopsPerElem int64) rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(flopsPerElem, prod(s))
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		axes, noop, err := c.reduceAxes(since)
 		if err != nil || noop {
 			return []*value{in[0]}, err
 		}
 		return evalReduce(c.n.Op, in[0], axes, c.outs[0].shape)
-	}}
+	})
 }
 
 func reducedShape(s graph.Shape, axes []int, keep bool) graph.Shape {

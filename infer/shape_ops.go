@@ -43,10 +43,7 @@ func reshapeEval(c *ctx, in []*value) ([]*value, error) {
 }
 
 func reshapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		var target []int64
 		if c.opset < 5 {
 			target = c.attrs().Ints("shape")
@@ -66,7 +63,7 @@ func reshapeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func reshapeShape(in graph.Shape, target []int64, allowZero bool) (graph.Shape, error) {
@@ -109,10 +106,7 @@ func reshapeShape(in graph.Shape, target []int64, allowZero bool) (graph.Shape, 
 }
 
 func flattenRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		a := c.attrs().Int("axis", 1)
 		r := int64(len(s))
@@ -124,7 +118,7 @@ func flattenRule() rule {
 		}
 		c.set(0, c.dt(0), graph.Shape{prod(s[:a]), prod(s[a:])})
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 // axesOf reads an axes list from the attribute (before opset `since`) or from input idx.
@@ -147,10 +141,7 @@ func (c *ctx) axesOf(since int64, idx int) ([]int64, bool, error) {
 }
 
 func squeezeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, given, err := c.axesOf(13, 1)
 		if err != nil {
@@ -181,14 +172,11 @@ func squeezeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func unsqueezeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, given, err := c.axesOf(13, 1)
 		if err != nil {
@@ -218,14 +206,11 @@ func unsqueezeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func concatRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		var first graph.Shape
 		var dt graph.DType
 		cnt := 0
@@ -270,7 +255,7 @@ func concatRule() rule {
 		}
 		c.set(0, dt, out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		out := c.outs[0].shape
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(out))
 		outer := prod(out[:a])
@@ -293,7 +278,7 @@ func concatRule() rule {
 			}
 		}
 		return []*value{res}, nil
-	}}
+	})
 }
 
 // splitSizes works out the sizes of Split's outputs.
@@ -352,11 +337,7 @@ func (c *ctx) splitSizes(dim int64) ([]int64, error) {
 }
 
 func splitRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, s graph.Shape) error {
 		a, err := normAxis(c.attrs().Int("axis", 0), len(s))
 		if err != nil {
 			return err
@@ -371,7 +352,7 @@ func splitRule() rule {
 			c.set(i, c.dt(0), o)
 		}
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(v.shape))
 		inner := prod(v.shape[a+1:])
@@ -390,7 +371,7 @@ func splitRule() rule {
 			off += o.shape[a]
 		}
 		return res, nil
-	}}
+	})
 }
 
 // sliceParams resolves Slice's starts, ends, axes and steps into per-axis
@@ -478,17 +459,14 @@ func (c *ctx) sliceParams(s graph.Shape) (start, step []int64, out graph.Shape, 
 }
 
 func sliceRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		_, _, out, err := c.sliceParams(c.shape(0))
 		if err != nil {
 			return err
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		start, step, out, err := c.sliceParams(v.shape)
 		if err != nil {
@@ -507,15 +485,11 @@ func sliceRule() rule {
 			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func gatherRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, s graph.Shape) error {
 		if err := c.need(2); err != nil {
 			return err
 		}
@@ -526,7 +500,7 @@ func gatherRule() rule {
 		out := append(append(s[:a:a].Clone(), c.shape(1)...), s[a+1:]...)
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(v.shape))
 		ind := in[1].ints()
@@ -549,7 +523,7 @@ func gatherRule() rule {
 			}
 		}
 		return []*value{v.take(c.outs[0].shape, idx)}, nil
-	}}
+	})
 }
 
 func gatherElementsRule() rule {
@@ -616,10 +590,7 @@ func transposePerm(c *ctx, rank int) ([]int, error) {
 }
 
 func transposeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		perm, err := transposePerm(c, len(s))
 		if err != nil {
@@ -631,7 +602,7 @@ func transposeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		perm, _ := transposePerm(c, len(v.shape))
 		out := c.outs[0].shape
@@ -648,14 +619,11 @@ func transposeRule() rule {
 			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func expandRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		target, err := c.ints(1)
 		if err != nil {
 			return err
@@ -671,17 +639,14 @@ func expandRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		out := c.outs[0].shape
 		return []*value{in[0].take(out, broadcastIndex(in[0].shape, out))}, nil
-	}}
+	})
 }
 
 func tileRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		rep, err := c.ints(1)
 		if err != nil {
 			return err
@@ -701,7 +666,7 @@ func tileRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		out := c.outs[0].shape
 		st := strides(v.shape)
@@ -717,7 +682,7 @@ func tileRule() rule {
 			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func constantOfShapeRule() rule {

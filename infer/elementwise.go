@@ -30,32 +30,16 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func unaryOps() map[string]unarySpec {
 	relu := func(x float64) float64 { return math.Max(x, 0) }
 	return map[string]unarySpec{
-		"Abs":   {1, fixed(math.Abs), fixedI(func(x int64) int64 { return max(x, -x) }), 0},
-		"Neg":   {1, fixed(func(x float64) float64 { return -x }), fixedI(func(x int64) int64 { return -x }), 0},
-		"Relu":  {1, fixed(relu), fixedI(func(x int64) int64 { return max(x, 0) }), 0},
-		"Sqrt":  {1, fixed(math.Sqrt), nil, 0},
-		"Exp":   {1, fixed(math.Exp), nil, 0},
-		"Log":   {1, fixed(math.Log), nil, 0},
-		"Ceil":  {1, fixed(math.Ceil), nil, 0},
-		"Floor": {1, fixed(math.Floor), nil, 0},
-		"Round": {1, fixed(math.RoundToEven), nil, 0},
-		"Sign": {1, fixed(func(x float64) float64 {
-			switch {
-			case x > 0:
-				return 1
-			case x < 0:
-				return -1
-			}
-			return 0
-		}), fixedI(func(x int64) int64 {
-			switch {
-			case x > 0:
-				return 1
-			case x < 0:
-				return -1
-			}
-			return 0
-		}), 0},
+		"Abs":        {1, fixed(math.Abs), fixedI(func(x int64) int64 { return max(x, -x) }), 0},
+		"Neg":        {1, fixed(func(x float64) float64 { return -x }), fixedI(func(x int64) int64 { return -x }), 0},
+		"Relu":       {1, fixed(relu), fixedI(func(x int64) int64 { return max(x, 0) }), 0},
+		"Sqrt":       {1, fixed(math.Sqrt), nil, 0},
+		"Exp":        {1, fixed(math.Exp), nil, 0},
+		"Log":        {1, fixed(math.Log), nil, 0},
+		"Ceil":       {1, fixed(math.Ceil), nil, 0},
+		"Floor":      {1, fixed(math.Floor), nil, 0},
+		"Round":      {1, fixed(math.RoundToEven), nil, 0},
+		"Sign":       {1, fixed(sign[float64]), fixedI(sign[int64]), 0},
 		"Reciprocal": {1, fixed(func(x float64) float64 { return 1 / x }), nil, 0},
 		"Sigmoid":    {4, fixed(sigmoid), nil, 0},
 		"Tanh":       {4, fixed(math.Tanh), nil, 0},
@@ -579,4 +563,15 @@ func dropoutRule() rule {
 		}
 		return []*value{in[0], mask}, nil
 	})
+}
+
+// sign is 1, -1 or 0 (for 0 and NaN).
+func sign[T int64 | float64](x T) T {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }

@@ -347,14 +347,7 @@ func containsAll(set graph.LayerSet, ids []int) bool {
 
 // supported returns the first unsupported layer of the set, if any.
 func (a *Analytic) supported(lg *graph.LayerGraph, set graph.LayerSet, proc int) error {
-	key := supportKey{lg, proc}
-	a.mu.Lock()
-	e := a.support[key]
-	if e == nil {
-		e = &supportEntry{}
-		a.support[key] = e
-	}
-	a.mu.Unlock()
+	e := entry(&a.mu, a.support, supportKey{lg, proc})
 	e.once.Do(func() {
 		e.errs = make([]error, len(lg.Layers))
 		for _, l := range lg.Layers {
@@ -426,14 +419,7 @@ type outTensor struct {
 }
 
 func (a *Analytic) table(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
-	key := tableKey{lg, cfg}
-	a.mu.Lock()
-	e := a.tables[key]
-	if e == nil {
-		e = &tableEntry{}
-		a.tables[key] = e
-	}
-	a.mu.Unlock()
+	e := entry(&a.mu, a.tables, tableKey{lg, cfg})
 	e.once.Do(func() { e.t = a.build(lg, cfg) })
 	return e.t
 }
@@ -680,4 +666,16 @@ func scaledBytes(m *graph.Model, name string, run graph.DType) float64 {
 		return 0
 	}
 	return float64(tn.Bytes()) * dtypeScale(tn.DType, run)
+}
+
+// entry is m[key] under mu, made (zero) when absent.
+func entry[K comparable, E any](mu *sync.Mutex, m map[K]*E, key K) *E {
+	mu.Lock()
+	defer mu.Unlock()
+	e := m[key]
+	if e == nil {
+		e = new(E)
+		m[key] = e
+	}
+	return e
 }

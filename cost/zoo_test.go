@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 // wholeOn is the whole network's time on cfg; ok is false, and the table
@@ -29,22 +30,12 @@ func wholeOn(t *testing.T, tw io.Writer, a Estimator, lg *graph.LayerGraph, cfg 
 	return d, true
 }
 
-// zooLayer builds a zoo network's layer graph.
-func zooLayer(t *testing.T, name string) *graph.LayerGraph {
-	t.Helper()
-	_, lg, err := zoo.Layers(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lg
-}
-
 // zooLayers builds every zoo network's layer graph once per test binary.
 func zooLayers(t *testing.T) map[string]*graph.LayerGraph {
 	t.Helper()
 	out := map[string]*graph.LayerGraph{}
 	for _, name := range zoo.Names() {
-		out[name] = zooLayer(t, name)
+		out[name] = zootest.Layers(t, name)
 	}
 	return out
 }

@@ -8,17 +8,8 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
-
-func testLayers(t *testing.T, name string) *graph.LayerGraph {
-	t.Helper()
-	_, lg, err := zoo.Layers(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lg
-}
 
 func TestTwins(t *testing.T) {
 	host, err := hw.Host([]int{0, 1, 2})
@@ -186,7 +177,7 @@ type platformless struct{ cost.Estimator }
 // and an empty store (closed when the test ends).
 func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *Store) {
 	t.Helper()
-	lg := testLayers(t, "mobilenet_v2")
+	lg := zootest.Layers(t, "mobilenet_v2")
 	pl, err := hw.Host([]int{0, 1})
 	if err != nil {
 		t.Fatal(err)

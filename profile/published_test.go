@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 const publishedHeader = "model,input,precision,processor,runtime,latency_ms,layers_total,layers_npu,layers_gpu,layers_cpu,peak_memory_mb\n"
@@ -89,7 +90,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	csv := publishedHeader
 	for _, name := range []string{"mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small"} {
-		lg := testLayers(t, name)
+		lg := zootest.Layers(t, name)
 		d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +133,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	b := cost.NewAnalytic(res.Platform)
 	for _, r := range pf.Rows {
-		lg := testLayers(t, r.Row.Model)
+		lg := zootest.Layers(t, r.Row.Model)
 		d, err := b.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)

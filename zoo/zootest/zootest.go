@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -15,6 +16,16 @@ var (
 	mu   sync.Mutex
 	nine = map[string]*workload.Workload{}
 )
+
+// Layers is the named zoo network's layer graph; an error fails tb.
+func Layers(tb testing.TB, name string) *graph.LayerGraph {
+	tb.Helper()
+	_, lg, err := zoo.Layers(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lg
+}
 
 // Nine is the nine zoo networks in three groups: camera (with an after
 // chain), photo (Poisson arrivals) and text, for the named platform. It is

@@ -9,7 +9,6 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 // synthetic measures every single layer and some runs of layers of the
@@ -23,7 +22,7 @@ func synthetic(t *testing.T, pl *hw.Platform, truth []cost.Efficiency, models ..
 	rng := rand.New(rand.NewSource(3))
 	var out []Sample
 	for _, name := range models {
-		lg := zootest.Layers(t, name)
+		lg := testLayers(t, name)
 		sets := chunks(rng, len(lg.Layers), 12)
 		for l := range lg.Layers {
 			sets = append(sets, graph.LayerSet{l})
@@ -187,7 +186,7 @@ func TestColdFit(t *testing.T) {
 // shares a layer of the same graph with a held-back one, and every other
 // sample trains.
 func TestHeldOutSharesNoLayer(t *testing.T) {
-	a, b := zootest.Layers(t, "mobilenet_v2"), zootest.Layers(t, "resnet50")
+	a, b := testLayers(t, "mobilenet_v2"), testLayers(t, "resnet50")
 	ss := []Sample{
 		{LG: a, Set: graph.Range(0, 5)},   // 0: held back
 		{LG: a, Set: graph.LayerSet{3}},   // 1: one of its layers alone

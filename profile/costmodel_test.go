@@ -9,7 +9,6 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 func TestDefaultStorePathFollowsCache(t *testing.T) {
@@ -53,7 +52,7 @@ func TestCostModel(t *testing.T) {
 	} else {
 		e.Close()
 	}
-	lg := zootest.Layers(t, "mobilenet_v2")
+	lg := testLayers(t, "mobilenet_v2")
 	set, cfg := graph.Range(0, 5), pl.DefaultConfig(0)
 	k, err := SubgraphKey("dev", pl, lg, set, cfg)
 	if err != nil {

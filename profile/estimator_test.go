@@ -11,6 +11,9 @@ import (
 	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
+// testLayers is the named zoo network's layer graph.
+func testLayers(t *testing.T, name string) *graph.LayerGraph { return zootest.Layers(t, name) }
+
 func TestTwins(t *testing.T) {
 	host, err := hw.Host([]int{0, 1, 2})
 	if err != nil {
@@ -177,7 +180,7 @@ type platformless struct{ cost.Estimator }
 // and an empty store (closed when the test ends).
 func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *Store) {
 	t.Helper()
-	lg := zootest.Layers(t, "mobilenet_v2")
+	lg := testLayers(t, "mobilenet_v2")
 	pl, err := hw.Host([]int{0, 1})
 	if err != nil {
 		t.Fatal(err)

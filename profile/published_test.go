@@ -14,7 +14,6 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
-	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 const publishedHeader = "model,input,precision,processor,runtime,latency_ms,layers_total,layers_npu,layers_gpu,layers_cpu,peak_memory_mb\n"
@@ -90,7 +89,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	csv := publishedHeader
 	for _, name := range []string{"mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small"} {
-		lg := zootest.Layers(t, name)
+		lg := testLayers(t, name)
 		d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +132,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	b := cost.NewAnalytic(res.Platform)
 	for _, r := range pf.Rows {
-		lg := zootest.Layers(t, r.Row.Model)
+		lg := testLayers(t, r.Row.Model)
 		d, err := b.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)

@@ -12,8 +12,6 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
-	"github.com/inlay-dev/inlay/search/milp"
-	"github.com/inlay-dev/inlay/search/space"
 	"github.com/inlay-dev/inlay/solver"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
@@ -49,14 +47,7 @@ func BenchmarkReach(b *testing.B) {
 			names := append([]string(nil), nets[:k]...)
 			w.Groups = []*workload.Group{{Name: "g", Models: names, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}
 			w.AllowInt8()
-			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f := formulate(b, &plan.Request{Workload: w, Platform: pl, Cost: est})
 			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: strings.Fields(*reachCBCArgs)})
 			if err != nil {
 				b.Fatal(err)
@@ -92,14 +83,7 @@ func BenchmarkRelaxedBound(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f := formulate(b, &plan.Request{Workload: w, Platform: pl, Cost: est})
 			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true, Threads: 2})
 			if err != nil {
 				b.Fatal(err)

@@ -78,15 +78,8 @@ func (f *fakeDevice) Measure(ctx context.Context, req profile.MeasureRequest) (p
 	f.reqs = append(f.reqs, req)
 	err, pv, gate, entered := f.err, f.panic, f.gate, f.entered
 	f.mu.Unlock()
-	if entered != nil {
-		entered <- struct{}{}
-	}
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return profile.Timing{}, ctx.Err()
-		}
+	if err := passGate(ctx, entered, gate); err != nil {
+		return profile.Timing{}, err
 	}
 	if pv != "" {
 		panic(pv)
@@ -620,28 +613,13 @@ func TestBusyAndCancelledWhileQueued(t *testing.T) {
 }
 
 func TestServeGracefulShutdown(t *testing.T) {
-	dev := newFake(t)
-	dev.gate = make(chan struct{})
-	dev.entered = make(chan struct{}, 4)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), ServeOptions{ShutdownGrace: 50 * time.Millisecond})
-	}()
-	c := NewClient("http://"+ln.Addr().String(), testToken)
+	dev, c, stop, served := serveGated(t, 50*time.Millisecond)
 	if _, err := c.Info(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// A measurement that outlives the grace period is cancelled, and its
 	// client hears why.
-	measured := make(chan error, 1)
-	go func() { _, err := c.Measure(context.Background(), tinyRequest(t, "cpu-prime")); measured <- err }()
-	<-dev.entered
-	stop()
+	measured := measureThenStop(t, dev, c, stop)
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
@@ -654,6 +632,22 @@ func TestServeGracefulShutdown(t *testing.T) {
 }
 
 func TestServeFinishesRunningMeasurement(t *testing.T) {
+	dev, c, stop, served := serveGated(t, time.Minute)
+	measured := measureThenStop(t, dev, c, stop)
+	dev.gate <- struct{}{} // the measurement finishes within the grace period
+	if err := <-measured; err != nil {
+		t.Errorf("measurement running at shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// serveGated serves, with the given shutdown grace, a fake device whose
+// measurements wait at its gate; it returns the device, a client, the
+// function that stops the server and the channel Serve returns on.
+func serveGated(t *testing.T, grace time.Duration) (*fakeDevice, *Client, context.CancelFunc, chan error) {
+	t.Helper()
 	dev := newFake(t)
 	dev.gate = make(chan struct{})
 	dev.entered = make(chan struct{}, 4)
@@ -664,20 +658,35 @@ func TestServeFinishesRunningMeasurement(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), ServeOptions{ShutdownGrace: time.Minute})
+		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), ServeOptions{ShutdownGrace: grace})
 	}()
-	c := NewClient("http://"+ln.Addr().String(), testToken)
+	return dev, NewClient("http://"+ln.Addr().String(), testToken), stop, served
+}
+
+// measureThenStop starts a measurement and, once it reached the device,
+// stops the server; the measurement's error comes on the channel.
+func measureThenStop(t *testing.T, dev *fakeDevice, c *Client, stop context.CancelFunc) chan error {
 	measured := make(chan error, 1)
 	go func() { _, err := c.Measure(context.Background(), tinyRequest(t, "cpu-prime")); measured <- err }()
 	<-dev.entered
 	stop()
-	dev.gate <- struct{}{} // the measurement finishes within the grace period
-	if err := <-measured; err != nil {
-		t.Errorf("measurement running at shutdown: %v", err)
+	return measured
+}
+
+// passGate signals entered (when not nil) and waits for the gate (when not
+// nil) or the context's end.
+func passGate(ctx context.Context, entered chan<- struct{}, gate <-chan struct{}) error {
+	if entered != nil {
+		entered <- struct{}{}
 	}
-	if err := <-served; err != nil {
-		t.Errorf("Serve: %v", err)
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
 func TestClientErrors(t *testing.T) {

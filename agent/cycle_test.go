@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -180,19 +179,7 @@ func FuzzCycle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		dev := &cycleFake{fakeDevice: &fakeDevice{pl: pl}}
 		s := NewServer(dev, testToken, Options{MaxUpload: 1 << 16, MaxReps: 50, MaxWarmup: 5})
-		r := httptest.NewRequest(http.MethodPost, "/v1/cycle", bytes.NewReader(raw))
-		r.Header.Set("Authorization", "Bearer "+testToken)
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		switch w.Code {
-		case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-		default:
-			t.Fatalf("status %d for body %q: %s", w.Code, raw, w.Body.Bytes())
-		}
-		var eb ErrorBody
-		if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "" || strings.Contains(eb.Error, "\n")) {
-			t.Fatalf("status %d without a one-line JSON error: %q", w.Code, w.Body.Bytes())
-		}
+		fuzzPost(t, s, "/v1/cycle", raw, "\n")
 		for _, c := range dev.cycles {
 			if c.Period < 0 || c.Period > profile.MaxCyclePeriod {
 				t.Fatalf("a cycle with period %v reached the device", c.Period)

@@ -39,19 +39,7 @@ func FuzzMeasure(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, body := range [][]byte{raw, built} {
-			r := httptest.NewRequest(http.MethodPost, "/v1/measure", bytes.NewReader(body))
-			r.Header.Set("Authorization", "Bearer "+testToken)
-			w := httptest.NewRecorder()
-			s.ServeHTTP(w, r)
-			switch w.Code {
-			case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-			default:
-				t.Fatalf("status %d for body %q: %s", w.Code, body, w.Body.Bytes())
-			}
-			var eb ErrorBody
-			if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "") {
-				t.Fatalf("status %d without a JSON error: %q", w.Code, w.Body.Bytes())
-			}
+			fuzzPost(t, s, "/v1/measure", body, "")
 		}
 		for _, got := range dev.reqs {
 			if got.Reps < 1 || got.Reps > 50 || got.Warmup < 0 || got.Warmup > 5 || len(got.Model) == 0 {
@@ -82,19 +70,7 @@ func FuzzHandOff(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		pr := &fakeProber{}
 		s := NewServer(&fakeDevice{pl: pl}, testToken, Options{MaxUpload: 1 << 16, MaxRunDuration: time.Minute, Prober: pr})
-		r := httptest.NewRequest(http.MethodPost, "/v1/handoff", bytes.NewReader(body))
-		r.Header.Set("Authorization", "Bearer "+testToken)
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, r)
-		switch w.Code {
-		case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-		default:
-			t.Fatalf("status %d for body %q: %s", w.Code, body, w.Body.Bytes())
-		}
-		var eb ErrorBody
-		if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "" || strings.ContainsAny(eb.Error, "\r\n")) {
-			t.Fatalf("status %d without a one-line JSON error: %q", w.Code, w.Body.Bytes())
-		}
+		fuzzPost(t, s, "/v1/handoff", body, "\r\n")
 		for _, opt := range pr.calls() {
 			if opt.Duration < 0 || opt.Duration > time.Minute {
 				t.Fatalf("a probe of %v reached the prober", opt.Duration)
@@ -112,4 +88,24 @@ func FuzzHandOff(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzPost posts body to path on s with the test token and fails unless
+// the status is one of the protocol's (200, 400, 413, 422) and, on any but
+// 200, the body is a JSON error with none of the characters in breaks.
+func fuzzPost(t *testing.T, s http.Handler, path string, body []byte, breaks string) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+testToken)
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	switch w.Code {
+	case http.StatusOK, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
+	default:
+		t.Fatalf("status %d for body %q: %s", w.Code, body, w.Body.Bytes())
+	}
+	var eb ErrorBody
+	if w.Code != http.StatusOK && (json.Unmarshal(w.Body.Bytes(), &eb) != nil || eb.Error == "" || strings.ContainsAny(eb.Error, breaks)) {
+		t.Fatalf("status %d without a JSON error (of one line where breaks are %q): %q", w.Code, breaks, w.Body.Bytes())
+	}
 }

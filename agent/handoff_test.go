@@ -33,15 +33,8 @@ func (p *fakeProber) ProbeHandOff(ctx context.Context, opt HandOffOptions) (runt
 	p.opts = append(p.opts, opt)
 	err, entered, gate := p.err, p.entered, p.gate
 	p.mu.Unlock()
-	if entered != nil {
-		entered <- struct{}{}
-	}
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return runtime.HandOffProbe{}, ctx.Err()
-		}
+	if err := passGate(ctx, entered, gate); err != nil {
+		return runtime.HandOffProbe{}, err
 	}
 	if err != nil {
 		return runtime.HandOffProbe{}, err

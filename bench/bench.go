@@ -31,7 +31,6 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/plan"
@@ -233,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if len(opt.Networks) == 0 {
 			opt.Networks = zoo.BenchNetworks()
 		}
-		build := zooCache()
+		build := zoo.CachedLayers()
 		rng := rand.New(rand.NewSource(cfg.Seed))
 		for k := 0; k < cfg.Scenarios; k++ {
 			w, err := workload.Scenario(rng, opt, build)
@@ -531,30 +530,6 @@ func (c *counting) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, erro
 	c.n++
 	c.mu.Unlock()
 	return c.e.Evaluate(ctx, p)
-}
-
-// zooCache builds each zoo network once.
-func zooCache() workload.Builder {
-	type entry struct {
-		g  *graph.Model
-		lg *graph.LayerGraph
-	}
-	cache := map[string]entry{}
-	return func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		if e, ok := cache[name]; ok {
-			return e.g, e.lg, nil
-		}
-		g, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(g)
-		if err != nil {
-			return nil, nil, err
-		}
-		cache[name] = entry{g, lg}
-		return g, lg, nil
-	}
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -347,14 +347,7 @@ func containsAll(set graph.LayerSet, ids []int) bool {
 
 // supported returns the first unsupported layer of the set, if any.
 func (a *Analytic) supported(lg *graph.LayerGraph, set graph.LayerSet, proc int) error {
-	key := supportKey{lg, proc}
-	a.mu.Lock()
-	e := a.support[key]
-	if e == nil {
-		e = &supportEntry{}
-		a.support[key] = e
-	}
-	a.mu.Unlock()
+	e := entry(&a.mu, a.support, supportKey{lg, proc})
 	e.once.Do(func() {
 		e.errs = make([]error, len(lg.Layers))
 		for _, l := range lg.Layers {
@@ -426,14 +419,7 @@ type outTensor struct {
 }
 
 func (a *Analytic) table(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
-	key := tableKey{lg, cfg}
-	a.mu.Lock()
-	e := a.tables[key]
-	if e == nil {
-		e = &tableEntry{}
-		a.tables[key] = e
-	}
-	a.mu.Unlock()
+	e := entry(&a.mu, a.tables, tableKey{lg, cfg})
 	e.once.Do(func() { e.t = a.build(lg, cfg) })
 	return e.t
 }
@@ -471,19 +457,8 @@ func (a *Analytic) build(lg *graph.LayerGraph, cfg hw.Config) *layerTable {
 	for _, o := range m.Outputs {
 		isOut[o] = true
 	}
-	scale := func(d graph.DType) float64 {
-		if d.IsFloat() && d.Size() > 0 && cfg.DType.Size() > 0 {
-			return float64(cfg.DType.Size()) / float64(d.Size())
-		}
-		return 1
-	}
-	tensorBytes := func(name string) float64 {
-		tn := m.Tensor(name)
-		if tn == nil {
-			return 0
-		}
-		return float64(tn.Bytes()) * scale(tn.DType)
-	}
+	scale := func(d graph.DType) float64 { return dtypeScale(d, cfg.DType) }
+	tensorBytes := func(name string) float64 { return scaledBytes(m, name, cfg.DType) }
 	// Precision (package doc): on an integer configuration, a quantized
 	// model's quantized layers run in the integer type with their
 	// QuantizeLinear/DequantizeLinear fused away, and its float layers at
@@ -672,4 +647,35 @@ func needsRequant(m *graph.Model, n *graph.Node, epilogue map[int]bool) bool {
 	}
 	c := Classify(m, n)
 	return c == Elementwise || c == Norm
+}
+
+// dtypeScale is the factor a float tensor of type d changes size by when
+// it runs in type run (1 for the others).
+func dtypeScale(d, run graph.DType) float64 {
+	if d.IsFloat() && d.Size() > 0 && run.Size() > 0 {
+		return float64(run.Size()) / float64(d.Size())
+	}
+	return 1
+}
+
+// scaledBytes is the size of m's tensor name when it runs in type run (0
+// for a tensor m does not have).
+func scaledBytes(m *graph.Model, name string, run graph.DType) float64 {
+	tn := m.Tensor(name)
+	if tn == nil {
+		return 0
+	}
+	return float64(tn.Bytes()) * dtypeScale(tn.DType, run)
+}
+
+// entry is m[key] under mu, made (zero) when absent.
+func entry[K comparable, E any](mu *sync.Mutex, m map[K]*E, key K) *E {
+	mu.Lock()
+	defer mu.Unlock()
+	e := m[key]
+	if e == nil {
+		e = new(E)
+		m[key] = e
+	}
+	return e
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 func TestSlowdown(t *testing.T) {
@@ -59,14 +59,7 @@ func TestAnalyticLoad(t *testing.T) {
 	cpu, _ := pl.Find("cpu-prime")
 	on := pl.DefaultConfig(cpu)
 	for _, name := range []string{"mobilenet_v2", "resnet50"} {
-		m, err := zoo.Build(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lg := zootest.Layers(t, name)
 		set := graph.Range(0, len(lg.Layers))
 		l, err := a.Load(lg, set, on)
 		if err != nil {

@@ -57,8 +57,8 @@ func TestMeasuredOverride(t *testing.T) {
 			}{
 				{"exact subgraph", graph.Range(0, 4), npu, 1500 * time.Microsecond},
 				{"layer alone", graph.NewLayerSet(2), npu, 250 * time.Microsecond},
-				{"corrected by layer 2", graph.Range(1, 4), npu, mustSub(t, base, lg, graph.Range(1, 4), npu) + 250*time.Microsecond - baseL2},
-				{"nothing measured", graph.Range(0, 2), npu, mustSub(t, base, lg, graph.Range(0, 2), npu)},
+				{"corrected by layer 2", graph.Range(1, 4), npu, mustSubgraph(t, base, lg, graph.Range(1, 4), npu) + 250*time.Microsecond - baseL2},
+				{"nothing measured", graph.Range(0, 2), npu, mustSubgraph(t, base, lg, graph.Range(0, 2), npu)},
 				{"other config", graph.Range(0, 4), gpu, baseGPU},
 			}
 			for _, tc := range tests {
@@ -72,15 +72,6 @@ func TestMeasuredOverride(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustSub(t *testing.T, e Estimator, lg *graph.LayerGraph, set graph.LayerSet, c hw.Config) time.Duration {
-	t.Helper()
-	d, err := e.Subgraph(lg, set, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // TestMeasuredKeepsUnsupported: a measurement never makes an unsupported

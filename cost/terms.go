@@ -75,19 +75,7 @@ func (a *Analytic) Terms(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config,
 	base := newAnalytic(a.p, make([]Efficiency, len(a.p.Processors)))
 	base.eff[on.Proc] = unit
 	tab := base.table(lg, on)
-	scale := func(d graph.DType) float64 {
-		if d.IsFloat() && d.Size() > 0 && on.DType.Size() > 0 {
-			return float64(on.DType.Size()) / float64(d.Size())
-		}
-		return 1
-	}
-	tensorBytes := func(name string) float64 {
-		tn := m.Tensor(name)
-		if tn == nil {
-			return 0
-		}
-		return float64(tn.Bytes()) * scale(tn.DType)
-	}
+	tensorBytes := func(name string) float64 { return scaledBytes(m, name, on.DType) }
 	var epilogue map[int]bool
 	if t.intCfg {
 		epilogue = epilogues(lg)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 // TestTermsMatchSubgraph checks that Terms.Time prices a whole network and
@@ -22,14 +22,7 @@ func TestTermsMatchSubgraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"yolov8n", "mobilebert", "deeplabv3_plus_mobilenet"} {
-		m, err := zoo.Build(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lg := zootest.Layers(t, name)
 		for _, d := range []graph.DType{graph.Float16, graph.Int8} {
 			e := DefaultEfficiency("npu")
 			e.Compute[Conv], e.Compute[MatMul], e.Compute[Norm] = 0.4, 0.07, 0.02

@@ -3,6 +3,7 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -11,22 +12,30 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
+
+// wholeOn is the whole network's time on cfg; ok is false, and the table
+// cell a dash, where cfg runs some layer not.
+func wholeOn(t *testing.T, tw io.Writer, a Estimator, lg *graph.LayerGraph, cfg hw.Config) (d time.Duration, ok bool) {
+	t.Helper()
+	d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), cfg)
+	if err != nil {
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(tw, "-\t")
+		return 0, false
+	}
+	return d, true
+}
 
 // zooLayers builds every zoo network's layer graph once per test binary.
 func zooLayers(t *testing.T) map[string]*graph.LayerGraph {
 	t.Helper()
 	out := map[string]*graph.LayerGraph{}
 	for _, name := range zoo.Names() {
-		m, err := zoo.Build(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = lg
+		out[name] = zootest.Layers(t, name)
 	}
 	return out
 }
@@ -61,12 +70,8 @@ func TestZooLatencies(t *testing.T) {
 			lg := lgs[name]
 			fmt.Fprintf(tw, "%s\t%.2f\t%d\t", name, float64(lg.Model.Totals().FLOPs)/1e9, len(lg.Layers))
 			for i, pr := range p.Processors {
-				d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), p.DefaultConfig(i))
-				if err != nil {
-					if !errors.Is(err, ErrUnsupported) {
-						t.Fatal(err)
-					}
-					fmt.Fprintf(tw, "-\t")
+				d, ok := wholeOn(t, tw, a, lg, p.DefaultConfig(i))
+				if !ok {
 					continue
 				}
 				key := preset + "/" + pr.Name

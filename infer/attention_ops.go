@@ -25,10 +25,7 @@ func splitHeads(s graph.Shape, heads int64, what string) (b, n, seq, head int64,
 // attentionRule is ONNX Attention (opset 23): Q, K, V, attn_mask,
 // past_key, past_value → Y, present_key, present_value, qk_matmul_output.
 func attentionRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		qh, kvh := c.attrs().Int("q_num_heads", 0), c.attrs().Int("kv_num_heads", 0)
 		b, nq, sq, hd, err := splitHeads(c.shape(0), qh, "Q")
 		if err != nil {
@@ -66,16 +63,13 @@ func attentionRule() rule {
 		c.macs = sat(b, nq, sq, total, hd+hv)
 		c.flops = satAdd(2*c.macs, sat(5, b, nq, sq, total))
 		return nil
-	}}
+	})
 }
 
 // msMultiHeadAttentionRule is com.microsoft MultiHeadAttention with
 // separate rank-3 query, key and value: output [B, S, v_hidden].
 func msMultiHeadAttentionRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		q, k, v := c.shape(0), c.shape(1), c.shape(2)
 		n := c.attrs().Int("num_heads", 0)
 		if len(q) != 3 || len(k) != 3 || len(v) != 3 {
@@ -97,17 +91,14 @@ func msMultiHeadAttentionRule() rule {
 		c.macs = sat(q[0], q[1], total, q[2]+v[2])
 		c.flops = satAdd(2*c.macs, sat(5, q[0], n, q[1], total))
 		return nil
-	}}
+	})
 }
 
 // msAttentionRule is com.microsoft Attention: input [B, S, in], weights
 // [in, q+k+v hidden], bias, mask_index, past [2, B, N, P, H] → output
 // [B, S, v_hidden], present [2, B, N, P+S, H].
 func msAttentionRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		x, w := c.shape(0), c.shape(1)
 		if len(x) != 3 || len(w) != 2 || w[0] != x[2] {
 			return fmt.Errorf("input %s and weights %s do not match", x, w)
@@ -136,17 +127,13 @@ func msAttentionRule() rule {
 		c.macs = satAdd(sat(b, s, x[2], w[1]), sat(b, s, total, sizes[0]+sizes[2]))
 		c.flops = satAdd(2*c.macs, sat(5, b, n, s, total))
 		return nil
-	}}
+	})
 }
 
 // rmsNormRule is RMSNormalization (opset 23) and the SimplifiedLayerNormalization
 // family ONNX Runtime writes: output as input 0.
 func rmsNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, x graph.Shape) error {
 		a, err := normAxis(c.attrs().Int("axis", -1), len(x))
 		if err != nil {
 			return err
@@ -164,7 +151,7 @@ func rmsNormRule() rule {
 		c.set(1, graph.Float32, stat)
 		c.flops = sat(4, prod(x))
 		return nil
-	}}
+	})
 }
 
 // skipSimplifiedLayerNormRule: input, skip, gamma[, bias] → output, mean,

@@ -3,6 +3,8 @@ package infer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/inlay-dev/inlay/graph"
 )
 
 // Rules for com.microsoft contrib operators that ONNX Runtime's
@@ -10,10 +12,7 @@ import (
 
 // fusedMatMulRule: MatMul with transA/transB on the last two axes.
 func fusedMatMulRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		if c.attrs().Int("transBatchA", 0) != 0 || c.attrs().Int("transBatchB", 0) != 0 {
 			return errors.New("transBatchA and transBatchB are not supported")
 		}
@@ -32,17 +31,13 @@ func fusedMatMulRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = 2 * c.macs
 		return nil
-	}}
+	})
 }
 
 // matMulNBitsRule: A [..., K] times a block-quantised B of N×K given by
 // the K and N attributes.
 func matMulNBitsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		a, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, a graph.Shape) error {
 		if err := c.need(3); err != nil {
 			return err
 		}
@@ -59,5 +54,5 @@ func matMulNBitsRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = 2 * c.macs
 		return nil
-	}}
+	})
 }

@@ -80,6 +80,35 @@ func (c *ctx) needRank(i, min int) (graph.Shape, error) {
 	return s, nil
 }
 
+// rankRule is a rule that needs input 0 of rank min or more and infers
+// the rest with f, given that input's shape.
+func rankRule(min int, f func(c *ctx, x graph.Shape) error) rule {
+	return rule{infer: func(c *ctx) error {
+		x, err := c.needRank(0, min)
+		if err != nil {
+			return err
+		}
+		return f(c, x)
+	}}
+}
+
+// needRule is a rule that needs n inputs and infers the rest with f.
+func needRule(n int, f func(c *ctx) error) rule {
+	return rule{infer: func(c *ctx) error {
+		if err := c.need(n); err != nil {
+			return err
+		}
+		return f(c)
+	}}
+}
+
+// folding is the rule with eval, which computes its outputs from
+// constant inputs.
+func (r rule) folding(eval func(c *ctx, in []*value) ([]*value, error)) rule {
+	r.eval = eval
+	return r
+}
+
 // set records output i's dtype and shape; outputs beyond the node's are ignored.
 func (c *ctx) set(i int, dt graph.DType, s graph.Shape) {
 	if i < 0 || i >= len(c.outs) {

@@ -30,32 +30,16 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func unaryOps() map[string]unarySpec {
 	relu := func(x float64) float64 { return math.Max(x, 0) }
 	return map[string]unarySpec{
-		"Abs":   {1, fixed(math.Abs), fixedI(func(x int64) int64 { return max(x, -x) }), 0},
-		"Neg":   {1, fixed(func(x float64) float64 { return -x }), fixedI(func(x int64) int64 { return -x }), 0},
-		"Relu":  {1, fixed(relu), fixedI(func(x int64) int64 { return max(x, 0) }), 0},
-		"Sqrt":  {1, fixed(math.Sqrt), nil, 0},
-		"Exp":   {1, fixed(math.Exp), nil, 0},
-		"Log":   {1, fixed(math.Log), nil, 0},
-		"Ceil":  {1, fixed(math.Ceil), nil, 0},
-		"Floor": {1, fixed(math.Floor), nil, 0},
-		"Round": {1, fixed(math.RoundToEven), nil, 0},
-		"Sign": {1, fixed(func(x float64) float64 {
-			switch {
-			case x > 0:
-				return 1
-			case x < 0:
-				return -1
-			}
-			return 0
-		}), fixedI(func(x int64) int64 {
-			switch {
-			case x > 0:
-				return 1
-			case x < 0:
-				return -1
-			}
-			return 0
-		}), 0},
+		"Abs":        {1, fixed(math.Abs), fixedI(func(x int64) int64 { return max(x, -x) }), 0},
+		"Neg":        {1, fixed(func(x float64) float64 { return -x }), fixedI(func(x int64) int64 { return -x }), 0},
+		"Relu":       {1, fixed(relu), fixedI(func(x int64) int64 { return max(x, 0) }), 0},
+		"Sqrt":       {1, fixed(math.Sqrt), nil, 0},
+		"Exp":        {1, fixed(math.Exp), nil, 0},
+		"Log":        {1, fixed(math.Log), nil, 0},
+		"Ceil":       {1, fixed(math.Ceil), nil, 0},
+		"Floor":      {1, fixed(math.Floor), nil, 0},
+		"Round":      {1, fixed(math.RoundToEven), nil, 0},
+		"Sign":       {1, fixed(sign[float64]), fixedI(sign[int64]), 0},
 		"Reciprocal": {1, fixed(func(x float64) float64 { return 1 / x }), nil, 0},
 		"Sigmoid":    {4, fixed(sigmoid), nil, 0},
 		"Tanh":       {4, fixed(math.Tanh), nil, 0},
@@ -167,55 +151,49 @@ func unaryOps() map[string]unarySpec {
 
 // unaryRule builds the rule of an element-wise unary operator.
 func unaryRule(s unarySpec) rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(1); err != nil {
-				return err
+	return needRule(1, func(c *ctx) error {
+		dt := c.dt(0)
+		if s.out != graph.Undefined {
+			dt = s.out
+		}
+		c.set(0, dt, c.shape(0))
+		c.flops = sat(s.flops, c.outElems(0))
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		v := in[0]
+		out := &value{dt: v.dt, shape: v.shape.Clone()}
+		if s.out != graph.Undefined {
+			out.dt = s.out
+		}
+		switch {
+		case v.isFloat() && s.f != nil:
+			f := s.f(c.attrs())
+			vals := make([]float64, len(v.f))
+			for k, x := range v.f {
+				vals[k] = f(x)
 			}
-			dt := c.dt(0)
-			if s.out != graph.Undefined {
-				dt = s.out
-			}
-			c.set(0, dt, c.shape(0))
-			c.flops = sat(s.flops, c.outElems(0))
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			v := in[0]
-			out := &value{dt: v.dt, shape: v.shape.Clone()}
-			if s.out != graph.Undefined {
-				out.dt = s.out
-			}
-			switch {
-			case v.isFloat() && s.f != nil:
-				f := s.f(c.attrs())
-				vals := make([]float64, len(v.f))
-				for k, x := range v.f {
-					vals[k] = f(x)
+			if out.dt.IsFloat() {
+				for k := range vals {
+					vals[k] = roundFloat(out.dt, vals[k])
 				}
-				if out.dt.IsFloat() {
-					for k := range vals {
-						vals[k] = roundFloat(out.dt, vals[k])
-					}
-					out.f = vals
-				} else {
-					out.i = make([]int64, len(vals))
-					for k, x := range vals {
-						out.i[k] = truncInt(x)
-					}
+				out.f = vals
+			} else {
+				out.i = make([]int64, len(vals))
+				for k, x := range vals {
+					out.i[k] = truncInt(x)
 				}
-			case !v.isFloat() && s.i != nil:
-				f := s.i(c.attrs())
-				out.i = make([]int64, len(v.i))
-				for k, x := range v.i {
-					out.i[k] = wrapInt(out.dt, f(x))
-				}
-			default:
-				return nil, nil
 			}
-			return []*value{out}, nil
-		},
-	}
+		case !v.isFloat() && s.i != nil:
+			f := s.i(c.attrs())
+			out.i = make([]int64, len(v.i))
+			for k, x := range v.i {
+				out.i[k] = wrapInt(out.dt, f(x))
+			}
+		default:
+			return nil, nil
+		}
+		return []*value{out}, nil
+	})
 }
 
 // binarySpec describes an element-wise binary operator.
@@ -340,285 +318,260 @@ func binaryOps() map[string]binarySpec {
 
 // binaryRule builds the rule of a broadcasting binary operator.
 func binaryRule(op string, s binarySpec) rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(2); err != nil {
-				return err
-			}
-			out, err := broadcast(c.shape(0), c.shape(1))
-			if err != nil {
-				return err
-			}
-			if op != "Pow" && op != "BitShift" && op != "PRelu" && c.dt(0) != c.dt(1) {
-				return fmt.Errorf("input types differ: %s and %s", c.dt(0), c.dt(1))
-			}
-			dt := c.dt(0)
-			if s.cmp {
-				dt = graph.Bool
-			}
-			c.set(0, dt, out)
-			c.flops = sat(s.flops, c.outElems(0))
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			a, b := in[0], in[1]
-			shape := c.outs[0].shape
-			ia, ib := broadcastIndex(a.shape, shape), broadcastIndex(b.shape, shape)
-			out := newValue(c.outs[0].dtype, shape)
-			if a.isFloat() || b.isFloat() {
-				if s.f == nil {
-					return nil, nil
-				}
-				f := s.f(c.attrs())
-				af, bf := a.floats(), b.floats()
-				for k := range ia {
-					r := f(af[ia[k]], bf[ib[k]])
-					if out.isFloat() {
-						out.f[k] = roundFloat(out.dt, r)
-					} else {
-						out.i[k] = wrapInt(out.dt, truncInt(r))
-					}
-				}
-				return []*value{out}, nil
-			}
-			if s.i == nil {
+	return needRule(2, func(c *ctx) error {
+		out, err := broadcast(c.shape(0), c.shape(1))
+		if err != nil {
+			return err
+		}
+		if op != "Pow" && op != "BitShift" && op != "PRelu" && c.dt(0) != c.dt(1) {
+			return fmt.Errorf("input types differ: %s and %s", c.dt(0), c.dt(1))
+		}
+		dt := c.dt(0)
+		if s.cmp {
+			dt = graph.Bool
+		}
+		c.set(0, dt, out)
+		c.flops = sat(s.flops, c.outElems(0))
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		a, b := in[0], in[1]
+		shape := c.outs[0].shape
+		ia, ib := broadcastIndex(a.shape, shape), broadcastIndex(b.shape, shape)
+		out := newValue(c.outs[0].dtype, shape)
+		if a.isFloat() || b.isFloat() {
+			if s.f == nil {
 				return nil, nil
 			}
-			f := s.i(c.attrs())
+			f := s.f(c.attrs())
+			af, bf := a.floats(), b.floats()
 			for k := range ia {
-				r, ok := f(a.i[ia[k]], b.i[ib[k]])
-				if !ok {
-					return nil, nil
+				r := f(af[ia[k]], bf[ib[k]])
+				if out.isFloat() {
+					out.f[k] = roundFloat(out.dt, r)
+				} else {
+					out.i[k] = wrapInt(out.dt, truncInt(r))
 				}
-				out.i[k] = wrapInt(out.dt, r)
 			}
 			return []*value{out}, nil
-		},
-	}
+		}
+		if s.i == nil {
+			return nil, nil
+		}
+		f := s.i(c.attrs())
+		for k := range ia {
+			r, ok := f(a.i[ia[k]], b.i[ib[k]])
+			if !ok {
+				return nil, nil
+			}
+			out.i[k] = wrapInt(out.dt, r)
+		}
+		return []*value{out}, nil
+	})
 }
 
 // variadicRule is Max, Min, Sum and Mean over any number of inputs.
 func variadicRule(op string) rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(1); err != nil {
-				return err
+	return needRule(1, func(c *ctx) error {
+		var shapes []graph.Shape
+		for i := 0; i < c.nin(); i++ {
+			if !c.has(i) {
+				continue
 			}
-			var shapes []graph.Shape
-			for i := 0; i < c.nin(); i++ {
-				if !c.has(i) {
-					continue
-				}
-				if c.dt(i) != c.dt(0) {
-					return fmt.Errorf("input types differ: %s and %s", c.dt(0), c.dt(i))
-				}
-				shapes = append(shapes, c.shape(i))
+			if c.dt(i) != c.dt(0) {
+				return fmt.Errorf("input types differ: %s and %s", c.dt(0), c.dt(i))
 			}
-			out, err := broadcast(shapes...)
-			if err != nil {
-				return err
+			shapes = append(shapes, c.shape(i))
+		}
+		out, err := broadcast(shapes...)
+		if err != nil {
+			return err
+		}
+		c.set(0, c.dt(0), out)
+		c.flops = sat(int64(len(shapes)), c.outElems(0))
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		shape := c.outs[0].shape
+		out := newValue(c.outs[0].dtype, shape)
+		first := true
+		cnt := 0
+		for _, v := range in {
+			if v == nil {
+				continue
 			}
-			c.set(0, c.dt(0), out)
-			c.flops = sat(int64(len(shapes)), c.outElems(0))
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			shape := c.outs[0].shape
-			out := newValue(c.outs[0].dtype, shape)
-			first := true
-			cnt := 0
-			for _, v := range in {
-				if v == nil {
-					continue
-				}
-				cnt++
-				idx := broadcastIndex(v.shape, shape)
-				vf, vi := v.f, v.i
-				for k, j := range idx {
-					if out.isFloat() {
-						x := vf[j]
-						switch {
-						case first:
-							out.f[k] = x
-						case op == "Max":
-							out.f[k] = math.Max(out.f[k], x)
-						case op == "Min":
-							out.f[k] = math.Min(out.f[k], x)
-						default:
-							out.f[k] += x
-						}
-					} else {
-						x := vi[j]
-						switch {
-						case first:
-							out.i[k] = x
-						case op == "Max":
-							out.i[k] = max(out.i[k], x)
-						case op == "Min":
-							out.i[k] = min(out.i[k], x)
-						default:
-							out.i[k] += x
-						}
+			cnt++
+			idx := broadcastIndex(v.shape, shape)
+			vf, vi := v.f, v.i
+			for k, j := range idx {
+				if out.isFloat() {
+					x := vf[j]
+					switch {
+					case first:
+						out.f[k] = x
+					case op == "Max":
+						out.f[k] = math.Max(out.f[k], x)
+					case op == "Min":
+						out.f[k] = math.Min(out.f[k], x)
+					default:
+						out.f[k] += x
+					}
+				} else {
+					x := vi[j]
+					switch {
+					case first:
+						out.i[k] = x
+					case op == "Max":
+						out.i[k] = max(out.i[k], x)
+					case op == "Min":
+						out.i[k] = min(out.i[k], x)
+					default:
+						out.i[k] += x
 					}
 				}
-				first = false
 			}
-			if op == "Mean" {
-				if !out.isFloat() {
-					return nil, nil
-				}
-				for k := range out.f {
-					out.f[k] /= float64(cnt)
-				}
+			first = false
+		}
+		if op == "Mean" {
+			if !out.isFloat() {
+				return nil, nil
 			}
-			if out.isFloat() {
-				for k := range out.f {
-					out.f[k] = roundFloat(out.dt, out.f[k])
-				}
-			} else {
-				for k := range out.i {
-					out.i[k] = wrapInt(out.dt, out.i[k])
-				}
+			for k := range out.f {
+				out.f[k] /= float64(cnt)
 			}
-			return []*value{out}, nil
-		},
-	}
+		}
+		if out.isFloat() {
+			for k := range out.f {
+				out.f[k] = roundFloat(out.dt, out.f[k])
+			}
+		} else {
+			for k := range out.i {
+				out.i[k] = wrapInt(out.dt, out.i[k])
+			}
+		}
+		return []*value{out}, nil
+	})
 }
 
 func whereRule() rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(3); err != nil {
-				return err
+	return needRule(3, func(c *ctx) error {
+		out, err := broadcast(c.shape(0), c.shape(1), c.shape(2))
+		if err != nil {
+			return err
+		}
+		if c.dt(1) != c.dt(2) {
+			return fmt.Errorf("X and Y types differ: %s and %s", c.dt(1), c.dt(2))
+		}
+		c.set(0, c.dt(1), out)
+		c.flops = c.outElems(0)
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		shape := c.outs[0].shape
+		ic, ix, iy := broadcastIndex(in[0].shape, shape), broadcastIndex(in[1].shape, shape), broadcastIndex(in[2].shape, shape)
+		cond := in[0].ints()
+		out := newValue(c.outs[0].dtype, shape)
+		for k := range ic {
+			src := in[2]
+			j := iy[k]
+			if cond[ic[k]] != 0 {
+				src, j = in[1], ix[k]
 			}
-			out, err := broadcast(c.shape(0), c.shape(1), c.shape(2))
-			if err != nil {
-				return err
+			if out.isFloat() {
+				out.f[k] = src.f[j]
+			} else {
+				out.i[k] = src.i[j]
 			}
-			if c.dt(1) != c.dt(2) {
-				return fmt.Errorf("X and Y types differ: %s and %s", c.dt(1), c.dt(2))
-			}
-			c.set(0, c.dt(1), out)
-			c.flops = c.outElems(0)
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			shape := c.outs[0].shape
-			ic, ix, iy := broadcastIndex(in[0].shape, shape), broadcastIndex(in[1].shape, shape), broadcastIndex(in[2].shape, shape)
-			cond := in[0].ints()
-			out := newValue(c.outs[0].dtype, shape)
-			for k := range ic {
-				src := in[2]
-				j := iy[k]
-				if cond[ic[k]] != 0 {
-					src, j = in[1], ix[k]
-				}
-				if out.isFloat() {
-					out.f[k] = src.f[j]
-				} else {
-					out.i[k] = src.i[j]
-				}
-			}
-			return []*value{out}, nil
-		},
-	}
+		}
+		return []*value{out}, nil
+	})
 }
 
 func clipRule() rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(1); err != nil {
-				return err
+	return needRule(1, func(c *ctx) error {
+		for i := 1; i < 3; i++ {
+			if c.has(i) && len(c.shape(i)) != 0 && prod(c.shape(i)) != 1 {
+				return fmt.Errorf("input %d must be a scalar, has shape %s", i, c.shape(i))
 			}
-			for i := 1; i < 3; i++ {
-				if c.has(i) && len(c.shape(i)) != 0 && prod(c.shape(i)) != 1 {
-					return fmt.Errorf("input %d must be a scalar, has shape %s", i, c.shape(i))
+		}
+		c.set(0, c.dt(0), c.shape(0))
+		c.flops = sat(2, c.outElems(0))
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		v := in[0]
+		lo, hi := math.Inf(-1), math.Inf(1)
+		if c.opset < 11 {
+			lo = float64(c.attrs().Float("min", float32(math.Inf(-1))))
+			hi = float64(c.attrs().Float("max", float32(math.Inf(1))))
+		}
+		if len(in) > 1 && in[1] != nil && in[1].len() > 0 {
+			lo = in[1].floats()[0]
+		}
+		if len(in) > 2 && in[2] != nil && in[2].len() > 0 {
+			hi = in[2].floats()[0]
+		}
+		out := &value{dt: v.dt, shape: v.shape.Clone()}
+		if v.isFloat() {
+			out.f = make([]float64, len(v.f))
+			for k, x := range v.f {
+				out.f[k] = math.Min(math.Max(x, lo), hi)
+			}
+		} else {
+			out.i = make([]int64, len(v.i))
+			for k, x := range v.i {
+				y := float64(x)
+				if y < lo {
+					x = int64(lo)
 				}
-			}
-			c.set(0, c.dt(0), c.shape(0))
-			c.flops = sat(2, c.outElems(0))
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			v := in[0]
-			lo, hi := math.Inf(-1), math.Inf(1)
-			if c.opset < 11 {
-				lo = float64(c.attrs().Float("min", float32(math.Inf(-1))))
-				hi = float64(c.attrs().Float("max", float32(math.Inf(1))))
-			}
-			if len(in) > 1 && in[1] != nil && in[1].len() > 0 {
-				lo = in[1].floats()[0]
-			}
-			if len(in) > 2 && in[2] != nil && in[2].len() > 0 {
-				hi = in[2].floats()[0]
-			}
-			out := &value{dt: v.dt, shape: v.shape.Clone()}
-			if v.isFloat() {
-				out.f = make([]float64, len(v.f))
-				for k, x := range v.f {
-					out.f[k] = math.Min(math.Max(x, lo), hi)
+				if y > hi {
+					x = int64(hi)
 				}
-			} else {
-				out.i = make([]int64, len(v.i))
-				for k, x := range v.i {
-					y := float64(x)
-					if y < lo {
-						x = int64(lo)
-					}
-					if y > hi {
-						x = int64(hi)
-					}
-					out.i[k] = x
-				}
+				out.i[k] = x
 			}
-			return []*value{out}, nil
-		},
-	}
+		}
+		return []*value{out}, nil
+	})
 }
 
 func castRule() rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(1); err != nil {
+	return needRule(1, func(c *ctx) error {
+		to := graph.DType(c.attrs().Int("to", 0))
+		if c.n.Op == "CastLike" {
+			if err := c.need(2); err != nil {
 				return err
 			}
-			to := graph.DType(c.attrs().Int("to", 0))
-			if c.n.Op == "CastLike" {
-				if err := c.need(2); err != nil {
-					return err
-				}
-				to = c.dt(1)
-			}
-			if to == graph.Undefined || to.String() == fmt.Sprintf("dtype(%d)", int32(to)) {
-				return fmt.Errorf("bad target type %d", int32(to))
-			}
-			c.set(0, to, c.shape(0))
-			c.flops = c.outElems(0)
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			return []*value{in[0].convert(c.outs[0].dtype)}, nil
-		},
-	}
+			to = c.dt(1)
+		}
+		if to == graph.Undefined || to.String() == fmt.Sprintf("dtype(%d)", int32(to)) {
+			return fmt.Errorf("bad target type %d", int32(to))
+		}
+		c.set(0, to, c.shape(0))
+		c.flops = c.outElems(0)
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		return []*value{in[0].convert(c.outs[0].dtype)}, nil
+	})
 }
 
 // dropoutRule: Dropout is the identity at inference; the optional mask is all true.
 func dropoutRule() rule {
-	return rule{
-		infer: func(c *ctx) error {
-			if err := c.need(1); err != nil {
-				return err
-			}
-			c.set(0, c.dt(0), c.shape(0))
-			c.set(1, graph.Bool, c.shape(0))
-			return nil
-		},
-		eval: func(c *ctx, in []*value) ([]*value, error) {
-			mask := newValue(graph.Bool, in[0].shape)
-			for k := range mask.i {
-				mask.i[k] = 1
-			}
-			return []*value{in[0], mask}, nil
-		},
+	return needRule(1, func(c *ctx) error {
+		c.set(0, c.dt(0), c.shape(0))
+		c.set(1, graph.Bool, c.shape(0))
+		return nil
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
+		mask := newValue(graph.Bool, in[0].shape)
+		for k := range mask.i {
+			mask.i[k] = 1
+		}
+		return []*value{in[0], mask}, nil
+	})
+}
+
+// sign is 1, -1 or 0 (for 0 and NaN).
+func sign[T int64 | float64](x T) T {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
 	}
+	return 0
 }

@@ -2,7 +2,6 @@ package infer
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -10,19 +9,34 @@ import (
 // Evaluators for operators that exporters sometimes use on small constant
 // tensors (index arithmetic, masks, padding tables).
 
+// axisIndex is index x of an axis of size n, counted from the end when
+// negative; ok is false when it is out of range.
+func axisIndex(x, n int64) (int64, bool) {
+	if x < 0 {
+		x += n
+	}
+	return x, x >= 0 && x < n
+}
+
+// nextCoord moves c to the next coordinate of shape s in row-major order
+// (from the last, back to all zeros).
+func nextCoord(c []int64, s graph.Shape) {
+	for d := len(s) - 1; d >= 0; d-- {
+		c[d]++
+		if c[d] < s[d] {
+			break
+		}
+		c[d] = 0
+	}
+}
+
 // coords iterates the coordinates of a shape in row-major order.
 func coords(s graph.Shape, f func(k int, c []int64)) {
 	n := prod(s)
 	c := make([]int64, len(s))
 	for k := int64(0); k < n; k++ {
 		f(int(k), c)
-		for d := len(s) - 1; d >= 0; d-- {
-			c[d]++
-			if c[d] < s[d] {
-				break
-			}
-			c[d] = 0
-		}
+		nextCoord(c, s)
 	}
 }
 
@@ -85,11 +99,8 @@ func gatherElementsEval(c *ctx, in []*value) ([]*value, error) {
 	idx := make([]int, len(iv))
 	var bad error
 	coords(ind.shape, func(k int, co []int64) {
-		x := iv[k]
-		if x < 0 {
-			x += v.shape[a]
-		}
-		if x < 0 || x >= v.shape[a] {
+		x, ok := axisIndex(iv[k], v.shape[a])
+		if !ok {
 			bad = fmt.Errorf("index %d is out of range for axis %d of size %d", iv[k], a, v.shape[a])
 			return
 		}
@@ -140,11 +151,8 @@ func scatterNDEval(c *ctx, in []*value) ([]*value, error) {
 	for p := int64(0); p < nidx; p++ {
 		off := int64(0)
 		for d := 0; d < k; d++ {
-			x := iv[int(p)*k+d]
-			if x < 0 {
-				x += data.shape[d]
-			}
-			if x < 0 || x >= data.shape[d] {
+			x, ok := axisIndex(iv[int(p)*k+d], data.shape[d])
+			if !ok {
 				return nil, fmt.Errorf("index %d is out of range for axis %d of size %d", iv[int(p)*k+d], d, data.shape[d])
 			}
 			off += x * st[d]
@@ -158,32 +166,25 @@ func scatterNDEval(c *ctx, in []*value) ([]*value, error) {
 
 func scatterOne(res *value, at int, upd *value, from int, red string) {
 	if res.isFloat() {
-		x, y := res.f[at], upd.f[from]
-		switch red {
-		case "add":
-			y += x
-		case "mul":
-			y *= x
-		case "max":
-			y = math.Max(x, y)
-		case "min":
-			y = math.Min(x, y)
-		}
-		res.f[at] = roundFloat(res.dt, y)
+		res.f[at] = roundFloat(res.dt, reduceOne(red, res.f[at], upd.f[from]))
 		return
 	}
-	x, y := res.i[at], upd.i[from]
+	res.i[at] = wrapInt(res.dt, reduceOne(red, res.i[at], upd.i[from]))
+}
+
+// reduceOne is update y of x under a scatter reduction (none: y).
+func reduceOne[T int64 | float64](red string, x, y T) T {
 	switch red {
 	case "add":
-		y += x
+		return y + x
 	case "mul":
-		y *= x
+		return y * x
 	case "max":
-		y = max(x, y)
+		return max(x, y)
 	case "min":
-		y = min(x, y)
+		return min(x, y)
 	}
-	res.i[at] = wrapInt(res.dt, y)
+	return y
 }
 
 // scatterElementsEval folds ScatterElements (and the old Scatter).
@@ -208,11 +209,8 @@ func scatterElementsEval(c *ctx, in []*value) ([]*value, error) {
 		if bad != nil {
 			return
 		}
-		x := iv[k]
-		if x < 0 {
-			x += data.shape[a]
-		}
-		if x < 0 || x >= data.shape[a] {
+		x, ok := axisIndex(iv[k], data.shape[a])
+		if !ok {
 			bad = fmt.Errorf("index %d is out of range for axis %d of size %d", iv[k], a, data.shape[a])
 			return
 		}

@@ -100,11 +100,7 @@ func (w window) outSize(i int, in int64) (int64, error) {
 }
 
 func convRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		wt, err := c.needRank(1, 3)
 		if err != nil {
 			return err
@@ -161,15 +157,11 @@ func convRule() rule {
 			c.flops = satAdd(c.flops, prod(out))
 		}
 		return nil
-	}}
+	})
 }
 
 func convTransposeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		wt, err := c.needRank(1, 3)
 		if err != nil {
 			return err
@@ -233,7 +225,7 @@ func convTransposeRule() rule {
 		c.macs = sat(prod(x), wt[1], prod(wt[2:]))
 		c.flops = 2 * c.macs
 		return nil
-	}}
+	})
 }
 
 // pooledShape is a windowed pooling operator's output shape for input x
@@ -283,11 +275,7 @@ func globalPooled(x graph.Shape, channelsLast bool) graph.Shape {
 }
 
 func poolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		out, w, err := c.pooledShape(x, false)
 		if err != nil {
 			return err
@@ -296,27 +284,19 @@ func poolRule() rule {
 		c.set(1, graph.Int64, out) // MaxPool's Indices
 		c.flops = sat(prod(out), prod(w.kernel))
 		return nil
-	}}
+	})
 }
 
 func globalPoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, x graph.Shape) error {
 		c.set(0, c.dt(0), globalPooled(x, false))
 		c.flops = prod(x)
 		return nil
-	}}
+	})
 }
 
 func maxRoiPoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		rois, err := c.needRank(1, 2)
 		if err != nil {
 			return err
@@ -329,15 +309,11 @@ func maxRoiPoolRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = prod(out)
 		return nil
-	}}
+	})
 }
 
 func maxUnpoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if c.has(2) {
 			s, err := c.ints(2)
 			if err != nil {
@@ -360,17 +336,13 @@ func maxUnpoolRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 // normRule is BatchNormalization, InstanceNormalization and the like:
 // output as input 0, parameters per channel (axis 1).
 func normRule(flopsPerElem int64) rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, x graph.Shape) error {
 		ch := int64(1)
 		if len(x) > 1 {
 			ch = x[1]
@@ -389,15 +361,11 @@ func normRule(flopsPerElem int64) rule {
 		}
 		c.flops = sat(flopsPerElem, prod(x))
 		return nil
-	}}
+	})
 }
 
 func layerNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, x graph.Shape) error {
 		a, err := normAxis(c.attrs().Int("axis", -1), len(x))
 		if err != nil {
 			return err
@@ -423,17 +391,13 @@ func layerNormRule() rule {
 		c.set(2, sdt, stat)
 		c.flops = sat(8, prod(x))
 		return nil
-	}}
+	})
 }
 
 // skipLayerNormRule is com.microsoft SkipLayerNormalization: input, skip,
 // gamma, beta, bias; outputs output, mean, inv_std_var, input_skip_bias_sum.
 func skipLayerNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, x graph.Shape) error {
 		if err := c.need(2); err != nil {
 			return err
 		}
@@ -448,7 +412,7 @@ func skipLayerNormRule() rule {
 		c.set(3, c.dt(0), x)
 		c.flops = sat(10, prod(x))
 		return nil
-	}}
+	})
 }
 
 // matmulShape is numpy matmul's shape rule; it returns the output and K.
@@ -582,11 +546,7 @@ func (c *ctx) gemmDims(a, b graph.Shape) (m, n, k int64, err error) {
 }
 
 func gemmRule() rule {
-	return rule{infer: func(c *ctx) error {
-		a, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, a graph.Shape) error {
 		b, err := c.needRank(1, 2)
 		if err != nil {
 			return err
@@ -611,7 +571,7 @@ func gemmRule() rule {
 			c.flops = satAdd(c.flops, prod(out))
 		}
 		return nil
-	}}
+	})
 }
 
 // broadcastTo checks that s broadcasts unidirectionally to target.
@@ -624,10 +584,7 @@ func broadcastTo(s, target graph.Shape) (graph.Shape, error) {
 }
 
 func softmaxRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		def := int64(-1)
 		if c.opset < 13 {
@@ -641,7 +598,7 @@ func softmaxRule() rule {
 		c.set(0, c.dt(0), s)
 		c.flops = sat(5, prod(s))
 		return nil
-	}}
+	})
 }
 
 // reduceAxes reads a reduction's axes: attribute before opset since,
@@ -676,10 +633,7 @@ func (c *ctx) reduceAxes(since int64) (axes []int, noop bool, err error) {
 }
 
 func reduceRule(since int64, flopsPerElem int64) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, noop, err := c.reduceAxes(since)
 		if err != nil {
@@ -693,13 +647,13 @@ func reduceRule(since int64, flopsPerElem int64) rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(flopsPerElem, prod(s))
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		axes, noop, err := c.reduceAxes(since)
 		if err != nil || noop {
 			return []*value{in[0]}, err
 		}
 		return evalReduce(c.n.Op, in[0], axes, c.outs[0].shape)
-	}}
+	})
 }
 
 func reducedShape(s graph.Shape, axes []int, keep bool) graph.Shape {
@@ -768,13 +722,7 @@ func evalReduce(op string, v *value, axes []int, out graph.Shape) ([]*value, err
 			acc[j] += x
 		}
 		cnt[j]++
-		for d := len(coord) - 1; d >= 0; d-- {
-			coord[d]++
-			if coord[d] < v.shape[d] {
-				break
-			}
-			coord[d] = 0
-		}
+		nextCoord(coord, v.shape)
 	}
 	res := newValue(v.dt, out)
 	for j := range acc {
@@ -803,10 +751,7 @@ func evalReduce(op string, v *value, axes []int, out graph.Shape) ([]*value, err
 }
 
 func argRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		a, err := normAxis(c.attrs().Int("axis", 0), len(s))
 		if err != nil {
@@ -815,16 +760,13 @@ func argRule() rule {
 		c.set(0, graph.Int64, reducedShape(s, []int{a}, c.attrs().Int("keepdims", 1) != 0))
 		c.flops = prod(s)
 		return nil
-	}}
+	})
 }
 
 func topKRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, s graph.Shape) error {
 		var k int64
+		var err error
 		if c.opset < 10 {
 			k = c.attrs().Int("k", -1)
 		} else {
@@ -845,39 +787,28 @@ func topKRule() rule {
 		c.set(1, graph.Int64, out)
 		c.flops = sat(prod(s), int64(math.Ceil(math.Log2(float64(max(k, 2))))))
 		return nil
-	}}
+	})
 }
 
 func cumSumRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		c.set(0, c.dt(0), c.shape(0))
 		c.flops = prod(c.shape(0))
 		return nil
-	}}
+	})
 }
 
 func triluRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, s graph.Shape) error {
 		c.set(0, c.dt(0), s)
 		return nil
-	}}
+	})
 }
 
 // rnnRule is LSTM, GRU and RNN: X [seq, batch, input] (layout 1: [batch,
 // seq, input]), W [dirs, gates·hidden, input].
 func rnnRule(gates int64) rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		w, err := c.needRank(1, 3)
 		if err != nil {
 			return err
@@ -923,7 +854,7 @@ func rnnRule(gates int64) rule {
 		// gate activations and state updates: about four operations per gate element
 		c.flops = satAdd(2*c.macs, sat(4, dirs, seq, batch, gates*hidden))
 		return nil
-	}}
+	})
 }
 
 func einsumRule() rule {
@@ -1069,11 +1000,7 @@ func einsumShape(eq string, shapes []graph.Shape) (graph.Shape, int64, error) {
 }
 
 func dftRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, x graph.Shape) error {
 		r := len(x)
 		if x[r-1] != 1 && x[r-1] != 2 {
 			return fmt.Errorf("last dimension of %s must be 1 (real) or 2 (complex)", x)
@@ -1082,6 +1009,7 @@ func dftRule() rule {
 		if c.opset >= 20 {
 			axis = -2
 			if c.has(2) {
+				var err error
 				if axis, err = c.scalarInt(2); err != nil {
 					return err
 				}
@@ -1111,15 +1039,11 @@ func dftRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(5, prod(out), int64(math.Ceil(math.Log2(float64(max(n, 2))))))
 		return nil
-	}}
+	})
 }
 
 func stftRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if err := c.need(2); err != nil {
 			return err
 		}
@@ -1149,15 +1073,11 @@ func stftRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(5, prod(out), int64(math.Ceil(math.Log2(float64(max(frame, 2))))))
 		return nil
-	}}
+	})
 }
 
 func gridSampleRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		g, err := c.needRank(1, 3)
 		if err != nil {
 			return err
@@ -1169,15 +1089,11 @@ func gridSampleRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(8, prod(out))
 		return nil
-	}}
+	})
 }
 
 func roiAlignRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 4)
-		if err != nil {
-			return err
-		}
+	return rankRule(4, func(c *ctx, x graph.Shape) error {
 		rois, err := c.needRank(1, 2)
 		if err != nil {
 			return err
@@ -1197,17 +1113,13 @@ func roiAlignRule() rule {
 		}
 		c.flops = sat(8, prod(out), sr*sr)
 		return nil
-	}}
+	})
 }
 
 // nmsRule gives NonMaxSuppression's documented upper bound:
 // batch · classes · min(max_output_boxes_per_class, boxes) selections.
 func nmsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		b, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, b graph.Shape) error {
 		s, err := c.needRank(1, 3)
 		if err != nil {
 			return err
@@ -1225,14 +1137,11 @@ func nmsRule() rule {
 		c.set(0, graph.Int64, graph.Shape{sat(s[0], s[1], maxOut), 3})
 		c.flops = sat(s[0], s[1], b[1], max(maxOut, 1), 4)
 		return nil
-	}}
+	})
 }
 
 func lpNormRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		if len(s) > 0 {
 			if _, err := normAxis(c.attrs().Int("axis", -1), len(s)); err != nil {
@@ -1242,7 +1151,7 @@ func lpNormRule() rule {
 		c.set(0, c.dt(0), s)
 		c.flops = sat(3, prod(s))
 		return nil
-	}}
+	})
 }
 
 func windowFuncRule() rule {
@@ -1260,10 +1169,7 @@ func windowFuncRule() rule {
 }
 
 func melWeightRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(5); err != nil {
-			return err
-		}
+	return needRule(5, func(c *ctx) error {
 		bins, err := c.scalarInt(0)
 		if err != nil {
 			return err
@@ -1277,14 +1183,11 @@ func melWeightRule() rule {
 		}
 		c.set(0, graph.DType(c.attrs().Int("output_datatype", int64(graph.Float32))), graph.Shape{dft/2 + 1, bins})
 		return nil
-	}}
+	})
 }
 
 func affineGridRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		sz, err := c.ints(1)
 		if err != nil {
 			return err
@@ -1298,7 +1201,7 @@ func affineGridRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(int64(len(sz)-2)*2, prod(out))
 		return nil
-	}}
+	})
 }
 
 func randomRule(like bool) rule {
@@ -1324,47 +1227,32 @@ func randomRule(like bool) rule {
 }
 
 func bernoulliRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.set(0, graph.DType(c.attrs().Int("dtype", int64(c.dt(0)))), c.shape(0))
 		return nil
-	}}
+	})
 }
 
 func multinomialRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, s graph.Shape) error {
 		c.set(0, graph.DType(c.attrs().Int("dtype", int64(graph.Int32))), graph.Shape{s[0], c.attrs().Int("sample_size", 1)})
 		return nil
-	}}
+	})
 }
 
 func detRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, s graph.Shape) error {
 		if s[len(s)-1] != s[len(s)-2] {
 			return fmt.Errorf("matrix %s is not square", s)
 		}
 		c.set(0, c.dt(0), s[:len(s)-2])
 		c.flops = sat(prod(s), s[len(s)-1])
 		return nil
-	}}
+	})
 }
 
 func col2ImRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		img, err := c.ints(1)
 		if err != nil {
 			return err
@@ -1398,16 +1286,12 @@ func col2ImRule() rule {
 		out := append(graph.Shape{x[0], x[1] / kp}, img...)
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 // lossRule is SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss.
 func lossRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 2)
-		if err != nil {
-			return err
-		}
+	return rankRule(2, func(c *ctx, s graph.Shape) error {
 		red := c.attrs().Str("reduction", "mean")
 		if red == "none" {
 			out := append(graph.Shape{s[0]}, s[2:]...)
@@ -1418,5 +1302,5 @@ func lossRule() rule {
 		c.set(1, c.dt(0), s)
 		c.flops = sat(5, prod(s))
 		return nil
-	}}
+	})
 }

@@ -19,17 +19,24 @@ type opCase struct {
 	macs  int64       // -1: not checked
 }
 
+// model is the case's one-node model (at opset 17 unless the case names
+// one), its output named y.
+func (tc opCase) model() *builder {
+	opset := tc.opset
+	if opset == 0 {
+		opset = 17
+	}
+	b := newModel(opset)
+	tc.build(b)
+	b.output("y")
+	return b
+}
+
 func runCases(t *testing.T, cases []opCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			opset := tc.opset
-			if opset == 0 {
-				opset = 17
-			}
-			b := newModel(opset)
-			tc.build(b)
-			b.output("y")
+			b := tc.model()
 			if err := Run(b.m, Options{}); err != nil {
 				t.Fatal(err)
 			}

@@ -113,10 +113,7 @@ func checkQParams(c *ctx, x graph.Shape, si, zi int, ms bool) error {
 // attributes axis, block_size, output_dtype, saturate, precision. The
 // output type is the zero point's, else output_dtype, else uint8.
 func quantizeRule(ms bool) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		x := c.shape(0)
 		if !c.dt(0).IsFloat() && c.dt(0) != graph.Int32 {
 			return fmt.Errorf("x is %s, want a float type (or int32)", c.dt(0))
@@ -141,7 +138,7 @@ func quantizeRule(ms bool) rule {
 		c.set(0, dt, x)
 		c.flops = sat(3, prod(x))
 		return nil
-	}}
+	})
 }
 
 // dequantizeRule is DequantizeLinear: x, x_scale, x_zero_point (optional);
@@ -149,10 +146,7 @@ func quantizeRule(ms bool) rule {
 // before opset 19, the scale's type from 19, and output_dtype when set
 // (opset 23).
 func dequantizeRule(ms bool) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		x := c.shape(0)
 		if c.dt(0) != graph.Int32 {
 			if err := checkQuantType(c, c.dt(0), ms); err != nil {
@@ -178,16 +172,13 @@ func dequantizeRule(ms bool) rule {
 		c.set(0, dt, x)
 		c.flops = sat(2, prod(x))
 		return nil
-	}}
+	})
 }
 
 // dynamicQuantizeRule is DynamicQuantizeLinear: x (float32) → y (uint8),
 // y_scale (float32 scalar), y_zero_point (uint8 scalar).
 func dynamicQuantizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		if c.dt(0) != graph.Float32 {
 			return fmt.Errorf("x is %s, want float32", c.dt(0))
 		}
@@ -197,7 +188,7 @@ func dynamicQuantizeRule() rule {
 		// min/max reduction, then scale, round and saturate per element
 		c.flops = sat(5, prod(c.shape(0)))
 		return nil
-	}}
+	})
 }
 
 // qlinearConvRule is QLinearConv (ONNX and com.microsoft): x, x_scale,
@@ -206,10 +197,7 @@ func dynamicQuantizeRule() rule {
 // per tensor or per output channel.
 func qlinearConvRule() rule {
 	conv := convRule()
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(8); err != nil {
-			return err
-		}
+	return needRule(8, func(c *ctx) error {
 		if len(c.outs) == 0 {
 			return errors.New("needs an output")
 		}
@@ -239,17 +227,14 @@ func qlinearConvRule() rule {
 		c.outs[0].dtype = c.dt(7)
 		c.macs, c.flops = sub.macs, sub.flops
 		return nil
-	}}
+	})
 }
 
 // qlinearBinaryRule is com.microsoft QLinearAdd and QLinearMul: A,
 // A_scale, A_zero_point (optional), B, B_scale, B_zero_point (optional),
 // C_scale, C_zero_point (optional); C has A's type.
 func qlinearBinaryRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		if !c.has(3) || !c.has(4) || !c.has(6) {
 			return errors.New("needs A, A_scale, B, B_scale and C_scale (inputs 0, 1, 3, 4 and 6)")
 		}
@@ -263,7 +248,7 @@ func qlinearBinaryRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(4, prod(out))
 		return nil
-	}}
+	})
 }
 
 // qgemmRule is com.microsoft QGemm: A, a_scale, a_zero_point, B, b_scale,
@@ -271,10 +256,7 @@ func qlinearBinaryRule() rule {
 // (optional); attributes alpha, transA, transB. Y is float32 without
 // y_scale, else quantized with y_zero_point's type (A's when absent).
 func qgemmRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(6); err != nil {
-			return err
-		}
+	return needRule(6, func(c *ctx) error {
 		a, b := c.shape(0), c.shape(3)
 		if len(a) != 2 || len(b) != 2 {
 			return fmt.Errorf("A %s and B %s must be rank 2", a, b)
@@ -308,7 +290,7 @@ func qgemmRule() rule {
 			c.flops = satAdd(c.flops, m*n)
 		}
 		return nil
-	}}
+	})
 }
 
 // qlinearUnaryRule is com.microsoft QLinearSigmoid, QLinearLeakyRelu and
@@ -333,18 +315,14 @@ func qlinearUnaryRule(flops int64) rule {
 // qlinearGlobalPoolRule is com.microsoft QLinearGlobalAveragePool: X,
 // x_scale, x_zero_point, y_scale, y_zero_point; attribute channels_last.
 func qlinearGlobalPoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if err := c.need(5); err != nil {
 			return err
 		}
 		c.set(0, c.dt(0), globalPooled(x, c.attrs().Int("channels_last", 0) != 0))
 		c.flops = prod(x)
 		return nil
-	}}
+	})
 }
 
 // qlinearAveragePoolRule is com.microsoft QLinearAveragePool: X, x_scale,
@@ -352,11 +330,7 @@ func qlinearGlobalPoolRule() rule {
 // attributes (auto_pad, ceil_mode, count_include_pad, kernel_shape, pads,
 // strides) and channels_last.
 func qlinearAveragePoolRule() rule {
-	return rule{infer: func(c *ctx) error {
-		x, err := c.needRank(0, 3)
-		if err != nil {
-			return err
-		}
+	return rankRule(3, func(c *ctx, x graph.Shape) error {
 		if !c.has(1) || !c.has(3) {
 			return errors.New("needs X, x_scale and y_scale (inputs 0, 1 and 3)")
 		}
@@ -367,7 +341,7 @@ func qlinearAveragePoolRule() rule {
 		c.set(0, c.dt(0), out)
 		c.flops = sat(prod(out), prod(w.kernel))
 		return nil
-	}}
+	})
 }
 
 // qlinearConcatRule is com.microsoft QLinearConcat: Y_scale,
@@ -428,10 +402,7 @@ func qlinearConcatRule() rule {
 // (optional); Y float32. A is quantized at run time (its min/max pass
 // counts as FLOPs).
 func dynamicQuantizeMatMulRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		if c.dt(0) != graph.Float32 {
 			return fmt.Errorf("A is %s, want float32", c.dt(0))
 		}
@@ -443,7 +414,7 @@ func dynamicQuantizeMatMulRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = satAdd(2*c.macs, sat(5, prod(c.shape(0))))
 		return nil
-	}}
+	})
 }
 
 // perColumnMatMul is A (input 0) times B (input 1) with B's scale, zero
@@ -474,10 +445,7 @@ func perColumnMatMul(c *ctx, si, zi, bi int) (graph.Shape, int64, error) {
 // a_scale, b_scale, a_zero_point (optional), b_zero_point (optional),
 // bias (optional); Y has the scales' float type.
 func matMulIntegerToFloatRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(4); err != nil {
-			return err
-		}
+	return needRule(4, func(c *ctx) error {
 		if !c.dt(2).IsFloat() || c.dt(3) != c.dt(2) {
 			return fmt.Errorf("a_scale %s and b_scale %s must be one float type", c.dt(2), c.dt(3))
 		}
@@ -489,7 +457,7 @@ func matMulIntegerToFloatRule() rule {
 		c.macs = sat(prod(out), k)
 		c.flops = satAdd(2*c.macs, sat(2, prod(out)))
 		return nil
-	}}
+	})
 }
 
 // qAttentionRule is com.microsoft QAttention: input (batch, sequence,
@@ -500,10 +468,7 @@ func matMulIntegerToFloatRule() rule {
 // scales' float type, present (2, batch, num_heads, past+sequence,
 // head_size).
 func qAttentionRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(5); err != nil {
-			return err
-		}
+	return needRule(5, func(c *ctx) error {
 		x, w := c.shape(0), c.shape(1)
 		if len(x) != 3 || len(w) != 2 || w[0] != x[2] || w[1]%3 != 0 {
 			return fmt.Errorf("input %s and weight %s must be (batch, sequence, hidden) and (hidden, 3·hidden)", x, w)
@@ -534,5 +499,5 @@ func qAttentionRule() rule {
 		c.macs = satAdd(proj, 2*scores) // QKV projection, Q·Kᵀ, softmax(·)·V
 		c.flops = satAdd(2*c.macs, sat(5, batch, heads, seq, total))
 		return nil
-	}}
+	})
 }

@@ -226,13 +226,7 @@ func TestMutatedCasesNoPanics(t *testing.T) {
 	hostile := []int64{0, 1, 2, 3, -1, -2, 1 << 31, 1 << 40, 1 << 62, -(1 << 62), -1 << 63, 1<<63 - 1}
 	for _, tc := range cases {
 		for trial := 0; trial < trials; trial++ {
-			opset := tc.opset
-			if opset == 0 {
-				opset = 17
-			}
-			b := newModel(opset)
-			tc.build(b)
-			b.output("y")
+			b := tc.model()
 			n := b.m.Nodes[len(b.m.Nodes)-1]
 			for k := 0; k < 1+rng.Intn(2); k++ {
 				switch rng.Intn(4) {

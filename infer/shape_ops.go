@@ -9,10 +9,7 @@ import (
 )
 
 func shapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		r := int64(len(s))
 		start, end := c.attrs().Int("start", 0), c.attrs().Int("end", r)
@@ -29,17 +26,14 @@ func shapeRule() rule {
 		}
 		c.setData(0, &value{dt: graph.Int64, shape: graph.Shape{int64(len(dims))}, i: dims})
 		return nil
-	}}
+	})
 }
 
 func sizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.setData(0, &value{dt: graph.Int64, shape: graph.Shape{}, i: []int64{prod(c.shape(0))}})
 		return nil
-	}}
+	})
 }
 
 // reshapeEval is the shape-preserving evaluator: the output has the input's
@@ -49,10 +43,7 @@ func reshapeEval(c *ctx, in []*value) ([]*value, error) {
 }
 
 func reshapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		var target []int64
 		if c.opset < 5 {
 			target = c.attrs().Ints("shape")
@@ -72,7 +63,7 @@ func reshapeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func reshapeShape(in graph.Shape, target []int64, allowZero bool) (graph.Shape, error) {
@@ -115,10 +106,7 @@ func reshapeShape(in graph.Shape, target []int64, allowZero bool) (graph.Shape, 
 }
 
 func flattenRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		a := c.attrs().Int("axis", 1)
 		r := int64(len(s))
@@ -130,7 +118,7 @@ func flattenRule() rule {
 		}
 		c.set(0, c.dt(0), graph.Shape{prod(s[:a]), prod(s[a:])})
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 // axesOf reads an axes list from the attribute (before opset `since`) or from input idx.
@@ -153,10 +141,7 @@ func (c *ctx) axesOf(since int64, idx int) ([]int64, bool, error) {
 }
 
 func squeezeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, given, err := c.axesOf(13, 1)
 		if err != nil {
@@ -187,14 +172,11 @@ func squeezeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func unsqueezeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		axes, given, err := c.axesOf(13, 1)
 		if err != nil {
@@ -224,14 +206,11 @@ func unsqueezeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: reshapeEval}
+	}).folding(reshapeEval)
 }
 
 func concatRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		var first graph.Shape
 		var dt graph.DType
 		cnt := 0
@@ -276,7 +255,7 @@ func concatRule() rule {
 		}
 		c.set(0, dt, out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		out := c.outs[0].shape
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(out))
 		outer := prod(out[:a])
@@ -299,7 +278,7 @@ func concatRule() rule {
 			}
 		}
 		return []*value{res}, nil
-	}}
+	})
 }
 
 // splitSizes works out the sizes of Split's outputs.
@@ -358,11 +337,7 @@ func (c *ctx) splitSizes(dim int64) ([]int64, error) {
 }
 
 func splitRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, s graph.Shape) error {
 		a, err := normAxis(c.attrs().Int("axis", 0), len(s))
 		if err != nil {
 			return err
@@ -377,7 +352,7 @@ func splitRule() rule {
 			c.set(i, c.dt(0), o)
 		}
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(v.shape))
 		inner := prod(v.shape[a+1:])
@@ -396,7 +371,7 @@ func splitRule() rule {
 			off += o.shape[a]
 		}
 		return res, nil
-	}}
+	})
 }
 
 // sliceParams resolves Slice's starts, ends, axes and steps into per-axis
@@ -484,17 +459,14 @@ func (c *ctx) sliceParams(s graph.Shape) (start, step []int64, out graph.Shape, 
 }
 
 func sliceRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		_, _, out, err := c.sliceParams(c.shape(0))
 		if err != nil {
 			return err
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		start, step, out, err := c.sliceParams(v.shape)
 		if err != nil {
@@ -510,24 +482,14 @@ func sliceRule() rule {
 				j += (start[d] + coord[d]*step[d]) * st[d]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func gatherRule() rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 1)
-		if err != nil {
-			return err
-		}
+	return rankRule(1, func(c *ctx, s graph.Shape) error {
 		if err := c.need(2); err != nil {
 			return err
 		}
@@ -538,7 +500,7 @@ func gatherRule() rule {
 		out := append(append(s[:a:a].Clone(), c.shape(1)...), s[a+1:]...)
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		a, _ := normAxis(c.attrs().Int("axis", 0), len(v.shape))
 		ind := in[1].ints()
@@ -561,14 +523,11 @@ func gatherRule() rule {
 			}
 		}
 		return []*value{v.take(c.outs[0].shape, idx)}, nil
-	}}
+	})
 }
 
 func gatherElementsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		s, is := c.shape(0), c.shape(1)
 		if len(s) != len(is) || len(s) == 0 {
 			return fmt.Errorf("data %s and indices %s must have the same rank ≥ 1", s, is)
@@ -578,14 +537,11 @@ func gatherElementsRule() rule {
 		}
 		c.set(0, c.dt(0), is)
 		return nil
-	}}
+	})
 }
 
 func gatherNDRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		s, is := c.shape(0), c.shape(1)
 		b := c.attrs().Int("batch_dims", 0)
 		if len(is) == 0 || len(s) == 0 || b < 0 || b >= int64(min(len(s), len(is))) {
@@ -598,18 +554,15 @@ func gatherNDRule() rule {
 		out := append(is[:len(is)-1].Clone(), s[b+last:]...)
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func sameAsInput0Rule(flopsPerElem int64) rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		c.set(0, c.dt(0), c.shape(0))
 		c.flops = sat(flopsPerElem, c.outElems(0))
 		return nil
-	}}
+	})
 }
 
 func transposePerm(c *ctx, rank int) ([]int, error) {
@@ -637,10 +590,7 @@ func transposePerm(c *ctx, rank int) ([]int, error) {
 }
 
 func transposeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		perm, err := transposePerm(c, len(s))
 		if err != nil {
@@ -652,7 +602,7 @@ func transposeRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		perm, _ := transposePerm(c, len(v.shape))
 		out := c.outs[0].shape
@@ -666,23 +616,14 @@ func transposeRule() rule {
 				j += coord[d] * st[p]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func expandRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		target, err := c.ints(1)
 		if err != nil {
 			return err
@@ -698,17 +639,14 @@ func expandRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		out := c.outs[0].shape
 		return []*value{in[0].take(out, broadcastIndex(in[0].shape, out))}, nil
-	}}
+	})
 }
 
 func tileRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		rep, err := c.ints(1)
 		if err != nil {
 			return err
@@ -728,7 +666,7 @@ func tileRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}, eval: func(c *ctx, in []*value) ([]*value, error) {
+	}).folding(func(c *ctx, in []*value) ([]*value, error) {
 		v := in[0]
 		out := c.outs[0].shape
 		st := strides(v.shape)
@@ -741,23 +679,14 @@ func tileRule() rule {
 				j += (coord[d] % v.shape[d]) * st[d]
 			}
 			idx[k] = int(j)
-			for d := len(out) - 1; d >= 0; d-- {
-				coord[d]++
-				if coord[d] < out[d] {
-					break
-				}
-				coord[d] = 0
-			}
+			nextCoord(coord, out)
 		}
 		return []*value{v.take(out, idx)}, nil
-	}}
+	})
 }
 
 func constantOfShapeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		dims, err := c.ints(0)
 		if err != nil {
 			return err
@@ -791,14 +720,11 @@ func constantOfShapeRule() rule {
 			c.setData(0, fill.take(out, idx))
 		}
 		return nil
-	}}
+	})
 }
 
 func rangeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		var vals [3]*value
 		for i := range vals {
 			v, err := c.value(i)
@@ -848,7 +774,7 @@ func rangeRule() rule {
 			c.setData(0, v)
 		}
 		return nil
-	}}
+	})
 }
 
 // padsOf reads Pad's pads (attribute before opset 11, input after) as a
@@ -896,10 +822,7 @@ func (c *ctx) padsOf(r int) ([]int64, error) {
 }
 
 func padRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		pads, err := c.padsOf(len(s))
 		if err != nil {
@@ -914,15 +837,11 @@ func padRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func depthToSpaceRule(toSpace bool) rule {
-	return rule{infer: func(c *ctx) error {
-		s, err := c.needRank(0, 4)
-		if err != nil {
-			return err
-		}
+	return rankRule(4, func(c *ctx, s graph.Shape) error {
 		if len(s) != 4 {
 			return fmt.Errorf("input must be rank 4, is %s", s)
 		}
@@ -953,14 +872,11 @@ func depthToSpaceRule(toSpace bool) rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 func oneHotRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, err := c.scalarInt(1)
 		if err != nil {
 			return err
@@ -976,14 +892,11 @@ func oneHotRule() rule {
 		out := append(append(s[:a:a].Clone(), d), s[a:]...)
 		c.set(0, c.dt(2), out)
 		return nil
-	}}
+	})
 }
 
 func nonZeroRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		if !c.isConstData(0) {
 			return errors.New("output size depends on the input's values, which are not constant; NonZero needs a constant input here")
 		}
@@ -1008,14 +921,11 @@ func nonZeroRule() rule {
 		}
 		c.setData(0, out)
 		return nil
-	}}
+	})
 }
 
 func compressRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		if !c.isConstData(1) {
 			return errors.New("output size depends on the condition's values, which are not constant")
 		}
@@ -1048,14 +958,11 @@ func compressRule() rule {
 		o[a] = cnt
 		c.set(0, c.dt(0), o)
 		return nil
-	}}
+	})
 }
 
 func eyeLikeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		if len(s) != 2 {
 			return fmt.Errorf("input must be rank 2, is %s", s)
@@ -1063,14 +970,11 @@ func eyeLikeRule() rule {
 		dt := graph.DType(c.attrs().Int("dtype", int64(c.dt(0))))
 		c.set(0, dt, s)
 		return nil
-	}}
+	})
 }
 
 func uniqueRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		if !c.isConstData(0) || c.attrs().Get("axis") != nil {
 			return errors.New("output size depends on the input's values; Unique needs a constant input and no axis here")
 		}
@@ -1088,14 +992,11 @@ func uniqueRule() rule {
 		c.set(2, graph.Int64, graph.Shape{prod(v.shape)})
 		c.set(3, graph.Int64, graph.Shape{u})
 		return nil
-	}}
+	})
 }
 
 func centerCropPadRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(2); err != nil {
-			return err
-		}
+	return needRule(2, func(c *ctx) error {
 		sz, err := c.ints(1)
 		if err != nil {
 			return err
@@ -1120,15 +1021,12 @@ func centerCropPadRule() rule {
 		}
 		c.set(0, c.dt(0), out)
 		return nil
-	}}
+	})
 }
 
 // resizeRule covers Resize (all opsets) and Upsample.
 func resizeRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(1); err != nil {
-			return err
-		}
+	return needRule(1, func(c *ctx) error {
 		s := c.shape(0)
 		r := len(s)
 		var scales []float64
@@ -1234,14 +1132,11 @@ func resizeRule() rule {
 		}
 		c.flops = sat(per, c.outElems(0))
 		return nil
-	}}
+	})
 }
 
 func scatterNDRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, is, us := c.shape(0), c.shape(1), c.shape(2)
 		if len(is) == 0 {
 			return errors.New("indices must have rank at least 1")
@@ -1260,14 +1155,11 @@ func scatterNDRule() rule {
 		c.set(0, c.dt(0), d)
 		c.flops = prod(us)
 		return nil
-	}}
+	})
 }
 
 func scatterElementsRule() rule {
-	return rule{infer: func(c *ctx) error {
-		if err := c.need(3); err != nil {
-			return err
-		}
+	return needRule(3, func(c *ctx) error {
 		d, is, us := c.shape(0), c.shape(1), c.shape(2)
 		if !is.Equal(us) || len(is) != len(d) {
 			return fmt.Errorf("indices %s and updates %s must match each other and the rank of data %s", is, us, d)
@@ -1281,5 +1173,5 @@ func scatterElementsRule() rule {
 		c.set(0, c.dt(0), d)
 		c.flops = prod(us)
 		return nil
-	}}
+	})
 }

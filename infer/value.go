@@ -359,13 +359,7 @@ func broadcastIndex(in, out graph.Shape) []int {
 			}
 		}
 		idx[k] = int(j)
-		for d := len(out) - 1; d >= 0; d-- {
-			coord[d]++
-			if coord[d] < out[d] {
-				break
-			}
-			coord[d] = 0
-		}
+		nextCoord(coord, out)
 	}
 	return idx
 }

@@ -1,12 +1,10 @@
 package onnx
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -46,40 +44,12 @@ func fuzzOptions(data []byte) Options {
 // file. Seeds: pieces of the real models (when fetched), small hand-built
 // models and truncations of them.
 func FuzzLoad(f *testing.F) {
-	small := [][]byte{
-		convModel().bytes(f), relu().bytes(f), ifModel(nil).bytes(f),
-		ifModel(boolTensor("c", true)).bytes(f), nestedIfs(4).bytes(f),
-		loopModel().bytes(f), scanModel().bytes(f), chain().bytes(f),
-	}
-	for _, rm := range assets.RealModels() {
-		data, err := os.ReadFile(assets.ModelPath(rm.File))
-		if err != nil {
-			continue
-		}
-		// A whole model (megabytes) is no seed: each mutation of it would
-		// decode the whole network, and gathering baseline coverage over
-		// them took longer than CI's fuzzing pass.
-		// Pieces of a few layers each are small, valid models covering the
-		// real models' operators; mutating them is fast.
-		m, err := Decode(data, rm.File, fuzzOptions(data))
-		if err != nil {
-			f.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			f.Fatal(err)
-		}
-		step := len(lg.Layers)/12 + 1
-		for i := 0; i < len(lg.Layers); i += step {
-			piece, err := ExportSubgraph(lg, graph.Range(i, min(i+3, len(lg.Layers))))
-			if err != nil {
-				f.Fatal(err)
-			}
-			if len(piece) < 64<<10 {
-				small = append(small, piece)
-			}
-		}
-	}
+	// A whole model (megabytes) is no seed: each mutation of it would
+	// decode the whole network, and gathering baseline coverage over them
+	// took longer than CI's fuzzing pass. Pieces of a few layers each are
+	// small, valid models covering the real models' operators; mutating
+	// them is fast.
+	small := seedModels(f, 4, 3, func(n int) int { return n/12 + 1 }, 64<<10)
 	for _, data := range small {
 		f.Add(data)
 		f.Add(data[:len(data)/2])

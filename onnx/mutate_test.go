@@ -17,9 +17,17 @@ import (
 // a few layers of each fetched real model.
 func mutationSeeds(t *testing.T) [][]byte {
 	t.Helper()
+	return seedModels(t, 3, 2, func(int) int { return 2 }, 256<<10)
+}
+
+// seedModels are the hand-built models (nested Ifs depth deep) and, of
+// each fetched real model, its pieces of width layers every step(layers)
+// layers that are under limit bytes.
+func seedModels(tb testing.TB, depth, width int, step func(layers int) int, limit int) [][]byte {
+	tb.Helper()
 	seeds := [][]byte{
-		convModel().bytes(t), relu().bytes(t), ifModel(nil).bytes(t), ifModel(boolTensor("c", true)).bytes(t),
-		nestedIfs(3).bytes(t), loopModel().bytes(t), scanModel().bytes(t), chain().bytes(t),
+		convModel().bytes(tb), relu().bytes(tb), ifModel(nil).bytes(tb), ifModel(boolTensor("c", true)).bytes(tb),
+		nestedIfs(depth).bytes(tb), loopModel().bytes(tb), scanModel().bytes(tb), chain().bytes(tb),
 	}
 	for _, rm := range assets.RealModels() {
 		data, err := os.ReadFile(assets.ModelPath(rm.File))
@@ -28,18 +36,19 @@ func mutationSeeds(t *testing.T) [][]byte {
 		}
 		m, err := Decode(data, rm.File, fuzzOptions(data))
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		lg, err := graph.BuildLayers(m)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
-		for i := 0; i < len(lg.Layers); i += 2 {
-			piece, err := ExportSubgraph(lg, graph.Range(i, min(i+2, len(lg.Layers))))
+		n := len(lg.Layers)
+		for i := 0; i < n; i += step(n) {
+			piece, err := ExportSubgraph(lg, graph.Range(i, min(i+width, n)))
 			if err != nil {
-				t.Fatal(err)
+				tb.Fatal(err)
 			}
-			if len(piece) < 256<<10 {
+			if len(piece) < limit {
 				seeds = append(seeds, piece)
 			}
 		}

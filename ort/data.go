@@ -61,29 +61,8 @@ func toValue(d *graph.Data) (onnxruntime.Value, error) {
 		return nil, fmt.Errorf("%s %s needs %d bytes, Raw has %d", d.DType, d.Dims, want, len(d.Raw))
 	}
 	shape := onnxruntime.Shape(d.Dims.Clone())
-	switch d.DType {
-	case graph.Float32:
-		return newTensor[float32](shape, d.Raw)
-	case graph.Float64:
-		return newTensor[float64](shape, d.Raw)
-	case graph.Int8:
-		return newTensor[int8](shape, d.Raw)
-	case graph.Uint8:
-		return newTensor[uint8](shape, d.Raw)
-	case graph.Int16:
-		return newTensor[int16](shape, d.Raw)
-	case graph.Uint16:
-		return newTensor[uint16](shape, d.Raw)
-	case graph.Int32:
-		return newTensor[int32](shape, d.Raw)
-	case graph.Uint32:
-		return newTensor[uint32](shape, d.Raw)
-	case graph.Int64:
-		return newTensor[int64](shape, d.Raw)
-	case graph.Uint64:
-		return newTensor[uint64](shape, d.Raw)
-	case graph.Bool:
-		return newTensor[bool](shape, d.Raw)
+	if k, ok := kinds[d.DType]; ok {
+		return k.tensor(shape, d.Raw)
 	}
 	// float16, bfloat16, float8, int4, uint4
 	if len(shape) == 0 || n == 0 {
@@ -116,29 +95,8 @@ func newTensor[T onnxruntime.TensorData](shape onnxruntime.Shape, raw []byte) (o
 // newOutputValue allocates an output tensor that ONNX Runtime writes into.
 func newOutputValue(dt graph.DType, shape graph.Shape) (onnxruntime.Value, error) {
 	if len(shape) == 0 {
-		switch dt {
-		case graph.Float32:
-			return onnxruntime.NewEmptyScalar[float32]()
-		case graph.Float64:
-			return onnxruntime.NewEmptyScalar[float64]()
-		case graph.Int8:
-			return onnxruntime.NewEmptyScalar[int8]()
-		case graph.Uint8:
-			return onnxruntime.NewEmptyScalar[uint8]()
-		case graph.Int16:
-			return onnxruntime.NewEmptyScalar[int16]()
-		case graph.Uint16:
-			return onnxruntime.NewEmptyScalar[uint16]()
-		case graph.Int32:
-			return onnxruntime.NewEmptyScalar[int32]()
-		case graph.Uint32:
-			return onnxruntime.NewEmptyScalar[uint32]()
-		case graph.Int64:
-			return onnxruntime.NewEmptyScalar[int64]()
-		case graph.Uint64:
-			return onnxruntime.NewEmptyScalar[uint64]()
-		case graph.Bool:
-			return onnxruntime.NewEmptyScalar[bool]()
+		if k, ok := kinds[dt]; ok {
+			return k.emptyScalar()
 		}
 		return nil, fmt.Errorf("%s scalars are not supported", dt)
 	}
@@ -154,57 +112,59 @@ func newOutputValue(dt graph.DType, shape graph.Shape) (onnxruntime.Value, error
 // destroyed.
 func fromValue(v onnxruntime.Value) (*graph.Data, error) {
 	switch t := v.(type) {
-	case *onnxruntime.Tensor[float32]:
-		return tensorData(graph.Float32, t), nil
-	case *onnxruntime.Tensor[float64]:
-		return tensorData(graph.Float64, t), nil
-	case *onnxruntime.Tensor[int8]:
-		return tensorData(graph.Int8, t), nil
-	case *onnxruntime.Tensor[uint8]:
-		return tensorData(graph.Uint8, t), nil
-	case *onnxruntime.Tensor[int16]:
-		return tensorData(graph.Int16, t), nil
-	case *onnxruntime.Tensor[uint16]:
-		return tensorData(graph.Uint16, t), nil
-	case *onnxruntime.Tensor[int32]:
-		return tensorData(graph.Int32, t), nil
-	case *onnxruntime.Tensor[uint32]:
-		return tensorData(graph.Uint32, t), nil
-	case *onnxruntime.Tensor[int64]:
-		return tensorData(graph.Int64, t), nil
-	case *onnxruntime.Tensor[uint64]:
-		return tensorData(graph.Uint64, t), nil
-	case *onnxruntime.Tensor[bool]:
-		return tensorData(graph.Bool, t), nil
-	case *onnxruntime.Scalar[float32]:
-		return scalarData(graph.Float32, t), nil
-	case *onnxruntime.Scalar[float64]:
-		return scalarData(graph.Float64, t), nil
-	case *onnxruntime.Scalar[int8]:
-		return scalarData(graph.Int8, t), nil
-	case *onnxruntime.Scalar[uint8]:
-		return scalarData(graph.Uint8, t), nil
-	case *onnxruntime.Scalar[int16]:
-		return scalarData(graph.Int16, t), nil
-	case *onnxruntime.Scalar[uint16]:
-		return scalarData(graph.Uint16, t), nil
-	case *onnxruntime.Scalar[int32]:
-		return scalarData(graph.Int32, t), nil
-	case *onnxruntime.Scalar[uint32]:
-		return scalarData(graph.Uint32, t), nil
-	case *onnxruntime.Scalar[int64]:
-		return scalarData(graph.Int64, t), nil
-	case *onnxruntime.Scalar[uint64]:
-		return scalarData(graph.Uint64, t), nil
-	case *onnxruntime.Scalar[bool]:
-		return scalarData(graph.Bool, t), nil
 	case *onnxruntime.CustomDataTensor:
 		// The caller knows the element type (it allocated the tensor).
 		return &graph.Data{Dims: graph.Shape(t.GetShape()), Raw: append([]byte(nil), t.GetData()...)}, nil
 	case nil:
 		return nil, errors.New("no value")
 	}
+	for _, k := range kinds {
+		if d, ok := k.read(v); ok {
+			return d, nil
+		}
+	}
 	return nil, fmt.Errorf("unsupported value %T", v)
+}
+
+// elemKind is what this file does with one element type the binding has
+// typed values for: make a tensor of raw bytes, allocate an output scalar,
+// and read a typed tensor or scalar back.
+type elemKind struct {
+	tensor      func(shape onnxruntime.Shape, raw []byte) (onnxruntime.Value, error)
+	emptyScalar func() (onnxruntime.Value, error)
+	read        func(v onnxruntime.Value) (*graph.Data, bool)
+}
+
+func kindOf[T onnxruntime.TensorData](dt graph.DType) elemKind {
+	return elemKind{
+		tensor:      newTensor[T],
+		emptyScalar: func() (onnxruntime.Value, error) { return onnxruntime.NewEmptyScalar[T]() },
+		read: func(v onnxruntime.Value) (*graph.Data, bool) {
+			switch t := v.(type) {
+			case *onnxruntime.Tensor[T]:
+				return tensorData(dt, t), true
+			case *onnxruntime.Scalar[T]:
+				return scalarData(dt, t), true
+			}
+			return nil, false
+		},
+	}
+}
+
+// kinds are the element types with typed values, by ONNX type; the others
+// (float16, bfloat16, float8, int4, uint4) travel as raw bytes.
+var kinds = map[graph.DType]elemKind{
+	graph.Float32: kindOf[float32](graph.Float32),
+	graph.Float64: kindOf[float64](graph.Float64),
+	graph.Int8:    kindOf[int8](graph.Int8),
+	graph.Uint8:   kindOf[uint8](graph.Uint8),
+	graph.Int16:   kindOf[int16](graph.Int16),
+	graph.Uint16:  kindOf[uint16](graph.Uint16),
+	graph.Int32:   kindOf[int32](graph.Int32),
+	graph.Uint32:  kindOf[uint32](graph.Uint32),
+	graph.Int64:   kindOf[int64](graph.Int64),
+	graph.Uint64:  kindOf[uint64](graph.Uint64),
+	graph.Bool:    kindOf[bool](graph.Bool),
 }
 
 func tensorData[T onnxruntime.TensorData](dt graph.DType, t *onnxruntime.Tensor[T]) *graph.Data {

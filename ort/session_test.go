@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,7 +212,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 
 	wantSum := []float32{1.5, 0, 3.25, 5, 6, -2}
-	if v := f32Values(t, byName["sum"]); !equalF32(v, wantSum) || !byName["sum"].Dims.Equal(graph.Shape{2, 3}) {
+	if v := f32Values(t, byName["sum"]); !slices.Equal(v, wantSum) || !byName["sum"].Dims.Equal(graph.Shape{2, 3}) {
 		t.Errorf("sum = %v %v, want 2x3 %v", byName["sum"].Dims, v, wantSum)
 	}
 	half := byName["half"]
@@ -254,18 +255,6 @@ func TestRunRoundTrip(t *testing.T) {
 	if !bytes.Equal(before, byName["sum"].Raw) {
 		t.Error("a second run changed the first run's output")
 	}
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestRunErrors(t *testing.T) {

@@ -2,12 +2,8 @@ package profile
 
 import (
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -98,107 +94,32 @@ func IsAIHub(data []byte) bool {
 // unit in lower case. Every error is one line naming the file, the line
 // and the column.
 func ParseAIHub(data []byte, file string) ([]Published, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.FieldsPerRecord = -1
-	header, err := r.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(aihubColumns, ","))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.TrimSpace(h)
-		if !containsStr(aihubColumns, h) {
-			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(aihubColumns, ","))
-		}
-		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("profile: %s:1: column %q twice", file, h)
-		}
-		col[h] = i
-	}
-	for _, c := range aihubColumns[:6] {
-		if _, ok := col[c]; !ok {
-			return nil, fmt.Errorf("profile: %s:1: no column %q", file, c)
-		}
-	}
 	byName := map[string]AIHubNetwork{}
 	for _, n := range AIHubNetworks {
 		if _, err := zoo.Lookup(n.Zoo); err == nil {
 			byName[n.Name] = n
 		}
 	}
-	var out []Published
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
+	return readCSV(data, file, aihubColumns, 6, func(row csvRow) (Published, error) {
+		if err := row.need("model", "device", "runtime", "precision"); err != nil {
+			return Published{}, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
-		}
-		line, _ := r.FieldPos(0)
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("profile: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
-		}
-		at := func(c string) string {
-			if i, ok := col[c]; ok {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		bad := func(c, format string, args ...any) error {
-			return fmt.Errorf("profile: %s:%d: %s: %s", file, line, c, fmt.Sprintf(format, args...))
-		}
-		for _, c := range []string{"model", "device", "runtime", "precision"} {
-			if at(c) == "" {
-				return nil, bad(c, "empty")
-			}
-		}
-		p := Published{Line: line, Network: at("model"), Device: at("device"), Runtime: at("runtime"), Processor: "npu"}
+		p := Published{Line: row.line, Network: row.at("model"), Device: row.at("device"), Runtime: row.at("runtime"), Processor: "npu"}
 		if n, ok := byName[p.Network]; ok {
 			p.Model, p.Input = n.Zoo, n.Input.Clone()
 		}
-		switch at("precision") {
+		switch row.at("precision") {
 		case "float":
 			p.Precision = graph.Float16
 		case "w8a8":
 			p.Precision = graph.Int8
 		}
-		if u := at("primary_compute_unit"); u != "" {
+		if u := row.at("primary_compute_unit"); u != "" {
 			p.Processor = strings.ToLower(u)
 		}
-		ms, err := strconv.ParseFloat(at("inference_ms"), 64)
-		if err != nil || !(ms > 0) || ms > 1e7 {
-			return nil, bad("inference_ms", "%q is not a positive number of milliseconds", at("inference_ms"))
-		}
-		p.Latency = time.Duration(math.Round(ms * 1e6))
-		for _, c := range []struct {
-			name string
-			dst  *int
-		}{{"layers_total", &p.LayersTotal}, {"layers_npu", &p.LayersNPU}, {"layers_gpu", &p.LayersGPU}, {"layers_cpu", &p.LayersCPU}} {
-			if v := at(c.name); v != "" {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					return nil, bad(c.name, "%q is not a count", v)
-				}
-				*c.dst = n
-			}
-		}
-		if v := at("peak_mem_max_mb"); v != "" {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || x < 0 || math.IsInf(x, 0) {
-				return nil, bad("peak_mem_max_mb", "%q is not a size in MB", v)
-			}
-			p.PeakMemoryMB = x
-		}
-		out = append(out, p)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("profile: %s: no rows", file)
-	}
-	return out, nil
+		err := row.measures(&p, "inference_ms", "peak_mem_max_mb")
+		return p, err
+	})
 }
 
 // DeviceFit is one device's fit (FitDevices).

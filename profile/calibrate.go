@@ -293,6 +293,14 @@ type param struct {
 	set    func(e *cost.Efficiency, v float64)
 }
 
+// fieldParam is the factor a field of the efficiency holds (an integer
+// or a duration taken as a float).
+func fieldParam[T ~float64 | ~int64](name string, lo, hi float64, field func(e *cost.Efficiency) *T) param {
+	return param{name: name, lo: lo, hi: hi,
+		get: func(e *cost.Efficiency) float64 { return float64(*field(e)) },
+		set: func(e *cost.Efficiency, v float64) { *field(e) = T(v) }}
+}
+
 func classParam(c cost.OpClass) param {
 	return param{name: "compute." + string(c), lo: 1e-4, hi: 1,
 		get: func(e *cost.Efficiency) float64 { return e.Of(c) },
@@ -558,12 +566,7 @@ func startingPoint(before cost.Efficiency, pr *hw.Processor, fit []Sample) (cost
 			params = append(params, classParam(c))
 		}
 	}
-	if eff.PeakScale <= 0 {
-		eff.PeakScale = 1
-	}
-	if eff.BandwidthScale <= 0 {
-		eff.BandwidthScale = 1
-	}
+	startScales(&eff, pr)
 	if eff.CacheBytes <= 0 || eff.CacheBandwidthScale <= 0 {
 		eff.CacheBytes, eff.CacheBandwidthScale = max(pr.OnChipBytes, 1<<20), 4
 	}
@@ -573,60 +576,48 @@ func startingPoint(before cost.Efficiency, pr *hw.Processor, fit []Sample) (cost
 	if eff.HalfFLOPs <= 0 {
 		eff.HalfFLOPs = 1e5
 	}
+	return eff, append(params, sharedParams...)
+}
+
+// startScales gives the scales and overheads a fit starts from where eff
+// has none: scales of 1, the processor's overheads (at least 1 µs per
+// dispatch and 100 ns per layer).
+func startScales(eff *cost.Efficiency, pr *hw.Processor) {
+	if eff.PeakScale <= 0 {
+		eff.PeakScale = 1
+	}
+	if eff.BandwidthScale <= 0 {
+		eff.BandwidthScale = 1
+	}
 	if eff.DispatchOverhead <= 0 {
 		eff.DispatchOverhead = max(pr.DispatchOverhead, time.Microsecond)
 	}
 	if eff.LayerOverhead <= 0 {
 		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
 	}
-	return eff, append(params, sharedParams...)
 }
 
 // sharedParams are the factors every fit adjusts, with their ranges.
 var sharedParams = []param{
-	{name: "peak_scale", lo: 0.05, hi: 20,
-		get: func(e *cost.Efficiency) float64 { return e.PeakScale },
-		set: func(e *cost.Efficiency, v float64) { e.PeakScale = v }},
-	{name: "bandwidth_scale", lo: 0.05, hi: 100,
-		get: func(e *cost.Efficiency) float64 { return e.BandwidthScale },
-		set: func(e *cost.Efficiency, v float64) { e.BandwidthScale = v }},
-	{name: "cache_bytes", lo: 16 << 10, hi: 1 << 30,
-		get: func(e *cost.Efficiency) float64 { return float64(e.CacheBytes) },
-		set: func(e *cost.Efficiency, v float64) { e.CacheBytes = int64(v) }},
-	{name: "cache_bandwidth_scale", lo: 1, hi: 1000,
-		get: func(e *cost.Efficiency) float64 { return e.CacheBandwidthScale },
-		set: func(e *cost.Efficiency, v float64) { e.CacheBandwidthScale = v }},
-	{name: "boundary_gbs", lo: 0.1, hi: 1000,
-		get: func(e *cost.Efficiency) float64 { return e.BoundaryGBs },
-		set: func(e *cost.Efficiency, v float64) { e.BoundaryGBs = v }},
-	{name: "half_flops", lo: 1e2, hi: 1e10,
-		get: func(e *cost.Efficiency) float64 { return e.HalfFLOPs },
-		set: func(e *cost.Efficiency, v float64) { e.HalfFLOPs = v }},
-	{name: "memory", lo: 1e-3, hi: 1,
-		get: func(e *cost.Efficiency) float64 { return e.Memory },
-		set: func(e *cost.Efficiency, v float64) { e.Memory = v }},
-	{name: "dispatch_overhead", lo: 100, hi: 1e8,
-		get: func(e *cost.Efficiency) float64 { return float64(e.DispatchOverhead) },
-		set: func(e *cost.Efficiency, v float64) { e.DispatchOverhead = time.Duration(v) }},
-	{name: "layer_overhead", lo: 10, hi: 1e7,
-		get: func(e *cost.Efficiency) float64 { return float64(e.LayerOverhead) },
-		set: func(e *cost.Efficiency, v float64) { e.LayerOverhead = time.Duration(v) }},
+	fieldParam("peak_scale", 0.05, 20, func(e *cost.Efficiency) *float64 { return &e.PeakScale }),
+	fieldParam("bandwidth_scale", 0.05, 100, func(e *cost.Efficiency) *float64 { return &e.BandwidthScale }),
+	fieldParam("cache_bytes", 16<<10, 1<<30, func(e *cost.Efficiency) *int64 { return &e.CacheBytes }),
+	fieldParam("cache_bandwidth_scale", 1, 1000, func(e *cost.Efficiency) *float64 { return &e.CacheBandwidthScale }),
+	fieldParam("boundary_gbs", 0.1, 1000, func(e *cost.Efficiency) *float64 { return &e.BoundaryGBs }),
+	fieldParam("half_flops", 1e2, 1e10, func(e *cost.Efficiency) *float64 { return &e.HalfFLOPs }),
+	fieldParam("memory", 1e-3, 1, func(e *cost.Efficiency) *float64 { return &e.Memory }),
+	fieldParam("dispatch_overhead", 100, 1e8, func(e *cost.Efficiency) *time.Duration { return &e.DispatchOverhead }),
+	fieldParam("layer_overhead", 10, 1e7, func(e *cost.Efficiency) *time.Duration { return &e.LayerOverhead }),
 }
 
 // optionalParams are fitted only when CalibrateOptions.Params names them.
 var optionalParams = []param{
 	// The share of on-chip memory a tensor between two layers gets.
-	{name: "on_chip_bytes", lo: 16 << 10, hi: 1 << 30,
-		get: func(e *cost.Efficiency) float64 { return float64(e.OnChipBytes) },
-		set: func(e *cost.Efficiency, v float64) { e.OnChipBytes = int64(v) }},
+	fieldParam("on_chip_bytes", 16<<10, 1<<30, func(e *cost.Efficiency) *int64 { return &e.OnChipBytes }),
 	// The rate of an integer type's requantisation passes.
-	{name: "requant_gbs", lo: 0.1, hi: 1000,
-		get: func(e *cost.Efficiency) float64 { return e.RequantGBs },
-		set: func(e *cost.Efficiency, v float64) { e.RequantGBs = v }},
+	fieldParam("requant_gbs", 0.1, 1000, func(e *cost.Efficiency) *float64 { return &e.RequantGBs }),
 	// The rate of the data-movement operators (cost.Efficiency.MoveGBs).
-	{name: "move_gbs", lo: 0.1, hi: 10000,
-		get: func(e *cost.Efficiency) float64 { return e.MoveGBs },
-		set: func(e *cost.Efficiency, v float64) { e.MoveGBs = v }},
+	fieldParam("move_gbs", 0.1, 10000, func(e *cost.Efficiency) *float64 { return &e.MoveGBs }),
 }
 
 // coordinateSearch minimises objective from eff: each parameter in turn

@@ -146,14 +146,7 @@ type Corun struct {
 
 const corunSchema = `
 CREATE TABLE IF NOT EXISTS corun (
-	device TEXT NOT NULL,
-	model TEXT NOT NULL,
-	layers TEXT NOT NULL,
-	processor TEXT NOT NULL,
-	backend TEXT NOT NULL,
-	dtype TEXT NOT NULL,
-	shapes TEXT NOT NULL,
-	alone_ns INTEGER NOT NULL,
+` + keyColumns + `	alone_ns INTEGER NOT NULL,
 	points TEXT NOT NULL,
 	k REAL NOT NULL,
 	rms REAL NOT NULL,
@@ -168,17 +161,14 @@ CREATE TABLE IF NOT EXISTS corun (
 
 // PutCorun inserts or replaces a co-run profile. A zero MeasuredAt is now.
 func (s *Store) PutCorun(c Corun) error {
-	if c.Device == "" || c.Model == "" || c.Layers == "" || c.Processor == "" {
-		return fmt.Errorf("profile: store %s: put co-run: device, model, layers and processor are required (%s)", s.path, c.Key)
+	if err := c.Key.complete(s.path, "put co-run"); err != nil {
+		return err
 	}
 	pts, err := json.Marshal(c.Points)
 	if err != nil {
 		return fmt.Errorf("profile: store %s: %w", s.path, err)
 	}
-	at := c.MeasuredAt
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at := stamp(c.MeasuredAt)
 	_, err = s.db.Exec(`INSERT INTO corun (device, model, layers, processor, backend, dtype, shapes,
 		alone_ns, points, k, rms, intensity, neighbours, real_slowdown, predicted_slowdown, measured_at, model_name)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -187,7 +177,7 @@ func (s *Store) PutCorun(c Corun) error {
 		intensity = excluded.intensity, neighbours = excluded.neighbours, real_slowdown = excluded.real_slowdown,
 		predicted_slowdown = excluded.predicted_slowdown, measured_at = excluded.measured_at, model_name = excluded.model_name`,
 		c.Device, c.Model, c.Layers, c.Processor, c.Backend, c.DType, c.Shapes,
-		int64(c.Alone), string(pts), c.K, c.RMS, c.Intensity, c.Neighbours, c.Real, c.Predicted, at.UTC().Format(time.RFC3339Nano), c.ModelName)
+		int64(c.Alone), string(pts), c.K, c.RMS, c.Intensity, c.Neighbours, c.Real, c.Predicted, at, c.ModelName)
 	if err != nil {
 		return storeError(s.path, err)
 	}

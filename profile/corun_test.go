@@ -2,7 +2,6 @@ package profile
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -53,11 +52,7 @@ func TestCorunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	prof := &Profiler{Device: dev, Store: st, Warmup: 1, Reps: 3, Corun: true}
 	sum, err := prof.Run(context.Background(), pl, planJobs)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,13 +130,7 @@ func splitPlan(t *testing.T, n int) *plan.Plan {
 // its processor's twin (where it is measured) and run on the planned one.
 func TestPlanCycles(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	n := len(w.Models[0].Layers.Layers)
 	cs, err := PlanCycles(w, pl, []*plan.Plan{splitPlan(t, n)})
 	if err != nil {
@@ -203,13 +196,7 @@ func (linkFault) ModelFailed() bool { return false }
 // answers with the cycle figure before the cold one.
 func TestProfilerCycles(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	n := len(w.Models[0].Layers.Layers)
 	plans := []*plan.Plan{splitPlan(t, n)}
 	jobs, err := Jobs(w, pl, JobOptions{Plans: plans})
@@ -220,11 +207,7 @@ func TestProfilerCycles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	dev := &cycleDevice{takerDevice: takerDevice{pl: pl, fields: []string{"cold", "cycle", ArrivalsField}, known: true}}
 	p := &Profiler{Device: dev, Store: st, Reps: 1, Cold: 1, Cycles: cycles, CycleRuns: 3}
 	ctx := context.Background()
@@ -328,13 +311,7 @@ func TestProfilerCycles(t *testing.T) {
 // figure per step, in order.
 func TestLocalMeasureCycle(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pl.Processors) < 2 {
-		t.Skip("the host preset has one processor here")
-	}
+	pl := twoCoreHost(t)
 	dev, err := NewLocal(assets.ORTLibrary(), pl)
 	if err != nil {
 		t.Fatal(err)
@@ -401,4 +378,18 @@ func TestLocalMeasureCycle(t *testing.T) {
 	if _, err := dev.MeasureCycle(ctx, req); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// twoCoreHost is the host preset; the test is skipped where it has one
+// processor.
+func twoCoreHost(t *testing.T) *hw.Platform {
+	t.Helper()
+	pl, err := hw.Preset("host")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Processors) < 2 {
+		t.Skip("the host preset has one processor here")
+	}
+	return pl
 }

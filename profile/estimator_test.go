@@ -2,28 +2,17 @@ package profile
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
-	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
-func testLayers(t *testing.T, name string) *graph.LayerGraph {
-	t.Helper()
-	m, err := zoo.Build(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lg
-}
+// testLayers is the named zoo network's layer graph.
+func testLayers(t *testing.T, name string) *graph.LayerGraph { return zootest.Layers(t, name) }
 
 func TestTwins(t *testing.T) {
 	host, err := hw.Host([]int{0, 1, 2})
@@ -196,11 +185,7 @@ func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := tempStore(t)
 	return lg, pl, cost.NewAnalytic(pl), st
 }
 

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,11 +43,7 @@ func TestProfilerChecksFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := tempStore(t)
 	plan := []Job{{Kind: KindPlan}}
 	for _, tc := range []struct {
 		name    string

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/onnx"
@@ -28,14 +27,7 @@ func BenchmarkIdleGap(b *testing.B) {
 	if err != nil {
 		b.Skipf("the workload's models: %v (scripts/fetch.sh)", err)
 	}
-	pl, err := hw.Preset("host")
-	if err != nil {
-		b.Fatal(err)
-	}
-	dev, err := NewLocal(assets.ORTLibrary(), pl)
-	if err != nil {
-		b.Fatal(err)
-	}
+	pl, dev := hostLocal(b)
 	for _, name := range []string{"melspec", "speech_embed", "ocr_det"} {
 		m := w.Model(name)
 		if m == nil {

@@ -18,6 +18,32 @@ import (
 
 // melWorkload writes a workload of the real mel-spectrogram model on the
 // host platform into a temporary folder and loads it.
+// hostLocal is the host preset and a local device on it.
+func hostLocal(tb testing.TB) (*hw.Platform, *Local) {
+	tb.Helper()
+	pl, err := hw.Preset("host")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dev, err := NewLocal(assets.ORTLibrary(), pl)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pl, dev
+}
+
+// tempStore is a new store in a temporary folder, closed when the test
+// ends.
+func tempStore(tb testing.TB) *Store {
+	tb.Helper()
+	st, err := Open(filepath.Join(tb.TempDir(), "p.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
+}
+
 func melWorkload(t *testing.T) *workload.Workload {
 	t.Helper()
 	assets.Require(t, assets.ORTLibrary())
@@ -37,14 +63,7 @@ func melWorkload(t *testing.T) *workload.Workload {
 func TestLocalMeasure(t *testing.T) {
 	w := melWorkload(t)
 	lg := w.Models[0].Layers
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := NewLocal(assets.ORTLibrary(), pl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl, dev := hostLocal(t)
 	ctx := context.Background()
 	info, err := dev.Info(ctx)
 	if err != nil || info.Name == "" || info.ORTVersion == "" || info.Platform != pl {
@@ -126,19 +145,8 @@ func TestLocalMeasure(t *testing.T) {
 // calibrates and answers from the store.
 func TestProfileEndToEnd(t *testing.T) {
 	w := melWorkload(t)
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dev, err := NewLocal(assets.ORTLibrary(), pl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := Open(filepath.Join(t.TempDir(), "p.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	pl, dev := hostLocal(t)
+	st := tempStore(t)
 	jobs, err := Jobs(w, pl, JobOptions{Chunks: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

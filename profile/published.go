@@ -52,12 +52,99 @@ var publishedColumns = []string{"model", "input", "precision", "processor", "run
 // latency_ms required; any order), then one row per measurement. Every
 // error is one line naming the file, the line and the column.
 func ParsePublished(data []byte, file string) ([]Published, error) {
+	return readCSV(data, file, publishedColumns, 6, func(row csvRow) (Published, error) {
+		p := Published{Line: row.line, Model: row.at("model"), Processor: row.at("processor"), Runtime: row.at("runtime")}
+		if err := row.need("model", "processor", "runtime"); err != nil {
+			return Published{}, err
+		}
+		if _, err := zoo.Lookup(p.Model); err != nil {
+			return Published{}, row.bad("model", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
+		}
+		var err error
+		if p.Input, err = graph.ParseShape(row.at("input")); err != nil || len(p.Input) == 0 {
+			return Published{}, row.bad("input", "%q is not a shape like 1x3x224x224", row.at("input"))
+		}
+		if p.Precision, err = graph.ParseDType(row.at("precision")); err != nil {
+			return Published{}, row.bad("precision", "%q is not a data type (float16, int8, ...)", row.at("precision"))
+		}
+		err = row.measures(&p, "latency_ms", "peak_memory_mb")
+		return p, err
+	})
+}
+
+// csvRow is one row of a published file: its line, and its fields by
+// column name.
+type csvRow struct {
+	file string
+	line int
+	col  map[string]int
+	rec  []string
+}
+
+// at is the row's field in column c, trimmed ("" when the file has no
+// such column).
+func (r csvRow) at(c string) string {
+	if i, ok := r.col[c]; ok {
+		return strings.TrimSpace(r.rec[i])
+	}
+	return ""
+}
+
+// bad is an error in column c of the row, one line naming the file, the
+// line and the column.
+func (r csvRow) bad(c, format string, args ...any) error {
+	return fmt.Errorf("profile: %s:%d: %s: %s", r.file, r.line, c, fmt.Sprintf(format, args...))
+}
+
+// need is an error for the first of the columns whose field is empty.
+func (r csvRow) need(columns ...string) error {
+	for _, c := range columns {
+		if r.at(c) == "" {
+			return r.bad(c, "empty")
+		}
+	}
+	return nil
+}
+
+// measures reads a row's latency (column latency, in milliseconds), its
+// layer counts and its peak memory (column mem, in MB) into p.
+func (r csvRow) measures(p *Published, latency, mem string) error {
+	ms, err := strconv.ParseFloat(r.at(latency), 64)
+	if err != nil || !(ms > 0) || ms > 1e7 {
+		return r.bad(latency, "%q is not a positive number of milliseconds", r.at(latency))
+	}
+	p.Latency = time.Duration(math.Round(ms * 1e6))
+	for _, c := range []struct {
+		name string
+		dst  *int
+	}{{"layers_total", &p.LayersTotal}, {"layers_npu", &p.LayersNPU}, {"layers_gpu", &p.LayersGPU}, {"layers_cpu", &p.LayersCPU}} {
+		if v := r.at(c.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return r.bad(c.name, "%q is not a count", v)
+			}
+			*c.dst = n
+		}
+	}
+	if v := r.at(mem); v != "" {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x < 0 || math.IsInf(x, 0) {
+			return r.bad(mem, "%q is not a size in MB", v)
+		}
+		p.PeakMemoryMB = x
+	}
+	return nil
+}
+
+// readCSV reads a published file: a header naming some of columns (the
+// first required of them required; any order), then rows of as many
+// fields, each made a Published by row. A file of no rows is an error.
+func readCSV(data []byte, file string, columns []string, required int, row func(csvRow) (Published, error)) ([]Published, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = -1
-	r.ReuseRecord = false
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(publishedColumns, ","))
+		return nil, fmt.Errorf("profile: %s: empty file (want a header: %s)", file, strings.Join(columns, ","))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
@@ -65,22 +152,21 @@ func ParsePublished(data []byte, file string) ([]Published, error) {
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if !containsStr(publishedColumns, h) {
-			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(publishedColumns, ","))
+		if !containsStr(columns, h) {
+			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(columns, ","))
 		}
 		if _, dup := col[h]; dup {
 			return nil, fmt.Errorf("profile: %s:1: column %q twice", file, h)
 		}
 		col[h] = i
 	}
-	for _, c := range publishedColumns[:6] {
+	for _, c := range columns[:required] {
 		if _, ok := col[c]; !ok {
 			return nil, fmt.Errorf("profile: %s:1: no column %q", file, c)
 		}
 	}
 	var out []Published
 	for {
-		line, _ := r.FieldPos(0)
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -88,57 +174,13 @@ func ParsePublished(data []byte, file string) ([]Published, error) {
 		if err != nil {
 			return nil, fmt.Errorf("profile: %s: %s", file, csvErr(err))
 		}
-		line, _ = r.FieldPos(0)
+		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
 			return nil, fmt.Errorf("profile: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
 		}
-		at := func(c string) string {
-			if i, ok := col[c]; ok {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		bad := func(c, format string, args ...any) error {
-			return fmt.Errorf("profile: %s:%d: %s: %s", file, line, c, fmt.Sprintf(format, args...))
-		}
-		p := Published{Line: line, Model: at("model"), Processor: at("processor"), Runtime: at("runtime")}
-		for _, c := range []string{"model", "processor", "runtime"} {
-			if at(c) == "" {
-				return nil, bad(c, "empty")
-			}
-		}
-		if _, err := zoo.Lookup(p.Model); err != nil {
-			return nil, bad("model", "%s", strings.TrimPrefix(err.Error(), "zoo: "))
-		}
-		if p.Input, err = graph.ParseShape(at("input")); err != nil || len(p.Input) == 0 {
-			return nil, bad("input", "%q is not a shape like 1x3x224x224", at("input"))
-		}
-		if p.Precision, err = graph.ParseDType(at("precision")); err != nil {
-			return nil, bad("precision", "%q is not a data type (float16, int8, ...)", at("precision"))
-		}
-		ms, err := strconv.ParseFloat(at("latency_ms"), 64)
-		if err != nil || !(ms > 0) || ms > 1e7 {
-			return nil, bad("latency_ms", "%q is not a positive number of milliseconds", at("latency_ms"))
-		}
-		p.Latency = time.Duration(math.Round(ms * 1e6))
-		for _, c := range []struct {
-			name string
-			dst  *int
-		}{{"layers_total", &p.LayersTotal}, {"layers_npu", &p.LayersNPU}, {"layers_gpu", &p.LayersGPU}, {"layers_cpu", &p.LayersCPU}} {
-			if v := at(c.name); v != "" {
-				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					return nil, bad(c.name, "%q is not a count", v)
-				}
-				*c.dst = n
-			}
-		}
-		if v := at("peak_memory_mb"); v != "" {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || x < 0 || math.IsInf(x, 0) {
-				return nil, bad("peak_memory_mb", "%q is not a size in MB", v)
-			}
-			p.PeakMemoryMB = x
+		p, err := row(csvRow{file: file, line: line, col: col, rec: rec})
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, p)
 	}
@@ -699,18 +741,7 @@ func maxF(xs []float64) float64 {
 // start at 10 GB/s when unset and named.
 func fitTerms(pr *hw.Processor, start cost.Efficiency, ss []Sample, ts []*cost.Terms, names []string, maxEvals int, prior float64) (cost.Efficiency, error) {
 	eff := start.Clone()
-	if eff.PeakScale <= 0 {
-		eff.PeakScale = 1
-	}
-	if eff.BandwidthScale <= 0 {
-		eff.BandwidthScale = 1
-	}
-	if eff.DispatchOverhead <= 0 {
-		eff.DispatchOverhead = max(pr.DispatchOverhead, time.Microsecond)
-	}
-	if eff.LayerOverhead <= 0 {
-		eff.LayerOverhead = max(pr.LayerOverhead, 100*time.Nanosecond)
-	}
+	startScales(&eff, pr)
 	if eff.RequantGBs <= 0 && slices.Contains(names, "requant_gbs") {
 		eff.RequantGBs = 10
 	}

@@ -89,11 +89,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	csv := publishedHeader
 	for _, name := range []string{"mobilenet_v2", "resnet18", "squeezenet1_1", "mobilenet_v3_small"} {
-		m, err := zoo.Build(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, _ := graph.BuildLayers(m)
+		lg := testLayers(t, name)
 		d, err := a.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)
@@ -136,7 +132,7 @@ func TestFitPublishedRecovers(t *testing.T) {
 	}
 	b := cost.NewAnalytic(res.Platform)
 	for _, r := range pf.Rows {
-		lg := mustLayers(t, r.Row.Model)
+		lg := testLayers(t, r.Row.Model)
 		d, err := b.Subgraph(lg, graph.Range(0, len(lg.Layers)), hw.Config{Proc: npu, Backend: "qnn-htp", DType: graph.Float16})
 		if err != nil {
 			t.Fatal(err)
@@ -145,19 +141,6 @@ func TestFitPublishedRecovers(t *testing.T) {
 			t.Errorf("%s: the written platform predicts %v, the fit %v", r.Row.Model, d, r.Fitted)
 		}
 	}
-}
-
-func mustLayers(t *testing.T, name string) *graph.LayerGraph {
-	t.Helper()
-	m, err := zoo.Build(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lg
 }
 
 // TestPhonePresetCarriesTheFit: the phone preset's NPU holds the figures

@@ -80,14 +80,7 @@ CREATE TABLE devices (
 	updated_at  TEXT NOT NULL
 );
 CREATE TABLE measurements (
-	device      TEXT NOT NULL,
-	model       TEXT NOT NULL,
-	layers      TEXT NOT NULL,
-	processor   TEXT NOT NULL,
-	backend     TEXT NOT NULL,
-	dtype       TEXT NOT NULL,
-	shapes      TEXT NOT NULL,
-	model_name  TEXT NOT NULL,
+` + keyColumns + `	model_name  TEXT NOT NULL,
 	median_ns   INTEGER NOT NULL,
 	p90_ns      INTEGER NOT NULL,
 	min_ns      INTEGER NOT NULL,
@@ -119,6 +112,17 @@ CREATE TABLE calibrations (
 	PRIMARY KEY (device, processor)
 );` + insituSchema
 
+// keyColumns are the columns of a Key, the primary key of the
+// measurements, the in-situ figures and the co-run profiles.
+const keyColumns = `	device      TEXT NOT NULL,
+	model       TEXT NOT NULL,
+	layers      TEXT NOT NULL,
+	processor   TEXT NOT NULL,
+	backend     TEXT NOT NULL,
+	dtype       TEXT NOT NULL,
+	shapes      TEXT NOT NULL,
+`
+
 // insituSchema is the tables of in-situ measurements (PutInSitu,
 // AddArrivalLag), of measured hand-offs (PutHandOff; handoff_curve holds
 // each one's HandOff.CrossAfter) and of the speed
@@ -127,14 +131,7 @@ CREATE TABLE calibrations (
 // files when they are opened, so it needs no new version.
 const insituSchema = `
 CREATE TABLE IF NOT EXISTS insitu (
-	device      TEXT NOT NULL,
-	model       TEXT NOT NULL,
-	layers      TEXT NOT NULL,
-	processor   TEXT NOT NULL,
-	backend     TEXT NOT NULL,
-	dtype       TEXT NOT NULL,
-	shapes      TEXT NOT NULL,
-	model_name  TEXT NOT NULL,
+` + keyColumns + `	model_name  TEXT NOT NULL,
 	typical_ns  INTEGER NOT NULL,
 	median_ns   INTEGER NOT NULL,
 	p90_ns      INTEGER NOT NULL,
@@ -299,23 +296,16 @@ func (s *Store) init() error {
 			return err
 		}
 	}
-	if err := addColumns(tx, "measurements", coldColumns); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "measurements", idleColumns); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "measurements", cycleColumns); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "calibrations", coldFitColumns); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "corun", corunAddedColumns); err != nil {
-		return err
-	}
-	if err := addColumns(tx, "handoffs", handOffStartColumns); err != nil {
-		return err
+	for _, add := range []struct {
+		table string
+		cols  [][2]string
+	}{
+		{"measurements", coldColumns}, {"measurements", idleColumns}, {"measurements", cycleColumns},
+		{"calibrations", coldFitColumns}, {"corun", corunAddedColumns}, {"handoffs", handOffStartColumns},
+	} {
+		if err := addColumns(tx, add.table, add.cols); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
@@ -393,15 +383,29 @@ func addColumns(tx *sql.Tx, table string, cols [][2]string) error {
 	return nil
 }
 
-// Put inserts or replaces a measurement. A zero MeasuredAt is now.
-func (s *Store) Put(r Record) error {
-	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
-		return fmt.Errorf("profile: store %s: put: device, model, layers and processor are required (%s)", s.path, r.Key)
+// complete is an error for a key that lacks a device, model, layer set or
+// processor (op names the store's operation).
+func (k Key) complete(path, op string) error {
+	if k.Device == "" || k.Model == "" || k.Layers == "" || k.Processor == "" {
+		return fmt.Errorf("profile: store %s: %s: device, model, layers and processor are required (%s)", path, op, k)
 	}
-	at := r.MeasuredAt
+	return nil
+}
+
+// stamp is the time a row is recorded with: at, or now when at is zero.
+func stamp(at time.Time) string {
 	if at.IsZero() {
 		at = time.Now()
 	}
+	return at.UTC().Format(time.RFC3339Nano)
+}
+
+// Put inserts or replaces a measurement. A zero MeasuredAt is now.
+func (s *Store) Put(r Record) error {
+	if err := r.Key.complete(s.path, "put"); err != nil {
+		return err
+	}
+	at := stamp(r.MeasuredAt)
 	_, err := s.db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes,
 		model_name, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -413,7 +417,7 @@ func (s *Store) Put(r Record) error {
 		cycle_ns = 0, cycle_reps = 0`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName,
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
-		r.ORTVersion, r.Error, at.UTC().Format(time.RFC3339Nano), int64(r.Cold), r.ColdReps, int64(r.Idle), r.IdleReps)
+		r.ORTVersion, r.Error, at, int64(r.Cold), r.ColdReps, int64(r.Idle), r.IdleReps)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -510,13 +514,10 @@ type InSitu struct {
 // is now). They live apart from the profiler's measurements: Get, Records
 // and the calibration never see them.
 func (s *Store) PutInSitu(r InSitu) error {
-	if r.Device == "" || r.Model == "" || r.Layers == "" || r.Processor == "" {
-		return fmt.Errorf("profile: store %s: put in-situ: device, model, layers and processor are required (%s)", s.path, r.Key)
+	if err := r.Key.complete(s.path, "put in-situ"); err != nil {
+		return err
 	}
-	at := r.MeasuredAt
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at := stamp(r.MeasuredAt)
 	_, err := s.db.Exec(`INSERT INTO insitu (device, model, layers, processor, backend, dtype, shapes,
 		model_name, typical_ns, median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, measured_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -526,7 +527,7 @@ func (s *Store) PutInSitu(r InSitu) error {
 		reps = excluded.reps, ort_version = excluded.ort_version, measured_at = excluded.measured_at`,
 		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName, int64(r.Typical),
 		int64(r.Median), int64(r.P90), int64(r.Min), int64(r.Max), int64(r.Stddev), r.Reps,
-		r.ORTVersion, at.UTC().Format(time.RFC3339Nano))
+		r.ORTVersion, at)
 	if err != nil {
 		return storeError(s.path, err)
 	}
@@ -645,10 +646,7 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 	if err := h.CrossAfter.Validate(); err != nil {
 		return fmt.Errorf("profile: store %s: %w", s.path, err)
 	}
-	at := h.MeasuredAt
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at := stamp(h.MeasuredAt)
 	tx, err := s.db.Begin()
 	if err != nil {
 		return storeError(s.path, err)
@@ -659,7 +657,7 @@ func (s *Store) PutHandOff(device string, h HandOff) error {
 		ON CONFLICT (device, pinned) DO UPDATE SET same_ns = excluded.same_ns, cross_ns = excluded.cross_ns,
 		samples = excluded.samples, measured_at = excluded.measured_at, sleep_start_ns = excluded.sleep_start_ns,
 		sleep_requests = excluded.sleep_requests, poll_start_ns = excluded.poll_start_ns, poll_requests = excluded.poll_requests`,
-		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at.UTC().Format(time.RFC3339Nano),
+		device, h.Pinned, int64(h.Same), int64(h.Cross), h.Samples, at,
 		int64(h.SleepStart), h.SleepRequests, int64(h.PollStart), h.PollRequests)
 	if err != nil {
 		return storeError(s.path, err)
@@ -882,17 +880,14 @@ func (s *Store) PutCalibration(c CalibrationRow) error {
 	if err != nil {
 		return fmt.Errorf("profile: store %s: %w", s.path, err)
 	}
-	at := c.FittedAt
-	if at.IsZero() {
-		at = time.Now()
-	}
+	at := stamp(c.FittedAt)
 	_, err = s.db.Exec(`INSERT INTO calibrations (device, processor, efficiency, mape_before, mape_after, samples, fitted_at,
 		cold_a, cold_b, cold_samples)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device, processor) DO UPDATE SET efficiency = excluded.efficiency,
 		mape_before = excluded.mape_before, mape_after = excluded.mape_after, samples = excluded.samples,
 		fitted_at = excluded.fitted_at, cold_a = excluded.cold_a, cold_b = excluded.cold_b, cold_samples = excluded.cold_samples`,
 		c.Device, c.Processor, string(data), c.MAPEBefore, c.MAPEAfter, c.Samples,
-		at.UTC().Format(time.RFC3339Nano), c.Cold.A, c.Cold.B, c.Cold.Samples)
+		at, c.Cold.A, c.Cold.B, c.Cold.Samples)
 	if err != nil {
 		return storeError(s.path, err)
 	}

@@ -239,34 +239,13 @@ func schemaWithout(t *testing.T, lines ...string) string {
 // cold-run columns existed: they are added, its rows read with no cold
 // runs, and new rows keep theirs.
 func TestStoreAddsColdColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	old := schemaWithout(t, "	cold_ns     INTEGER NOT NULL DEFAULT 0,\n", "	cold_reps   INTEGER NOT NULL DEFAULT 0,\n",
 		"	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n",
 		"	cycle_ns    INTEGER NOT NULL DEFAULT 0,\n", "	cycle_reps  INTEGER NOT NULL DEFAULT 0,\n",
 		"	cold_a       REAL NOT NULL DEFAULT 0,\n", "	cold_b       REAL NOT NULL DEFAULT 0,\n", "	cold_samples INTEGER NOT NULL DEFAULT 0,\n")
 	r := testRecord(1)
-	if _, err := db.Exec(old); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (1)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z')`,
-		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO calibrations VALUES ('dev', 'cpu0', '{}', 0.5, 0.1, 9, '2026-01-02T03:04:05Z')`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := rawStore(t, old, 1, `INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z')`,
+		`INSERT INTO calibrations VALUES ('dev', 'cpu0', '{}', 0.5, 0.1, 9, '2026-01-02T03:04:05Z')`)
 	defer st.Close()
 	got, ok, err := st.Get(r.Key)
 	if err != nil || !ok || got.Median != 1000 || got.Cold != 0 || got.ColdReps != 0 {
@@ -305,30 +284,11 @@ func TestStoreAddsColdColumns(t *testing.T) {
 // ones (written before idle runs) keeps its cold figures on open, reads no
 // idle runs, and takes them on the next Put.
 func TestStoreAddsIdleColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cold.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	old := schemaWithout(t, "	idle_ns     INTEGER NOT NULL DEFAULT 0,\n", "	idle_reps   INTEGER NOT NULL DEFAULT 0,\n")
-	if _, err := db.Exec(old); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (2)`); err != nil {
-		t.Fatal(err)
-	}
 	r := testRecord(1)
-	if _, err := db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
+	st := rawStore(t, old, 2, `INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
 		median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5)`,
-		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5)`)
 	defer st.Close()
 	got, ok, err := st.Get(r.Key)
 	if err != nil || !ok || got.Median != 1000 || got.Cold != 2500 || got.ColdReps != 5 || got.Idle != 0 || got.IdleReps != 0 {
@@ -347,30 +307,11 @@ func TestStoreAddsIdleColumns(t *testing.T) {
 // sets them, a new Put of the key clears them, and a key the store lacks
 // or a figure that is not positive is an error.
 func TestStoreAddsCycleColumns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "idle.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	old := schemaWithout(t, "	cycle_ns    INTEGER NOT NULL DEFAULT 0,\n", "	cycle_reps  INTEGER NOT NULL DEFAULT 0,\n")
-	if _, err := db.Exec(old); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (2)`); err != nil {
-		t.Fatal(err)
-	}
 	r := testRecord(1)
-	if _, err := db.Exec(`INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
+	st := rawStore(t, old, 2, `INSERT INTO measurements (device, model, layers, processor, backend, dtype, shapes, model_name,
 		median_ns, p90_ns, min_ns, max_ns, stddev_ns, reps, ort_version, error, measured_at, cold_ns, cold_reps, idle_ns, idle_reps)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5, 3000, 5)`,
-		r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1000, 1500, 900, 2000, 100, 10, '1.30.0', '', '2026-01-02T03:04:05Z', 2500, 5, 3000, 5)`)
 	defer st.Close()
 	got, ok, err := st.Get(r.Key)
 	if err != nil || !ok || got.Cold != 2500 || got.Idle != 3000 || got.Cycle != 0 || got.CycleReps != 0 {
@@ -638,6 +579,40 @@ func TestStoreAddsHandOffStartColumns(t *testing.T) {
 	if got := read(); !reflect.DeepEqual(got, h) {
 		t.Errorf("unpinned hand-off without a curve read back as %+v, want %+v", got, h)
 	}
+}
+
+// rawStore writes a store file (in a temporary folder) as an older
+// version wrote it: the given schema, the schema version, then the
+// statements, the first of which inserts testRecord(1)'s key as the
+// first eight values of a measurements row; it returns the file opened.
+func rawStore(t *testing.T, schema string, version int, insert string, more ...string) *Store {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_version (version) VALUES (?)`, version); err != nil {
+		t.Fatal(err)
+	}
+	r := testRecord(1)
+	if _, err := db.Exec(insert, r.Device, r.Model, r.Layers, r.Processor, r.Backend, r.DType, r.Shapes, r.ModelName); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range more {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // olderStore makes a store as this code does, then rewrites it to an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ import (
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
-	"github.com/inlay-dev/inlay/zoo"
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 func TestNew(t *testing.T) {
@@ -39,45 +38,9 @@ func TestNew(t *testing.T) {
 	}
 }
 
-var (
-	zooOnce sync.Once
-	zooWL   *workload.Workload
-	zooErr  error
-)
-
 // zooWorkload has the nine zoo networks in three groups, one with a
 // dependency chain.
-func zooWorkload(t testing.TB) *workload.Workload {
-	t.Helper()
-	zooOnce.Do(func() {
-		w := &workload.Workload{}
-		for _, name := range zoo.Names() {
-			g, err := zoo.Build(name)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			lg, err := graph.BuildLayers(g)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Source: "zoo:" + name, Zoo: name})
-		}
-		w.Groups = []*workload.Group{
-			{Name: "camera", Models: []string{"mobilenet_v2", "yolov5s", "deeplabv3_mobilenet_v3_large"},
-				After: map[string][]string{"deeplabv3_mobilenet_v3_large": {"yolov5s"}}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
-			{Name: "photo", Models: []string{"resnet50", "inception_v3", "efficientnet_b0", "mobilenet_v3_large", "deit_tiny"},
-				After: map[string][]string{}, Period: time.Second, Deadline: 500 * time.Millisecond, Arrival: workload.Poisson},
-			{Name: "text", Models: []string{"mobilebert"}, After: map[string][]string{}, Period: 200 * time.Millisecond, Deadline: 200 * time.Millisecond, Arrival: workload.Periodic},
-		}
-		zooWL = w
-	})
-	if zooErr != nil {
-		t.Fatal(zooErr)
-	}
-	return zooWL
-}
+func zooWorkload(t testing.TB) *workload.Workload { return zootest.Nine(t, "") }
 
 // realWorkload has the fetched real models in one group each.
 func realWorkload(t *testing.T) *workload.Workload {

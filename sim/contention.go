@@ -162,17 +162,10 @@ func (x *contended) sumLoads() {
 // completion. x.load must be the running tasks' summed uses.
 func (x *contended) rerate(now time.Duration, q *eventQueue) {
 	for ti := range x.tasks {
-		a := &x.tasks[ti]
-		s := x.slowdown(a)
-		if s == a.slow {
-			continue
+		if a := &x.tasks[ti]; a.reslow(now, x.slowdown(a)) {
+			a.at, a.seq = now+time.Duration(math.Ceil(a.remaining*a.slow)), q.seq
+			q.seq++
 		}
-		if elapsed := now - a.segStart; elapsed > 0 {
-			a.remaining = math.Max(0, a.remaining-float64(elapsed)/a.slow)
-		}
-		a.segStart, a.slow = now, s
-		a.at, a.seq = now+time.Duration(math.Ceil(a.remaining*s)), q.seq
-		q.seq++
 	}
 	x.next = -1
 	for ti := range x.tasks {
@@ -219,15 +212,34 @@ func (x *contended) complete(q *eventQueue) (a active, stretch float64) {
 	ti := x.next
 	a = x.tasks[ti]
 	x.tasks = append(x.tasks[:ti], x.tasks[ti+1:]...)
-	if d := x.p.Jobs[a.job].Duration; d > 0 {
-		stretch = float64(a.at-a.start) / float64(d)
-	}
-	if stretch > 1.01 {
+	if stretch = stretchOf(x.p, &a, a.at); stretch > 1.01 {
 		x.stretched++
 	}
 	x.sumLoads()
 	x.rerate(a.at, q)
 	return a, stretch
+}
+
+// reslow, when the task's slowdown changes to s, brings its work left up
+// to now at the old one, sets s and reports true.
+func (a *active) reslow(now time.Duration, s float64) bool {
+	if s == a.slow {
+		return false
+	}
+	if elapsed := now - a.segStart; elapsed > 0 {
+		a.remaining = math.Max(0, a.remaining-float64(elapsed)/a.slow)
+	}
+	a.segStart, a.slow = now, s
+	return true
+}
+
+// stretchOf is a task's elapsed time, if it ends at end, over its
+// uncontended duration (0 for a task of no duration).
+func stretchOf(p *dispatch.Program, a *active, end time.Duration) float64 {
+	if d := p.Jobs[a.job].Duration; d > 0 {
+		return float64(end-a.start) / float64(d)
+	}
+	return 0
 }
 
 // owns reports whether a job runs under the model: a compute job on a

@@ -108,18 +108,27 @@ func (c *cachedEstimator) Load(lg *graph.LayerGraph, set graph.LayerSet, on hw.C
 	if !ok {
 		return cost.Load{}, nil
 	}
-	k := costKey{lg: lg, set: set.Key(), cfg: on}
-	c.mu.RLock()
-	v, ok := c.loads[k]
-	c.mu.RUnlock()
+	v := memo(&c.mu, c.loads, costKey{lg: lg, set: set.Key(), cfg: on}, func() loadVal {
+		l, err := ce.Load(lg, set, on)
+		return loadVal{l, err}
+	})
+	return v.l, v.err
+}
+
+// memo is m[k] under mu, computed by f (outside the lock) and kept when
+// absent.
+func memo[K comparable, V any](mu *sync.RWMutex, m map[K]V, k K, f func() V) V {
+	mu.RLock()
+	v, ok := m[k]
+	mu.RUnlock()
 	if ok {
-		return v.l, v.err
+		return v
 	}
-	l, err := ce.Load(lg, set, on)
-	c.mu.Lock()
-	c.loads[k] = loadVal{l, err}
-	c.mu.Unlock()
-	return l, err
+	v = f()
+	mu.Lock()
+	m[k] = v
+	mu.Unlock()
+	return v
 }
 
 // Uncached returns the estimator the cache memoises (ratebound.Uncacher).
@@ -133,18 +142,11 @@ func newCachedEstimator(base cost.Estimator) *cachedEstimator {
 }
 
 func (c *cachedEstimator) Subgraph(lg *graph.LayerGraph, set graph.LayerSet, on hw.Config) (time.Duration, error) {
-	k := costKey{lg: lg, set: set.Key(), cfg: on}
-	c.mu.RLock()
-	v, ok := c.m[k]
-	c.mu.RUnlock()
-	if ok {
-		return v.d, v.err
-	}
-	d, err := c.base.Subgraph(lg, set, on)
-	c.mu.Lock()
-	c.m[k] = costVal{d, err}
-	c.mu.Unlock()
-	return d, err
+	v := memo(&c.mu, c.m, costKey{lg: lg, set: set.Key(), cfg: on}, func() costVal {
+		d, err := c.base.Subgraph(lg, set, on)
+		return costVal{d, err}
+	})
+	return v.d, v.err
 }
 
 // CrossAfter is the base's (cost.CrossHandOffEstimator; ok false when the
@@ -166,18 +168,9 @@ func (c *cachedEstimator) HandOff(lg *graph.LayerGraph, set graph.LayerSet, on h
 	if !ok {
 		return 0
 	}
-	k := handKey{costKey{lg: lg, set: set.Key(), cfg: on}, from}
-	c.mu.RLock()
-	h, ok := c.hands[k]
-	c.mu.RUnlock()
-	if ok {
-		return h
-	}
-	h = ho.HandOff(lg, set, on, from)
-	c.mu.Lock()
-	c.hands[k] = h
-	c.mu.Unlock()
-	return h
+	return memo(&c.mu, c.hands, handKey{costKey{lg: lg, set: set.Key(), cfg: on}, from}, func() time.Duration {
+		return ho.HandOff(lg, set, on, from)
+	})
 }
 
 func (c *cachedEstimator) Transfer(bytes int64, from, to int) time.Duration {

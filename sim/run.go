@@ -267,23 +267,12 @@ func Run(prog *Program, opt Options) (*Result, error) {
 	if prog == nil || prog.Program == nil {
 		return nil, errors.New("sim: nil program")
 	}
-	opt, err := opt.withDefaults()
+	r, err := start(prog, opt)
 	if err != nil {
 		return nil, err
 	}
-	p := prog.Program
-	d, err := dispatch.New(p, dispatch.Config{Policy: opt.Policy})
-	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
-	}
-	horizon := opt.Horizon
-	if horizon == 0 {
-		opt.Warmup, opt.Requests = capRequests(p, opt)
-		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
-	}
-	r := newRun(p, d, opt, horizon)
-	if prog.Contention != nil && !opt.NoContention {
-		r.cont = newContended(prog.Contention, p)
+	if prog.Contention != nil && !r.opt.NoContention {
+		r.cont = newContended(prog.Contention, r.p)
 	}
 	for {
 		now, ok := r.nextAt()
@@ -293,7 +282,7 @@ func Run(prog *Program, opt Options) (*Result, error) {
 		if err := r.handleEvents(now); err != nil {
 			return nil, err
 		}
-		r.dispatch(now)
+		r.dispatch(now, r.launch)
 		if r.opt.failFast && r.overMissBudget() {
 			r.res.Stopped = true
 			break
@@ -328,6 +317,27 @@ type run struct {
 	settled bool
 	// cont is the contention state (nil: durations as compiled).
 	cont *contended
+}
+
+// start prepares a run of prog under opt: the options' defaults, the
+// dispatcher and the horizon (with the request counts capped when the
+// horizon is derived from them).
+func start(prog *Program, opt Options) (*run, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := prog.Program
+	d, err := dispatch.New(p, dispatch.Config{Policy: opt.Policy})
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	horizon := opt.Horizon
+	if horizon == 0 {
+		opt.Warmup, opt.Requests = capRequests(p, opt)
+		horizon = DefaultHorizon(p, opt.Scale, opt.Warmup+opt.Requests)
+	}
+	return newRun(p, d, opt, horizon), nil
 }
 
 func newRun(p *dispatch.Program, d *dispatch.Dispatcher, opt Options, horizon time.Duration) *run {
@@ -418,12 +428,7 @@ func (r *run) handleEvents(now time.Duration) error {
 		if r.contendedFirst(now) {
 			r.q.now = now
 			a, stretch := r.cont.complete(&r.q)
-			j := &r.p.Jobs[a.job]
-			r.res.Procs[j.Proc].Busy += a.at - a.start - j.Duration
-			if a.span >= 0 {
-				r.res.Spans[a.span].End = a.at
-				r.res.Spans[a.span].Stretch = stretch
-			}
+			r.endStretched(&a, a.at, stretch)
 			if err := r.d.Complete(dispatch.Task{Request: a.req, Job: int(a.job)}, now); err != nil {
 				return fmt.Errorf("sim: %w", err)
 			}
@@ -440,35 +445,57 @@ func (r *run) handleEvents(now time.Duration) error {
 			}
 			continue
 		}
-		id, err := r.d.Arrive(g, now)
-		if err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
-		if int(id) != len(r.reqs) {
-			panic("sim: dispatcher request IDs are not sequential")
-		}
-		idx := r.counts[g]
-		r.counts[g]++
-		r.reqs = append(r.reqs, reqInfo{group: g, index: idx, arrival: now})
-		if idx >= r.opt.Warmup {
-			st := &r.stats[g]
-			st.requests++
-			if st.firstArrival < 0 {
-				st.firstArrival = now
-			}
-		}
-		if k := r.counts[g]; k < len(r.arrivals[g]) {
-			r.q.push(event{at: r.arrivals[g][k], group: e.group})
+		if err := r.arrive(now, e); err != nil {
+			return err
 		}
 	}
 }
 
+// endStretched books a contended task that ended at end: the time it ran
+// beyond its duration is busy time, and its span ends then.
+func (r *run) endStretched(a *active, end time.Duration, stretch float64) {
+	j := &r.p.Jobs[a.job]
+	r.res.Procs[j.Proc].Busy += end - a.start - j.Duration
+	if a.span >= 0 {
+		r.res.Spans[a.span].End = end
+		r.res.Spans[a.span].Stretch = stretch
+	}
+}
+
+// arrive hands the arrival e of a request at now to the dispatcher and
+// queues its group's next arrival.
+func (r *run) arrive(now time.Duration, e event) error {
+	g := int(e.group)
+	id, err := r.d.Arrive(g, now)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if int(id) != len(r.reqs) {
+		panic("sim: dispatcher request IDs are not sequential")
+	}
+	idx := r.counts[g]
+	r.counts[g]++
+	r.reqs = append(r.reqs, reqInfo{group: g, index: idx, arrival: now})
+	if idx >= r.opt.Warmup {
+		st := &r.stats[g]
+		st.requests++
+		if st.firstArrival < 0 {
+			st.firstArrival = now
+		}
+	}
+	if k := r.counts[g]; k < len(r.arrivals[g]) {
+		r.q.push(event{at: r.arrivals[g][k], group: e.group})
+	}
+	return nil
+}
+
 // dispatch starts what the dispatcher launches at now and tallies the
-// requests it finished or dropped.
-func (r *run) dispatch(now time.Duration) {
+// requests it finished or dropped; launch starts a task (run.launch, or
+// the reference implementation's in tests).
+func (r *run) dispatch(now time.Duration, launch func(time.Duration, dispatch.Launch)) {
 	ready := r.d.Ready(now)
 	for _, l := range ready.Launches {
-		r.launch(now, l)
+		launch(now, l)
 	}
 	for _, f := range ready.Finished {
 		r.end = now
@@ -498,38 +525,53 @@ func (r *run) dispatch(now time.Duration) {
 	r.settled = len(ready.Finished) > 0 || len(ready.Dropped) > 0
 }
 
-// launch starts one task: its completion event, its busy time and its span.
+// launch starts one task: its completion event (or its run under the
+// contention model), its busy time and its span.
 func (r *run) launch(now time.Duration, l dispatch.Launch) {
-	p := r.p
-	nproc := len(p.Procs)
-	j := &p.Jobs[l.Task.Job]
-	lane := l.Proc
+	j := r.addBusy(l)
+	if r.cont != nil && j.Kind == dispatch.Compute && r.cont.owns(int32(l.Task.Job)) {
+		r.cont.launch(now, l.Task.Request, int32(l.Task.Job), r.nextSpan(), &r.q)
+	} else {
+		r.q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
+	}
+	r.recordSpan(now, l)
+}
+
+// addBusy adds a launched task's duration to its processor's or link's
+// busy time and returns its job.
+func (r *run) addBusy(l dispatch.Launch) *dispatch.Job {
+	j := &r.p.Jobs[l.Task.Job]
 	if j.Kind == dispatch.Transfer {
-		lane = nproc + l.Link
 		r.res.Links[l.Link].Busy += j.Duration
 	} else {
 		r.res.Procs[l.Proc].Busy += j.Duration
 	}
-	contended := r.cont != nil && j.Kind == dispatch.Compute && r.cont.owns(int32(l.Task.Job))
-	if !contended {
-		r.q.push(event{at: now + j.Duration, group: -1, req: l.Task.Request, job: int32(l.Task.Job)})
-	}
+	return j
+}
+
+// nextSpan is the index the next recorded span takes (-1: spans are not
+// recorded).
+func (r *run) nextSpan() int {
 	if !r.record {
-		if contended {
-			r.cont.launch(now, l.Task.Request, int32(l.Task.Job), -1, &r.q)
-		}
+		return -1
+	}
+	return len(r.res.Spans)
+}
+
+// recordSpan records a launched task's span (when spans are recorded).
+func (r *run) recordSpan(now time.Duration, l dispatch.Launch) {
+	if !r.record {
 		return
 	}
-	if contended {
-		r.cont.launch(now, l.Task.Request, int32(l.Task.Job), len(r.res.Spans), &r.q)
-	}
+	p := r.p
+	j := &p.Jobs[l.Task.Job]
 	ri := &r.reqs[l.Task.Request]
 	ri.spans = append(ri.spans, len(r.res.Spans))
-	name := ""
-	if lane < nproc {
-		name = p.Procs[lane].Name
-	} else {
+	var name string
+	if j.Kind == dispatch.Transfer {
 		name = p.Links[l.Link].Name
+	} else {
+		name = p.Procs[l.Proc].Name
 	}
 	m := &p.Models[j.Model]
 	r.res.Spans = append(r.res.Spans, timeline.Span{

@@ -118,32 +118,14 @@ func TestHandSchedules(t *testing.T) {
 			// a0 [0,1], b0 [1,2] on P0 (a has priority). Copies of 3 ms share
 			// the link: a's [1,4], b's waits until 4: [4,7]. a1 [4,5], b1 [7,8].
 			name: "shared link contended by two transfers",
-			prog: func() *Program {
-				b := newProg().proc("P0", 1).proc("P1", 1).link("L", true)
-				g := b.group("g", 100*ms, 100*ms)
-				a, m := b.model(g, "a", 0), b.model(g, "b", 1)
-				a0 := b.compute(a, "a0", "P0", 1*ms)
-				b.compute(a, "a1", "P1", 1*ms, b.transfer(a, "ta", "L", 3*ms, a0))
-				b0 := b.compute(m, "b0", "P0", 1*ms)
-				b.compute(m, "b1", "P1", 1*ms, b.transfer(m, "tb", "L", 3*ms, b0))
-				return b.build()
-			},
+			prog: twoTransfers(true),
 			want: []string{"P0 a0 r0 0-1", "P0 b0 r0 1-2", "L ta r0 1-4", "P1 a1 r0 4-5", "L tb r0 4-7", "P1 b1 r0 7-8"},
 			lat:  []time.Duration{8 * ms},
 		},
 		{
 			// The same with an unshared link: tb starts as soon as b0 ends.
 			name: "unshared link carries transfers at once",
-			prog: func() *Program {
-				b := newProg().proc("P0", 1).proc("P1", 1).link("L", false)
-				g := b.group("g", 100*ms, 100*ms)
-				a, m := b.model(g, "a", 0), b.model(g, "b", 1)
-				a0 := b.compute(a, "a0", "P0", 1*ms)
-				b.compute(a, "a1", "P1", 1*ms, b.transfer(a, "ta", "L", 3*ms, a0))
-				b0 := b.compute(m, "b0", "P0", 1*ms)
-				b.compute(m, "b1", "P1", 1*ms, b.transfer(m, "tb", "L", 3*ms, b0))
-				return b.build()
-			},
+			prog: twoTransfers(false),
 			want: []string{"P0 a0 r0 0-1", "P0 b0 r0 1-2", "L ta r0 1-4", "L tb r0 2-5", "P1 a1 r0 4-5", "P1 b1 r0 5-6"},
 			lat:  []time.Duration{6 * ms},
 		},
@@ -395,5 +377,20 @@ func TestDropLatePolicy(t *testing.T) {
 	}
 	if dropped.Meets() {
 		t.Error("a run with drops meets its deadlines")
+	}
+}
+
+// twoTransfers is models a (a0 on P0, a1 on P1) and b (b0, b1 likewise),
+// each a 1 ms job, a 3 ms copy over link L (shared or not) and a 1 ms job.
+func twoTransfers(shared bool) func() *Program {
+	return func() *Program {
+		b := newProg().proc("P0", 1).proc("P1", 1).link("L", shared)
+		g := b.group("g", 100*ms, 100*ms)
+		a, m := b.model(g, "a", 0), b.model(g, "b", 1)
+		a0 := b.compute(a, "a0", "P0", 1*ms)
+		b.compute(a, "a1", "P1", 1*ms, b.transfer(a, "ta", "L", 3*ms, a0))
+		b0 := b.compute(m, "b0", "P0", 1*ms)
+		b.compute(m, "b1", "P1", 1*ms, b.transfer(m, "tb", "L", 3*ms, b0))
+		return b.build()
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
@@ -18,50 +16,12 @@ import (
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
-	"github.com/inlay-dev/inlay/zoo"
-)
-
-var (
-	zooOnce sync.Once
-	zooWL   *workload.Workload
-	zooErr  error
+	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
 // nineModels is the nine zoo networks in three groups (one with an after
 // chain, one with Poisson arrivals).
-func nineModels(tb testing.TB) *workload.Workload {
-	tb.Helper()
-	zooOnce.Do(func() {
-		w := &workload.Workload{Platform: "phone"}
-		for _, name := range zoo.Names() {
-			g, err := zoo.Build(name)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			lg, err := graph.BuildLayers(g)
-			if err != nil {
-				zooErr = err
-				return
-			}
-			w.Models = append(w.Models, &workload.Model{Name: name, Graph: g, Layers: lg, Source: "zoo:" + name, Zoo: name})
-		}
-		w.Groups = []*workload.Group{
-			{Name: "camera", Models: []string{"mobilenet_v2", "yolov5s", "deeplabv3_mobilenet_v3_large"},
-				After:  map[string][]string{"deeplabv3_mobilenet_v3_large": {"yolov5s"}},
-				Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
-			{Name: "photo", Models: []string{"resnet50", "inception_v3", "efficientnet_b0", "mobilenet_v3_large", "deit_tiny"},
-				Period: time.Second, Deadline: 500 * time.Millisecond, Arrival: workload.Poisson},
-			{Name: "text", Models: []string{"mobilebert"},
-				Period: 200 * time.Millisecond, Deadline: 200 * time.Millisecond, Arrival: workload.Periodic},
-		}
-		zooWL = w
-	})
-	if zooErr != nil {
-		tb.Fatal(zooErr)
-	}
-	return zooWL
-}
+func nineModels(tb testing.TB) *workload.Workload { return zootest.Nine(tb, "phone") }
 
 func planWith(tb testing.TB, name string, w *workload.Workload, pl *hw.Platform, est cost.Estimator) *plan.Plan {
 	tb.Helper()
@@ -188,22 +148,10 @@ func BenchmarkEvaluate(b *testing.B) {
 		})
 	}
 	b.Run("alternating", func(b *testing.B) {
-		var wall, cpu [2]time.Duration
-		for i := 0; i < b.N; i++ {
-			for m, off := range []bool{false, true} {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := evs[off].Evaluate(context.Background(), p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "contended-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "uncontended-ns/op")
-		b.ReportMetric(float64(wall[0])/float64(wall[1]), "wall-ratio")
-		b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+		alternate(b, [2]string{"contended", "uncontended"}, 0, func(m int) error {
+			_, err := evs[m == 1].Evaluate(context.Background(), p)
+			return err
+		})
 	})
 	// profiled alternates, as above, the contended evaluation with the
 	// analytic model and one with a profile store over it that holds the
@@ -224,23 +172,11 @@ func BenchmarkEvaluate(b *testing.B) {
 		if got, err := prof.Evaluate(context.Background(), p); err != nil || got != want {
 			b.Fatalf("with the profile store: %+v, %v; want %+v", got, err, want)
 		}
-		var wall, cpu [2]time.Duration
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			for m, ev := range []*sim.Evaluator{evs[false], prof} {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := ev.Evaluate(context.Background(), p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
-		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
-		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+		evals := []*sim.Evaluator{evs[false], prof}
+		alternate(b, [2]string{"analytic", "profiled"}, 1, func(m int) error {
+			_, err := evals[m].Evaluate(context.Background(), p)
+			return err
+		})
 	})
 	// profiled-compile is the part of profiled where the hand-offs are
 	// priced: compiling the plan with each evaluator's (warm) cost cache,
@@ -253,24 +189,35 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		var wall, cpu [2]time.Duration
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			for m, e := range ests {
-				w0, c0 := time.Now(), cpuTime()
-				if _, err := sim.Compile(w, pl, e, p); err != nil {
-					b.Fatal(err)
-				}
-				wall[m] += time.Since(w0)
-				cpu[m] += cpuTime() - c0
-			}
-		}
-		n := float64(b.N)
-		b.ReportMetric(float64(wall[0])/n, "analytic-ns/op")
-		b.ReportMetric(float64(wall[1])/n, "profiled-ns/op")
-		b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-ratio")
-		b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-ratio")
+		alternate(b, [2]string{"analytic", "profiled"}, 1, func(m int) error {
+			_, err := sim.Compile(w, pl, ests[m], p)
+			return err
+		})
 	})
+}
+
+// alternate runs run(0) and run(1) in turn b.N times and reports each
+// one's wall time per op under its name, and the ratio of run(num)'s to
+// the other's by wall time and by CPU time.
+func alternate(b *testing.B, names [2]string, num int, run func(m int) error) {
+	var wall, cpu [2]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for m := range 2 {
+			w0, c0 := time.Now(), cpuTime()
+			if err := run(m); err != nil {
+				b.Fatal(err)
+			}
+			wall[m] += time.Since(w0)
+			cpu[m] += cpuTime() - c0
+		}
+	}
+	n := float64(b.N)
+	for m, name := range names {
+		b.ReportMetric(float64(wall[m])/n, name+"-ns/op")
+	}
+	b.ReportMetric(float64(wall[num])/float64(wall[1-num]), "wall-ratio")
+	b.ReportMetric(float64(cpu[num])/float64(cpu[1-num]), "cpu-ratio")
 }
 
 // profiledEstimator is a profile.Estimator over base whose store (in a

@@ -14,11 +14,7 @@ import (
 func TestRandomConvexSets(t *testing.T) {
 	for _, name := range []string{"resnet50", "inception_v3"} {
 		t.Run(name, func(t *testing.T) {
-			m, err := zoo.Build(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lg, err := graph.BuildLayers(m)
+			_, lg, err := zoo.Layers(name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,10 +22,7 @@ func TestShapesMatchORT(t *testing.T) { checkShapes(t, realSources()) }
 // TestZooShapesMatchORT does the same for the zoo networks, as zoo.Build
 // infers them and onnx.Encode writes them.
 func TestZooShapesMatchORT(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the nine zoo networks on ONNX Runtime")
-	}
-	checkShapes(t, zooSources())
+	checkShapes(t, zooSourcesUnlessShort(t))
 }
 
 // TestShapesMatchORTOtherInputs repeats the check at input shapes other than

@@ -42,6 +42,14 @@ func realSources() []source {
 	return out
 }
 
+// zooSourcesUnlessShort are zooSources; a -short run skips the test.
+func zooSourcesUnlessShort(t *testing.T) []source {
+	if testing.Short() {
+		t.Skip("runs the nine zoo networks on ONNX Runtime")
+	}
+	return zooSources()
+}
+
 // zooSources run without graph optimizations: with random weights, deep
 // networks amplify rounding differences, and fused and unfused graphs
 // disagree far beyond any tolerance (zoo MobileBERT's output by about 2% of

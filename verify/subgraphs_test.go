@@ -27,10 +27,7 @@ func TestSubgraphsMatchFullModel(t *testing.T) { checkSubgraphs(t, realSources()
 
 // TestZooSubgraphsMatchFullModel does the same for the zoo networks.
 func TestZooSubgraphsMatchFullModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the nine zoo networks on ONNX Runtime")
-	}
-	checkSubgraphs(t, zooSources())
+	checkSubgraphs(t, zooSourcesUnlessShort(t))
 }
 
 func checkSubgraphs(t *testing.T, sources []source) {

@@ -2,9 +2,10 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,13 +135,8 @@ func (w *Workload) YAML() string {
 		}
 		line := fmt.Sprintf("  - {name: %s, onnx: %q", m.Name, src)
 		if len(m.Inputs) > 0 {
-			names := make([]string, 0, len(m.Inputs))
-			for k := range m.Inputs {
-				names = append(names, k)
-			}
-			sort.Strings(names)
 			line += ", inputs: {"
-			for i, k := range names {
+			for i, k := range slices.Sorted(maps.Keys(m.Inputs)) {
 				if i > 0 {
 					line += ", "
 				}
@@ -161,13 +157,8 @@ func (w *Workload) YAML() string {
 		}
 		out += "]\n"
 		if len(g.After) > 0 {
-			keys := make([]string, 0, len(g.After))
-			for k := range g.After {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
 			out += "    after: {"
-			for i, k := range keys {
+			for i, k := range slices.Sorted(maps.Keys(g.After)) {
 				if i > 0 {
 					out += ", "
 				}

@@ -111,6 +111,41 @@ func Lookup(name string) (Spec, error) {
 // Build returns the named network at its default input size (BuildWith).
 func Build(name string) (*graph.Model, error) { return BuildWith(name, nil) }
 
+// Layers builds the named network (Build) and its layer graph: a
+// workload.Builder.
+func Layers(name string) (*graph.Model, *graph.LayerGraph, error) {
+	m, err := Build(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	lg, err := graph.BuildLayers(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, lg, nil
+}
+
+// CachedLayers is Layers building each network once (not safe for
+// concurrent use).
+func CachedLayers() func(name string) (*graph.Model, *graph.LayerGraph, error) {
+	type entry struct {
+		m  *graph.Model
+		lg *graph.LayerGraph
+	}
+	cache := map[string]entry{}
+	return func(name string) (*graph.Model, *graph.LayerGraph, error) {
+		if e, ok := cache[name]; ok {
+			return e.m, e.lg, nil
+		}
+		m, lg, err := Layers(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		cache[name] = entry{m, lg}
+		return m, lg, nil
+	}
+}
+
 // BuildWith returns the named network for an input shape (nil: the
 // network's Input) with shapes, folded constants and work inferred
 // (infer.Run), and Model.Hash set to the content hash of the built graph

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inlay-dev/inlay/cost"
+	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search/internal/fixture"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 func TestPlannerToy(t *testing.T) {
@@ -21,13 +24,7 @@ func TestPlannerToy(t *testing.T) {
 	// 1 @1 npu, 3 @1 cpu (tie with gpu, lower ID), 2 @2 npu, 4 @11 npu.
 	// In start order 0,1,3,2,4 the runs are {0,1} npu, {3} cpu, {2,4} npu.
 	est := &fixture.Estimator{Platform: pl, PerLayer: []time.Duration{10, 10, 1}}
-	got, err := Planner{}.Plan(context.Background(), &plan.Request{Workload: w, Platform: pl, Cost: est}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := got.Validate(w, pl); err != nil {
-		t.Fatal(err)
-	}
+	got := planValid(t, w, pl, est)
 	want := "0-1:npu/qnn-htp/int8 3:cpu/xnnpack/float32 2,4:npu/qnn-htp/int8"
 	if s := fixture.Format(&got.Models[0]); s != want {
 		t.Errorf("got %s, want %s", s, want)
@@ -67,13 +64,7 @@ func TestPlannerToy(t *testing.T) {
 	// finishes at 121 on the CPU but only at 212 on the NPU (input from
 	// the CPU arrives at 211), so it follows the Gemm.
 	est.Link = 100
-	got, err = Planner{}.Plan(context.Background(), &plan.Request{Workload: w, Platform: pl, Cost: est}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := got.Validate(w, pl); err != nil {
-		t.Fatal(err)
-	}
+	got = planValid(t, w, pl, est)
 	want = "0-2:npu/qnn-htp/int8 3-4:cpu/xnnpack/float32"
 	if s := fixture.Format(&got.Models[0]); s != want {
 		t.Errorf("with costly links: got %s, want %s", s, want)
@@ -91,6 +82,18 @@ func TestPlannerAfter(t *testing.T) {
 	w.Models[0], w.Models[1] = w.Models[1], w.Models[0]
 	pl := fixture.Platform()
 	est := &fixture.Estimator{Platform: pl, PerLayer: []time.Duration{10, 10, 1}}
+	got := planValid(t, w, pl, est)
+	if p := got.Model("first").Priority; p != 0 {
+		t.Errorf("first has priority %d, want 0", p)
+	}
+	if p := got.Model("second").Priority; p != 1 {
+		t.Errorf("second has priority %d, want 1", p)
+	}
+}
+
+// planValid is HEFT's plan of w on pl, checked valid there.
+func planValid(t *testing.T, w *workload.Workload, pl *hw.Platform, est cost.Estimator) *plan.Plan {
+	t.Helper()
 	got, err := Planner{}.Plan(context.Background(), &plan.Request{Workload: w, Platform: pl, Cost: est}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +101,5 @@ func TestPlannerAfter(t *testing.T) {
 	if err := got.Validate(w, pl); err != nil {
 		t.Fatal(err)
 	}
-	if p := got.Model("first").Priority; p != 0 {
-		t.Errorf("first has priority %d, want 0", p)
-	}
-	if p := got.Model("second").Priority; p != 1 {
-		t.Errorf("second has priority %d, want 1", p)
-	}
+	return got
 }

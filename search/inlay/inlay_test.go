@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
@@ -23,15 +22,7 @@ func scenario(t testing.TB, seed int64) (*workload.Workload, *hw.Platform, cost.
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		m, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(m)
-		return m, lg, err
-	}
-	w, err := workload.Scenario(rand.New(rand.NewSource(seed)), workload.ScenarioOptions{Networks: zoo.Names()}, build)
+	w, err := workload.Scenario(rand.New(rand.NewSource(seed)), workload.ScenarioOptions{Networks: zoo.Names()}, zoo.Layers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +60,7 @@ func TestPresets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			build := func(n string) (*graph.Model, *graph.LayerGraph, error) {
-				m, err := zoo.Build(n)
-				if err != nil {
-					return nil, nil, err
-				}
-				lg, err := graph.BuildLayers(m)
-				return m, lg, err
-			}
-			w, err := workload.Scenario(rand.New(rand.NewSource(5)), workload.ScenarioOptions{Networks: zoo.Names(), MaxModels: 4}, build)
+			w, err := workload.Scenario(rand.New(rand.NewSource(5)), workload.ScenarioOptions{Networks: zoo.Names(), MaxModels: 4}, zoo.Layers)
 			if err != nil {
 				t.Fatal(err)
 			}

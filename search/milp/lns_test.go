@@ -39,13 +39,19 @@ func lnsInstance(t *testing.T) *milp.Formulation {
 		w.Models = append(w.Models, &workload.Model{Name: spec.name, Graph: g, Layers: lg, Zoo: spec.name})
 	}
 	w.Groups = []*workload.Group{{Name: "g", Models: []string{"a", "b"}, Period: 20 * ms, Deadline: time.Second, Arrival: workload.Periodic}}
-	sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1})
+	return formulate(t, &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1})
+}
+
+// formulate is the MILP, with deadlines, of req's search space.
+func formulate(tb testing.TB, req *plan.Request) *milp.Formulation {
+	tb.Helper()
+	sp, err := space.New(req)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return f
 }

@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
-	"github.com/inlay-dev/inlay/search/milp"
-	"github.com/inlay-dev/inlay/search/space"
 	"github.com/inlay-dev/inlay/solver"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
@@ -40,11 +37,7 @@ func BenchmarkReach(b *testing.B) {
 			w := &workload.Workload{Platform: platName}
 			layers := 0
 			for _, name := range nets[:k] {
-				g, err := zoo.Build(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				lg, err := graph.BuildLayers(g)
+				g, lg, err := zoo.Layers(name)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -54,14 +47,7 @@ func BenchmarkReach(b *testing.B) {
 			names := append([]string(nil), nets[:k]...)
 			w.Groups = []*workload.Group{{Name: "g", Models: names, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic}}
 			w.AllowInt8()
-			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f := formulate(b, &plan.Request{Workload: w, Platform: pl, Cost: est})
 			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: limit, Threads: 2, Args: strings.Fields(*reachCBCArgs)})
 			if err != nil {
 				b.Fatal(err)
@@ -84,22 +70,7 @@ func BenchmarkRelaxedBound(b *testing.B) {
 	}
 	est := cost.NewAnalytic(pl)
 	scenarios := 2
-	cache := map[string]*workload.Model{}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		if m, ok := cache[name]; ok {
-			return m.Graph, m.Layers, nil
-		}
-		g, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(g)
-		if err != nil {
-			return nil, nil, err
-		}
-		cache[name] = &workload.Model{Graph: g, Layers: lg}
-		return g, lg, nil
-	}
+	build := zoo.CachedLayers()
 	for b.Loop() {
 		rng := rand.New(rand.NewSource(1))
 		for k := range scenarios {
@@ -112,14 +83,7 @@ func BenchmarkRelaxedBound(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sp, err := space.New(&plan.Request{Workload: w, Platform: pl, Cost: est})
-			if err != nil {
-				b.Fatal(err)
-			}
-			f, err := milp.Formulate(sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
+			f := formulate(b, &plan.Request{Workload: w, Platform: pl, Cost: est})
 			res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true, Threads: 2})
 			if err != nil {
 				b.Fatal(err)

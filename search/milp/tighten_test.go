@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
@@ -114,22 +113,7 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := map[string]*workload.Model{}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		if m, ok := cache[name]; ok {
-			return m.Graph, m.Layers, nil
-		}
-		g, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(g)
-		if err != nil {
-			return nil, nil, err
-		}
-		cache[name] = &workload.Model{Graph: g, Layers: lg}
-		return g, lg, nil
-	}
+	build := zoo.CachedLayers()
 	rng := rand.New(rand.NewSource(1))
 	// -tight.only (comma-separated indices) keeps only those scenarios;
 	// the others are still drawn, so that the indices are the bench's.

@@ -3,11 +3,11 @@ package puzzle
 import (
 	"context"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
@@ -46,22 +46,10 @@ func TestSplice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		c, d := splice([]int{1, 2, 3}, []int{5, 6, 7}, tc.k)
-		if !equal(c, tc.want1) || !equal(d, tc.want2) {
+		if !slices.Equal(c, tc.want1) || !slices.Equal(d, tc.want2) {
 			t.Errorf("splice at %d = %v, %v; want %v, %v", tc.k, c, d, tc.want1, tc.want2)
 		}
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParseOptions(t *testing.T) {
@@ -82,16 +70,8 @@ func scenario(t testing.TB) (*workload.Workload, *hw.Platform, cost.Estimator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(name string) (*graph.Model, *graph.LayerGraph, error) {
-		m, err := zoo.Build(name)
-		if err != nil {
-			return nil, nil, err
-		}
-		lg, err := graph.BuildLayers(m)
-		return m, lg, err
-	}
 	opt := workload.ScenarioOptions{Networks: []string{"mobilenet_v2", "resnet50", "mobilebert", "yolov5s"}, MinModels: 4}
-	w, err := workload.Scenario(rand.New(rand.NewSource(2)), opt, build)
+	w, err := workload.Scenario(rand.New(rand.NewSource(2)), opt, zoo.Layers)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -514,7 +514,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 
 // mixed tries replicas whose first stages run on one type and the rest on
 // another (Sailor's and Metis's heterogeneous pipelines): for each
-// ordered pair of types, each type's best TP, and the stage counts that
+// ordered pair of types, each pair of the types' TP degrees, and the stage counts that
 // use the two types' GPUs in proportion; alone, and with the GPUs they
 // leave as replicas of one type.
 func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]string) {
@@ -524,21 +524,19 @@ func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]s
 	if len(types) < 2 || pp < 2 {
 		return
 	}
-	tpsOf := func(i int) []int {
-		opts := tpOptions(m, c, types[i])
-		out := []int{opts[len(opts)-1]}
-		if k := firstWithoutCP(perType[i]); k != nil && k.place[0].TP != out[0] {
-			out = append([]int{k.place[0].TP}, out...)
-		}
-		return out
-	}
+	// every TP of each type: a type's best TP in a pipeline of its own
+	// is not its best on a share of a mixed one (fewer stages, another
+	// memory cap), nor is its largest
 	for i := range types {
 		for j := range types {
 			if i == j {
 				continue
 			}
-			for _, tx := range tpsOf(i) {
-				for _, ty := range tpsOf(j) {
+			for _, tx := range tpOptions(m, c, types[i]) {
+				for _, ty := range tpOptions(m, c, types[j]) {
+					if e.expired() {
+						return
+					}
 					mixedPair(e, base, perType, alts, i, j, tx, ty)
 				}
 			}

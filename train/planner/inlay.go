@@ -250,6 +250,9 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 // balanced split (within every kind's memory caps) and the even split.
 func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string) {
 	m := e.m
+	if e.beyondReach(base, ks) {
+		return
+	}
 	withCP := *base
 	withCP.CP = 0
 	if ks[0].cp > 1 {
@@ -286,7 +289,7 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 	sort.Strings(names)
 	for _, name := range names {
 		counts := splits[name]
-		if name == "even" && len(splits) == 2 && fmt.Sprint(counts) == fmt.Sprint(splits[names[0]]) {
+		if name == "even" && len(splits) == 2 && slices.Equal(counts, splits[names[0]]) {
 			continue
 		}
 		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
@@ -337,16 +340,18 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 // each, stage times ts) so that the slowest replica's estimated time is
 // least; a replica may get none.
 func shares(ts [][]float64, ks []kind, M int) [][]int {
-	level := func(i int, T float64) int {
-		sum, mx := 0.0, 0.0
+	sums, mxs := make([]float64, len(ts)), make([]float64, len(ts))
+	for i := range ts {
 		for _, t := range ts[i] {
-			sum += t
-			mx = math.Max(mx, t)
+			sums[i] += t
+			mxs[i] = math.Max(mxs[i], t)
 		}
-		if T < sum {
+	}
+	level := func(i int, T float64) int {
+		if T < sums[i] {
 			return 0
 		}
-		return int((T-sum)/mx) + 1
+		return int((T-sums[i])/mxs[i]) + 1
 	}
 	total := func(T float64) int {
 		n := 0
@@ -620,6 +625,24 @@ func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
 		iter = math.Max(iter, replicaTime(ts, r.Batch/p.MicroBatch))
 	}
 	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
+}
+
+// beyondReach reports whether the kinds cannot beat the best plan so far
+// on any split: each replica at best runs a micro-batch per its own
+// balanced split's slowest stage (a split within tighter caps is no
+// faster), with no pipeline fill, transfers or reduction; a 10 % margin
+// covers the balance's rounding and the refinement's moves. Only for the
+// throughput and time objectives; it saves building the splits of kinds
+// far behind.
+func (e *evaluator) beyondReach(base *train.Plan, ks []kind) bool {
+	if e.best == nil || e.o.Objective == "cost" {
+		return false
+	}
+	mbs := 0.0 // micro-batches a second, all replicas together
+	for _, k := range ks {
+		mbs += float64(k.avail) * k.rate * float64(k.gpus())
+	}
+	return 1.1*mbs*float64(base.MicroBatch)*float64(e.m.Seq) < e.score
 }
 
 // bestKinds keeps a type's two best kinds without context parallelism

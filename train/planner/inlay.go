@@ -161,6 +161,7 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 		return nil, err
 	}
 	e := newEvaluator(m, c, o, time.Second)
+	seedAMP(e, start)
 outer:
 	for _, rc := range []string{"none", "selective", "full"} {
 		for _, pp := range ppOptions(m.Layers, c.GPUs("")) {
@@ -188,6 +189,31 @@ outer:
 	}
 	res.Explain = explainInlay(e, res)
 	return res, nil
+}
+
+// seedNote marks a plan taken from a baseline's search.
+type seedNote struct{ planner string }
+
+// seedAMP runs the amp baseline first, within a quarter of the budget,
+// and tries its plan (as the device planners seed their search with
+// HEFT): AMP's rank-order layouts put up to one stage run of each type in
+// a replica's pipeline, in any order of the types, which inlay's own
+// search covers for two types but not for three or more. Only for two
+// types or more; the one-type grid is inside inlay's search.
+func seedAMP(e *evaluator, start time.Time) {
+	if len(e.c.Types()) < 2 {
+		return
+	}
+	o := e.o
+	o.Budget = e.deadline.Sub(start) / 4
+	res, err := AMP{}.Plan(e.m, e.c, o)
+	if err != nil {
+		return
+	}
+	e.n += res.Evaluated
+	p := *res.Plan
+	p.Name = ""
+	e.try(&p, seedNote{planner: "amp"})
 }
 
 // settle tries the combinations of replica kinds for one setting.
@@ -439,8 +465,11 @@ func refine(e *evaluator) {
 
 // explainInlay writes down why the plan is as it is.
 func explainInlay(e *evaluator, res *Result) *Explain {
-	n, _ := e.note.(*inlayNote)
 	x := &Explain{}
+	if seed, ok := e.note.(seedNote); ok {
+		return explainSeed(e, res, seed)
+	}
+	n, _ := e.note.(*inlayNote)
 	if n == nil {
 		return x
 	}
@@ -513,6 +542,37 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Binding = fmt.Sprintf("bubble (%.0f %% idle)", 100*sim.Bubble)
 	default:
 		x.Binding = "compute"
+	}
+	return x
+}
+
+// explainSeed explains a plan taken from a baseline's search.
+func explainSeed(e *evaluator, res *Result, seed seedNote) *Explain {
+	p, sim := res.Plan, res.Sim
+	x := &Explain{Binding: "compute"}
+	x.Choices = append(x.Choices, fmt.Sprintf("the %s baseline's plan, searched first as a seed: none of the %d simulated plans beat it for the %s objective", seed.planner, res.Evaluated, e.o.Objective),
+		"stage boundaries: the baseline's (then moved a layer at a time while the simulator improved)")
+	for s, r := range p.Stages {
+		note := StageNote{Stage: s, Layers: r, LayersWhy: fmt.Sprintf("%d layers: %s's split, a stage costing as its slowest GPU", r.Count(), seed.planner)}
+		kinds := map[string]bool{}
+		for _, rep := range p.Replicas {
+			if k := fmt.Sprintf("%s tp %d", rep.Stages[s].GPU, rep.Stages[s].TP); !kinds[k] {
+				kinds[k] = true
+				note.Kinds = append(note.Kinds, k)
+			}
+		}
+		memFrac := 0.0
+		for _, st := range sim.Stages {
+			if st.Stage == s {
+				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
+			}
+		}
+		note.Binding = "compute"
+		if memFrac > 0.9 {
+			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
+			x.Binding = "memory"
+		}
+		x.Stages = append(x.Stages, note)
 	}
 	return x
 }

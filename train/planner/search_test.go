@@ -9,11 +9,15 @@ import (
 // lay outside inlay's search: a mixed pipeline whose types take TP
 // degrees that are neither the type's best in a pipeline of its own nor
 // its largest (AMP's A100 tp 1 then three V100 tp 1 stages; Metis's two
-// V100 tp 4 stages then an A100 tp 2 stage).
+// V100 tp 4 stages then an A100 tp 2 stage), and a pipeline of three
+// types.
 func TestInlayCoversBaselinePlans(t *testing.T) {
 	for _, tc := range []struct{ model, gpus string }{
 		{"gpt-neo-2.7b", "16xA100-40,48xV100-16"},
 		{"llama-3-8b", "2xA100-40,8xV100-16"},
+		// AMP's three-type pipeline (A100, two RTX 2080 Ti, V100 stages):
+		// inlay covers it by seeding its search with AMP's plan
+		{"gpt-neo-2.7b", "8xA100-40,8xV100-16,16xRTX-2080Ti"},
 	} {
 		m, c := setup(t, tc.model, tc.gpus)
 		own, err := Inlay{}.Plan(m, c, Options{Budget: time.Minute})

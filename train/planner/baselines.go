@@ -15,7 +15,8 @@ const baselineBudget = 120 * time.Second
 // Megatron is what a Megatron-LM user does by hand: one GPU type (each
 // of the cluster's types in turn, alone), uniform stages (pp dividing the
 // layers, as Megatron-LM requires without its uneven-stage arguments),
-// tp × pp × dp using every GPU of the type, and the best of the grid of
+// tp × pp × dp using every GPU of the type where the batch splits evenly
+// over the replicas, else the most it allows, and the best of the grid of
 // tp (powers of two inside a server), pp, micro-batch 1–8 and
 // recomputation none, selective or full, with the distributed optimizer.
 type Megatron struct{}
@@ -38,12 +39,19 @@ func (Megatron) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, erro
 		}
 		for _, tp := range tpOptions(m, c, t) {
 			for pp := 1; pp <= m.Layers && tp*pp <= N; pp++ {
-				if m.Layers%pp != 0 || N%(tp*pp) != 0 {
+				if m.Layers%pp != 0 {
 					continue
 				}
-				dp := N / (tp * pp)
 				for _, mb := range []int{1, 2, 4, 8} {
-					if B%(dp*mb) != 0 {
+					// the most replicas the GPUs hold that split the
+					// batch evenly: every GPU of the type when the
+					// counts divide, else as many as they allow (344
+					// GPUs and a batch of 256 train on 256)
+					dp := N / (tp * pp)
+					for dp > 0 && B%(dp*mb) != 0 {
+						dp--
+					}
+					if dp == 0 {
 						continue
 					}
 					for _, rc := range []string{"none", "selective", "full"} {
@@ -122,10 +130,22 @@ func (AMP) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
 								types[r][s] = gpus[(s*dp+r)*tp]
 							}
 						}
+						// a stage costs as its slowest type; each stage's
+						// parts' costs once per type, not once per replica
+						pcs := make([][]train.PartCost, pp)
+						for s := range pcs {
+							seen := map[string]bool{}
+							for r := 0; r < dp; r++ {
+								if t := types[r][s]; !seen[t] {
+									seen[t] = true
+									pcs[s] = append(pcs[s], e.cost(t, tp, base))
+								}
+							}
+						}
 						cost := func(s, n int) float64 {
 							worst := 0.0
-							for r := 0; r < dp; r++ {
-								worst = math.Max(worst, stageTime(e.cost(types[r][s], tp, base), n, s, pp))
+							for _, pc := range pcs[s] {
+								worst = math.Max(worst, stageTime(pc, n, s, pp))
 							}
 							return worst
 						}
@@ -197,7 +217,9 @@ func (Metis) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].est < cands[j].est })
-	for i := 0; i < len(cands) && i < 64 && !e.expired(); i++ {
+	// the best-ranked candidate is simulated even when the enumeration
+	// spent the budget, so that a plan comes back
+	for i := 0; i < len(cands) && i < 64 && (i == 0 || !e.expired()); i++ {
 		e.try(cands[i].p, nil)
 	}
 	return e.finish("metis", start)
@@ -225,7 +247,7 @@ func metisGroups(e *evaluator, order []string, pp, mb int, rc string) []metisCan
 			}
 			return
 		}
-		for n := 0; n <= left; n++ {
+		for n := 0; n <= left && !e.expired(); n++ {
 			split(i+1, left-n, append(append([]int(nil), k...), n))
 		}
 	}

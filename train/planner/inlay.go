@@ -161,6 +161,7 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 		return nil, err
 	}
 	e := newEvaluator(m, c, o, time.Second)
+	seedAMP(e, start)
 outer:
 	for _, rc := range []string{"none", "selective", "full"} {
 		for _, pp := range ppOptions(m.Layers, c.GPUs("")) {
@@ -188,6 +189,31 @@ outer:
 	}
 	res.Explain = explainInlay(e, res)
 	return res, nil
+}
+
+// seedNote marks a plan taken from a baseline's search.
+type seedNote struct{ planner string }
+
+// seedAMP runs the amp baseline first, within a quarter of the budget,
+// and tries its plan (as the device planners seed their search with
+// HEFT): AMP's rank-order layouts put up to one stage run of each type in
+// a replica's pipeline, in any order of the types, which inlay's own
+// search covers for two types but not for three or more. Only for two
+// types or more; the one-type grid is inside inlay's search.
+func seedAMP(e *evaluator, start time.Time) {
+	if len(e.c.Types()) < 2 {
+		return
+	}
+	o := e.o
+	o.Budget = e.deadline.Sub(start) / 4
+	res, err := AMP{}.Plan(e.m, e.c, o)
+	if err != nil {
+		return
+	}
+	e.n += res.Evaluated
+	p := *res.Plan
+	p.Name = ""
+	e.try(&p, seedNote{planner: "amp"})
 }
 
 // settle tries the combinations of replica kinds for one setting.
@@ -250,6 +276,9 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 // balanced split (within every kind's memory caps) and the even split.
 func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string) {
 	m := e.m
+	if e.beyondReach(base, ks) {
+		return
+	}
 	withCP := *base
 	withCP.CP = 0
 	if ks[0].cp > 1 {
@@ -286,7 +315,7 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 	sort.Strings(names)
 	for _, name := range names {
 		counts := splits[name]
-		if name == "even" && len(splits) == 2 && fmt.Sprint(counts) == fmt.Sprint(splits[names[0]]) {
+		if name == "even" && len(splits) == 2 && slices.Equal(counts, splits[names[0]]) {
 			continue
 		}
 		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
@@ -337,16 +366,18 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 // each, stage times ts) so that the slowest replica's estimated time is
 // least; a replica may get none.
 func shares(ts [][]float64, ks []kind, M int) [][]int {
-	level := func(i int, T float64) int {
-		sum, mx := 0.0, 0.0
+	sums, mxs := make([]float64, len(ts)), make([]float64, len(ts))
+	for i := range ts {
 		for _, t := range ts[i] {
-			sum += t
-			mx = math.Max(mx, t)
+			sums[i] += t
+			mxs[i] = math.Max(mxs[i], t)
 		}
-		if T < sum {
+	}
+	level := func(i int, T float64) int {
+		if T < sums[i] {
 			return 0
 		}
-		return int((T-sum)/mx) + 1
+		return int((T-sums[i])/mxs[i]) + 1
 	}
 	total := func(T float64) int {
 		n := 0
@@ -434,8 +465,11 @@ func refine(e *evaluator) {
 
 // explainInlay writes down why the plan is as it is.
 func explainInlay(e *evaluator, res *Result) *Explain {
-	n, _ := e.note.(*inlayNote)
 	x := &Explain{}
+	if seed, ok := e.note.(seedNote); ok {
+		return explainSeed(e, res, seed)
+	}
+	n, _ := e.note.(*inlayNote)
 	if n == nil {
 		return x
 	}
@@ -512,9 +546,40 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	return x
 }
 
+// explainSeed explains a plan taken from a baseline's search.
+func explainSeed(e *evaluator, res *Result, seed seedNote) *Explain {
+	p, sim := res.Plan, res.Sim
+	x := &Explain{Binding: "compute"}
+	x.Choices = append(x.Choices, fmt.Sprintf("the %s baseline's plan, searched first as a seed: none of the %d simulated plans beat it for the %s objective", seed.planner, res.Evaluated, e.o.Objective),
+		"stage boundaries: the baseline's (then moved a layer at a time while the simulator improved)")
+	for s, r := range p.Stages {
+		note := StageNote{Stage: s, Layers: r, LayersWhy: fmt.Sprintf("%d layers: %s's split, a stage costing as its slowest GPU", r.Count(), seed.planner)}
+		kinds := map[string]bool{}
+		for _, rep := range p.Replicas {
+			if k := fmt.Sprintf("%s tp %d", rep.Stages[s].GPU, rep.Stages[s].TP); !kinds[k] {
+				kinds[k] = true
+				note.Kinds = append(note.Kinds, k)
+			}
+		}
+		memFrac := 0.0
+		for _, st := range sim.Stages {
+			if st.Stage == s {
+				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
+			}
+		}
+		note.Binding = "compute"
+		if memFrac > 0.9 {
+			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
+			x.Binding = "memory"
+		}
+		x.Stages = append(x.Stages, note)
+	}
+	return x
+}
+
 // mixed tries replicas whose first stages run on one type and the rest on
 // another (Sailor's and Metis's heterogeneous pipelines): for each
-// ordered pair of types, each type's best TP, and the stage counts that
+// ordered pair of types, each pair of the types' TP degrees, and the stage counts that
 // use the two types' GPUs in proportion; alone, and with the GPUs they
 // leave as replicas of one type.
 func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]string) {
@@ -524,21 +589,19 @@ func mixed(e *evaluator, base *train.Plan, perType [][]kind, alts map[string][]s
 	if len(types) < 2 || pp < 2 {
 		return
 	}
-	tpsOf := func(i int) []int {
-		opts := tpOptions(m, c, types[i])
-		out := []int{opts[len(opts)-1]}
-		if k := firstWithoutCP(perType[i]); k != nil && k.place[0].TP != out[0] {
-			out = append([]int{k.place[0].TP}, out...)
-		}
-		return out
-	}
+	// every TP of each type: a type's best TP in a pipeline of its own
+	// is not its best on a share of a mixed one (fewer stages, another
+	// memory cap), nor is its largest
 	for i := range types {
 		for j := range types {
 			if i == j {
 				continue
 			}
-			for _, tx := range tpsOf(i) {
-				for _, ty := range tpsOf(j) {
+			for _, tx := range tpOptions(m, c, types[i]) {
+				for _, ty := range tpOptions(m, c, types[j]) {
+					if e.expired() {
+						return
+					}
 					mixedPair(e, base, perType, alts, i, j, tx, ty)
 				}
 			}
@@ -622,6 +685,24 @@ func (e *evaluator) hopeless(p *train.Plan, ks []kind) bool {
 		iter = math.Max(iter, replicaTime(ts, r.Batch/p.MicroBatch))
 	}
 	return float64(p.GlobalBatch)*float64(e.m.Seq)/iter < e.score
+}
+
+// beyondReach reports whether the kinds cannot beat the best plan so far
+// on any split: each replica at best runs a micro-batch per its own
+// balanced split's slowest stage (a split within tighter caps is no
+// faster), with no pipeline fill, transfers or reduction; a 10 % margin
+// covers the balance's rounding and the refinement's moves. Only for the
+// throughput and time objectives; it saves building the splits of kinds
+// far behind.
+func (e *evaluator) beyondReach(base *train.Plan, ks []kind) bool {
+	if e.best == nil || e.o.Objective == "cost" {
+		return false
+	}
+	mbs := 0.0 // micro-batches a second, all replicas together
+	for _, k := range ks {
+		mbs += float64(k.avail) * k.rate * float64(k.gpus())
+	}
+	return 1.1*mbs*float64(base.MicroBatch)*float64(e.m.Seq) < e.score
 }
 
 // bestKinds keeps a type's two best kinds without context parallelism

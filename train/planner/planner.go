@@ -373,12 +373,19 @@ func balance(L int, caps []int, cost func(s, n int) float64) []int {
 	fill := func(T float64) int {
 		tot := 0
 		for s := 0; s < P; s++ {
-			n := 1
-			for n < min(caps[s], L) && cost(s, n+1) <= T {
-				n++
+			// the most layers (at least one) whose cost stays within T:
+			// cost grows with n, so a binary search finds it
+			lo, hi := 1, min(caps[s], L)
+			for lo < hi {
+				mid := (lo + hi + 1) / 2
+				if cost(s, mid) <= T {
+					lo = mid
+				} else {
+					hi = mid - 1
+				}
 			}
-			counts[s] = n
-			tot += n
+			counts[s] = lo
+			tot += lo
 		}
 		return tot
 	}

@@ -7,7 +7,9 @@
 // on which the job has not run on several GPUs borrows the scaling of
 // one where it has, or assumes perfect scaling) and a configuration other
 // than the job's current one is discounted by the restart factor. Rigid
-// jobs may only take their requested GPU count. Solved with CBC.
+// jobs may only take their requested GPU count, and their goodput is
+// normalised so that the slowest type gives their GPU count, as Sia's
+// artifact does. Solved with CBC.
 package sia
 
 import (
@@ -41,6 +43,25 @@ type cand struct {
 	alloc goodput.Alloc
 	batch float64
 	v     solver.Var
+}
+
+// coef is a configuration's term in the minimised objective: its goodput
+// relative to the job's least (rel) to the power p, plus λ_a per GPU,
+// less λ_n (the cost of leaving the job without GPUs, a constant per job).
+// A rigid job's relative goodput is scaled by its GPU count, so that its
+// slowest type counts its GPUs as Sia's artifact does
+// (_compute_rigid_job_goodput_single), as an adaptive job's larger
+// configurations count theirs; without it a rigid job of more than
+// (1 − λ_n)/λ_a GPUs never starts on its slowest type.
+func (p *Policy) coef(rel float64, gpus int, rigid bool) float64 {
+	if rigid {
+		rel *= float64(gpus)
+	}
+	u := math.Pow(rel, p.P)
+	if p.P > 0 {
+		return -u + p.LambdaA*float64(gpus)
+	}
+	return u + p.LambdaA*float64(gpus) - p.LambdaN
 }
 
 // Allocate solves the round's integer program.
@@ -81,12 +102,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			if !(gs[i] > 0) {
 				continue
 			}
-			u := math.Pow(gs[i]/gmin, p.P)
-			n := float64(c.alloc.GPUs())
-			coef := u + p.LambdaA*n - p.LambdaN // minimise; λ_n is a constant per job
-			if p.P > 0 {
-				coef = -u + p.LambdaA*n
-			}
+			coef := p.coef(gs[i]/gmin, c.alloc.GPUs(), v.Kind == adapt.Rigid)
 			c.v = m.AddBinary(coef)
 			row = append(row, solver.Term{Var: c.v, Coef: 1})
 			for _, part := range c.alloc {

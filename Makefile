@@ -5,7 +5,7 @@
 # fuzzing pass over the parsers.
 GO ?= go
 export INLAY_REQUIRE_ASSETS := 1
-FUZZTIME ?= 10s
+FUZZTIME ?= 6s
 
 .PHONY: test test-kube fetch build image vet fuzz fuzz-long bench cross e2e e2e-zoo e2e-kube fetch-k8s fetch-kueue docs doc-commands
 

@@ -15,7 +15,7 @@
 # anything else, or repeats fails the target.
 set -euo pipefail
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-10s}
+FUZZTIME=${FUZZTIME:-6s}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

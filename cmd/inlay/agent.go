@@ -122,8 +122,9 @@ func runAgentRun(ctx context.Context, cmd *cobra.Command, workloadPath string, f
 	if f.url == "" || f.plan == "" {
 		return fmt.Errorf("agent run: give --url URL and --plan FILE")
 	}
+	prof, named := profilesFlag(cmd)
 	r, err := app.RunOnAgent(ctx, app.AgentRunInput{Workload: workloadPath, Plan: f.plan, URL: f.url, Token: agentToken(f.token),
-		Options: agent.RunOptions{Duration: f.duration, Scale: f.scale, Seed: f.seed}, Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles")})
+		Options: agent.RunOptions{Duration: f.duration, Scale: f.scale, Seed: f.seed}, Profiles: prof, ProfilesNamed: named})
 	if err != nil {
 		return err
 	}

@@ -40,12 +40,6 @@ func profilesFlag(cmd *cobra.Command) (path string, named bool) {
 	return "", false
 }
 
-// profilesPath is profilesFlag's path.
-func profilesPath(cmd *cobra.Command) string {
-	p, _ := profilesFlag(cmd)
-	return p
-}
-
 // costModel is profile.CostModel for the store named by the command's
 // --profiles (a missing store is an error only when the flag was given).
 // A nil cmd, or one without --profiles, gets the analytic model.

@@ -85,7 +85,8 @@ func newCalibrateCmd() *cobra.Command {
 			if len(args) != 1 {
 				return fmt.Errorf("calibrate: give a workload (or --published FILE)")
 			}
-			r, err := app.CalibrateWorkload(profilesPath(cmd), args[0], f.platform, app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn})
+			store, _ := profilesFlag(cmd)
+			r, err := app.CalibrateWorkload(store, args[0], f.platform, app.CalibrateOptions{Folds: f.folds, Seed: f.seed, FitOn: f.fitOn})
 			if err != nil {
 				return err
 			}
@@ -121,7 +122,8 @@ func runProfile(ctx context.Context, cmd *cobra.Command, path string, f *profile
 	if err != nil {
 		return err
 	}
-	st, err := profile.Open(profilesPath(cmd))
+	store, _ := profilesFlag(cmd)
+	st, err := profile.Open(store)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,8 @@ func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f run
 		return err
 	}
 	errOut := cmd.ErrOrStderr()
-	in := app.RunInput{Workload: w, Platform: pl, Plan: p, Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles"),
+	prof, named := profilesFlag(cmd)
+	in := app.RunInput{Workload: w, Platform: pl, Plan: p, Profiles: prof, ProfilesNamed: named,
 		Library: f.ortLib, Duration: f.duration, Drain: f.drain, Scale: f.scale, Seed: f.seed, Backlog: f.backlog, Spin: f.spin,
 		DropLate: f.dropLate, NoPin: f.noPin, Spans: f.trace != "", Subgraphs: f.subgraphs,
 		Probe: f.probe, SpeedCheck: f.speedCheck, Record: f.record,

@@ -52,9 +52,10 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
+	prof, named := profilesFlag(cmd)
 	cfg := serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,
 		MaxSearches: f.maxSearches, MaxBudget: f.maxBudget, Workers: f.workers,
-		Profiles: profilesPath(cmd), ProfilesNamed: cmd.Flags().Changed("profiles")}
+		Profiles: prof, ProfilesNamed: named}
 	return serve.Run(ctx, f.listen, cfg, func(url string) {
 		fmt.Fprintf(cmd.OutOrStdout(), "inlay serve: %s (Ctrl-C stops)\n", url)
 	})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -188,7 +190,7 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		case groups[n.Name]:
 			return nil, at("name"), fmt.Sprintf("duplicate node group %q", n.Name)
 		case !types[n.GPU]:
-			return nil, at("gpu"), fmt.Sprintf("unknown GPU type %q (gpu_types: %s)", n.GPU, errline.QuoteAll(sortedKeys(types)))
+			return nil, at("gpu"), fmt.Sprintf("unknown GPU type %q (gpu_types: %s)", n.GPU, errline.QuoteAll(slices.Sorted(maps.Keys(types))))
 		case count < 1:
 			return nil, at("count"), "must be at least 1"
 		case len(p.Nodes)+count > maxServers:
@@ -215,13 +217,4 @@ func (r *rawPlatform) build() (*Platform, []any, string) {
 		}
 	}
 	return p, nil, ""
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
 }

@@ -3,7 +3,6 @@ package hw
 import (
 	"embed"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/inlay-dev/inlay/internal/presetfs"
@@ -11,8 +10,6 @@ import (
 
 //go:embed presets/*.yaml
 var presetFS embed.FS
-
-func sortStrings(s []string) { sort.Strings(s) }
 
 var presets = presetfs.Dir{FS: presetFS, Dir: "presets", Pkg: "cluster/hw", What: "cluster"}
 

@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/sched"
 	csim "github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/named"
 )
 
 // ClusterInfo is what GET /api/cluster answers: the cluster presets and
@@ -79,8 +80,8 @@ func (q *ClusterRequest) check() error {
 	if q.Policy == "" {
 		q.Policy = "gavel"
 	}
-	if _, ok := registry.Registry()[q.Policy]; !ok {
-		return registry.Kind.Unknown(q.Policy, registry.Names())
+	if _, err := named.Lookup(registry.Kind, registry.Registry(), q.Policy, q.Policy); err != nil {
+		return err
 	}
 	if q.TraceName == "" {
 		q.TraceName = "trace.jsonl"

@@ -327,6 +327,15 @@ func (m *Model) Params() int64 {
 // Params says 25,610,152); float constant tensors the file cannot tell from
 // weights (YOLO's grids) still count.
 func (m *Model) TrainableParams() int64 {
+	var p int64
+	for _, n := range m.TrainableSet() {
+		p += n
+	}
+	return p
+}
+
+// TrainableSet maps each tensor TrainableParams counts to its elements.
+func (m *Model) TrainableSet() map[string]int64 {
 	buffers := map[string]bool{}
 	for _, n := range m.Nodes {
 		if n.Op == "BatchNormalization" {
@@ -337,15 +346,14 @@ func (m *Model) TrainableParams() int64 {
 			}
 		}
 	}
-	var p int64
-	for _, name := range m.SortedTensorNames() {
-		t := m.Tensors[name]
+	out := map[string]int64{}
+	for name, t := range m.Tensors {
 		if t.Kind != Initializer || buffers[name] || !t.DType.IsFloat() {
 			continue
 		}
 		if n, ok := t.Shape.Elements(); ok && n > 1 {
-			p += n
+			out[name] = n
 		}
 	}
-	return p
+	return out
 }

@@ -568,3 +568,21 @@ func parseGraph(data []byte) (*graph.Model, *builtGraph, error) {
 	}
 	return m, gr, nil
 }
+
+// InputNames lists an ONNX file's graph inputs (initializers left out),
+// in the file's order, without decoding its weights or shapes.
+func InputNames(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, oneLineError(path, pathCause(err))
+	}
+	decl, err := declaredInputs(data)
+	if err != nil {
+		return nil, oneLineError(path, err)
+	}
+	names := make([]string, len(decl))
+	for i, d := range decl {
+		names[i] = d.name
+	}
+	return names, nil
+}

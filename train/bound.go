@@ -19,6 +19,26 @@ func flopsPerTokenSim(m *Model) float64 {
 	return float64(m.Layers)*layer + 2*h*float64(m.Vocab)
 }
 
+// trainFLOPsSim is the matrix work a token (a graph network's sample)
+// costs forward and backward as the cost model counts it: 3 × the
+// forward's, less the input gradient of a graph layer that reads only the
+// graph's inputs (netCost).
+func trainFLOPsSim(m *Model) float64 {
+	if m.Net == nil {
+		return 3 * flopsPerTokenSim(m)
+	}
+	w := 0.0
+	for i := range m.Net.Layers {
+		l := &m.Net.Layers[i]
+		k := 3.0
+		if l.NoInputGrad {
+			k = 2
+		}
+		w += k * 2 * l.MACs
+	}
+	return w
+}
+
 // Bound is a proven upper bound on a plan's throughput.
 type Bound struct {
 	// TokensPerS is the bound: the GPUs' calibrated matrix rate (peak
@@ -66,7 +86,7 @@ func ThroughputBound(m *Model, c *Cluster, use map[string]int, prec string) Boun
 			}
 		}
 	}
-	work := 3 * flopsPerTokenSim(m)
+	work := trainFLOPsSim(m)
 	b := Bound{WorkPerToken: work, RateFLOPS: rate}
 	state := float64(m.Params()) * (pr.param + pr.grad + pr.optim)
 	if mem < state || rate <= 0 {
@@ -93,7 +113,7 @@ type PartCost struct {
 // gives intraGBs one way: what a planner needs
 // to balance stages without simulating every split.
 func PartCosts(m *Model, g *GPU, tp int, p *Plan, intraGBs float64) PartCost {
-	prec := precisionOf(p.Precision)
+	prec := planPrecision(p)
 	d := newDevice(g, prec)
 	sh := planShape(m, p, tp, prec)
 	l := link{bw: intraGBs * 1e9 * g.Eff.Link, lat: g.Eff.LinkLatencyUs * 1e-6}
@@ -107,13 +127,13 @@ func PartCosts(m *Model, g *GPU, tp int, p *Plan, intraGBs float64) PartCost {
 // runs on type g with tensor parallelism tp (every replica alike).
 func StageMemory(m *Model, p *Plan, s int, g *GPU, tp int) MemoryBreakdown {
 	x := &placed{gpu: g, tp: tp}
-	return stageMemory(m, p, s, x, precisionOf(p.Precision), stageParams(m, p, s))
+	return stageMemory(m, p, s, x, planPrecision(p), stageParams(m, p, s))
 }
 
 // Fits reports whether every stage of every replica of p fits its GPU's
 // memory on cluster c, without timing the plan.
 func Fits(m *Model, c *Cluster, p *Plan) bool {
-	prec := precisionOf(p.Precision)
+	prec := planPrecision(p)
 	for s := range p.Stages {
 		params := stageParams(m, p, s)
 		var done []Placement // replicas with the same placement need the same memory

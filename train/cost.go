@@ -32,6 +32,19 @@ func precisionOf(name string) precision {
 	}
 }
 
+// planPrecision is the precision of plan p with its optimizer's states:
+// Adam keeps two FP32 moments a parameter (precisionOf); SGD with
+// momentum keeps one, so it holds 4 bytes a parameter less and its step
+// moves 16 bytes less (reading and writing the second moment).
+func planPrecision(p *Plan) precision {
+	pr := precisionOf(p.Precision)
+	if p.Optimizer == "sgd" {
+		pr.optim -= 4
+		pr.step -= 16
+	}
+	return pr
+}
+
 // hostAdamRate is the parameters a second the host steps under offload
 // (DeepSpeed's CPU Adam on a server's cores, per GPU; not calibrated).
 const hostAdamRate = 1e9

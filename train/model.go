@@ -46,6 +46,10 @@ type Model struct {
 	// pass.
 	Dropout          bool `yaml:"dropout,omitempty" json:"dropout,omitempty"`
 	AttentionDropout bool `yaml:"attention_dropout,omitempty" json:"attention_dropout,omitempty"`
+	// Net, when set, makes the model a graph network (ResolveNetwork):
+	// Layers is its graph layers, Seq 1 (a "token" is a sample), and the
+	// transformer's fields are unused.
+	Net *Network `yaml:"-" json:"-"`
 }
 
 // kvHeads is the number of key/value heads.
@@ -129,6 +133,9 @@ func (m *Model) HeadParams() int64 {
 
 // Params is the model's parameter count.
 func (m *Model) Params() int64 {
+	if m.Net != nil {
+		return m.Net.Params()
+	}
 	return int64(m.Layers)*m.LayerParams() + m.EmbeddingParams() + m.HeadParams()
 }
 
@@ -146,7 +153,12 @@ func (m *Model) activeLayerParams() int64 {
 // multiply-add counted as two: 2 × the parameters a token uses (without
 // the embedding lookup) plus the attention scores over Seq tokens. Training
 // is about three times this; MFU counts it that way.
+//
+// For a graph network it is the forward FLOPs per sample.
 func (m *Model) FLOPsPerToken() float64 {
+	if m.Net != nil {
+		return m.Net.FLOPs()
+	}
 	h, s := float64(m.Hidden), float64(m.Seq)
 	layer := 2*float64(m.activeLayerParams()) + 4*s*h
 	return float64(m.Layers)*layer + 2*float64(m.Vocab)*h
@@ -154,6 +166,12 @@ func (m *Model) FLOPsPerToken() float64 {
 
 // Validate checks the shape; the error names the field.
 func (m *Model) Validate() error {
+	if m.Net != nil {
+		if len(m.Net.Layers) == 0 || m.Layers != len(m.Net.Layers) || m.Seq != 1 {
+			return fmt.Errorf("graph network with %d layers, model with %d", len(m.Net.Layers), m.Layers)
+		}
+		return nil
+	}
 	switch {
 	case m.Hidden <= 0:
 		return fmt.Errorf("hidden must be positive")
@@ -246,9 +264,15 @@ func PresetNames() []string {
 
 // ResolveModel returns a preset, a one-line model ("gpt:hidden=…,…"; see
 // ParseModelLine) or a model read from a YAML file.
+//
+// A zoo network (zoo:NAME or its name) or an ONNX file is a graph network
+// at its default input (ResolveNetwork).
 func ResolveModel(s string) (Model, error) {
 	if m, ok := Preset(s); ok {
 		return m, nil
+	}
+	if graphModelArg(s) {
+		return ResolveNetwork(s, "")
 	}
 	if i := strings.IndexByte(s, ':'); i > 0 && !strings.ContainsAny(s[:i], "/.") {
 		return ParseModelLine(s)
@@ -260,7 +284,7 @@ func ResolveModel(s string) (Model, error) {
 		}
 		return ParseModel(s, data)
 	}
-	return Model{}, fmt.Errorf("train: unknown model %q (presets: %s; or kind:key=value,…; or a YAML file)", s, strings.Join(PresetNames(), ", "))
+	return Model{}, fmt.Errorf("train: unknown model %q (presets: %s; or kind:key=value,…; or a YAML file; or zoo:NAME or an .onnx file)", s, strings.Join(PresetNames(), ", "))
 }
 
 // modelKinds are the one-line form's kinds and their defaults.

@@ -117,6 +117,9 @@ type Plan struct {
 	// CP GPUs, each holding seq/CP tokens of every sequence, with ring
 	// attention over the CP ranks. 0 reads as 1.
 	CP int `json:"cp,omitempty"`
+	// Optimizer is adam (the default, also when empty) or sgd (SGD with
+	// momentum: one state a parameter, as convolutional networks train).
+	Optimizer string `json:"optimizer,omitempty"`
 }
 
 // ContextParallel is the plan's context-parallel degree (at least 1).
@@ -142,7 +145,9 @@ func (p *Plan) GPUs() int {
 
 // Uniform builds the plan of tp × pp × dp GPUs of one type with the
 // layers split as evenly as possible (earlier stages take one more when
-// pp does not divide them) and the batch split evenly.
+// pp does not divide them) and the batch split evenly. A graph network's
+// stages are of about equal forward FLOPs, each ending where one tensor
+// crosses (Network.EvenCuts).
 func Uniform(m *Model, gpu string, tp, pp, dp, micro, global int) (*Plan, error) {
 	if tp <= 0 || pp <= 0 || dp <= 0 {
 		return nil, fmt.Errorf("tp, pp and dp must be positive")
@@ -155,6 +160,13 @@ func Uniform(m *Model, gpu string, tp, pp, dp, micro, global int) (*Plan, error)
 	}
 	p := &Plan{MicroBatch: micro, GlobalBatch: global, Schedule: Schedule{Kind: "1f1b"}, Recompute: "none", Precision: "bf16", DPAlgorithm: "ring", BucketMB: 40}
 	p.Stages = EvenStages(m.Layers, pp)
+	if m.Net != nil {
+		st, ok := m.Net.EvenCuts(pp)
+		if !ok {
+			return nil, fmt.Errorf("pp %d: %s has fewer places where one tensor crosses between layers than the %d stage boundaries", pp, m.Name, pp-1)
+		}
+		p.Stages = st
+	}
 	if global%dp != 0 {
 		return nil, fmt.Errorf("global batch %d is not a multiple of dp %d", global, dp)
 	}
@@ -206,6 +218,7 @@ type rawPlan struct {
 	DPAlgorithm       string       `yaml:"dp_algorithm"`
 	P2PWhole          bool         `yaml:"p2p_whole"`
 	CP                *int         `yaml:"cp"`
+	Optimizer         string       `yaml:"optimizer"`
 	Stages            []rawStage   `yaml:"stages"`
 	Replicas          []rawReplica `yaml:"replicas"`
 }
@@ -350,6 +363,7 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 	p.BucketMB = r.BucketMB
 	p.DPAlgorithm = strings.ToLower(r.DPAlgorithm)
 	p.P2PWhole = r.P2PWhole
+	p.Optimizer = strings.ToLower(r.Optimizer)
 	if r.CP != nil {
 		if *r.CP < 1 {
 			return nil, fmt.Errorf("cp: %d must be at least 1", *r.CP)
@@ -465,6 +479,11 @@ func (p *Plan) Check(m *Model) error {
 	if total != p.GlobalBatch {
 		return fmt.Errorf("replicas: batches add up to %d, not the global batch %d", total, p.GlobalBatch)
 	}
+	if m.Net != nil {
+		if err := p.checkNet(m); err != nil {
+			return err
+		}
+	}
 	if err := p.checkCP(m); err != nil {
 		return err
 	}
@@ -489,6 +508,11 @@ func (p *Plan) Check(m *Model) error {
 	case "ring", "tree":
 	default:
 		return fmt.Errorf("dp_algorithm: %q: want ring or tree", p.DPAlgorithm)
+	}
+	switch p.Optimizer {
+	case "", "adam", "sgd":
+	default:
+		return fmt.Errorf("optimizer: %q: want adam or sgd", p.Optimizer)
 	}
 	if p.Zero < 0 || p.Zero > 3 {
 		return fmt.Errorf("zero: %d: want 0, 1, 2 or 3", p.Zero)

@@ -8,8 +8,12 @@ import (
 // Spec is a prediction request as the command line and the web API give
 // it: names, paths and numbers, resolved by Build.
 type Spec struct {
-	// Model is a preset, a one-line model (gpt:hidden=…) or a YAML file.
+	// Model is a preset, a one-line model (gpt:hidden=…) or a YAML file;
+	// or a graph network: zoo:NAME, a zoo network's name, or an ONNX file.
 	Model string
+	// Input is a graph network's input shape per sample (3x224x224; empty:
+	// the network's own).
+	Input string
 	// Cluster is a cluster platform preset or file; empty with Gpus to
 	// build a uniform cluster, or with a Sailor plan to use the cluster
 	// the plan names.
@@ -32,6 +36,8 @@ type Spec struct {
 	SequenceParallel, Offload bool
 	FlashAttention, Overlap   bool
 	Precision                 string
+	// Optimizer is adam or sgd (empty: the plan file's, else adam).
+	Optimizer string
 	// Set records which of the plan fields the user gave (by flag name),
 	// so that they can override a plan file's.
 	Set map[string]bool
@@ -50,7 +56,7 @@ type Request struct {
 // Build resolves a Spec: the model, the cluster and the plan, each
 // checked, with one-line errors naming the place.
 func Build(s Spec) (*Request, error) {
-	m, err := ResolveModel(s.Model)
+	m, err := s.model()
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +174,9 @@ func (s Spec) override(p *Plan, m *Model) error {
 	if set("precision") && s.Precision != "" {
 		p.Precision = strings.ToLower(s.Precision)
 	}
+	if set("optimizer") && s.Optimizer != "" {
+		p.Optimizer = strings.ToLower(s.Optimizer)
+	}
 	if set("cp") && s.CP > 0 {
 		p.CP = s.CP
 	}
@@ -191,7 +200,7 @@ func Predict(s Spec, opt Options) (*Request, *Result, error) {
 // the cluster from --cluster or --gpus (one or more COUNTxTYPE, each type
 // in its own servers of GPUsPerNode, 8 unless given).
 func ResolveTarget(s Spec) (Model, *Cluster, error) {
-	m, err := ResolveModel(s.Model)
+	m, err := s.model()
 	if err != nil {
 		return Model{}, nil, err
 	}
@@ -224,4 +233,15 @@ func (s Spec) listCluster() (*Cluster, error) {
 		inter = 800
 	}
 	return MixedCluster(list, per, s.IntraGBs, inter/8)
+}
+
+// model resolves the spec's model; --input is for graph networks only.
+func (s Spec) model() (Model, error) {
+	if s.Input == "" {
+		return ResolveModel(s.Model)
+	}
+	if _, ok := Preset(s.Model); ok || !graphModelArg(s.Model) {
+		return Model{}, fmt.Errorf("train: --input %s: %s is not a graph network (zoo:NAME or an .onnx file)", s.Input, s.Model)
+	}
+	return ResolveNetwork(s.Model, s.Input)
 }

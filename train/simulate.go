@@ -63,6 +63,9 @@ type Result struct {
 	// IterationS is the time of one iteration (one global batch).
 	IterationS float64 `json:"iteration_s"`
 	TokensPerS float64 `json:"tokens_per_s"`
+	// SamplesPerS is a graph network's samples a second (its "tokens"
+	// are samples; absent for transformers).
+	SamplesPerS float64 `json:"samples_per_s,omitempty"`
 	// MFU is the model's FLOPs (3 × the forward's, without recomputation)
 	// per second over the GPUs' peak at the plan's precision.
 	MFU float64 `json:"mfu"`
@@ -109,7 +112,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: plan: %v", err)
 	}
-	prec := precisionOf(p.Precision)
+	prec := planPrecision(p)
 	P, D, V := p.PP(), p.DP(), p.Schedule.chunks()
 	// CP ranks hold replicas of the parameters: gradients are reduced,
 	// and ZeRO shards, over the DP × CP ranks (Megatron-LM's
@@ -133,18 +136,11 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 		for s := 0; s < P; s++ {
 			x := &pl[r*P+s]
 			d := newDevice(x.gpu, prec)
-			sh := planShape(m, p, x.tp, prec)
-			tpl := c.groupLink(x, x.tp)
-			lc := sh.layer(&d, tpl, c.cpLink(x))
-			n := float64(p.Stages[s].Count())
-			f, b := n*lc.fwd, n*(lc.bwd+lc.recompute)
-			if s == 0 {
-				ef, eb := sh.embedding(&d, tpl)
-				f, b = f+ef, b+eb
-			}
-			if s == P-1 {
-				hf, hb := sh.head(&d, tpl)
-				f, b = f+hf, b+hb
+			var f, b float64
+			if m.Net != nil {
+				f, b = netStage(m.Net, p.Stages[s], &d, prec, p.MicroBatch, p.Recompute == "full")
+			} else {
+				f, b = transformerStage(m, p, s, x, &d, prec, c)
 			}
 			local := params[s] / float64(x.tp)
 			if p.Zero == 3 && DC > 1 {
@@ -155,7 +151,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			}
 			fwd[r*P+s], bwd[r*P+s] = f, b
 			if s < P-1 {
-				bytes := float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act / float64(CP)
+				bytes := sendBytes(m, p, s, prec)
 				if !p.P2PWhole {
 					bytes /= float64(min(x.tp, pl[r*P+s+1].tp))
 				}
@@ -192,7 +188,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			} else {
 				vsend[vs] = send[r*P] // the wrap from the last stage to the first
 				if vsend[vs] == 0 {
-					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act / float64(CP))
+					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(sendBytes(m, p, P-1, prec))
 				}
 			}
 		}
@@ -300,6 +296,9 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	res.PeakMemoryBytes = peak
 	tokens := float64(p.GlobalBatch) * float64(m.Seq)
 	res.TokensPerS = tokens / res.IterationS
+	if m.Net != nil {
+		res.SamplesPerS = res.TokensPerS
+	}
 	var peakFlops float64
 	for r := 0; r < D; r++ {
 		for s := 0; s < P; s++ {
@@ -334,6 +333,9 @@ outer:
 // embedding on the first stage, the head on the last (and a copy of the
 // tied embedding there when the two differ).
 func stageParams(m *Model, p *Plan, s int) float64 {
+	if m.Net != nil {
+		return m.Net.rangeParams(p.Stages[s])
+	}
 	n := float64(p.Stages[s].Count()) * float64(m.LayerParams())
 	if s == 0 {
 		n += float64(m.EmbeddingParams())
@@ -387,6 +389,13 @@ func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params flo
 	if p.Offload {
 		mb.Optimizer = 0
 	}
+	if m.Net != nil {
+		mb.Activations, mb.Buffers = netStageMemory(m.Net, p, s, prec)
+		if p.DP() > 1 {
+			mb.Buffers += math.Min(p.BucketMB*1e6, local*prec.comm)
+		}
+		return mb.withAllocator(x.gpu)
+	}
 	sh := planShape(m, p, x.tp, prec)
 	perLayer := sh.layerActivations()
 	mb.Activations = perLayer * inFlightLayers(p, s)
@@ -421,10 +430,45 @@ func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params flo
 		mb.Activations += (4 + prec.act) * logits * inflight // logits and FP32 softmax kept for the loss's backward
 		mb.Buffers += 4 * logits
 	}
+	return mb.withAllocator(x.gpu)
+}
+
+// withAllocator adds the allocator's share on GPU g and the total.
+func (mb MemoryBreakdown) withAllocator(g *GPU) MemoryBreakdown {
 	tensors := mb.Parameters + mb.Gradients + mb.Optimizer + mb.Activations + mb.Buffers
-	mb.Allocator = tensors*x.gpu.Eff.Fragmentation + x.gpu.Eff.ContextGB*1e9
+	mb.Allocator = tensors*g.Eff.Fragmentation + g.Eff.ContextGB*1e9
 	mb.Total = tensors + mb.Allocator
 	return mb
+}
+
+// transformerStage is a transformer stage's forward and backward (with
+// recomputation) time per micro-batch on one GPU of x, with the first
+// stage's embedding and the last's head.
+func transformerStage(m *Model, p *Plan, s int, x *placed, d *device, prec precision, c *Cluster) (f, b float64) {
+	sh := planShape(m, p, x.tp, prec)
+	tpl := c.groupLink(x, x.tp)
+	lc := sh.layer(d, tpl, c.cpLink(x))
+	n := float64(p.Stages[s].Count())
+	f, b = n*lc.fwd, n*(lc.bwd+lc.recompute)
+	if s == 0 {
+		ef, eb := sh.embedding(d, tpl)
+		f, b = f+ef, b+eb
+	}
+	if s == p.PP()-1 {
+		hf, hb := sh.head(d, tpl)
+		f, b = f+hf, b+hb
+	}
+	return f, b
+}
+
+// sendBytes is what stage s sends the next stage per micro-batch (the
+// last stage: the first, as the interleaved schedule wraps), before any
+// split over tensor-parallel ranks.
+func sendBytes(m *Model, p *Plan, s int, prec precision) float64 {
+	if m.Net != nil {
+		return netSendBytes(m.Net, p, s, prec)
+	}
+	return float64(p.MicroBatch*m.Seq*m.Hidden) * prec.act / float64(p.ContextParallel())
 }
 
 // inFlight is the number of micro-batches whose activations stage s keeps

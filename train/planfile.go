@@ -18,7 +18,9 @@ type PlanFile struct {
 	Objective string `json:"objective"`
 	// TokensPerS and IterationS are the simulator's for the plan.
 	TokensPerS float64 `json:"tokens_per_s"`
-	IterationS float64 `json:"iteration_s"`
+	// SamplesPerS is a graph network's samples a second (its tokens).
+	SamplesPerS float64 `json:"samples_per_s,omitempty"`
+	IterationS  float64 `json:"iteration_s"`
 	// BoundTokensPerS is ThroughputBound over the cluster's GPUs (the
 	// job's constraints applied); Fraction the plan's share of it.
 	BoundTokensPerS float64 `json:"bound_tokens_per_s"`

@@ -28,7 +28,8 @@ func newTrainCmd() *cobra.Command {
 // command reads (train.Spec's Model, Cluster and --gpus fields).
 func registerTarget(cmd *cobra.Command, s *train.Spec) {
 	fl := cmd.Flags()
-	fl.StringVar(&s.Model, "model", "", "model: a preset (inlay train models), gpt:hidden=…,layers=…,heads=…,seq=…,vocab=…, or a YAML file")
+	fl.StringVar(&s.Model, "model", "", "model: a preset (inlay train models), gpt:hidden=…,layers=…,heads=…,seq=…,vocab=…, or a YAML file; or a graph network: zoo:NAME (inlay zoo list) or an .onnx file (data and pipeline parallel; throughput in samples/s)")
+	fl.StringVar(&s.Input, "input", "", "a graph network's input per sample, e.g. 3x224x224 (default: the zoo network's, or the file's)")
 	fl.StringVar(&s.Cluster, "cluster", "", "cluster platform preset or YAML file (inlay platforms); or use --gpus")
 	fl.StringVar(&s.Gpus, "gpus", "", "GPUs: COUNTxTYPE[,COUNTxTYPE…], e.g. 512xA100-80 or 128xA100-40,128xV100-16 (each type in its own servers)")
 	fl.IntVar(&s.GPUsPerNode, "gpus-per-node", 8, "with --gpus: GPUs per server")
@@ -53,8 +54,8 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&s.PP, "pp", 1, "pipeline stages (without --plan)")
 	fl.IntVar(&s.CP, "cp", 0, "context-parallel degree: each stage's sequence split over cp × tp GPUs (default: the plan's, else 1)")
 	fl.IntVar(&s.DP, "dp", 0, "data-parallel replicas (without --plan; default: the GPUs left)")
-	fl.IntVar(&s.MicroBatch, "micro-batch", 1, "sequences per micro-batch (without --plan)")
-	fl.IntVar(&s.GlobalBatch, "global-batch", 0, "sequences per iteration (without --plan; default: micro-batch × dp)")
+	fl.IntVar(&s.MicroBatch, "micro-batch", 1, "sequences (a graph network's samples) per micro-batch (without --plan)")
+	fl.IntVar(&s.GlobalBatch, "global-batch", 0, "sequences (samples) per iteration (without --plan; default: micro-batch × dp)")
 	fl.StringVar(&s.Recompute, "recompute", "none", "activation recomputation: none, selective or full")
 	fl.StringVar(&s.Schedule, "schedule", "1f1b", "pipeline schedule: 1f1b, interleaved:V or gpipe")
 	fl.IntVar(&s.Zero, "zero", 0, "ZeRO stage 0–3 (1: distributed optimizer)")
@@ -63,6 +64,7 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&s.FlashAttention, "flash-attention", false, "fused attention (no sequence-squared tensors)")
 	fl.BoolVar(&s.Overlap, "overlap-grad-reduce", false, "reduce gradients in buckets during the backward pass")
 	fl.StringVar(&s.Precision, "precision", "bf16", "bf16, fp16, tf32 or fp32")
+	fl.StringVar(&s.Optimizer, "optimizer", "", "adam or sgd (SGD with momentum; default: the plan's, else adam)")
 	fl.BoolVar(&f.json, "json", false, "print the result as JSON")
 }
 
@@ -70,7 +72,7 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 // keeps its own settings unless a flag overrides them.
 func (f *trainFlags) resolve(cmd *cobra.Command) {
 	f.spec.Set = map[string]bool{}
-	for _, n := range []string{"recompute", "schedule", "zero", "precision", "sequence-parallel", "offload", "flash-attention", "overlap-grad-reduce", "cp"} {
+	for _, n := range []string{"recompute", "schedule", "zero", "precision", "sequence-parallel", "offload", "flash-attention", "overlap-grad-reduce", "cp", "optimizer"} {
 		if cmd.Flags().Changed(n) {
 			f.spec.Set[n] = true
 		}

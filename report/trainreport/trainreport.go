@@ -97,8 +97,8 @@ func WriteResult(w io.Writer, req *train.Request, r *train.Result) error {
 	fmt.Fprintf(w, "%s on %d GPUs (%s): %d stages × %d replicas%s, micro-batch %d, global batch %d, %s, recompute %s, ZeRO %d, %s\n",
 		req.Model.Name, r.GPUs, req.Cluster.Name, req.Plan.PP(), req.Plan.DP(), cp, req.Plan.MicroBatch, req.Plan.GlobalBatch,
 		req.Plan.Schedule, req.Plan.Recompute, req.Plan.Zero, req.Plan.Precision)
-	fmt.Fprintf(w, "iteration %s   %s tokens/s   MFU %.1f%%   bubble %.1f%%   peak memory %s   %s\n",
-		textfmt.SI(r.IterationS, "s"), textfmt.SI(r.TokensPerS, ""), 100*r.MFU, 100*r.Bubble, textfmt.Bytes(int64(r.PeakMemoryBytes)), fits)
+	fmt.Fprintf(w, "iteration %s   %s %s   MFU %.1f%%   bubble %.1f%%   peak memory %s   %s\n",
+		textfmt.SI(r.IterationS, "s"), textfmt.SI(r.TokensPerS, ""), rateUnit(r.SamplesPerS > 0), 100*r.MFU, 100*r.Bubble, textfmt.Bytes(int64(r.PeakMemoryBytes)), fits)
 	if req.Sailor != nil && req.Sailor.MeasuredIterationS > 0 {
 		fmt.Fprintf(w, "the plan file's measurement: %s per iteration, %s peak (nvidia-smi)\n",
 			textfmt.SI(req.Sailor.MeasuredIterationS, "s"), textfmt.Bytes(int64(req.Sailor.MeasuredPeakMemoryBytes)))
@@ -111,6 +111,15 @@ func WriteResult(w io.Writer, req *train.Request, r *train.Result) error {
 	}
 	_, err := t.WriteTo(w)
 	return err
+}
+
+// rateUnit is the throughput's unit: samples a second for a graph
+// network, else tokens.
+func rateUnit(samples bool) string {
+	if samples {
+		return "samples/s"
+	}
+	return "tokens/s"
 }
 
 // WriteMemory writes the peak and a row per stage of each replica with
@@ -150,8 +159,9 @@ func WriteGantt(w io.Writer, format report.GanttFormat, r *train.Result) error {
 func WritePlan(w io.Writer, pf *train.PlanFile, res *planner.Result, explain bool) error {
 	fmt.Fprintf(w, "planner %s: %s on %s (%s)\n", pf.Planner, pf.Model, pf.Cluster, pf.Objective)
 	fmt.Fprintf(w, "plan: %s, global batch %d, ZeRO %d, %s\n", planner.Shape(res.Plan), res.Plan.GlobalBatch, res.Plan.Zero, res.Plan.Precision)
-	fmt.Fprintf(w, "throughput: %.0f tokens/s (iteration %.3f s) on %d GPUs\n", pf.TokensPerS, pf.IterationS, pf.GPUs)
-	fmt.Fprintf(w, "bound: %.0f tokens/s; the plan reaches %.1f %% of it\n", pf.BoundTokensPerS, 100*pf.Fraction)
+	unit := rateUnit(pf.SamplesPerS > 0)
+	fmt.Fprintf(w, "throughput: %.0f %s (iteration %.3f s) on %d GPUs\n", pf.TokensPerS, unit, pf.IterationS, pf.GPUs)
+	fmt.Fprintf(w, "bound: %.0f %s; the plan reaches %.1f %% of it\n", pf.BoundTokensPerS, unit, 100*pf.Fraction)
 	fmt.Fprintf(w, "memory: peak %.1f GiB, least headroom %.1f GiB; fits: %v\n", pf.PeakMemoryBytes/(1<<30), pf.HeadroomBytes/(1<<30), pf.Fits)
 	if pf.DollarsPerH > 0 {
 		fmt.Fprintf(w, "cost: $%.2f an hour, $%.4f per million tokens\n", pf.DollarsPerH, pf.DollarsPerMTokens)

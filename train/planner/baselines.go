@@ -27,6 +27,9 @@ func (Megatron) Name() string { return "megatron" }
 // Plan searches the grid.
 func (Megatron) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
 	start := time.Now()
+	if err := transformerOnly("megatron", m); err != nil {
+		return nil, err
+	}
 	if err := o.check(m, c); err != nil {
 		return nil, err
 	}
@@ -91,6 +94,9 @@ func (AMP) Name() string { return "amp" }
 // Plan searches.
 func (AMP) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
 	start := time.Now()
+	if err := transformerOnly("amp", m); err != nil {
+		return nil, err
+	}
 	if err := o.check(m, c); err != nil {
 		return nil, err
 	}
@@ -199,6 +205,9 @@ type metisCand struct {
 // Plan searches.
 func (Metis) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
 	start := time.Now()
+	if err := transformerOnly("metis", m); err != nil {
+		return nil, err
+	}
 	if err := o.check(m, c); err != nil {
 		return nil, err
 	}

@@ -161,6 +161,10 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 		return nil, err
 	}
 	e := newEvaluator(m, c, o, time.Second)
+	if m.Net != nil {
+		planGraph(e)
+		return e.finish("inlay", start)
+	}
 	seedAMP(e, start)
 outer:
 	for _, rc := range []string{"none", "selective", "full"} {

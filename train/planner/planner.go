@@ -24,7 +24,8 @@ type Options struct {
 	// Prices) or time (hours to TokenBudget; the fastest plan).
 	Objective string
 	// GlobalBatch fixes the sequences per iteration (0: about 2M tokens,
-	// DefaultGlobalBatch).
+	// DefaultGlobalBatch; for a graph network, samples: 32 a GPU, at
+	// least 256).
 	GlobalBatch int
 	// MaxGPUs caps the GPUs used (0: no cap); MaxDollarsPerHour the price
 	// of those used (0: no cap; needs Prices).
@@ -124,6 +125,13 @@ func (o *Options) check(m *train.Model, c *train.Cluster) error {
 	}
 	if o.MaxGPUs < 0 || o.MaxDollarsPerHour < 0 || o.GlobalBatch < 0 || o.TokenBudget < 0 {
 		return fmt.Errorf("planner: caps, batch and budget must not be negative")
+	}
+	if o.GlobalBatch == 0 && m.Net != nil {
+		gpus := c.GPUs("")
+		if o.MaxGPUs > 0 {
+			gpus = min(gpus, o.MaxGPUs)
+		}
+		o.GlobalBatch = graphGlobalBatch(gpus)
 	}
 	if o.GlobalBatch == 0 {
 		o.GlobalBatch = DefaultGlobalBatch(m)
@@ -452,7 +460,8 @@ func File(m *train.Model, c *train.Cluster, o Options, r *Result) *train.PlanFil
 	}
 	f := &train.PlanFile{Planner: r.Planner, Model: m.Name, Cluster: c.Name, Objective: obj, TokensPerS: r.Sim.TokensPerS,
 		IterationS: r.Sim.IterationS, BoundTokensPerS: r.Bound.TokensPerS, SearchSeconds: r.Search.Seconds(), Evaluated: r.Evaluated,
-		Fits: r.Sim.Fits, PeakMemoryBytes: r.Sim.PeakMemoryBytes, HeadroomBytes: Headroom(r.Sim), GPUs: r.Plan.GPUs(), Plan: r.Plan}
+		Fits: r.Sim.Fits, PeakMemoryBytes: r.Sim.PeakMemoryBytes, HeadroomBytes: Headroom(r.Sim), GPUs: r.Plan.GPUs(), Plan: r.Plan,
+		SamplesPerS: r.Sim.SamplesPerS}
 	if r.Bound.TokensPerS > 0 {
 		f.Fraction = r.Sim.TokensPerS / r.Bound.TokensPerS
 	}

@@ -186,7 +186,7 @@ func NewNetwork(m *graph.Model, lg *graph.LayerGraph) (*Network, error) {
 				}
 				if activation(in) {
 					act += elems(in)
-					if !isInput[in] {
+					if !isInput[in] && n.Work.MACs > 0 {
 						onlyInputs = false
 					}
 				} else if m.Tensors[in].IsConst() {

@@ -29,6 +29,7 @@ func main() {
 		"./train:FuzzPlanJSON",
 		"./train:FuzzSailorParse",
 		"./train:FuzzGPUList",
+		"./train:FuzzInputShape",
 		"./train/published:FuzzPublishedParse",
 		"./profile:FuzzParseAIHub",
 		"./app:FuzzFlagValues",

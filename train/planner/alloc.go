@@ -54,7 +54,7 @@ type JobThroughput struct {
 }
 
 // TokensPerS is the job's tokens a second on the allocation (0 when no
-// plan fits it).
+// plan fits it); a graph network's tokens are its samples.
 func (j *JobThroughput) TokensPerS(a Allocation) (float64, error) {
 	key := a.key()
 	if key == "" {
@@ -98,6 +98,18 @@ func (j *JobThroughput) TokensPerS(a Allocation) (float64, error) {
 	j.cache[key] = v
 	j.Plans++
 	return v, nil
+}
+
+// SamplesPerS is the job's samples a second on the allocation: a graph
+// network's (a CNN's images, say) as the planner predicts them, or a
+// transformer's sequences (tokens over the sequence length); 0 when no
+// plan fits.
+func (j *JobThroughput) SamplesPerS(a Allocation) (float64, error) {
+	v, err := j.TokensPerS(a)
+	if err != nil || j.Model.Net != nil {
+		return v, err
+	}
+	return v / float64(max(j.Model.Seq, 1)), nil
 }
 
 // mixedPerType builds the cluster with each type's own server size.

@@ -18,7 +18,9 @@ func newTrainCmd() *cobra.Command {
 		Short: "Predict a training iteration's time and memory across unlike GPUs",
 		Long: "inlay train predicts one iteration of data-, tensor- and pipeline-parallel\n" +
 			"transformer training (uneven stages, unlike GPU types per stage and per\n" +
-			"replica): its time, throughput, MFU and each GPU's memory. See docs/guides/training.md.",
+			"replica), or data- and pipeline-parallel training of a graph network (a zoo\n" +
+			"network or an ONNX file, samples/s): its time, throughput, MFU and each GPU's\n" +
+			"memory. See docs/guides/training.md.",
 	}
 	cmd.AddCommand(newTrainSimulateCmd(), newTrainMemoryCmd(), newTrainModelsCmd(), newTrainCalibrateCmd(), newTrainPlanCmd(), newTrainBenchCmd())
 	return cmd

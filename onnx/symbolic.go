@@ -141,13 +141,9 @@ var probeBases = []int64{384, 512, 256, 320, 640, 1024, 128, 64, 32, 16}
 // with Load then). It never fails for want of shapes: when no probe
 // loads, Symbolic.Note says why and Model holds the structure only.
 func LoadSymbolic(path string, fixed map[string][]string) (*Symbolic, error) {
-	data, err := os.ReadFile(path)
+	data, decl, err := readDeclared(path)
 	if err != nil {
-		return nil, oneLineError(path, pathCause(err))
-	}
-	decl, err := declaredInputs(data)
-	if err != nil {
-		return nil, oneLineError(path, err)
+		return nil, err
 	}
 	// tmpl[input][dim]: a value, or a symbol name.
 	type slot struct {
@@ -572,17 +568,27 @@ func parseGraph(data []byte) (*graph.Model, *builtGraph, error) {
 // InputNames lists an ONNX file's graph inputs (initializers left out),
 // in the file's order, without decoding its weights or shapes.
 func InputNames(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	_, decl, err := readDeclared(path)
 	if err != nil {
-		return nil, oneLineError(path, pathCause(err))
-	}
-	decl, err := declaredInputs(data)
-	if err != nil {
-		return nil, oneLineError(path, err)
+		return nil, err
 	}
 	names := make([]string, len(decl))
 	for i, d := range decl {
 		names[i] = d.name
 	}
 	return names, nil
+}
+
+// readDeclared reads an ONNX file and its graph inputs' declared types;
+// errors start with path.
+func readDeclared(path string) ([]byte, []declared, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, oneLineError(path, pathCause(err))
+	}
+	decl, err := declaredInputs(data)
+	if err != nil {
+		return nil, nil, oneLineError(path, err)
+	}
+	return data, decl, nil
 }

@@ -282,31 +282,50 @@ func (n *Network) validCut(i int) bool { return i == len(n.Layers)-1 || n.Layers
 // FLOPs, ending every stage but the last at a layer after which one
 // tensor crosses; false when there are fewer such cuts than pp − 1.
 func (n *Network) EvenCuts(pp int) ([]LayerRange, bool) {
-	var cuts []int
-	total := 0.0
-	for i := range n.Layers {
-		total += n.Layers[i].FLOPs
+	return n.cuts(pp, func(i int) float64 { return n.Layers[i].FLOPs })
+}
+
+// BalancedStages splits a graph network's layers into pp stages of about
+// equal time per micro-batch (forward, backward and recomputation) on GPU
+// type g under plan p's precision, micro-batch and recomputation, each
+// stage but the last ending where one tensor crosses; false when there
+// are fewer such places than pp − 1 or m is not a graph network.
+func BalancedStages(m *Model, g *GPU, p *Plan, pp int) ([]LayerRange, bool) {
+	if m.Net == nil {
+		return nil, false
 	}
+	prec := planPrecision(p)
+	d := newDevice(g, prec)
+	return m.Net.cuts(pp, func(i int) float64 {
+		c := netCost(&m.Net.Layers[i], &d, prec, float64(p.MicroBatch), p.Recompute == "full")
+		return c.fwd + c.bwd + c.recompute
+	})
+}
+
+// cuts splits the layers into pp stages of about equal weight, each but
+// the last ending at a valid cut: stage s ends at the cut whose prefix
+// weight is nearest s/pp of the whole, leaving a cut for every later
+// stage.
+func (n *Network) cuts(pp int, weight func(i int) float64) ([]LayerRange, bool) {
+	var cuts []int
 	for i := 0; i < len(n.Layers)-1; i++ {
 		if n.validCut(i) {
 			cuts = append(cuts, i)
 		}
 	}
-	if len(cuts) < pp-1 {
+	if pp < 1 || len(cuts) < pp-1 {
 		return nil, false
 	}
-	// prefix FLOPs after each layer
 	prefix := make([]float64, len(n.Layers))
 	acc := 0.0
 	for i := range n.Layers {
-		acc += n.Layers[i].FLOPs
+		acc += weight(i)
 		prefix[i] = acc
 	}
 	out := make([]LayerRange, 0, pp)
 	first, ci := 0, 0
 	for s := 1; s < pp; s++ {
-		target := total * float64(s) / float64(pp)
-		// the cut nearest the target that leaves a cut for every later stage
+		target := acc * float64(s) / float64(pp)
 		best := -1
 		for j := ci; j <= len(cuts)-(pp-s); j++ {
 			if best < 0 || math.Abs(prefix[cuts[j]]-target) < math.Abs(prefix[cuts[best]]-target) {

@@ -153,6 +153,30 @@ func TestGraphPipeline(t *testing.T) {
 	if len(res.Stages) != 8 || res.Bubble <= 0 {
 		t.Errorf("%d stage results, bubble %g", len(res.Stages), res.Bubble)
 	}
+	// Balanced in time on the GPU, the slowest stage is faster than when
+	// balanced in FLOPs (ResNet's early layers are memory-bound).
+	g, _ := LookupGPU("V100-16")
+	bal, ok := BalancedStages(&m, &g, req.Plan, 4)
+	if !ok {
+		t.Fatal("no balanced split")
+	}
+	q := *req.Plan
+	q.Stages = bal
+	byTime, err := Simulate(&m, req.Cluster, &q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowest := func(r *Result) float64 {
+		x := 0.0
+		for _, s := range r.Stages {
+			x = math.Max(x, s.ForwardS+s.BackwardS)
+		}
+		return x
+	}
+	if slowest(byTime) >= slowest(res) || byTime.SamplesPerS <= res.SamplesPerS {
+		t.Errorf("balanced in time %v: slowest stage %g s, %g samples/s; in FLOPs %v: %g s, %g samples/s",
+			bal, slowest(byTime), byTime.SamplesPerS, req.Plan.Stages, slowest(res), res.SamplesPerS)
+	}
 	one, err := func() (*Result, error) {
 		spec.PP, spec.DP = 1, 8
 		_, r, err := Predict(spec, Options{})

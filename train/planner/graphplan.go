@@ -38,33 +38,54 @@ func planGraph(e *evaluator) {
 	}
 	for _, rc := range []string{"none", "full"} {
 		for _, pp := range ppOptions(m.Layers, gpus) {
-			stages, ok := m.Net.EvenCuts(pp)
-			if !ok {
-				continue
-			}
 			for mb := 1; mb <= B; mb *= 2 {
 				if B%mb != 0 || e.expired() {
 					continue
 				}
-				rates := map[string]float64{}
-				for _, t := range types {
-					rates[t] = replicaRate(e, stages, t, mb, rc)
-				}
-				// all the types, then each type alone
-				sets := [][]string{types}
-				if len(types) > 1 {
+				for _, stages := range stageChoices(e, pp, mb, rc) {
+					rates := map[string]float64{}
 					for _, t := range types {
-						sets = append(sets, []string{t})
+						rates[t] = replicaRate(e, stages, t, mb, rc)
 					}
-				}
-				for _, set := range sets {
-					if p := graphPlan(e, stages, set, rates, mb, rc, gpus); p != nil {
-						e.try(p, nil)
+					// all the types, then each type alone
+					sets := [][]string{types}
+					if len(types) > 1 {
+						for _, t := range types {
+							sets = append(sets, []string{t})
+						}
+					}
+					for _, set := range sets {
+						if p := graphPlan(e, stages, set, rates, mb, rc, gpus); p != nil {
+							e.try(p, nil)
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// stageChoices are the pp-stage splits tried: balanced in time on each
+// GPU type of the cluster (train.BalancedStages), each split once.
+func stageChoices(e *evaluator, pp, mb int, rc string) [][]train.LayerRange {
+	var out [][]train.LayerRange
+	seen := map[string]bool{}
+	for _, t := range e.c.Types() {
+		g, _ := e.c.GPUType(t)
+		p := graphBase(e.c, nil, mb, mb, rc)
+		p.Replicas = []train.Replica{oneType(t, pp, mb)}
+		e.precision(p)
+		st, ok := train.BalancedStages(e.m, &g, p, pp)
+		if !ok {
+			continue
+		}
+		key := fmt.Sprint(st)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // graphBase is the settings of a graph network's plans: 1F1B, gradients

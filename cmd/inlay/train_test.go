@@ -91,3 +91,43 @@ func TestTrainSimulateCP(t *testing.T) {
 		t.Errorf("the tp 8 plan with --cp 2 on 8 GPUs: %v", err)
 	}
 }
+
+// A CNN from the zoo trains from the same commands: samples/s in the text
+// and the JSON (tokens/s kept), --input sizes it, tensor parallelism on
+// it and an unknown network are one line.
+func TestTrainGraphCLI(t *testing.T) {
+	out, err := runInlay(t, "train", "simulate", "--model", "zoo:resnet50", "--gpus", "8xV100-16", "--micro-batch", "64",
+		"--precision", "fp16", "--optimizer", "sgd", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		TokensPerS  float64 `json:"tokens_per_s"`
+		SamplesPerS float64 `json:"samples_per_s"`
+		Fits        bool    `json:"fits"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if res.SamplesPerS <= 0 || res.SamplesPerS != res.TokensPerS || !res.Fits {
+		t.Errorf("got %+v", res)
+	}
+	small, err := runInlay(t, "train", "memory", "--model", "resnet18", "--input", "3x32x32", "--gpus", "1xV100-16", "--micro-batch", "128")
+	if err != nil || !strings.Contains(small, "every GPU fits") {
+		t.Errorf("memory at 32×32: %v\n%s", err, small)
+	}
+	text, err := runInlay(t, "train", "plan", "--model", "resnet50", "--gpus", "8xV100-16", "--global-batch", "512")
+	if err != nil || !strings.Contains(text, "samples/s") || strings.Contains(text, "tokens/s") {
+		t.Errorf("plan: %v\n%s", err, text)
+	}
+	for _, c := range [][]string{
+		{"--model", "resnet50", "--tp", "2"},
+		{"--model", "zoo:resnet5"},
+		{"--model", filepath.Join(t.TempDir(), "missing.onnx")},
+	} {
+		_, err := runInlay(t, append([]string{"train", "simulate", "--gpus", "8xV100-16"}, c...)...)
+		if err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v", c, err)
+		}
+	}
+}

@@ -132,6 +132,12 @@ func Build(s Spec) (*Request, error) {
 		if err := s.override(p, &req.Model); err != nil {
 			return nil, fmt.Errorf("train: plan: %v", err)
 		}
+		if types := req.Cluster.Types(); req.Model.Net != nil && pp > 1 && len(types) > 0 {
+			// a graph network's stages of equal time on the cluster's first type
+			if st, ok := BalancedStages(&req.Model, req.Cluster.gpu(types[0]), p, pp); ok {
+				p.Stages = st
+			}
+		}
 		if s.Gpus != "" && p.GPUs() != req.Cluster.GPUs("") && cp > 1 {
 			return nil, fmt.Errorf("train: world size: tp %d × pp %d × cp %d × dp %d = %d GPUs, but --gpus gives %d", tp, pp, cp, dp, p.GPUs(), req.Cluster.GPUs(""))
 		}

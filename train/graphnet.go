@@ -514,6 +514,10 @@ func ResolveNetwork(s, input string) (Model, error) {
 		}
 		var err error
 		if m, err = onnx.Load(s, opt); err != nil {
+			if strings.Contains(err.Error(), "--input") {
+				// the loader's hint names its own form of the flag
+				return Model{}, fmt.Errorf("train: %v (inlay train's --input is one sample's shape, e.g. 3x224x224)", err)
+			}
 			return Model{}, fmt.Errorf("train: %v", err)
 		}
 	}

@@ -247,6 +247,9 @@ func NewNetwork(m *graph.Model, lg *graph.LayerGraph) (*Network, error) {
 		from[e.Tensor] = e.From
 	}
 	for _, in := range m.Inputs {
+		if m.Tensors[in] == nil {
+			continue
+		}
 		for _, c := range m.Tensors[in].Consumers {
 			if l := lg.NodeLayer[c]; l >= 0 && l > last[in] {
 				last[in] = l

@@ -110,9 +110,11 @@ type Config struct {
 	// inlay.dev annotations and the InlayScheduled condition, one request
 	// a Job) to this many a second, with a second's worth at once
 	// (default 50). The writes that carry a decision (bindings, suspend
-	// and resume) never wait for it: under a burst of thousands of Jobs
-	// the gangs are bound at the rate the API server allows and their
-	// state is published behind them, the latest state of each Job once.
+	// and resume) never wait for it, and while gangs are being bound (a
+	// Binding sent in the last second) publications go at a tenth of it:
+	// under a burst of thousands of Jobs the gangs are bound at the rate
+	// the API server allows and their state is published behind them, the
+	// latest state of each Job once.
 	PublishRate float64
 	// LeaderElection, when set, runs the scheduler only while it holds the
 	// lease LeaseNamespace/LeaseName.
@@ -231,6 +233,10 @@ type Scheduler struct {
 	// sent through the jobs/status subresource, and they go apart after.
 	pubLimit         *rate.Limiter
 	metaNotViaStatus atomic.Bool
+	// pubBusy is the publication budget while gangs are being bound;
+	// lastBind the Unix nanoseconds of the last Binding sent.
+	pubBusy  *rate.Limiter
+	lastBind atomic.Int64
 	// assumed holds the pods whose Binding is sent (or about to be) but
 	// whose binding the informer has not shown yet: they hold their
 	// node's resources for fits (under mu), as kube-scheduler's assumed
@@ -307,7 +313,8 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
 		assumed: map[types.UID]assumedPod{}, assumedOn: map[string]map[types.UID]struct{}{}, kick: make(chan struct{}, 1),
-		pubLimit: rate.NewLimiter(rate.Limit(cfg.PublishRate), max(int(cfg.PublishRate), 1))}, nil
+		pubLimit: rate.NewLimiter(rate.Limit(cfg.PublishRate), max(int(cfg.PublishRate), 1)),
+		pubBusy:  rate.NewLimiter(rate.Limit(cfg.PublishRate/10), 1)}, nil
 }
 
 // Stats returns a copy of the counters.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -358,6 +360,7 @@ func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.
 			s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, nodes[i], err)
 			return err
 		}
+		s.lastBind.Store(time.Now().UnixNano())
 		s.count(func(st *Stats) { st.Binds++ })
 	}
 	return nil // the pods' updates bring the Job back to sync
@@ -715,7 +718,7 @@ func (s *Scheduler) publish(ctx context.Context, j *batchv1.Job, p publication) 
 		s.published(j, p.state)
 		return false, 0, nil
 	}
-	r := s.pubLimit.Reserve()
+	r := s.publicationBudget().Reserve()
 	if d := r.Delay(); d > 0 {
 		r.Cancel()
 		return false, d, nil
@@ -730,6 +733,19 @@ func (s *Scheduler) publish(ctx context.Context, j *batchv1.Job, p publication) 
 	}
 	s.published(j, p.state)
 	return true, 0, nil
+}
+
+// bindingBusy is how long after a Binding the scheduler counts as
+// binding gangs, and publishes within its busy budget.
+const bindingBusy = time.Second
+
+// publicationBudget is the limiter a publication waits for: the busy
+// budget while gangs are being bound, else the full one.
+func (s *Scheduler) publicationBudget() *rate.Limiter {
+	if s.pubBusy != nil && time.Since(time.Unix(0, s.lastBind.Load())) < bindingBusy {
+		return s.pubBusy
+	}
+	return s.pubLimit
 }
 
 // conditionChange is the condition to write on the Job, or nil when it

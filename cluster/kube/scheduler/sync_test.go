@@ -411,3 +411,25 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestPublishWhileBinding: within a second of a Binding, publications
+// wait for the busy budget; after it, the full budget serves them.
+func TestPublishWhileBinding(t *testing.T) {
+	f := newReconcileFixture(t, makeJob("a").obj(), makePod("a", "a-0").obj(), makeJob("c").obj(), makeNode("n1", 2))
+	f.s.pubBusy = rate.NewLimiter(rate.Every(time.Hour), 1)
+	f.s.pubBusy.Allow() // its one write spent
+	f.s.st["default/a"].run, f.s.st["default/a"].slots = true, []string{"n1"}
+	if _, err := f.s.sync(t.Context(), "default/a"); err != nil || !slices.Equal(f.writes(), []string{"create pods/binding"}) {
+		t.Fatalf("a: err %v, writes %q", err, f.writes())
+	}
+	f.refresh(t, "default", "a")
+	again, err := f.s.sync(t.Context(), "default/c")
+	if err != nil || again < 30*time.Minute || len(f.writes()) != 0 {
+		t.Errorf("c while binding: again %v, err %v, writes %q", again, err, f.writes())
+	}
+	f.s.lastBind.Store(time.Now().Add(-2 * bindingBusy).UnixNano())
+	again, err = f.s.sync(t.Context(), "default/c")
+	if err != nil || again != 0 || !slices.Equal(f.writes(), []string{"patch jobs/status"}) {
+		t.Errorf("c after binding: again %v, err %v, writes %q", again, err, f.writes())
+	}
+}

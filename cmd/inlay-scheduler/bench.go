@@ -95,6 +95,7 @@ scheduler process.`,
 	fl.Float64Var(&cfg.Speedup, "speedup", 360, "virtual seconds per real second (360 with --round 360: a round a second)")
 	fl.Float64Var(&cfg.QPS, "qps", 1000, "inlay's client requests per second (kube-scheduler runs at 1000 here)")
 	fl.IntVar(&cfg.Workers, "workers", 32, "inlay's parallel reconcilers (each binds a gang)")
+	fl.Float64Var(&cfg.PublishRate, "publish-rate", 50, "inlay's writes a second that only publish Jobs' state")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "per scheduler; pods not bound by then count as pending")
 	fl.StringVar(&cfg.Dir, "dir", "", "the control plane's folder (default: a temporary one, removed after)")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
@@ -114,7 +115,8 @@ func processRunner(exe, cpuProfile string, logTo io.Writer) perf.InlayRunner {
 		stats := filepath.Join(dir, "stats.json")
 		args := []string{"run", "--kubeconfig", kubeconfig, "--queue", queue, "--namespace", queue, "--policy", cfg.Policy,
 			"--round", strconv.FormatFloat(cfg.Round, 'g', -1, 64), "--reset", "-1", "--speedup", strconv.FormatFloat(cfg.Speedup, 'g', -1, 64),
-			"--qps", strconv.FormatFloat(cfg.QPS, 'g', -1, 64), "--workers", strconv.Itoa(cfg.Workers), "--stats", stats}
+			"--qps", strconv.FormatFloat(cfg.QPS, 'g', -1, 64), "--workers", strconv.Itoa(cfg.Workers),
+			"--publish-rate", strconv.FormatFloat(cfg.PublishRate, 'g', -1, 64), "--stats", stats}
 		if cpuProfile != "" {
 			args = append(args, "--cpuprofile", cpuProfile)
 		}

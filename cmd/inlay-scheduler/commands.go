@@ -158,7 +158,7 @@ type kubeSchedFlags struct {
 	round, reset, speedup                                 float64
 	seed                                                  uint64
 	leader                                                bool
-	qps                                                   float64
+	qps, publishRate                                      float64
 	workers                                               int
 	tolerate                                              []string
 }
@@ -177,6 +177,7 @@ func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
 	fl.StringVar(&f.queue, "queue", "default", "the inlay.dev/queue label value served")
 	fl.Float64Var(&f.qps, "qps", 200, "API requests per second the scheduler may make (burst twice that)")
 	fl.IntVar(&f.workers, "workers", 8, "Jobs reconciled in parallel")
+	fl.Float64Var(&f.publishRate, "publish-rate", 50, "writes a second that only publish Jobs' state (annotations, condition); bindings, suspends and resumes never wait for them")
 	fl.StringSliceVar(&f.tolerate, "tolerate-taint", nil, "taint keys that do not keep a node out of the policy's cluster")
 }
 
@@ -191,7 +192,7 @@ func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *s
 	}
 	return scheduler.Config{Client: cs, Policy: pol, Table: t, Speedup: speedup, Queue: f.queue, Namespace: f.ns,
 		Sched:   sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed},
-		Workers: f.workers, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
+		Workers: f.workers, PublishRate: f.publishRate, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
 }
 
 func newRunCmd() *cobra.Command {

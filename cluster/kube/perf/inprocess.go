@@ -25,7 +25,7 @@ func SchedulerConfig(cs kubernetes.Interface, queue string, cfg *Config, log *sl
 		return scheduler.Config{}, err
 	}
 	return scheduler.Config{Client: cs, Policy: pol, Table: t, Speedup: cfg.Speedup, Queue: queue, Namespace: queue,
-		Sched: sched.Config{Round: cfg.Round, ResetInterval: -1}, Workers: cfg.Workers, Log: log}, nil
+		Sched: sched.Config{Round: cfg.Round, ResetInterval: -1}, Workers: cfg.Workers, PublishRate: cfg.PublishRate, Log: log}, nil
 }
 
 // StatsOf turns a scheduler's counters into the benchmark's figures.

@@ -80,6 +80,9 @@ type Config struct {
 	// each binds a gang, so they bound how many bindings are in flight
 	// within the client's rate.
 	Workers int
+	// PublishRate bounds inlay's scheduler's writes that only publish
+	// Jobs' state (default 50 a second; scheduler.Config.PublishRate).
+	PublishRate float64
 	// Timeout bounds each scheduler's run (default 10 minutes); pods not
 	// bound by then count as pending.
 	Timeout time.Duration

@@ -25,16 +25,6 @@ import (
 	"sync"
 	"time"
 
-	chw "github.com/inlay-dev/inlay/cluster/hw"
-	"github.com/inlay-dev/inlay/cluster/job"
-	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
-	"github.com/inlay-dev/inlay/cluster/kube/nodes"
-	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
-	"github.com/inlay-dev/inlay/cluster/kube/vclock"
-	"github.com/inlay-dev/inlay/cluster/sched"
-	"github.com/inlay-dev/inlay/cluster/sim"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +38,17 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
+	"github.com/inlay-dev/inlay/cluster/kube/vclock"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sim"
+	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 // Annotations the replayer writes on Jobs besides jobspec's.
@@ -333,8 +334,16 @@ func (e *emu) charge(decided, now time.Time) time.Time {
 	return decided.Add(time.Duration(float64(lat) / e.cfg.Speedup))
 }
 
-func decidedAt(j *batchv1.Job) time.Time {
+// decidedAt is the time of the latest decision carried out on the Job or
+// on its pods: a suspend or resume writes it on the Job, a Binding on the
+// pod it binds.
+func decidedAt(j *batchv1.Job, pods ...*corev1.Pod) time.Time {
 	t, _ := jobspec.ParseTime(j.Annotations[scheduler.DecidedAtAnno])
+	for _, p := range pods {
+		if u, ok := jobspec.ParseTime(p.Annotations[scheduler.DecidedAtAnno]); ok && u.After(t) {
+			t = u
+		}
+	}
 	return t
 }
 
@@ -845,7 +854,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	// started, or else the first bind seen), plus the latency at real
 	// speed with RealTimeLatency, never before the last run's end.
 	e.mu.Lock()
-	dec := decidedAt(j)
+	dec := decidedAt(j, running...)
 	if !dec.After(e.lastSeen[name]) {
 		dec = e.boundAt[name]
 	}

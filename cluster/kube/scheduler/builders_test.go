@@ -5,7 +5,8 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"golang.org/x/time/rate"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,6 +19,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 )
 
 // Builders that make the reconcile tests' inputs readable, the way
@@ -113,7 +116,7 @@ func newReconcileFixture(t *testing.T, objs ...runtime.Object) *reconcileFixture
 		nodeIx: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})}
 	f.s = &Scheduler{cs: f.cs, log: slog.New(slog.NewTextHandler(io.Discard, nil)), rec: f.rec,
 		jobs: batchlisters.NewJobLister(f.jobIx), pods: corelisters.NewPodLister(f.podIx), nodes: corelisters.NewNodeLister(f.nodeIx), podIx: f.podIx,
-		st: map[string]*jobState{}, assumed: map[types.UID]assumedPod{}}
+		st: map[string]*jobState{}, assumed: map[types.UID]assumedPod{}, pubLimit: rate.NewLimiter(rate.Inf, 1)}
 	for _, o := range objs {
 		var err error
 		switch o := o.(type) {

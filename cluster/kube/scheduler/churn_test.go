@@ -11,11 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
-	"github.com/inlay-dev/inlay/cluster/kube/nodes"
-	"github.com/inlay-dev/inlay/cluster/policy/registry"
-	"github.com/inlay-dev/inlay/cluster/sched"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +21,12 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/nodes"
+	"github.com/inlay-dev/inlay/cluster/policy/registry"
+	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 // churnAPI is a fake API server for a whole scheduler: nodes, and Jobs
@@ -86,6 +87,13 @@ func (a *churnAPI) bind(act k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewConflict(podsGVR.GroupResource(), b.Name, fmt.Errorf("pod %s is already assigned to node %q", b.Name, p.Spec.NodeName))
 	}
 	p.Spec.NodeName = b.Target.Name
+	for k, v := range b.Annotations {
+		// The API server copies a Binding's annotations onto the pod.
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[k] = v
+	}
 	if err := a.cs.Tracker().Update(podsGVR, p, b.Namespace); err != nil {
 		return true, nil, err
 	}

@@ -3,12 +3,13 @@ package scheduler
 import (
 	"testing"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 )
 
 // TestForeignGPUs: the cluster view leaves to the policy only the GPUs of

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 )
 
 // reserveFixture is a scheduler over hand-filled caches: node n1 and n2

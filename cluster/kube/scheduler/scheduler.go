@@ -44,6 +44,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,6 +106,16 @@ type Config struct {
 	// running Jobs / StatusRate seconds, so progress never crowds out
 	// bindings in the client's rate limit.
 	StatusRate float64
+	// PublishRate bounds the writes that only publish a Job's state (its
+	// inlay.dev annotations and the InlayScheduled condition, one request
+	// a Job) to this many a second, with a second's worth at once
+	// (default 50). The writes that carry a decision (bindings, suspend
+	// and resume) never wait for it, and while gangs are being bound (a
+	// Binding sent in the last second) publications go at a tenth of it:
+	// under a burst of thousands of Jobs the gangs are bound at the rate
+	// the API server allows and their state is published behind them, the
+	// latest state of each Job once.
+	PublishRate float64
 	// LeaderElection, when set, runs the scheduler only while it holds the
 	// lease LeaseNamespace/LeaseName.
 	LeaderElection bool
@@ -180,8 +191,9 @@ type jobState struct {
 
 // DecidedAtAnno is the wall time (RFC 3339, nanoseconds) of the round
 // whose decision the Job's last start, stop or move carries out. The
-// scheduler writes it in the same request as the change (the spec.suspend
-// patch, or before binding a first start), so a workload can tell the
+// scheduler writes it in the same request as the change: on the Job with
+// its spec.suspend patch, and on each pod with its Binding (the API server
+// copies a Binding's annotations onto the pod), so a workload can tell the
 // decision from the moment its pods run or stop: the replayer charges that
 // latency at real speed.
 const DecidedAtAnno = "inlay.dev/decided-at"
@@ -216,6 +228,15 @@ type Scheduler struct {
 	running   int // Jobs the last round runs
 	stats     Stats
 	requests  atomic.Int64
+	// pubLimit is the publication budget (Config.PublishRate);
+	// metaNotViaStatus is set once the API server has dropped annotations
+	// sent through the jobs/status subresource, and they go apart after.
+	pubLimit         *rate.Limiter
+	metaNotViaStatus atomic.Bool
+	// pubBusy is the publication budget while gangs are being bound;
+	// lastBind the Unix nanoseconds of the last Binding sent.
+	pubBusy  *rate.Limiter
+	lastBind atomic.Int64
 	// assumed holds the pods whose Binding is sent (or about to be) but
 	// whose binding the informer has not shown yet: they hold their
 	// node's resources for fits (under mu), as kube-scheduler's assumed
@@ -274,6 +295,9 @@ func New(cfg Config) (*Scheduler, error) {
 	if !(cfg.StatusRate > 0) {
 		cfg.StatusRate = 20
 	}
+	if !(cfg.PublishRate > 0) {
+		cfg.PublishRate = 50
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -288,7 +312,9 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Identity = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 	return &Scheduler{cfg: cfg, cs: cfg.Client, log: cfg.Log, st: map[string]*jobState{}, byID: map[int]*jobState{},
-		assumed: map[types.UID]assumedPod{}, assumedOn: map[string]map[types.UID]struct{}{}, kick: make(chan struct{}, 1)}, nil
+		assumed: map[types.UID]assumedPod{}, assumedOn: map[string]map[types.UID]struct{}{}, kick: make(chan struct{}, 1),
+		pubLimit: rate.NewLimiter(rate.Limit(cfg.PublishRate), max(int(cfg.PublishRate), 1)),
+		pubBusy:  rate.NewLimiter(rate.Limit(cfg.PublishRate/10), 1)}, nil
 }
 
 // Stats returns a copy of the counters.

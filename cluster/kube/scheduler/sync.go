@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -93,9 +95,9 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 	}
 	switch {
 	case d.invalid != "":
-		return 0, s.syncInvalid(ctx, j, d)
+		return s.syncInvalid(ctx, j, d)
 	case d.done:
-		return 0, s.syncFinished(ctx, j, d)
+		return s.syncFinished(ctx, j, d)
 	}
 	pods := s.gangPods(j)
 	if err := s.reapLost(ctx, pods.terminating); err != nil {
@@ -113,7 +115,7 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 	if len(pods.bound) < jobspec.Gang(j) {
 		return s.syncBind(ctx, key, j, d, pods)
 	}
-	return 0, s.syncRunning(ctx, key, j, d, pods)
+	return s.syncRunning(ctx, key, j, d, pods)
 }
 
 // currentJob reads the Job from the cache: nil when it is gone or was
@@ -165,23 +167,21 @@ func baseAnnotations(j *batchv1.Job, d desired) map[string]string {
 
 // syncInvalid marks a Job whose annotations do not parse: its state
 // annotation and the InlayInvalid condition say why.
-func (s *Scheduler) syncInvalid(ctx context.Context, j *batchv1.Job, d desired) error {
-	if err := s.annotate(ctx, j, map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid}, jobspec.Invalid); err != nil {
-		return err
-	}
-	return s.condition(ctx, j, InvalidCondition, corev1.ConditionTrue, "InvalidAnnotation", "inlay cannot schedule this Job: "+d.invalid)
+func (s *Scheduler) syncInvalid(ctx context.Context, j *batchv1.Job, d desired) (time.Duration, error) {
+	_, again, err := s.publish(ctx, j, publication{state: jobspec.Invalid,
+		annos: map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid},
+		cond:  InvalidCondition, status: corev1.ConditionTrue, reason: "InvalidAnnotation", msg: "inlay cannot schedule this Job: " + d.invalid})
+	return again, err
 }
 
-// syncFinished records a Job's end: a Finished event (once), its rounds
-// and preemptions, when it finished, and the InlayScheduled condition.
-func (s *Scheduler) syncFinished(ctx context.Context, j *batchv1.Job, d desired) error {
+// syncFinished records a Job's end: its rounds and preemptions, when it
+// finished, and the InlayScheduled condition, with a Finished event once
+// they are written.
+func (s *Scheduler) syncFinished(ctx context.Context, j *batchv1.Job, d desired) (time.Duration, error) {
 	_, ok := jobspec.Done(j)
 	reason := "completed"
 	if !ok {
 		reason = "failed"
-	}
-	if j.Annotations[jobspec.StateAnno] != jobspec.Finished {
-		s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
 	}
 	fin := d.finishedSeen
 	if fin.IsZero() {
@@ -192,11 +192,13 @@ func (s *Scheduler) syncFinished(ctx context.Context, j *batchv1.Job, d desired)
 	if j.Annotations[jobspec.FinishedAtAnno] == "" {
 		a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
 	}
-	if err := s.annotate(ctx, j, a, jobspec.Finished); err != nil {
-		return err
+	msg := fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
+	wrote, again, err := s.publish(ctx, j, publication{state: jobspec.Finished, annos: a,
+		cond: ScheduledCondition, status: corev1.ConditionFalse, reason: "Finished", msg: msg})
+	if wrote && j.Annotations[jobspec.StateAnno] != jobspec.Finished {
+		s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s", msg)
 	}
-	return s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, "Finished",
-		fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt))
+	return again, err
 }
 
 // syncStopped holds a Job the round does not run: suspended while it has
@@ -218,20 +220,19 @@ func (s *Scheduler) syncStopped(ctx context.Context, j *batchv1.Job, d desired, 
 	base[jobspec.RoundsAnno] = strconv.Itoa(d.rounds)
 	base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
 	base[jobspec.EstimateAnno] = fmtSteps(d.est)
-	if err := s.annotate(ctx, j, base, state); err != nil {
-		return 0, err
-	}
 	reason, msg := "Queued", "waiting for GPUs"
 	if state == jobspec.Preempted {
 		reason, msg = "Preempted", "preempted at a round boundary; waiting for GPUs"
 	}
-	if err := s.condition(ctx, j, ScheduledCondition, corev1.ConditionFalse, reason, msg); err != nil {
+	_, again, err := s.publish(ctx, j, publication{state: state, annos: base,
+		cond: ScheduledCondition, status: corev1.ConditionFalse, reason: reason, msg: msg})
+	if err != nil {
 		return 0, err
 	}
 	if len(pods.terminating) > 0 {
-		return time.Second, nil
+		again = time.Second
 	}
-	return 0, nil
+	return again, nil
 }
 
 // freeSlots is the round's slots (one node a pod) that the Job's bound
@@ -311,8 +312,8 @@ func boundInPlace(d desired, pods podSet, gang int) bool {
 // syncBind binds the gang's unbound pods (every pod still to complete: a
 // pod that succeeded before a preemption is not created again) to the
 // round's free slots, all or none: it waits while the Job controller
-// creates them, reserves the slots (reserve), writes the decision's time
-// on a first start, then sends the Bindings.
+// creates them, reserves the slots (reserve), then sends the Bindings,
+// which carry the decision's time onto the pods.
 func (s *Scheduler) syncBind(ctx context.Context, key string, j *batchv1.Job, d desired, pods podSet) (time.Duration, error) {
 	gang := jobspec.Gang(j)
 	if len(pods.bound)+len(pods.unbound) < gang {
@@ -329,23 +330,21 @@ func (s *Scheduler) syncBind(ctx context.Context, key string, j *batchv1.Job, d 
 	if ok, again := s.reserve(key, d, toBind, free[:need]); !ok {
 		return again, nil
 	}
-	if at := jobspec.FormatTime(d.decidedAt); !d.decidedAt.IsZero() && j.Annotations[DecidedAtAnno] != at {
-		// A start without a resume (the Job's first): the decision's
-		// time goes on the Job before its pods are bound.
-		if err := s.patch(ctx, j, nil, map[string]string{DecidedAtAnno: at}); err != nil {
-			s.unassume(toBind)
-			return 0, err
-		}
-	}
-	return 0, s.bindAll(ctx, j, toBind, free[:need])
+	return 0, s.bindAll(ctx, j, toBind, free[:need], d.decidedAt)
 }
 
 // bindAll sends the Bindings of pods to nodes (pods[i] to nodes[i]), in
-// order; on a failure the pod stays assumed for bindGrace (its binding
-// may have been made) and the rest are withdrawn.
-func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.Pod, nodes []string) error {
+// order, each carrying the decision's time (DecidedAtAnno) when known; on
+// a failure the pod stays assumed for bindGrace (its binding may have been
+// made) and the rest are withdrawn.
+func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.Pod, nodes []string, decided time.Time) error {
+	var annos map[string]string
+	if !decided.IsZero() {
+		annos = map[string]string{DecidedAtAnno: jobspec.FormatTime(decided)}
+	}
 	for i, p := range pods {
-		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID}, Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i]}}
+		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Annotations: annos},
+			Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i]}}
 		s.requests.Add(1)
 		err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, b, metav1.CreateOptions{})
 		if apierrors.IsConflict(err) {
@@ -361,6 +360,7 @@ func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.
 			s.rec.Eventf(j, corev1.EventTypeWarning, "BindFailed", "pod %s to %s: %v", p.Name, nodes[i], err)
 			return err
 		}
+		s.lastBind.Store(time.Now().UnixNano())
 		s.count(func(st *Stats) { st.Binds++ })
 	}
 	return nil // the pods' updates bring the Job back to sync
@@ -369,7 +369,7 @@ func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.
 // syncRunning publishes a running Job: its progress counts from when its
 // whole gang runs (not from the binding), and its annotations and the
 // InlayScheduled condition say where it runs.
-func (s *Scheduler) syncRunning(ctx context.Context, key string, j *batchv1.Job, d desired, pods podSet) error {
+func (s *Scheduler) syncRunning(ctx context.Context, key string, j *batchv1.Job, d desired, pods podSet) (time.Duration, error) {
 	if runningSince(pods.bound, jobspec.Gang(j)) {
 		now := time.Now()
 		s.mu.Lock()
@@ -392,10 +392,9 @@ func (s *Scheduler) syncRunning(ctx context.Context, key string, j *batchv1.Job,
 		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 	}
-	if err := s.annotate(ctx, j, base, jobspec.Running); err != nil {
-		return err
-	}
-	return s.condition(ctx, j, ScheduledCondition, corev1.ConditionTrue, "Allocated", fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu))
+	_, again, err := s.publish(ctx, j, publication{state: jobspec.Running, annos: base,
+		cond: ScheduledCondition, status: corev1.ConditionTrue, reason: "Allocated", msg: fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu)})
+	return again, err
 }
 
 // runningSince reports whether the gang's pods are all bound and Running.
@@ -691,9 +690,67 @@ const (
 	ScheduledCondition batchv1.JobConditionType = "InlayScheduled"
 )
 
-// condition sets a condition on the Job's status unless it already says
-// the same; the transition time stays while the status does not change.
-func (s *Scheduler) condition(ctx context.Context, j *batchv1.Job, typ batchv1.JobConditionType, status corev1.ConditionStatus, reason, msg string) error {
+// publication is what a sync publishes of a Job: its annotations (those
+// that differ are written), one condition, and the state annotation's
+// value, recorded once written.
+type publication struct {
+	state       string
+	annos       map[string]string
+	cond        batchv1.JobConditionType
+	status      corev1.ConditionStatus
+	reason, msg string
+}
+
+// publish writes what differs of p in one request, within the
+// publication budget (Config.PublishRate): the annotations, and the
+// condition unless it already says the same (its transition time stays
+// while its status does not change). wrote reports a write; again > 0
+// that the budget is spent and nothing was written, to look again then.
+func (s *Scheduler) publish(ctx context.Context, j *batchv1.Job, p publication) (wrote bool, again time.Duration, err error) {
+	diff := map[string]string{}
+	for k, v := range p.annos {
+		if j.Annotations[k] != v {
+			diff[k] = v
+		}
+	}
+	c := conditionChange(j, p.cond, p.status, p.reason, p.msg)
+	if len(diff) == 0 && c == nil {
+		s.published(j, p.state)
+		return false, 0, nil
+	}
+	r := s.publicationBudget().Reserve()
+	if d := r.Delay(); d > 0 {
+		r.Cancel()
+		return false, d, nil
+	}
+	if c == nil {
+		err = s.patch(ctx, j, nil, diff)
+	} else {
+		err = s.patchStatus(ctx, j, diff, c)
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	s.published(j, p.state)
+	return true, 0, nil
+}
+
+// bindingBusy is how long after a Binding the scheduler counts as
+// binding gangs, and publishes within its busy budget.
+const bindingBusy = time.Second
+
+// publicationBudget is the limiter a publication waits for: the busy
+// budget while gangs are being bound, else the full one.
+func (s *Scheduler) publicationBudget() *rate.Limiter {
+	if s.pubBusy != nil && time.Since(time.Unix(0, s.lastBind.Load())) < bindingBusy {
+		return s.pubBusy
+	}
+	return s.pubLimit
+}
+
+// conditionChange is the condition to write on the Job, or nil when it
+// already says the same.
+func conditionChange(j *batchv1.Job, typ batchv1.JobConditionType, status corev1.ConditionStatus, reason, msg string) *batchv1.JobCondition {
 	now := metav1.Now()
 	c := batchv1.JobCondition{Type: typ, Status: status, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
 	for _, o := range j.Status.Conditions {
@@ -707,31 +764,41 @@ func (s *Scheduler) condition(ctx context.Context, j *batchv1.Job, typ batchv1.J
 			c.LastTransitionTime = o.LastTransitionTime
 		}
 	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []batchv1.JobCondition{c}}})
-	s.requests.Add(1)
-	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	return err
+	return &c
 }
 
-// annotate merges annotations that differ from the Job's.
-func (s *Scheduler) annotate(ctx context.Context, j *batchv1.Job, a map[string]string, state string) error {
-	diff := map[string]string{}
-	for k, v := range a {
-		if j.Annotations[k] != v {
-			diff[k] = v
+// patchStatus writes a condition through the jobs/status subresource as a
+// strategic merge by condition type (the Job controller's own conditions
+// stay, and it keeps these: it updates the status it read, and an update
+// over a status changed since fails and reads again), with the annotations
+// in the same request: the API server's Job status strategy resets only
+// the spec. Should a server drop them, they go in a patch of their own,
+// then and from then on.
+func (s *Scheduler) patchStatus(ctx context.Context, j *batchv1.Job, annos map[string]string, c *batchv1.JobCondition) error {
+	body := map[string]any{"status": map[string]any{"conditions": []batchv1.JobCondition{*c}}}
+	together := len(annos) > 0 && !s.metaNotViaStatus.Load()
+	if together {
+		body["metadata"] = map[string]any{"annotations": annos}
+	}
+	patch, _ := json.Marshal(body)
+	s.requests.Add(1)
+	out, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil || len(annos) == 0 {
+		return err
+	}
+	if together {
+		kept := out != nil
+		for k, v := range annos {
+			kept = kept && out.Annotations[k] == v
+		}
+		if kept {
+			return nil
+		}
+		if !s.metaNotViaStatus.Swap(true) {
+			s.log.Info("the API server drops annotations sent through jobs/status; they go apart from now on")
 		}
 	}
-	if len(diff) == 0 {
-		s.published(j, state)
-		return nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": diff}})
-	s.requests.Add(1)
-	_, err := s.cs.BatchV1().Jobs(j.Namespace).Patch(ctx, j.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err == nil {
-		s.published(j, state)
-	}
-	return err
+	return s.patch(ctx, j, nil, annos)
 }
 
 func (s *Scheduler) published(j *batchv1.Job, state string) {

@@ -1,16 +1,21 @@
 package scheduler
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 )
 
 // TestSyncSteps runs each reconcile step through sync on the fake
@@ -32,7 +37,7 @@ func TestSyncSteps(t *testing.T) {
 			name:   "invalid: the state annotation and the InlayInvalid condition say why",
 			objs:   []runtime.Object{makeJob("a").obj()},
 			state:  func(st *jobState) { st.invalid = `annotation inlay.dev/steps: "lots" is not a number` },
-			writes: []string{"patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs/status"},
 			steady: true,
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
 				if j.Annotations[jobspec.StateAnno] != jobspec.Invalid || !strings.Contains(j.Annotations[jobspec.ReasonAnno], "lots") {
@@ -47,7 +52,7 @@ func TestSyncSteps(t *testing.T) {
 			name:   "finished: recorded once, with an event",
 			objs:   []runtime.Object{makeJob("a").complete().obj()},
 			state:  func(st *jobState) { st.done, st.rounds, st.preempt = true, 7, 2 },
-			writes: []string{"patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs/status"},
 			steady: true,
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
 				if j.Annotations[jobspec.StateAnno] != jobspec.Finished || j.Annotations[jobspec.ReasonAnno] != "completed" ||
@@ -62,7 +67,7 @@ func TestSyncSteps(t *testing.T) {
 		{
 			name:   "queued: annotations and condition, nothing suspended",
 			objs:   []runtime.Object{makeJob("a").obj(), makePod("a", "a-0").obj()},
-			writes: []string{"patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs/status"},
 			steady: true,
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
 				if j.Annotations[jobspec.StateAnno] != jobspec.Queued || j.Annotations[jobspec.QueuedAtAnno] == "" || suspended(j) {
@@ -77,7 +82,7 @@ func TestSyncSteps(t *testing.T) {
 			name:   "preempted: a Job with pods bound is suspended",
 			objs:   []runtime.Object{makeJob("a").obj(), makePod("a", "a-0").on("n1").running().obj(), makeNode("n1", 2)},
 			state:  func(st *jobState) { st.preempt, st.state = 1, jobspec.Running },
-			writes: []string{"patch jobs", "patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs", "patch jobs/status"},
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
 				if !suspended(j) || j.Annotations[jobspec.StateAnno] != jobspec.Preempted {
 					t.Errorf("suspended %v, annotations %v", suspended(j), j.Annotations)
@@ -92,13 +97,13 @@ func TestSyncSteps(t *testing.T) {
 			objs: []runtime.Object{makeJob("a").suspended().anno(jobspec.StateAnno, jobspec.Preempted).obj(),
 				makePod("a", "a-0").on("n1").terminating().obj(), makeNode("n1", 2)},
 			state:  func(st *jobState) { st.preempt, st.state = 1, jobspec.Preempted },
-			writes: []string{"patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs/status"},
 			again:  time.Second,
 		},
 		{
 			name:   "a pod on a lost node is force-deleted",
 			objs:   []runtime.Object{makeJob("a").suspended().obj(), makePod("a", "a-0").on("gone").terminating().obj()},
-			writes: []string{"delete pods", "patch jobs", "patch jobs/status"},
+			writes: []string{"delete pods", "patch jobs/status"},
 			again:  time.Second,
 		},
 		{
@@ -169,14 +174,21 @@ func TestSyncSteps(t *testing.T) {
 			again: time.Second,
 		},
 		{
-			name: "bind: the whole gang on the round's slots, the decision's time first",
+			name: "bind: the whole gang on the round's slots, each Binding carrying the decision's time",
 			objs: []runtime.Object{makeJob("a").gang(2).obj(), makePod("a", "a-1").obj(), makePod("a", "a-0").obj(),
 				makeNode("n1", 2), makeNode("n2", 2)},
 			state:  func(st *jobState) { st.run, st.slots, st.decidedAt = true, []string{"n1", "n2"}, time.Unix(100, 0) },
-			writes: []string{"patch jobs", "create pods/binding", "create pods/binding"},
+			writes: []string{"create pods/binding", "create pods/binding"},
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
-				if j.Annotations[DecidedAtAnno] != jobspec.FormatTime(time.Unix(100, 0)) {
-					t.Errorf("annotations %v", j.Annotations)
+				for _, a := range f.before {
+					if c, ok := a.(k8stesting.CreateAction); ok && a.GetSubresource() == "binding" {
+						if b := c.GetObject().(*corev1.Binding); b.Annotations[DecidedAtAnno] != jobspec.FormatTime(time.Unix(100, 0)) {
+							t.Errorf("binding %s annotations %v", b.Name, b.Annotations)
+						}
+					}
+				}
+				if _, ok := j.Annotations[DecidedAtAnno]; ok {
+					t.Errorf("the Job was patched before its binding: %v", j.Annotations)
 				}
 				if got := bindings(f); !slices.Equal(got, []string{"a-0→n1", "a-1→n2"}) {
 					t.Errorf("bindings %v", got)
@@ -197,7 +209,7 @@ func TestSyncSteps(t *testing.T) {
 			name:   "running: the gang runs, its progress counts from now",
 			objs:   []runtime.Object{makeJob("a").obj(), makePod("a", "a-0").on("n1").running().obj(), makeNode("n1", 2)},
 			state:  func(st *jobState) { st.run, st.slots, st.rounds, st.spec.GPUs = true, []string{"n1"}, 3, 2 },
-			writes: []string{"patch jobs", "patch jobs/status"},
+			writes: []string{"patch jobs/status"},
 			steady: true,
 			check: func(t *testing.T, f *reconcileFixture, j *batchv1.Job) {
 				if j.Annotations[jobspec.StateAnno] != jobspec.Running || j.Annotations[jobspec.RoundsAnno] != "3" || j.Annotations[jobspec.StartedAtAnno] == "" {
@@ -305,4 +317,119 @@ func bindings(f *reconcileFixture) []string {
 		}
 	}
 	return out
+}
+
+// TestPublishBudget: once the publication budget is spent, a Job's state
+// waits (nothing written; the sync looks again when a write is due) while
+// a binding, which carries a decision, goes at once; one request carries
+// a Job's annotations and its condition.
+func TestPublishBudget(t *testing.T) {
+	f := newReconcileFixture(t, makeJob("a").obj(), makeJob("b").obj(), makePod("b", "b-0").obj(), makeJob("c").obj(), makeNode("n1", 2))
+	f.s.pubLimit = rate.NewLimiter(rate.Every(time.Hour), 1)
+	f.s.st["default/b"].run, f.s.st["default/b"].slots = true, []string{"n1"}
+	for _, step := range []struct {
+		job      string
+		writes   []string
+		waits    bool
+		hasState bool
+	}{
+		{job: "a", writes: []string{"patch jobs/status"}, hasState: true},
+		{job: "b", writes: []string{"create pods/binding"}},
+		{job: "c", waits: true},
+	} {
+		again, err := f.s.sync(t.Context(), "default/"+step.job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.writes(); !slices.Equal(got, step.writes) {
+			t.Errorf("%s: writes %q, want %q", step.job, got, step.writes)
+		}
+		if waits := again > 30*time.Minute; waits != step.waits {
+			t.Errorf("%s: looks again after %v", step.job, again)
+		}
+		j := f.refresh(t, "default", step.job)
+		if has := j.Annotations[jobspec.StateAnno] == jobspec.Queued && condition(j, ScheduledCondition) != nil; has != step.hasState {
+			t.Errorf("%s: annotations %v, conditions %+v", step.job, j.Annotations, j.Status.Conditions)
+		}
+	}
+}
+
+// TestPublishAnnotationsApart: where the API server drops annotations sent
+// through jobs/status, they go in a patch of their own, then and for
+// every Job after.
+func TestPublishAnnotationsApart(t *testing.T) {
+	f := newReconcileFixture(t, makeJob("a").obj(), makeJob("b").obj())
+	f.cs.PrependReactor("patch", "jobs", func(act k8stesting.Action) (bool, runtime.Object, error) {
+		if act.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		// The condition is kept, the annotations dropped.
+		p := act.(k8stesting.PatchAction)
+		var body map[string]json.RawMessage
+		if err := json.Unmarshal(p.GetPatch(), &body); err != nil {
+			return true, nil, err
+		}
+		delete(body, "metadata")
+		patch, _ := json.Marshal(body)
+		out, err := f.cs.Tracker().Get(jobsGVR, p.GetNamespace(), p.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		merged, err := strategicpatch.StrategicMergePatch(must(json.Marshal(out)), patch, &batchv1.Job{})
+		if err != nil {
+			return true, nil, err
+		}
+		j := &batchv1.Job{}
+		if err := json.Unmarshal(merged, j); err != nil {
+			return true, nil, err
+		}
+		return true, j, f.cs.Tracker().Update(jobsGVR, j, p.GetNamespace())
+	})
+	for _, name := range []string{"a", "b"} {
+		if _, err := f.s.sync(t.Context(), "default/"+name); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"patch jobs/status", "patch jobs"}
+		if got := f.writes(); !slices.Equal(got, want) {
+			t.Errorf("%s: writes %q, want %q", name, got, want)
+		}
+		j := f.refresh(t, "default", name)
+		if j.Annotations[jobspec.StateAnno] != jobspec.Queued || condition(j, ScheduledCondition) == nil {
+			t.Errorf("%s: annotations %v, conditions %+v", name, j.Annotations, j.Status.Conditions)
+		}
+	}
+	if !f.s.metaNotViaStatus.Load() {
+		t.Error("the scheduler did not remember that annotations go apart")
+	}
+}
+
+var jobsGVR = batchv1.SchemeGroupVersion.WithResource("jobs")
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestPublishWhileBinding: within a second of a Binding, publications
+// wait for the busy budget; after it, the full budget serves them.
+func TestPublishWhileBinding(t *testing.T) {
+	f := newReconcileFixture(t, makeJob("a").obj(), makePod("a", "a-0").obj(), makeJob("c").obj(), makeNode("n1", 2))
+	f.s.pubBusy = rate.NewLimiter(rate.Every(time.Hour), 1)
+	f.s.pubBusy.Allow() // its one write spent
+	f.s.st["default/a"].run, f.s.st["default/a"].slots = true, []string{"n1"}
+	if _, err := f.s.sync(t.Context(), "default/a"); err != nil || !slices.Equal(f.writes(), []string{"create pods/binding"}) {
+		t.Fatalf("a: err %v, writes %q", err, f.writes())
+	}
+	f.refresh(t, "default", "a")
+	again, err := f.s.sync(t.Context(), "default/c")
+	if err != nil || again < 30*time.Minute || len(f.writes()) != 0 {
+		t.Errorf("c while binding: again %v, err %v, writes %q", again, err, f.writes())
+	}
+	f.s.lastBind.Store(time.Now().Add(-2 * bindingBusy).UnixNano())
+	again, err = f.s.sync(t.Context(), "default/c")
+	if err != nil || again != 0 || !slices.Equal(f.writes(), []string{"patch jobs/status"}) {
+		t.Errorf("c after binding: again %v, err %v, writes %q", again, err, f.writes())
+	}
 }

@@ -139,3 +139,18 @@ func TestReserve(t *testing.T) {
 		t.Error("b: not reserved on n2, where the round put it")
 	}
 }
+
+// TestTrimObject: the informers' transform drops managed fields and
+// passes what is not an object (a deletion's tombstone) through.
+func TestTrimObject(t *testing.T) {
+	p := makePod("a", "a-0").obj()
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	out, err := trimObject(p)
+	if err != nil || out.(*corev1.Pod).ManagedFields != nil || out.(*corev1.Pod).Name != "a-0" {
+		t.Errorf("pod: %v, %+v", err, out)
+	}
+	tomb := cache.DeletedFinalStateUnknown{Key: "default/a-0", Obj: p}
+	if out, err := trimObject(tomb); err != nil || out != any(tomb) {
+		t.Errorf("tombstone: %v, %+v", err, out)
+	}
+}

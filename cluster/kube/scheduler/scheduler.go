@@ -47,6 +47,7 @@ import (
 	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -317,6 +318,17 @@ func New(cfg Config) (*Scheduler, error) {
 		pubBusy:  rate.NewLimiter(rate.Limit(cfg.PublishRate/10), 1)}, nil
 }
 
+// trimObject drops what the scheduler never reads from the objects its
+// informers cache: the managed fields (server-side apply's record of who
+// set what), often the larger part of a small object. At 30,000 Jobs and
+// pods they are hundreds of megabytes (kube-scheduler trims them too).
+func trimObject(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // Stats returns a copy of the counters.
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
@@ -439,8 +451,8 @@ func (s *Scheduler) run(ctx context.Context) error {
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
 	s.assumed, s.assumedOn = map[types.UID]assumedPod{}, map[string]map[types.UID]struct{}{}
 	s.mu.Unlock()
-	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {}))
-	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace),
+	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTransform(trimObject))
+	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace), informers.WithTransform(trimObject),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
 	jobInf := jobFac.Batch().V1().Jobs()
 	podInf := fac.Core().V1().Pods()

@@ -1,24 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 )
-
-func runInlay(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out bytes.Buffer
-	root := newRootCmd()
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
 
 // inspectJSON is the part of inspect --json the tests read.
 type inspectJSON struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,17 +28,6 @@ groups:
     period_ms: 40
 `
 
-func execInlay(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 // TestRunCommand plans the voice pipeline with HEFT, then runs the plan
 // for a second: the JSON has every group's figures and the prediction.
 func TestRunCommand(t *testing.T) {
@@ -53,11 +41,11 @@ func TestRunCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile); err != nil {
+	if out, err := runInlay(t, "plan", wl, "--planner", "heft", "-o", planFile); err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
 	trace := filepath.Join(dir, "trace.json")
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -139,7 +127,7 @@ func TestRunCommand(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(strings.ReplaceAll(string(text), "processor: cpu", "processor: cpu9")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err = execInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
+	out, err = runInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
 	if err == nil || !strings.Contains(err.Error(), "which platform host lacks") {
 		t.Errorf("plan on missing cores: %v\n%s", err, out)
 	}
@@ -158,14 +146,14 @@ func TestRunRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile, "--profiles", ""); err != nil {
+	if out, err := runInlay(t, "plan", wl, "--planner", "heft", "-o", planFile, "--profiles", ""); err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	if out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
+	if out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
 		t.Errorf("--record without a store succeeded\n%s", out)
 	}
 	store := filepath.Join(dir, "p.db")
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", store)
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", store)
 	if err != nil {
 		t.Fatalf("run --record: %v\n%s", err, out)
 	}
@@ -191,7 +179,7 @@ func TestRunRecord(t *testing.T) {
 			t.Errorf("in-situ record %+v", r)
 		}
 	}
-	out, err = execInlay(t, "simulate", wl, "--plan", planFile, "--scale", "1", "--profiles", store)
+	out, err = runInlay(t, "simulate", wl, "--plan", planFile, "--scale", "1", "--profiles", store)
 	if err != nil || !strings.Contains(out, fmt.Sprintf("%d in-situ measurement(s)", subgraphs)) {
 		t.Errorf("simulate with the recorded store: %v\n%s", err, out)
 	}
@@ -225,7 +213,7 @@ func predictionOff(t *testing.T, wl, planFile, lib, store string) []string {
 	// Half the nominal rate: a run that falls behind (a busy neighbour
 	// taking a core) queues its requests, and its p50 then measures the
 	// queue, not the prediction.
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--scale", "0.5", "--json", "--ort-lib", lib, "--profiles", store)
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--scale", "0.5", "--json", "--ort-lib", lib, "--profiles", store)
 	if err != nil {
 		t.Fatalf("run with the recorded store: %v\n%s", err, out)
 	}

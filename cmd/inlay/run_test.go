@@ -28,22 +28,33 @@ groups:
     period_ms: 40
 `
 
-// TestRunCommand plans the voice pipeline with HEFT, then runs the plan
-// for a second: the JSON has every group's figures and the prediction.
-func TestRunCommand(t *testing.T) {
-	lib := assets.Require(t, assets.ORTLibrary())
+// planVoice needs ONNX Runtime and the voice pipeline's models, writes
+// runVoiceWorkload into a fresh folder and plans it with HEFT (the plan
+// command given args besides). It returns the runtime library, the folder,
+// the workload file and the plan file.
+func planVoice(t *testing.T, args ...string) (lib, dir, wl, planFile string) {
+	t.Helper()
+	lib = assets.Require(t, assets.ORTLibrary())
 	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
 		assets.Require(t, assets.ModelPath(f))
 	}
-	dir := t.TempDir()
-	wl := filepath.Join(dir, "voice.yaml")
+	dir = t.TempDir()
+	wl = filepath.Join(dir, "voice.yaml")
 	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := runInlay(t, "plan", wl, "--planner", "heft", "-o", planFile); err != nil {
+	planFile = filepath.Join(dir, "plan.yaml")
+	planArgs := append([]string{"plan", wl, "--planner", "heft", "-o", planFile}, args...)
+	if out, err := runInlay(t, planArgs...); err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
+	return lib, dir, wl, planFile
+}
+
+// TestRunCommand plans the voice pipeline with HEFT, then runs the plan
+// for a second: the JSON has every group's figures and the prediction.
+func TestRunCommand(t *testing.T) {
+	lib, dir, wl, planFile := planVoice(t)
 	trace := filepath.Join(dir, "trace.json")
 	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
 	if err != nil {
@@ -136,19 +147,7 @@ func TestRunCommand(t *testing.T) {
 // TestRunRecord records a run's in-situ subgraph times into a new store;
 // simulate then predicts with them.
 func TestRunRecord(t *testing.T) {
-	lib := assets.Require(t, assets.ORTLibrary())
-	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
-		assets.Require(t, assets.ModelPath(f))
-	}
-	dir := t.TempDir()
-	wl := filepath.Join(dir, "voice.yaml")
-	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := runInlay(t, "plan", wl, "--planner", "heft", "-o", planFile, "--profiles", ""); err != nil {
-		t.Fatalf("plan: %v\n%s", err, out)
-	}
+	lib, dir, wl, planFile := planVoice(t, "--profiles", "")
 	if out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
 		t.Errorf("--record without a store succeeded\n%s", out)
 	}

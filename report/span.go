@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -82,23 +83,22 @@ func layout(procs []string, spans []Span) (laid []laidSpan, lanes []int, err err
 }
 
 func spanLess(a, b *laidSpan) bool {
-	switch {
-	case a.proc != b.proc:
-		return a.proc < b.proc
-	case a.Start != b.Start:
-		return a.Start < b.Start
-	case a.End != b.End:
-		return a.End < b.End
-	case a.Group != b.Group:
-		return a.Group < b.Group
-	case a.Model != b.Model:
-		return a.Model < b.Model
-	case a.Request != b.Request:
-		return a.Request < b.Request
-	case a.Label != b.Label:
-		return a.Label < b.Label
+	late := func(s *laidSpan) int {
+		if s.Late {
+			return 1
+		}
+		return 0
 	}
-	return !a.Late && b.Late
+	return cmp.Or(
+		cmp.Compare(a.proc, b.proc),
+		cmp.Compare(a.Start, b.Start),
+		cmp.Compare(a.End, b.End),
+		cmp.Compare(a.Group, b.Group),
+		cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Request, b.Request),
+		cmp.Compare(a.Label, b.Label),
+		cmp.Compare(late(a), late(b)),
+	) < 0
 }
 
 // models returns the distinct model names of the spans, sorted.

@@ -154,23 +154,17 @@ func LoadSymbolic(path string, fixed map[string][]string) (*Symbolic, error) {
 		value int64
 		sym   string
 	}
-	byName := map[string]declared{}
-	for _, d := range decl {
-		byName[d.name] = d
-	}
-	names := make([]string, 0, len(fixed))
-	for n := range fixed {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		d, ok := byName[n]
+	err = eachOverride(decl, fixed, func(n string, d declared, ok bool) error {
 		if !ok {
-			return nil, oneLineError(path, fmt.Errorf("--input %s: the model has no input %q", n, n))
+			return fmt.Errorf("--input %s: the model has no input %q", n, n)
 		}
 		if d.hasShape && len(fixed[n]) != len(d.dims) {
-			return nil, oneLineError(path, fmt.Errorf("--input %s=%s gives %d dimension(s), but the model declares %d (%s)", n, strings.Join(fixed[n], ","), len(fixed[n]), len(d.dims), d.shapeString()))
+			return fmt.Errorf("--input %s=%s gives %d dimension(s), but the model declares %d (%s)", n, strings.Join(fixed[n], ","), len(fixed[n]), len(d.dims), d.shapeString())
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, oneLineError(path, err)
 	}
 	tmpl := map[string][]slot{}
 	symSet := map[string]bool{}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -40,4 +41,19 @@ func runInlayStdout(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	out, _, err := runInlaySplit(t, args...)
 	return out, err
+}
+
+// wantOutput runs the command line with args and fails the test when it
+// fails or when its output lacks any of want.
+func wantOutput(t *testing.T, args []string, want ...string) {
+	t.Helper()
+	out, err := runInlay(t, args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%v: output lacks %q:\n%s", args, w, out)
+		}
+	}
 }

@@ -108,15 +108,7 @@ func TestInspectSymbolic(t *testing.T) {
 		{[]string{"inspect", det, "--input", "x=1,3,640,W"}, []string{"symbolic dimensions: W", "1x3x640xW", "MAC·W"}},
 		{[]string{"inspect", mel}, []string{"symbolic dimensions: samples", "1xsamples", "MAC·samples"}},
 	} {
-		out, err := runInlay(t, tc.args...)
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
-			}
-		}
+		wantOutput(t, tc.args, tc.want...)
 	}
 	out, err := runInlay(t, "inspect", det, "--json")
 	if err != nil || !strings.Contains(out, `"symbols": [`) || !strings.Contains(out, `"macs_expr": "`) {

@@ -42,15 +42,7 @@ func TestPlatformsShow(t *testing.T) {
 		{[]string{"platforms", "show", "host", "--yaml"}, []string{"name: host", "cores: ["}},
 	}
 	for _, tc := range tests {
-		out, err := runInlay(t, tc.args...)
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
-			}
-		}
+		wantOutput(t, tc.args, tc.want...)
 	}
 }
 

@@ -3,8 +3,10 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -248,11 +250,7 @@ func LoadSymbolic(path string, fixed map[string][]string) (*Symbolic, error) {
 	if len(symSet) == 0 {
 		return nil, nil
 	}
-	syms := make([]string, 0, len(symSet))
-	for s := range symSet {
-		syms = append(syms, s)
-	}
-	sort.Strings(syms)
+	syms := slices.Sorted(maps.Keys(symSet))
 	shapesAt := func(vals map[string]int64) map[string]graph.Shape {
 		out := map[string]graph.Shape{}
 		for name, s := range tmpl {

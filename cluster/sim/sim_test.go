@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
@@ -28,11 +29,7 @@ func fixture(t *testing.T) (*hw.Platform, *throughput.Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, tb
+	return c, clustertest.GavelTable(t)
 }
 
 // stepsFor returns the steps that take h hours on a V100.

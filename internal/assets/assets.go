@@ -116,6 +116,13 @@ func Missing(t testing.TB, msg string) {
 	t.Skip(msg)
 }
 
+// RequireTraining is RequireShared for rel inside the shared training data
+// (shared/training/).
+func RequireTraining(t testing.TB, rel string) string {
+	t.Helper()
+	return RequireShared(t, filepath.Join("training", rel))
+}
+
 // RequireShared returns the path of rel inside the project's shared data
 // folder (shared/, beside the repository: ../shared from the module root),
 // or skips the test when the file is missing — unless INLAY_REQUIRE_ASSETS=1

@@ -103,12 +103,17 @@ func spanLess(a, b *laidSpan) bool {
 
 // models returns the distinct model names of the spans, sorted.
 func models(spans []Span) []string {
-	seen := make(map[string]bool)
+	return newNames(spans, func(s Span) string { return s.Model }, map[string]bool{})
+}
+
+// newNames returns the names that name gives the spans and that known does
+// not hold yet, each once, sorted; it adds them to known.
+func newNames(spans []Span, name func(Span) string, known map[string]bool) []string {
 	var out []string
 	for _, s := range spans {
-		if !seen[s.Model] {
-			seen[s.Model] = true
-			out = append(out, s.Model)
+		if n := name(s); !known[n] {
+			known[n] = true
+			out = append(out, n)
 		}
 	}
 	sort.Strings(out)
@@ -125,13 +130,5 @@ func Rows(procs []string, spans []Span) []string {
 	for _, p := range procs {
 		known[p] = true
 	}
-	var extra []string
-	for _, s := range spans {
-		if !known[s.Processor] {
-			known[s.Processor] = true
-			extra = append(extra, s.Processor)
-		}
-	}
-	sort.Strings(extra)
-	return append(out, extra...)
+	return append(out, newNames(spans, func(s Span) string { return s.Processor }, known)...)
 }

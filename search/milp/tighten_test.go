@@ -170,10 +170,9 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 	return ss
 }
 
-// eachRootLP runs diag, once per benchmark iteration, on every -tight
-// scenario formulated with its deadlines and the solved continuous
-// relaxation of that formulation (the diagnostic benchmarks' root LP).
-func eachRootLP(b *testing.B, diag func(s tightenScenario, f *milp.Formulation, root *solver.Result)) {
+// eachFormulation runs run, once per benchmark iteration, on every -tight
+// scenario formulated with its deadlines.
+func eachFormulation(b *testing.B, run func(s tightenScenario, f *milp.Formulation)) {
 	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
 	for b.Loop() {
 		for _, s := range ss {
@@ -181,13 +180,21 @@ func eachRootLP(b *testing.B, diag func(s tightenScenario, f *milp.Formulation, 
 			if err != nil {
 				b.Fatal(err)
 			}
-			root, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			diag(s, f, root)
+			run(s, f)
 		}
 	}
+}
+
+// eachRootLP runs diag as eachFormulation runs, with the solved continuous
+// relaxation of the formulation (the diagnostic benchmarks' root LP).
+func eachRootLP(b *testing.B, diag func(s tightenScenario, f *milp.Formulation, root *solver.Result)) {
+	eachFormulation(b, func(s tightenScenario, f *milp.Formulation) {
+		root, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		diag(s, f, root)
+	})
 }
 
 // BenchmarkTightenDiag prints, for the same scenarios, each processor's and
@@ -315,6 +322,19 @@ func BenchmarkGapDiag(b *testing.B) {
 	})
 }
 
+// relaxedBound is the objective of m's continuous relaxation (+Inf when
+// it is infeasible).
+func relaxedBound(b *testing.B, m *solver.Model) float64 {
+	r, err := solver.Solve(context.Background(), m, solver.Options{Relaxed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Status == solver.Infeasible {
+		return math.Inf(1)
+	}
+	return r.Objective
+}
+
 // BenchmarkBranchDiag branches once on each subgraph count n[m][p] (0:
 // model m off p; ≥ 1: a whole dispatch) and on each latency indicator of
 // a (model, domain pair) (0 or 1), and prints the two children's LP
@@ -345,14 +365,7 @@ func BenchmarkBranchDiag(b *testing.B) {
 				} else {
 					f.Model.SetBounds(n, 1, hi)
 				}
-				r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				kids[k] = r.Objective
-				if r.Status == solver.Infeasible {
-					kids[k] = math.Inf(1)
-				}
+				kids[k] = relaxedBound(b, f.Model)
 				for _, sv := range saved {
 					f.Model.SetBounds(solver.Var(sv[0]), sv[1], sv[2])
 				}
@@ -368,14 +381,7 @@ func BenchmarkBranchDiag(b *testing.B) {
 			var kids [2]float64
 			for k := range 2 {
 				f.Model.SetBounds(v, float64(k), float64(k))
-				r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				kids[k] = r.Objective
-				if r.Status == solver.Infeasible {
-					kids[k] = math.Inf(1)
-				}
+				kids[k] = relaxedBound(b, f.Model)
 				f.Model.SetBounds(v, lo, hi)
 			}
 			fmt.Printf("branchdiag: scenario %d model %d domains %d→%d latency=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, pms[i], pds[i], pes[i], root.Values[v], root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
@@ -396,37 +402,30 @@ func BenchmarkImproveFirst(b *testing.B) {
 	if share <= 0 || share >= 1 {
 		b.Fatalf("-improve.first-share %v: want a share strictly between 0 and 1", share)
 	}
-	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
-	for b.Loop() {
-		for _, s := range ss {
-			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			args := []string{"-Vnd", "on"}
-			began := time.Now()
-			opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
-			if *improveLog {
-				opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
-			}
-			got, st, err := f.Improve(context.Background(), s.start, opt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			lnsWall := time.Since(began)
-			after := max(limit-lnsWall, time.Second)
-			variants := strings.Split(*improveAfterArgs, ";")
-			for _, v := range variants {
-				res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
-					Threads: 1, Args: strings.Fields(v), Start: f.Start(got), Grace: 20 * time.Second})
-				if err != nil {
-					b.Fatal(err)
-				}
-				inc := math.Min(res.Objective, st.Load)
-				fmt.Printf("improvefirst: scenario %d (%d models) share %.2f: start %.6g search %.6g (%d of %d taken, %.1fs) then cbc [%s] %-8s bound %.6g incumbent %.6g (%.1fs) gap %5.2f%%  load %s\n",
-					s.index, len(s.sp.Models), share, st.Start, st.Load, st.Improved, st.Solves, lnsWall.Seconds(), v, res.Status, res.Bound, res.Objective, res.Wall.Seconds(),
-					100*(inc-res.Bound)/inc, loadavg())
-			}
+	eachFormulation(b, func(s tightenScenario, f *milp.Formulation) {
+		args := []string{"-Vnd", "on"}
+		began := time.Now()
+		opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
+		if *improveLog {
+			opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
 		}
-	}
+		got, st, err := f.Improve(context.Background(), s.start, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lnsWall := time.Since(began)
+		after := max(limit-lnsWall, time.Second)
+		variants := strings.Split(*improveAfterArgs, ";")
+		for _, v := range variants {
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
+				Threads: 1, Args: strings.Fields(v), Start: f.Start(got), Grace: 20 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inc := math.Min(res.Objective, st.Load)
+			fmt.Printf("improvefirst: scenario %d (%d models) share %.2f: start %.6g search %.6g (%d of %d taken, %.1fs) then cbc [%s] %-8s bound %.6g incumbent %.6g (%.1fs) gap %5.2f%%  load %s\n",
+				s.index, len(s.sp.Models), share, st.Start, st.Load, st.Improved, st.Solves, lnsWall.Seconds(), v, res.Status, res.Bound, res.Objective, res.Wall.Seconds(),
+				100*(inc-res.Bound)/inc, loadavg())
+		}
+	})
 }

@@ -287,25 +287,24 @@ func TestMeasureFake(t *testing.T) {
 		got.Inputs[0].DType != graph.Float32 || got.Inputs[0].Shape.String() != req.Inputs[0].Shape.String() {
 		t.Errorf("device got %+v, want %+v", got, req)
 	}
-	// Cold runs travel both ways.
-	req.Cold = 3
-	tm, err = c.Measure(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want.Cold, want.ColdReps = 7*time.Millisecond, 3
-	if !reflect.DeepEqual(tm, want) || dev.reqs[1].Cold != 3 {
-		t.Errorf("with cold runs: timing = %+v, want %+v; device got %d cold runs", tm, want, dev.reqs[1].Cold)
-	}
-	// So do idle runs.
-	req.Idle = 2
-	tm, err = c.Measure(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want.Idle, want.IdleReps = 8*time.Millisecond, 2
-	if !reflect.DeepEqual(tm, want) || dev.reqs[2].Idle != 2 {
-		t.Errorf("with idle runs: timing = %+v, want %+v; device got %d idle runs", tm, want, dev.reqs[2].Idle)
+	// Cold runs travel both ways; so do idle runs, asked for on top.
+	for i, step := range []struct {
+		what string
+		n    int
+		add  func() // asks for n runs and expects them back
+		sent func(profile.MeasureRequest) int
+	}{
+		{"cold", 3, func() { req.Cold = 3; want.Cold, want.ColdReps = 7*time.Millisecond, 3 }, func(r profile.MeasureRequest) int { return r.Cold }},
+		{"idle", 2, func() { req.Idle = 2; want.Idle, want.IdleReps = 8*time.Millisecond, 2 }, func(r profile.MeasureRequest) int { return r.Idle }},
+	} {
+		step.add()
+		tm, err := c.Measure(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := step.sent(dev.reqs[i+1]); !reflect.DeepEqual(tm, want) || got != step.n {
+			t.Errorf("with %s runs: timing = %+v, want %+v; device got %d %s runs", step.what, tm, want, got, step.what)
+		}
 	}
 	// A kind is accepted as a processor name (the device resolves it to
 	// that kind's fastest processor).

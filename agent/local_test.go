@@ -80,11 +80,7 @@ func TestLocalRealSubgraph(t *testing.T) {
 		}
 	}
 	path := assets.Require(t, assets.ModelPath(rm.File))
-	opt := onnx.Options{Inputs: map[string]graph.Shape{}}
-	for name, shape := range rm.Inputs {
-		opt.Inputs[name] = graph.Shape(shape)
-	}
-	m, err := onnx.Load(path, opt)
+	m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
 	if err != nil {
 		t.Fatal(err)
 	}

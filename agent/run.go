@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -148,11 +150,7 @@ func unpackRun(dir string, rb RunBody) (*workload.Workload, *plan.Plan, *runErr)
 			need[m.ONNX] = true
 		}
 	}
-	names := make([]string, 0, len(rb.Files))
-	for name := range rb.Files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(rb.Files))
 	for _, name := range names {
 		if !need[name] {
 			return nil, nil, invalid("file %q is not a model the workload names", name)

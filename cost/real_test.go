@@ -23,11 +23,7 @@ func TestRealModelsPhone(t *testing.T) {
 	fmt.Fprintf(tw, "model\tMFLOPs\tlayers\t%s\t\n", strings.Join(p.Names(), "\t"))
 	for _, rm := range assets.RealModels() {
 		path := assets.Require(t, assets.ModelPath(rm.File))
-		opt := onnx.Options{Inputs: map[string]graph.Shape{}}
-		for name, s := range rm.Inputs {
-			opt.Inputs[name] = graph.Shape(s)
-		}
-		m, err := onnx.Load(path, opt)
+		m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,11 @@ package graph
 
 import (
 	"fmt"
-	"github.com/inlay-dev/inlay/internal/intheap"
+	"maps"
+	"slices"
 	"sort"
+
+	"github.com/inlay-dev/inlay/internal/intheap"
 )
 
 // TensorKind says where a tensor's value comes from.
@@ -287,12 +290,7 @@ func (m *Model) Predecessors(id int) []int {
 // SortedTensorNames returns the names of all tensors, sorted, for
 // deterministic iteration.
 func (m *Model) SortedTensorNames() []string {
-	names := make([]string, 0, len(m.Tensors))
-	for n := range m.Tensors {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(m.Tensors))
 }
 
 // Totals sums the work of all nodes.

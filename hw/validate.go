@@ -2,9 +2,9 @@ package hw
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -275,11 +275,7 @@ func validateFit(f *DTypeFit) *fieldError {
 	if _, ok := f.Compute["other"]; !ok {
 		return ferr(`needs class "other" (the fallback)`, "compute")
 	}
-	names := make([]string, 0, len(f.Compute))
-	for k := range f.Compute {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(f.Compute))
 	for _, k := range names {
 		if !slices.Contains(FitClasses, k) {
 			return ferr(fmt.Sprintf("unknown class %q (classes: %s)", k, strings.Join(FitClasses, ", ")), "compute", k)
@@ -294,11 +290,7 @@ func validateFit(f *DTypeFit) *fieldError {
 // badRankByOp is the first operator (in name order) of a rank_by_op map
 // with a negative rank or an empty name, or "".
 func badRankByOp(m map[string]int) string {
-	ops := make([]string, 0, len(m))
-	for op := range m {
-		ops = append(ops, op)
-	}
-	sort.Strings(ops)
+	ops := slices.Sorted(maps.Keys(m))
 	for _, op := range ops {
 		if op == "" || m[op] < 0 {
 			if op == "" {

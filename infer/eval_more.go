@@ -40,6 +40,15 @@ func coords(s graph.Shape, f func(k int, c []int64)) {
 	}
 }
 
+// gatherIndex is, for each coordinate of out in row-major order, the flat
+// index into the input that src gives for it: the index list a value's
+// take reads out by.
+func gatherIndex(out graph.Shape, src func(c []int64) int64) []int {
+	idx := make([]int, prod(out))
+	coords(out, func(k int, c []int64) { idx[k] = int(src(c)) })
+	return idx
+}
+
 // flat is the row-major index of a coordinate.
 func flat(c []int64, st []int64) int {
 	j := int64(0)

@@ -1,6 +1,8 @@
 package infer
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"testing"
 
@@ -14,11 +16,7 @@ func TestMoreOps(t *testing.T) { runCases(t, moreCases()) }
 func elementwiseFamily() []opCase {
 	var cases []opCase
 	unary := unaryOps()
-	names := make([]string, 0, len(unary))
-	for op := range unary {
-		names = append(names, op)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(unary))
 	for _, op := range names {
 		dt, out := f32, f32
 		switch op {

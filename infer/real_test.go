@@ -15,11 +15,7 @@ func TestRealModels(t *testing.T) {
 	for _, rm := range assets.RealModels() {
 		t.Run(rm.Name, func(t *testing.T) {
 			path := assets.Require(t, assets.ModelPath(rm.File))
-			opt := onnx.Options{Inputs: map[string]graph.Shape{}}
-			for k, v := range rm.Inputs {
-				opt.Inputs[k] = graph.Shape(v)
-			}
-			m, err := onnx.Load(path, opt)
+			m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
 			if err != nil {
 				t.Fatal(err)
 			}

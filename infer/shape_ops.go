@@ -473,17 +473,13 @@ func sliceRule() rule {
 			return nil, err
 		}
 		st := strides(v.shape)
-		n := prod(out)
-		idx := make([]int, n)
-		coord := make([]int64, len(out))
-		for k := int64(0); k < n; k++ {
+		idx := gatherIndex(out, func(coord []int64) int64 {
 			j := int64(0)
 			for d := range out {
 				j += (start[d] + coord[d]*step[d]) * st[d]
 			}
-			idx[k] = int(j)
-			nextCoord(coord, out)
-		}
+			return j
+		})
 		return []*value{v.take(out, idx)}, nil
 	})
 }
@@ -607,17 +603,13 @@ func transposeRule() rule {
 		perm, _ := transposePerm(c, len(v.shape))
 		out := c.outs[0].shape
 		st := strides(v.shape)
-		n := prod(out)
-		idx := make([]int, n)
-		coord := make([]int64, len(out))
-		for k := int64(0); k < n; k++ {
+		idx := gatherIndex(out, func(coord []int64) int64 {
 			j := int64(0)
 			for d, p := range perm {
 				j += coord[d] * st[p]
 			}
-			idx[k] = int(j)
-			nextCoord(coord, out)
-		}
+			return j
+		})
 		return []*value{v.take(out, idx)}, nil
 	})
 }
@@ -670,17 +662,13 @@ func tileRule() rule {
 		v := in[0]
 		out := c.outs[0].shape
 		st := strides(v.shape)
-		n := prod(out)
-		idx := make([]int, n)
-		coord := make([]int64, len(out))
-		for k := int64(0); k < n; k++ {
+		idx := gatherIndex(out, func(coord []int64) int64 {
 			j := int64(0)
 			for d := range out {
 				j += (coord[d] % v.shape[d]) * st[d]
 			}
-			idx[k] = int(j)
-			nextCoord(coord, out)
-		}
+			return j
+		})
 		return []*value{v.take(out, idx)}, nil
 	})
 }

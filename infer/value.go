@@ -346,20 +346,15 @@ func strides(s graph.Shape) []int64 {
 // broadcastIndex maps each element of out (a broadcast shape) to the flat
 // index of an input of shape in.
 func broadcastIndex(in, out graph.Shape) []int {
-	n := prod(out)
-	idx := make([]int, n)
 	off := len(out) - len(in)
 	ist := strides(in)
-	coord := make([]int64, len(out))
-	for k := int64(0); k < n; k++ {
+	return gatherIndex(out, func(coord []int64) int64 {
 		j := int64(0)
 		for d := off; d < len(out); d++ {
 			if in[d-off] != 1 {
 				j += coord[d] * ist[d-off]
 			}
 		}
-		idx[k] = int(j)
-		nextCoord(coord, out)
-	}
-	return idx
+		return j
+	})
 }

@@ -15,7 +15,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			continue
 		}
-		opt := realOptions(rm)
+		opt := Options{Inputs: rm.Shapes()}
 		b.Run(rm.Name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for i := 0; i < b.N; i++ {
@@ -31,7 +31,7 @@ func BenchmarkDecode(b *testing.B) {
 // layer set.
 func BenchmarkExportSubgraph(b *testing.B) {
 	for _, rm := range assets.RealModels() {
-		m, err := Load(assets.ModelPath(rm.File), realOptions(rm))
+		m, err := Load(assets.ModelPath(rm.File), Options{Inputs: rm.Shapes()})
 		if err != nil {
 			continue
 		}

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -460,12 +462,7 @@ func freeVars(g *onnxpb.GraphProto, depth int) ([]string, error) {
 	for _, vi := range g.GetOutput() {
 		use(vi.GetName())
 	}
-	out := make([]string, 0, len(free))
-	for f := range free {
-		out = append(out, f)
-	}
-	sort.Strings(out)
-	return out, nil
+	return slices.Sorted(maps.Keys(free)), nil
 }
 
 // matches reports whether a known shape agrees with the declaration: same

@@ -3,7 +3,8 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
@@ -114,11 +115,7 @@ func ExportSubgraph(lg *graph.LayerGraph, set graph.LayerSet) ([]byte, error) {
 			}
 		}
 	}
-	names := make([]string, 0, len(consts))
-	for name := range consts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(consts))
 	for _, name := range names {
 		tp, err := initializer(m.Tensors[name], fill)
 		if err != nil {

@@ -2,7 +2,8 @@ package onnx
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,18 +31,8 @@ func isBatchParam(p string) bool {
 // (batch, batch_size, N, ...). Any other symbolic or missing dimension is an
 // error telling the user which flag to pass.
 func resolveInputs(m *graph.Model, decl []declared, overrides map[string]graph.Shape) error {
-	byName := map[string]declared{}
-	for _, d := range decl {
-		byName[d.name] = d
-	}
-	names := make([]string, 0, len(overrides))
-	for name := range overrides {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	params := map[string]int64{}
-	for _, name := range names {
-		d, ok := byName[name]
+	err := eachOverride(decl, overrides, func(name string, d declared, ok bool) error {
 		if !ok {
 			if t := m.Tensors[name]; t != nil && t.Kind == graph.Initializer {
 				return fmt.Errorf("--input %s: %q is an initializer (a weight), not an input", name, name)
@@ -69,6 +60,10 @@ func resolveInputs(m *graph.Model, decl []declared, overrides map[string]graph.S
 				}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, d := range decl {
 		t := m.Tensors[d.name]
@@ -109,6 +104,23 @@ func resolveInputs(m *graph.Model, decl []declared, overrides map[string]graph.S
 			return fmt.Errorf("graph input %q: %w", d.name, err)
 		}
 		t.Shape = shape
+	}
+	return nil
+}
+
+// eachOverride calls f, in name order, with each override's name and the
+// declared input of that name (ok false: the model declares none); it
+// stops at f's first error.
+func eachOverride[V any](decl []declared, overrides map[string]V, f func(name string, d declared, ok bool) error) error {
+	byName := make(map[string]declared, len(decl))
+	for _, d := range decl {
+		byName[d.name] = d
+	}
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
+		d, ok := byName[name]
+		if err := f(name, d, ok); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -28,14 +28,6 @@ var realWant = map[string]struct {
 		"Identity:0": {1, 512, 1}, "Identity_1:0": {1, 384, 1}, "Identity_2:0": {1, 512, 16}, "Identity_3:0": {1, 384, 16}}},
 }
 
-func realOptions(rm assets.RealModel) Options {
-	opt := Options{Inputs: map[string]graph.Shape{}}
-	for k, v := range rm.Inputs {
-		opt.Inputs[k] = v
-	}
-	return opt
-}
-
 // loadReal loads every real model that is fetched.
 func loadReal(t *testing.T) map[string]*graph.Model {
 	t.Helper()
@@ -45,7 +37,7 @@ func loadReal(t *testing.T) map[string]*graph.Model {
 		if _, err := os.Stat(path); err != nil {
 			assets.Require(t, path) // skips, or fails under make test
 		}
-		m, err := Load(path, realOptions(rm))
+		m, err := Load(path, Options{Inputs: rm.Shapes()})
 		if err != nil {
 			t.Fatalf("%s: %v", rm.Name, err)
 		}

@@ -3,8 +3,10 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,23 +152,17 @@ func LoadSymbolic(path string, fixed map[string][]string) (*Symbolic, error) {
 		value int64
 		sym   string
 	}
-	byName := map[string]declared{}
-	for _, d := range decl {
-		byName[d.name] = d
-	}
-	names := make([]string, 0, len(fixed))
-	for n := range fixed {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		d, ok := byName[n]
+	err = eachOverride(decl, fixed, func(n string, d declared, ok bool) error {
 		if !ok {
-			return nil, oneLineError(path, fmt.Errorf("--input %s: the model has no input %q", n, n))
+			return fmt.Errorf("--input %s: the model has no input %q", n, n)
 		}
 		if d.hasShape && len(fixed[n]) != len(d.dims) {
-			return nil, oneLineError(path, fmt.Errorf("--input %s=%s gives %d dimension(s), but the model declares %d (%s)", n, strings.Join(fixed[n], ","), len(fixed[n]), len(d.dims), d.shapeString()))
+			return fmt.Errorf("--input %s=%s gives %d dimension(s), but the model declares %d (%s)", n, strings.Join(fixed[n], ","), len(fixed[n]), len(d.dims), d.shapeString())
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, oneLineError(path, err)
 	}
 	tmpl := map[string][]slot{}
 	symSet := map[string]bool{}
@@ -250,11 +246,7 @@ func LoadSymbolic(path string, fixed map[string][]string) (*Symbolic, error) {
 	if len(symSet) == 0 {
 		return nil, nil
 	}
-	syms := make([]string, 0, len(symSet))
-	for s := range symSet {
-		syms = append(syms, s)
-	}
-	sort.Strings(syms)
+	syms := slices.Sorted(maps.Keys(symSet))
 	shapesAt := func(vals map[string]int64) map[string]graph.Shape {
 		out := map[string]graph.Shape{}
 		for name, s := range tmpl {

@@ -8,46 +8,16 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/graph/graphtest"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/workload"
 )
-
-// chainModel builds in -> Conv -> Conv -> ... (n convolutions, each a
-// layer) plus a side branch: layer k (k = n) is a Conv reading layer 0's
-// output, and the last layer is an Add of both branches. Layer IDs: 0..n-1
-// the chain, n the side Conv, n+1 the Add (joining the Add's layer into its
-// latest producer is avoided by making it a MatMul).
-func chainModel(n int) *graph.Model {
-	m := &graph.Model{Name: "chain", Tensors: map[string]*graph.Tensor{}}
-	add := func(name string, kind graph.TensorKind) {
-		m.Tensors[name] = &graph.Tensor{Name: name, DType: graph.Float32, Shape: graph.Shape{1, 4}, Kind: kind}
-	}
-	add("in", graph.Input)
-	add("w", graph.Initializer)
-	node := func(op string, ins []string, out string) {
-		add(out, graph.Activation)
-		m.Nodes = append(m.Nodes, &graph.Node{Name: out, Op: op, Inputs: ins, Outputs: []string{out}, Work: graph.Work{MACs: 16}})
-	}
-	prev := "in"
-	for i := 0; i < n; i++ {
-		out := "c" + string(rune('a'+i))
-		node("Conv", []string{prev, "w"}, out)
-		prev = out
-	}
-	node("Gemm", []string{"ca", "w"}, "side")
-	node("MatMul", []string{prev, "side"}, "out")
-	m.Inputs, m.Outputs = []string{"in"}, []string{"out"}
-	if err := m.Link(); err != nil {
-		panic(err)
-	}
-	return m
-}
 
 // testWorkload has one model "m" of 3 chain layers, a side layer (3) and a
 // join (4): edges 0->1->2->4, 0->3->4.
 func testWorkload(t testing.TB) *workload.Workload {
 	t.Helper()
-	gm := chainModel(3)
+	gm := graphtest.Branched("chain", 3, graph.Shape{1, 4}, graph.Work{MACs: 16})
 	lg, err := graph.BuildLayers(gm)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -277,11 +278,7 @@ func corunConditions(pl *hw.Platform, j Job, proc string) ([]corunCond, error) {
 	}
 	if len(j.Beside) > 0 {
 		c := corunCond{}
-		names := make([]string, 0, len(j.Beside))
-		for n := range j.Beside {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(j.Beside))
 		for _, n := range names {
 			if n == proc {
 				continue

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -82,33 +83,37 @@ func layout(procs []string, spans []Span) (laid []laidSpan, lanes []int, err err
 }
 
 func spanLess(a, b *laidSpan) bool {
-	switch {
-	case a.proc != b.proc:
-		return a.proc < b.proc
-	case a.Start != b.Start:
-		return a.Start < b.Start
-	case a.End != b.End:
-		return a.End < b.End
-	case a.Group != b.Group:
-		return a.Group < b.Group
-	case a.Model != b.Model:
-		return a.Model < b.Model
-	case a.Request != b.Request:
-		return a.Request < b.Request
-	case a.Label != b.Label:
-		return a.Label < b.Label
+	late := func(s *laidSpan) int {
+		if s.Late {
+			return 1
+		}
+		return 0
 	}
-	return !a.Late && b.Late
+	return cmp.Or(
+		cmp.Compare(a.proc, b.proc),
+		cmp.Compare(a.Start, b.Start),
+		cmp.Compare(a.End, b.End),
+		cmp.Compare(a.Group, b.Group),
+		cmp.Compare(a.Model, b.Model),
+		cmp.Compare(a.Request, b.Request),
+		cmp.Compare(a.Label, b.Label),
+		cmp.Compare(late(a), late(b)),
+	) < 0
 }
 
 // models returns the distinct model names of the spans, sorted.
 func models(spans []Span) []string {
-	seen := make(map[string]bool)
+	return newNames(spans, func(s Span) string { return s.Model }, map[string]bool{})
+}
+
+// newNames returns the names that name gives the spans and that known does
+// not hold yet, each once, sorted; it adds them to known.
+func newNames(spans []Span, name func(Span) string, known map[string]bool) []string {
 	var out []string
 	for _, s := range spans {
-		if !seen[s.Model] {
-			seen[s.Model] = true
-			out = append(out, s.Model)
+		if n := name(s); !known[n] {
+			known[n] = true
+			out = append(out, n)
 		}
 	}
 	sort.Strings(out)
@@ -125,13 +130,5 @@ func Rows(procs []string, spans []Span) []string {
 	for _, p := range procs {
 		known[p] = true
 	}
-	var extra []string
-	for _, s := range spans {
-		if !known[s.Processor] {
-			known[s.Processor] = true
-			extra = append(extra, s.Processor)
-		}
-	}
-	sort.Strings(extra)
-	return append(out, extra...)
+	return append(out, newNames(spans, func(s Span) string { return s.Processor }, known)...)
 }

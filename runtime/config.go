@@ -147,11 +147,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Duration <= 0 {
 		return c, fmt.Errorf("runtime: duration %v must be positive", c.Duration)
 	}
-	if c.Scale == 0 {
-		c.Scale = 1
-	}
-	if !(c.Scale > 0) || math.IsInf(c.Scale, 0) {
-		return c, fmt.Errorf("runtime: rate scale %v must be positive and finite", c.Scale)
+	var err error
+	if c.Scale, err = workload.RateScale(c.Scale); err != nil {
+		return c, fmt.Errorf("runtime: %w", err)
 	}
 	if c.DrainTimeout < 0 {
 		return c, fmt.Errorf("runtime: negative drain timeout %v", c.DrainTimeout)

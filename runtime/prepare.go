@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/inlay-dev/inlay/dispatch"
@@ -218,11 +219,7 @@ func prepare(c *Config, rt *ort.Runtime) (_ *prepared, err error) {
 // and returns a warning per subgraph that failed.
 func (pr *prepared) warmup(n int) []string {
 	var warns []string
-	models := make([]string, 0, len(pr.byModel))
-	for m := range pr.byModel {
-		models = append(models, m)
-	}
-	sort.Strings(models)
+	models := slices.Sorted(maps.Keys(pr.byModel))
 	failed := map[string]bool{}
 	for k := 0; k < n; k++ {
 		for _, m := range models {

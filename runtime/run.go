@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand"
 	goruntime "runtime"
@@ -875,11 +876,7 @@ func (l *loop) finish() *Result {
 		if res.Duration > 0 {
 			gr.RateHz = float64(gr.Completed) / res.Duration.Seconds()
 		}
-		reasons := make([]string, 0, len(g.drops))
-		for k := range g.drops {
-			reasons = append(reasons, k)
-		}
-		sort.Strings(reasons)
+		reasons := slices.Sorted(maps.Keys(g.drops))
 		for _, k := range reasons {
 			gr.Drops = append(gr.Drops, *g.drops[k])
 		}

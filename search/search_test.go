@@ -48,11 +48,7 @@ func realWorkload(t *testing.T) *workload.Workload {
 	w := &workload.Workload{}
 	for _, rm := range assets.RealModels() {
 		path := assets.Require(t, assets.ModelPath(rm.File))
-		in := map[string]graph.Shape{}
-		for k, v := range rm.Inputs {
-			in[k] = graph.Shape(v)
-		}
-		g, err := onnx.Load(path, onnx.Options{Inputs: in})
+		g, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/timeline"
+	"github.com/inlay-dev/inlay/workload"
 )
 
 // Program is a compiled plan: the dispatcher's program plus the names the
@@ -81,11 +82,9 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.Scale == 0 {
-		o.Scale = 1
-	}
-	if !(o.Scale > 0) || math.IsInf(o.Scale, 0) {
-		return o, fmt.Errorf("sim: rate scale %v must be positive and finite", o.Scale)
+	var err error
+	if o.Scale, err = workload.RateScale(o.Scale); err != nil {
+		return o, fmt.Errorf("sim: %w", err)
 	}
 	if o.Horizon < 0 {
 		return o, fmt.Errorf("sim: negative horizon %v", o.Horizon)

@@ -4,19 +4,12 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 )
-
-// sharedTraining is the path of a file of the shared training data.
-func sharedTraining(t testing.TB, rel string) string {
-	t.Helper()
-	return assets.RequireShared(t, filepath.Join("training", rel))
-}
 
 func TestPresetsValidate(t *testing.T) {
 	for _, m := range Presets() {
@@ -41,7 +34,7 @@ func TestPresetsValidate(t *testing.T) {
 // The SC'21 table's parameter counts follow the paper's formula, which
 // the models reproduce (V = 51,200, s = 2,048).
 func TestSC21Params(t *testing.T) {
-	data, err := os.ReadFile(sharedTraining(t, "megatron_sc21_table1.csv"))
+	data, err := os.ReadFile(assets.RequireTraining(t, "megatron_sc21_table1.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 const sailorDir = "sailor/sailor/Planner/simulations/validation/clariden/"
 
 func TestSailorPlan(t *testing.T) {
-	path := sharedTraining(t, sailorDir+"OPT-350/N8/plan_config_N8_D2.json")
+	path := assets.RequireTraining(t, sailorDir+"OPT-350/N8/plan_config_N8_D2.json")
 	m, _ := Preset("opt-350m")
 	p, info, err := LoadPlan(path, &m)
 	if err != nil {
@@ -39,7 +41,7 @@ func TestSailorPlan(t *testing.T) {
 	}
 	// the plan files with the layer typo (README: layer 19 missing, 29
 	// twice) are refused with the place
-	bad := sharedTraining(t, sailorDir+"GPT-NEO/N8/plan_config_N8_D2.json")
+	bad := assets.RequireTraining(t, sailorDir+"GPT-NEO/N8/plan_config_N8_D2.json")
 	neo, _ := Preset("gpt-neo-2.7b")
 	if _, _, err := LoadPlan(bad, &neo); err == nil || !strings.Contains(err.Error(), "layers_per_stage[2]") {
 		t.Errorf("got %v", err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 func a100Cluster(t testing.TB, gpus int) *Cluster {
@@ -176,12 +178,12 @@ func TestDoesNotFit(t *testing.T) {
 // without recomputation and with sequence parallelism and selective
 // recomputation, in the layouts of their Table 5.
 func TestKorthikantiMemory(t *testing.T) {
-	data, err := os.ReadFile(sharedTraining(t, "korthikanti_memory.csv"))
+	data, err := os.ReadFile(assets.RequireTraining(t, "korthikanti_memory.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows, _ := csv.NewReader(strings.NewReader(string(data))).ReadAll()
-	layouts, err := os.ReadFile(sharedTraining(t, "korthikanti_mlsys23.csv"))
+	layouts, err := os.ReadFile(assets.RequireTraining(t, "korthikanti_mlsys23.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,9 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -98,11 +99,7 @@ func looksLikeFile(s string) bool {
 
 // shapesKey formats input shapes in sorted order.
 func shapesKey(in map[string]graph.Shape) string {
-	names := make([]string, 0, len(in))
-	for n := range in {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(in))
 	var b strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s=%s;", n, in[n])

@@ -2,9 +2,10 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestLoadReal(t *testing.T) {
 		fmt.Fprintf(&b, "  - name: %s\n    onnx: %s\n", rm.Name, path)
 		if len(rm.Inputs) > 0 {
 			b.WriteString("    inputs:\n")
-			for _, in := range sortedInputs(rm.Inputs) {
+			for _, in := range slices.Sorted(maps.Keys(rm.Inputs)) {
 				fmt.Fprintf(&b, "      %s: %v\n", in, strings.ReplaceAll(fmt.Sprint(rm.Inputs[in]), " ", ", "))
 			}
 		}
@@ -98,15 +99,6 @@ func TestLoadReal(t *testing.T) {
 			t.Errorf("%s: no layers", m.Name)
 		}
 	}
-}
-
-func sortedInputs(in map[string][]int64) []string {
-	var out []string
-	for k := range in {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func TestLoadExample(t *testing.T) {

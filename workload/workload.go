@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -59,6 +60,19 @@ type Group struct {
 
 // RateHz is the group's nominal request rate.
 func (g *Group) RateHz() float64 { return float64(time.Second) / float64(g.Period) }
+
+// RateScale checks a scale on every group's nominal rate, as the simulator
+// and the runtime take one: 0 means 1; any other scale must be positive
+// and finite.
+func RateScale(s float64) (float64, error) {
+	if s == 0 {
+		return 1, nil
+	}
+	if !(s > 0) || math.IsInf(s, 0) {
+		return s, fmt.Errorf("rate scale %v must be positive and finite", s)
+	}
+	return s, nil
+}
 
 // Workload is a parsed (and, after Load, loaded) workload file.
 type Workload struct {

@@ -154,15 +154,7 @@ func deepLabV3PlusMobileNet(in graph.Shape) *graph.Model {
 			}
 			n.scope("backbone.features.%d", idx)
 			idx++
-			in := x
-			if s[0] != 1 {
-				x = x.Conv(in.Shape[1]*s[0], 1, 1).BN().Relu6()
-			}
-			x = x.DWConv(3, stride, dil).BN().Relu6()
-			x = x.Conv(s[1], 1, 1).BN()
-			if stride == 1 && in.Shape[1] == s[1] {
-				x = in.Add(x)
-			}
+			x = invertedResidual(x, s[0], s[1], stride, dil)
 		}
 		if si == 1 {
 			low = x // stride 4, 24 channels
@@ -221,34 +213,25 @@ func ffnet(name string, in graph.Shape, s ffnetSpec) *graph.Model {
 	}
 	n.scope("backbone.stem")
 	var feats []T
+	chans := s.chans // of the stages
 	if s.narrow {
 		x = x.Conv(64, 3, 2).BN().Relu().Conv(64, 3, 2).BN().Relu()
 		x = x.Conv(s.chans[0], 3, 1).BN().Relu()
 		feats = append(feats, x)
-		for i, b := range s.blocks {
-			for j := int64(0); j < b; j++ {
-				n.scope("backbone.layer%d.%d", i+1, j)
-				st := int64(1)
-				if j == 0 {
-					st = s.strides[i]
-				}
-				x = ffnetBasic(x, s.chans[i+1], st)
-			}
-			feats = append(feats, x)
-		}
+		chans = s.chans[1:]
 	} else {
 		x = x.Conv(32, 3, 2).BN().Relu().Conv(64, 3, 2).BN().Relu()
-		for i, b := range s.blocks {
-			for j := int64(0); j < b; j++ {
-				n.scope("backbone.layer%d.%d", i+1, j)
-				st := int64(1)
-				if j == 0 {
-					st = s.strides[i]
-				}
-				x = ffnetBasic(x, s.chans[i], st)
+	}
+	for i, b := range s.blocks {
+		for j := int64(0); j < b; j++ {
+			n.scope("backbone.layer%d.%d", i+1, j)
+			st := int64(1)
+			if j == 0 {
+				st = s.strides[i]
 			}
-			feats = append(feats, x)
+			x = ffnetBasic(x, chans[i], st)
 		}
+		feats = append(feats, x)
 	}
 	n.scope("head.adapter")
 	for i := range feats {

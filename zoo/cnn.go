@@ -59,21 +59,29 @@ func mobileNetV2(in graph.Shape) *graph.Model {
 			}
 			n.scope("features.%d", idx)
 			idx++
-			in := x
-			if s[0] != 1 {
-				x = x.Conv(in.Shape[1]*s[0], 1, 1).BN().Relu6()
-			}
-			x = x.DWConv(3, stride, 1).BN().Relu6()
-			x = x.Conv(s[1], 1, 1).BN()
-			if stride == 1 && in.Shape[1] == s[1] {
-				x = in.Add(x)
-			}
+			x = invertedResidual(x, s[0], s[1], stride, 1)
 		}
 	}
 	n.scope("features.%d", idx)
 	x = x.Conv(1280, 1, 1).BN().Relu6()
 	n.output(classifier(x, 1000))
 	return n.m
+}
+
+// invertedResidual is MobileNetV2's block: a 1×1 expansion by t (none when
+// t is 1), a 3×3 depthwise conv at stride and dilation, a 1×1 projection to
+// out channels, and the residual where the shapes allow it.
+func invertedResidual(x T, t, out, stride, dilation int64) T {
+	in := x
+	if t != 1 {
+		x = x.Conv(in.Shape[1]*t, 1, 1).BN().Relu6()
+	}
+	x = x.DWConv(3, stride, dilation).BN().Relu6()
+	x = x.Conv(out, 1, 1).BN()
+	if stride == 1 && in.Shape[1] == out {
+		x = in.Add(x)
+	}
+	return x
 }
 
 // bneck is one MobileNetV3 inverted-residual configuration.

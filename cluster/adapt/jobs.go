@@ -2,6 +2,8 @@ package adapt
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/goodput"
@@ -10,11 +12,7 @@ import (
 
 // Models fits every model of the benchmark on cluster c's types.
 func Models(b *sia.Bench, c *sia.Cluster) (map[string]*goodput.Model, error) {
-	names := make([]string, 0, len(b.Models))
-	for n := range b.Models {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(b.Models))
 	out := map[string]*goodput.Model{}
 	for _, n := range names {
 		if _, ok := c.MaxEpochs[n]; !ok {
@@ -38,11 +36,7 @@ func Jobs(file string, w []sia.Job, models map[string]*goodput.Model, c *Cluster
 	for _, sj := range w {
 		m, ok := models[sj.Model]
 		if !ok {
-			known := make([]string, 0, len(models))
-			for n := range models {
-				known = append(known, n)
-			}
-			sort.Strings(known)
+			known := slices.Sorted(maps.Keys(models))
 			return nil, fmt.Errorf("%s:%d: unknown model %q (models: %v)", file, sj.Line, sj.Model, known)
 		}
 		k, err := ParseKind(sj.Category)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
@@ -28,11 +29,7 @@ func fixture(t *testing.T) (*hw.Platform, *throughput.Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, tb
+	return c, clustertest.GavelTable(t)
 }
 
 // stepsFor returns the steps that take h hours on a V100.
@@ -70,15 +67,20 @@ func TestFIFOByHand(t *testing.T) {
 	}
 }
 
+// twoEqualJobs is two A3C jobs of 1 h on a V100 each, both arriving at 0.
+func twoEqualJobs(tb *throughput.Table) []job.Job {
+	return []job.Job{
+		{ID: 0, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
+		{ID: 1, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
+	}
+}
+
 func TestRoundsByHand(t *testing.T) {
 	c, tb := fixture(t)
 	// Two equal jobs of 1 h under agnostic LAS on one GPU with 360 s rounds
 	// take turns: both finish near 2 h. Gavel's rounds: a job runs whole
 	// rounds, so the first to finish ends at 1 h of its own service.
-	jobs := []job.Job{
-		{ID: 0, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
-		{ID: 1, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
-	}
+	jobs := twoEqualJobs(tb)
 	r, err := Run(context.Background(), Config{}, jobs, c, tb, agnostic.LAS{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,10 +96,7 @@ func TestRoundsByHand(t *testing.T) {
 
 func TestPreemptionCost(t *testing.T) {
 	c, tb := fixture(t)
-	jobs := []job.Job{
-		{ID: 0, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
-		{ID: 1, Type: "A3C", GPUs: 1, Steps: stepsFor(tb, "A3C", 1), Arrival: 0},
-	}
+	jobs := twoEqualJobs(tb)
 	free, _ := Run(context.Background(), Config{}, jobs, c, tb, agnostic.LAS{})
 	paid, _ := Run(context.Background(), Config{Preempt: 36}, jobs, c, tb, agnostic.LAS{})
 	if paid.Preemptions == 0 || !(paid.Makespan > free.Makespan) {

@@ -2,8 +2,10 @@ package throughput
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,11 +146,7 @@ func Estimate(c *hw.Platform, keys []Key, profiles map[string]Profile, md Model)
 			ok = true
 		}
 		if !ok {
-			var names []string
-			for n := range profiles {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+			names := slices.Sorted(maps.Keys(profiles))
 			return nil, fmt.Errorf("cluster/throughput: cannot estimate %q: no profile of %q (profiles: %s, or zoo:NAME)", k.JobType, model, strings.Join(names, ", "))
 		}
 		t.Add(k)

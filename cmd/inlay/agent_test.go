@@ -40,12 +40,7 @@ func TestAgentCommandErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := newRootCmd()
-			var out bytes.Buffer
-			root.SetOut(&out)
-			root.SetErr(&out)
-			root.SetArgs(tc.args)
-			err := root.Execute()
+			_, err := runInlay(t, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%v: %v, want an error containing %q", tc.args, err, tc.want)
 			}
@@ -168,43 +163,36 @@ func TestAgentCommandServes(t *testing.T) {
 
 	// inlay agent run: a plan run on the agent, as JSON.
 	wpath, ppath := writeAgentRunFiles(t, t.TempDir(), agentTestModel(t), info.Platform.Processors[0].Name)
-	root := newRootCmd()
-	var runOut bytes.Buffer
-	root.SetOut(&runOut)
-	root.SetErr(&runOut)
-	root.SetArgs([]string{"agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "300ms", "--json"})
-	if err := root.Execute(); err != nil {
-		t.Fatalf("agent run: %v\n%s", err, runOut.String())
+	runOut, err := runInlay(t, "agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "300ms", "--json")
+	if err != nil {
+		t.Fatalf("agent run: %v\n%s", err, runOut)
 	}
-	mustMatchOpenAPI(t, "RunResult", runOut.String())
+	mustMatchOpenAPI(t, "RunResult", runOut)
 	var got app.RunResult // the shape inlay run --json prints
-	dec := json.NewDecoder(bytes.NewReader(runOut.Bytes()))
+	dec := json.NewDecoder(strings.NewReader(runOut))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
-		t.Fatalf("agent run --json: %v\n%s", err, runOut.String())
+		t.Fatalf("agent run --json: %v\n%s", err, runOut)
 	}
 	if len(got.Groups) != 1 || got.Groups[0].Requests == 0 || got.Groups[0].Requests != got.Groups[0].Completed+got.Groups[0].Dropped ||
 		got.Groups[0].PredictedP50Ms <= 0 || got.Agent != url || got.Platform != info.Platform.Name || len(got.Processors) == 0 {
-		t.Errorf("agent run --json: %s", runOut.String())
+		t.Errorf("agent run --json: %s", runOut)
 	}
 	// The same as a table.
-	root = newRootCmd()
-	runOut.Reset()
-	root.SetOut(&runOut)
-	root.SetArgs([]string{"agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "200ms"})
-	if err := root.Execute(); err != nil {
-		t.Fatalf("agent run: %v\n%s", err, runOut.String())
+	table, err := runInlayStdout(t, "agent", "run", wpath, "--plan", ppath, "--url", url, "--duration", "200ms")
+	if err != nil {
+		t.Fatalf("agent run: %v\n%s", err, table)
 	}
 	for _, want := range []string{"ran " + ppath, "GROUP", "PREDICTED P50", "\nrelu "} {
-		if !strings.Contains(runOut.String(), want) {
-			t.Errorf("agent run output lacks %q:\n%s", want, runOut.String())
+		if !strings.Contains(table, want) {
+			t.Errorf("agent run output lacks %q:\n%s", want, table)
 		}
 	}
 
 	// inlay profile through the agent probes the hand-off on the agent's
 	// device, pinned and unpinned, and stores both under its name.
 	store := filepath.Join(t.TempDir(), "profiles.db")
-	prof, _, err := profileCLI(t, "profile", wpath, "--agent", url, "--token", "from-env", "--profiles", store,
+	prof, _, err := runInlaySplit(t, "profile", wpath, "--agent", url, "--token", "from-env", "--profiles", store,
 		"--planner", "none", "--chunks", "1", "--reps", "1", "--warmup", "0", "--cold", "0", "--corun=false")
 	if err != nil {
 		t.Fatalf("profile --agent: %v\n%s", err, prof)

@@ -1,24 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 )
-
-func runInlay(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	var out bytes.Buffer
-	root := newRootCmd()
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
 
 // inspectJSON is the part of inspect --json the tests read.
 type inspectJSON struct {
@@ -120,15 +108,7 @@ func TestInspectSymbolic(t *testing.T) {
 		{[]string{"inspect", det, "--input", "x=1,3,640,W"}, []string{"symbolic dimensions: W", "1x3x640xW", "MAC·W"}},
 		{[]string{"inspect", mel}, []string{"symbolic dimensions: samples", "1xsamples", "MAC·samples"}},
 	} {
-		out, err := runInlay(t, tc.args...)
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
-			}
-		}
+		wantOutput(t, tc.args, tc.want...)
 	}
 	out, err := runInlay(t, "inspect", det, "--json")
 	if err != nil || !strings.Contains(out, `"symbols": [`) || !strings.Contains(out, `"macs_expr": "`) {

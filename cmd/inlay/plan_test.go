@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,18 +12,6 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 )
-
-// planRunCLI runs the CLI with args and returns stdout and the error.
-func planRunCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
 
 func planWriteFile(t *testing.T, dir, name, text string) string {
 	t.Helper()
@@ -49,7 +36,7 @@ func TestPlanCommand(t *testing.T) {
 	for _, planner := range []string{"single:npu", "bestmap", "heft"} {
 		t.Run(planner, func(t *testing.T) {
 			planFile := filepath.Join(dir, strings.ReplaceAll(planner, ":", "_")+".yaml")
-			out, err := planRunCLI(t, "plan", wl, "--planner", planner, "-o", planFile, "--json")
+			out, err := runInlayStdout(t, "plan", wl, "--planner", planner, "-o", planFile, "--json")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +79,7 @@ func TestPlanText(t *testing.T) {
 	dir := t.TempDir()
 	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
 	gantt, trace := filepath.Join(dir, "g.svg"), filepath.Join(dir, "t.json")
-	out, err := planRunCLI(t, "plan", wl, "--planner", "bestmap", "--platform", "desktop", "--gantt", gantt, "--trace", trace)
+	out, err := runInlayStdout(t, "plan", wl, "--planner", "bestmap", "--platform", "desktop", "--gantt", gantt, "--trace", trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +103,7 @@ func TestPlanInfeasible(t *testing.T) {
 models: [{name: big, zoo: resnet50}]
 groups: [{name: g, models: [big], rate_hz: 10, deadline_ms: 0.01}]
 `)
-	out, err := planRunCLI(t, "plan", wl, "--planner", "heft")
+	out, err := runInlayStdout(t, "plan", wl, "--planner", "heft")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +129,13 @@ func TestPlanErrors(t *testing.T) {
 		{[]string{"plan", wl, "-o", filepath.Join(dir, "p.txt")}, "unknown extension"},
 	}
 	for _, tc := range tests {
-		_, err := planRunCLI(t, tc.args...)
+		_, err := runInlayStdout(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
 		}
 	}
 	// A workload that names no platform is planned on the default one.
-	out, err := planRunCLI(t, "plan", noPlat, "--planner", "bestmap", "--json")
+	out, err := runInlayStdout(t, "plan", noPlat, "--planner", "bestmap", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +147,7 @@ func TestPlanErrors(t *testing.T) {
 func TestPlanDAG(t *testing.T) {
 	dir := t.TempDir()
 	path := "../../examples/topcuoglu-dag.json" // Topcuoglu et al. 2002
-	out, err := planRunCLI(t, "plan", "--dag", path, "--planner", "heft", "--json")
+	out, err := runInlayStdout(t, "plan", "--dag", path, "--planner", "heft", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,13 +164,13 @@ func TestPlanDAG(t *testing.T) {
 	if r.Makespan != 80 || len(r.Tasks) != 10 || r.Tasks[0].Processor != "P3" || r.Tasks[9].Finish != 80 {
 		t.Errorf("got %+v", r)
 	}
-	text, err := planRunCLI(t, "plan", "--dag", path, "--planner", "heft")
+	text, err := runInlayStdout(t, "plan", "--dag", path, "--planner", "heft")
 	if err != nil || !strings.Contains(text, "makespan 80") {
 		t.Errorf("text output %q, %v", text, err)
 	}
 	// The default planner (inlay) never does worse than HEFT; on this graph
 	// its local search finds 73, the optimum (search/milp proves it).
-	out, err = planRunCLI(t, "plan", "--dag", path, "--json")
+	out, err = runInlayStdout(t, "plan", "--dag", path, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,10 +181,10 @@ func TestPlanDAG(t *testing.T) {
 		t.Errorf("default planner: got %+v", r)
 	}
 	bad := planWriteFile(t, dir, "bad.json", `{"processors": ["A"], "tasks": [{"name": "a", "cost": [1, 2]}]}`)
-	if _, err := planRunCLI(t, "plan", "--dag", bad); err == nil || !strings.Contains(err.Error(), `bad.json: task "a": cost has 2 entries, want 1`) {
+	if _, err := runInlayStdout(t, "plan", "--dag", bad); err == nil || !strings.Contains(err.Error(), `bad.json: task "a": cost has 2 entries, want 1`) {
 		t.Errorf("bad DAG: %v", err)
 	}
-	if _, err := planRunCLI(t, "plan", "--dag", path, "--planner", "bestmap"); err == nil {
+	if _, err := runInlayStdout(t, "plan", "--dag", path, "--planner", "bestmap"); err == nil {
 		t.Error("bestmap accepted for a task graph")
 	}
 }
@@ -221,12 +208,12 @@ func TestOutputsCheckedFirst(t *testing.T) {
 		{[]string{"-o", planWriteDir(t, dir, "d.yaml")}, "is a folder"},
 	} {
 		args := append([]string{"plan", wl, "--planner", "inlay", "--budget", "1h"}, tc.args...)
-		_, err := planRunCLI(t, args...)
+		_, err := runInlayStdout(t, args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := planRunCLI(t, "plan", "--dag", "../../examples/topcuoglu-dag.json", "-o", filepath.Join(dir, "p.yaml")); err == nil {
+	if _, err := runInlayStdout(t, "plan", "--dag", "../../examples/topcuoglu-dag.json", "-o", filepath.Join(dir, "p.yaml")); err == nil {
 		t.Error("--dag with -o: no error")
 	}
 }
@@ -245,7 +232,7 @@ func TestPlanExplainAndProof(t *testing.T) {
 	dir := t.TempDir()
 	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
 	html := filepath.Join(dir, "report.html")
-	out, err := planRunCLI(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain", "--json", "--html", html)
+	out, err := runInlayStdout(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain", "--json", "--html", html)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +282,7 @@ func TestPlanExplainAndProof(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "max load") && !strings.Contains(string(page), "best scale") || !strings.Contains(string(page), "<svg") || !strings.Contains(string(page), "milp bound") {
 		t.Errorf("HTML report lacks the explanation, chart or MILP bound (%v)", err)
 	}
-	text, err := planRunCLI(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain")
+	text, err := runInlayStdout(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain")
 	if err != nil || !strings.Contains(text, "of optimal (proven)") || !strings.Contains(text, "milp bound") || !strings.Contains(text, "excluded by") {
 		t.Errorf("text output lacks the proof or the explanation (%v):\n%s", err, text)
 	}

@@ -10,19 +10,8 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 )
 
-func runPlatforms(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
-
 func TestPlatformsList(t *testing.T) {
-	out, err := runPlatforms(t, "platforms")
+	out, err := runInlay(t, "platforms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,15 +42,7 @@ func TestPlatformsShow(t *testing.T) {
 		{[]string{"platforms", "show", "host", "--yaml"}, []string{"name: host", "cores: ["}},
 	}
 	for _, tc := range tests {
-		out, err := runPlatforms(t, tc.args...)
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
-			}
-		}
+		wantOutput(t, tc.args, tc.want...)
 	}
 }
 
@@ -75,17 +56,17 @@ func TestPlatformsShowFile(t *testing.T) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runPlatforms(t, "platforms", "show", path)
+	out, err := runInlay(t, "platforms", "show", path)
 	if err != nil || !strings.Contains(out, "RTX 4070") {
 		t.Errorf("show FILE: %v\n%s", err, out)
 	}
 	if err := os.WriteFile(path, []byte("name: x\nprocessors:\n  - name: a\n    kind: tpu\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runPlatforms(t, "platforms", "show", path); err == nil || !strings.Contains(err.Error(), "mine.yaml:4: processors[0].kind") {
+	if _, err := runInlay(t, "platforms", "show", path); err == nil || !strings.Contains(err.Error(), "mine.yaml:4: processors[0].kind") {
 		t.Errorf("bad file: %v", err)
 	}
-	if _, err := runPlatforms(t, "platforms", "show", "nowhere"); err == nil {
+	if _, err := runInlay(t, "platforms", "show", "nowhere"); err == nil {
 		t.Error("unknown platform accepted")
 	}
 }

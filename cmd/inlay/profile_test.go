@@ -14,18 +14,6 @@ import (
 	"github.com/inlay-dev/inlay/profile"
 )
 
-// profileCLI runs inlay with args and returns stdout and stderr.
-func profileCLI(t *testing.T, args ...string) (string, string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), errOut.String(), err
-}
-
 // TestProfileCommand profiles a small real model into a fresh store, then
 // plans with the store: the planner's cost model answers from it and says
 // how many subgraphs fell back to the calibrated model.
@@ -43,15 +31,15 @@ func TestProfileCommand(t *testing.T) {
 	// The loop itself is app.Profile's (app.TestProfileLoop); here the
 	// command wires it: a profile, then one that also times the plan's
 	// cycle, which plan then answers with.
-	out, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap")
+	out, _, err := runInlaySplit(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap")
 	if err != nil || !strings.HasPrefix(out, "profiling "+wl+" on host") {
 		t.Fatalf("profile: %v\n%s", err, out)
 	}
-	if again, _, err := profileCLI(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap", "--cycles", "2"); err != nil {
+	if again, _, err := runInlaySplit(t, "profile", wl, "--profiles", store, "--reps", "2", "--warmup", "0", "--chunks", "3", "--planner", "bestmap", "--cycles", "2"); err != nil {
 		t.Fatalf("profile --cycles 2: %v\n%s", err, again)
 	}
 
-	out, errOut, err := profileCLI(t, "plan", wl, "--profiles", store, "--planner", "bestmap")
+	out, errOut, err := runInlaySplit(t, "plan", wl, "--profiles", store, "--planner", "bestmap")
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
@@ -64,10 +52,10 @@ func TestProfileCommand(t *testing.T) {
 	// subgraphs timed before the run against their profiled figures, and
 	// a prediction at that speed beside the profile's.
 	planFile := filepath.Join(dir, "plan.yaml")
-	if out, _, err := profileCLI(t, "plan", wl, "--profiles", store, "--planner", "bestmap", "-o", planFile); err != nil {
+	if out, _, err := runInlaySplit(t, "plan", wl, "--profiles", store, "--planner", "bestmap", "-o", planFile); err != nil {
 		t.Fatalf("plan -o: %v\n%s", err, out)
 	}
-	out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json")
+	out, _, err = runInlaySplit(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json")
 	if err != nil {
 		t.Fatalf("run --probe: %v\n%s", err, out)
 	}
@@ -116,15 +104,15 @@ func TestProfileCommand(t *testing.T) {
 	if rj.Lag != msOf(hos[1].SleepStart) && rj.Lag != msOf(hos[1].PollStart) {
 		t.Errorf("run predicted with a start delay of %v ms; the probe measured %v sleeping, %v polling", rj.Lag, hos[1].SleepStart, hos[1].PollStart)
 	}
-	if out, _, err = profileCLI(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json", "--probe=false"); err != nil || strings.Contains(out, "predicted_now_p50_ms") {
+	if out, _, err = runInlaySplit(t, "run", wl, "--plan", planFile, "--profiles", store, "--duration", "1s", "--json", "--probe=false"); err != nil || strings.Contains(out, "predicted_now_p50_ms") {
 		t.Errorf("run --probe=false: %v\n%s", err, out)
 	}
 
-	cal, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "median")
+	cal, _, err := runInlaySplit(t, "calibrate", wl, "--profiles", store, "--fit-on", "median")
 	if err != nil || !strings.Contains(cal, "fitted to each measurement's median") || !strings.Contains(cal, "conv") {
 		t.Errorf("calibrate (err %v):\n%s", err, cal)
 	}
-	if _, _, err := profileCLI(t, "calibrate", wl, "--profiles", store, "--fit-on", "warmest"); err == nil || !strings.Contains(err.Error(), "want min, median or cold") {
+	if _, _, err := runInlaySplit(t, "calibrate", wl, "--profiles", store, "--fit-on", "warmest"); err == nil || !strings.Contains(err.Error(), "want min, median or cold") {
 		t.Errorf("calibrate --fit-on warmest: %v", err)
 	}
 }
@@ -151,7 +139,7 @@ func TestProfilesFlagErrors(t *testing.T) {
 		{"measuring another platform here", []string{"profile", wl, "--platform", "phone", "--profiles", filepath.Join(dir, "x.db")}, "not a set of this machine's cores"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := profileCLI(t, tc.args...)
+			_, _, err := runInlaySplit(t, tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("error %v, want one line with %q", err, tc.want)
 			}

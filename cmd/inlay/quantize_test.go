@@ -29,7 +29,7 @@ func TestQuantizeCommand(t *testing.T) {
 			if tt.ort {
 				args = append(args, "--ort-lib", assets.Require(t, assets.ORTLibrary()), "--samples", "1")
 			}
-			out, err := execInlay(t, args...)
+			out, err := runInlay(t, args...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -54,7 +54,7 @@ func TestQuantizeCommand(t *testing.T) {
 		{"quantize", "squeezenet1_1"},
 		{"quantize", "nosuchnet", "--format", "dynamic", "-o", filepath.Join(dir, "x.onnx")},
 	} {
-		if _, err := execInlay(t, bad...); err == nil || strings.Contains(err.Error(), "\n") {
+		if _, err := runInlay(t, bad...); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want one line", bad, err)
 		}
 	}

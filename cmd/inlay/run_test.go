@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,35 +28,35 @@ groups:
     period_ms: 40
 `
 
-func execInlay(t *testing.T, args ...string) (string, error) {
+// planVoice needs ONNX Runtime and the voice pipeline's models, writes
+// runVoiceWorkload into a fresh folder and plans it with HEFT (the plan
+// command given args besides). It returns the runtime library, the folder,
+// the workload file and the plan file.
+func planVoice(t *testing.T, args ...string) (lib, dir, wl, planFile string) {
 	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
+	lib = assets.Require(t, assets.ORTLibrary())
+	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
+		assets.Require(t, assets.ModelPath(f))
+	}
+	dir = t.TempDir()
+	wl = filepath.Join(dir, "voice.yaml")
+	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planFile = filepath.Join(dir, "plan.yaml")
+	planArgs := append([]string{"plan", wl, "--planner", "heft", "-o", planFile}, args...)
+	if out, err := runInlay(t, planArgs...); err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	return lib, dir, wl, planFile
 }
 
 // TestRunCommand plans the voice pipeline with HEFT, then runs the plan
 // for a second: the JSON has every group's figures and the prediction.
 func TestRunCommand(t *testing.T) {
-	lib := assets.Require(t, assets.ORTLibrary())
-	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
-		assets.Require(t, assets.ModelPath(f))
-	}
-	dir := t.TempDir()
-	wl := filepath.Join(dir, "voice.yaml")
-	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile); err != nil {
-		t.Fatalf("plan: %v\n%s", err, out)
-	}
+	lib, dir, wl, planFile := planVoice(t)
 	trace := filepath.Join(dir, "trace.json")
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--json", "--trace", trace, "--subgraphs", "--ort-lib", lib, "--profiles", "")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -139,7 +138,7 @@ func TestRunCommand(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(strings.ReplaceAll(string(text), "processor: cpu", "processor: cpu9")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err = execInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
+	out, err = runInlay(t, "run", wl, "--plan", bad, "--duration", "1s", "--ort-lib", lib, "--profiles", "")
 	if err == nil || !strings.Contains(err.Error(), "which platform host lacks") {
 		t.Errorf("plan on missing cores: %v\n%s", err, out)
 	}
@@ -148,24 +147,12 @@ func TestRunCommand(t *testing.T) {
 // TestRunRecord records a run's in-situ subgraph times into a new store;
 // simulate then predicts with them.
 func TestRunRecord(t *testing.T) {
-	lib := assets.Require(t, assets.ORTLibrary())
-	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
-		assets.Require(t, assets.ModelPath(f))
-	}
-	dir := t.TempDir()
-	wl := filepath.Join(dir, "voice.yaml")
-	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	planFile := filepath.Join(dir, "plan.yaml")
-	if out, err := execInlay(t, "plan", wl, "--planner", "heft", "-o", planFile, "--profiles", ""); err != nil {
-		t.Fatalf("plan: %v\n%s", err, out)
-	}
-	if out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
+	lib, dir, wl, planFile := planVoice(t, "--profiles", "")
+	if out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", ""); err == nil {
 		t.Errorf("--record without a store succeeded\n%s", out)
 	}
 	store := filepath.Join(dir, "p.db")
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", store)
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "1s", "--record", "--ort-lib", lib, "--profiles", store)
 	if err != nil {
 		t.Fatalf("run --record: %v\n%s", err, out)
 	}
@@ -191,7 +178,7 @@ func TestRunRecord(t *testing.T) {
 			t.Errorf("in-situ record %+v", r)
 		}
 	}
-	out, err = execInlay(t, "simulate", wl, "--plan", planFile, "--scale", "1", "--profiles", store)
+	out, err = runInlay(t, "simulate", wl, "--plan", planFile, "--scale", "1", "--profiles", store)
 	if err != nil || !strings.Contains(out, fmt.Sprintf("%d in-situ measurement(s)", subgraphs)) {
 		t.Errorf("simulate with the recorded store: %v\n%s", err, out)
 	}
@@ -225,7 +212,7 @@ func predictionOff(t *testing.T, wl, planFile, lib, store string) []string {
 	// Half the nominal rate: a run that falls behind (a busy neighbour
 	// taking a core) queues its requests, and its p50 then measures the
 	// queue, not the prediction.
-	out, err := execInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--scale", "0.5", "--json", "--ort-lib", lib, "--profiles", store)
+	out, err := runInlay(t, "run", wl, "--plan", planFile, "--duration", "2s", "--scale", "0.5", "--json", "--ort-lib", lib, "--profiles", store)
 	if err != nil {
 		t.Fatalf("run with the recorded store: %v\n%s", err, out)
 	}

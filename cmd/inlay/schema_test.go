@@ -31,7 +31,7 @@ func TestJSONMatchesOpenAPI(t *testing.T) {
 	dir := t.TempDir()
 	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
 	planFile := filepath.Join(dir, "plan.yaml")
-	out, err := planRunCLI(t, "plan", wl, "--planner", "heft", "--json", "-o", planFile)
+	out, err := runInlayStdout(t, "plan", wl, "--planner", "heft", "--json", "-o", planFile)
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
@@ -40,7 +40,7 @@ func TestJSONMatchesOpenAPI(t *testing.T) {
 		{"simulate", wl, "--plan", planFile, "--json"},
 		{"simulate", wl, "--plan", planFile, "--json", "--scale", "0.5"},
 	} {
-		out, err := planRunCLI(t, args...)
+		out, err := runInlayStdout(t, args...)
 		if err != nil {
 			t.Fatalf("%v: %v\n%s", args, err, out)
 		}

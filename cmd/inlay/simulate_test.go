@@ -56,17 +56,6 @@ func simulateSetup(t *testing.T, dir, text string) (wl, planFile string) {
 	return wl, planFile
 }
 
-func runSimulate(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"simulate"}, args...))
-	err := root.Execute()
-	return out.String(), err
-}
-
 type simulateOut struct {
 	Scale           float64  `json:"scale"`
 	MaxRateScale    *float64 `json:"max_rate_scale"`
@@ -92,7 +81,7 @@ func TestSimulateCommand(t *testing.T) {
 	wl, planFile := simulateSetup(t, dir, feasible)
 	gantt, trace := filepath.Join(dir, "g.svg"), filepath.Join(dir, "t.json")
 
-	out, err := runSimulate(t, wl, "--plan", planFile, "--json", "--gantt", gantt, "--trace", trace)
+	out, err := runInlay(t, "simulate", wl, "--plan", planFile, "--json", "--gantt", gantt, "--trace", trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +110,7 @@ func TestSimulateCommand(t *testing.T) {
 	}
 
 	// A fixed scale, as text.
-	out, err = runSimulate(t, wl, "--plan", planFile, "--scale", "0.5")
+	out, err = runInlay(t, "simulate", wl, "--plan", planFile, "--scale", "0.5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +124,14 @@ func TestSimulateCommand(t *testing.T) {
 func TestSimulateInfeasible(t *testing.T) {
 	dir := t.TempDir()
 	wl, planFile := simulateSetup(t, dir, simulateTestWorkload)
-	out, err := runSimulate(t, wl, "--plan", planFile)
+	out, err := runInlay(t, "simulate", wl, "--plan", planFile)
 	if err != nil {
 		t.Fatalf("an infeasible plan is a result, not an error: %v", err)
 	}
 	if !strings.Contains(out, "infeasible") || !strings.Contains(out, `group "tight"`) {
 		t.Errorf("output does not explain the infeasibility:\n%s", out)
 	}
-	out, err = runSimulate(t, wl, "--plan", planFile, "--json")
+	out, err = runInlay(t, "simulate", wl, "--plan", planFile, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +157,7 @@ func TestSimulateErrors(t *testing.T) {
 		{[]string{wl, "--plan", planFile, "--gantt", filepath.Join(dir, "g.gif")}, "want a .svg or .png"},
 		{[]string{wl, "--plan", planFile, "--platform", "toaster"}, "toaster"},
 	} {
-		if _, err := runSimulate(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := runInlay(t, append([]string{"simulate"}, tc.args...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("simulate %v: %v, want an error containing %q", tc.args, err, tc.want)
 		}
 	}

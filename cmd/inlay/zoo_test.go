@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,11 +10,7 @@ import (
 func TestZooExport(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "m.onnx")
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"zoo", "export", "mobilenet_v2", "-o", file, "--seed", "5"})
-	if err := root.Execute(); err != nil {
+	if _, err := runInlayStdout(t, "zoo", "export", "mobilenet_v2", "-o", file, "--seed", "5"); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(file)
@@ -29,11 +24,7 @@ func TestZooExport(t *testing.T) {
 		{[]string{"zoo", "export", "alexnet", "-o", file}, "valid: mobilenet_v2"},
 		{[]string{"zoo", "export", "resnet50"}, "-o FILE is required"},
 	} {
-		root := newRootCmd()
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs(c.args)
-		err := root.Execute()
+		_, err := runInlay(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: error %v, want one line containing %q", c.args, err, c.want)
 		}

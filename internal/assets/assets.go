@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/graph"
 )
 
 // Dir is the cache folder: $INLAY_CACHE, else $XDG_CACHE_HOME/inlay, else
@@ -36,6 +38,16 @@ type RealModel struct {
 	// Inputs gives typical values for the model's symbolic input dimensions
 	// (input name → shape); inputs not listed have fully known shapes.
 	Inputs map[string][]int64
+}
+
+// Shapes is Inputs as the shapes onnx.Options takes (an empty map when
+// the model lists none).
+func (rm RealModel) Shapes() map[string]graph.Shape {
+	out := make(map[string]graph.Shape, len(rm.Inputs))
+	for name, s := range rm.Inputs {
+		out[name] = graph.Shape(s)
+	}
+	return out
 }
 
 // RealModels lists the real models in a fixed order.
@@ -102,6 +114,13 @@ func Missing(t testing.TB, msg string) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
+}
+
+// RequireTraining is RequireShared for rel inside the shared training data
+// (shared/training/).
+func RequireTraining(t testing.TB, rel string) string {
+	t.Helper()
+	return RequireShared(t, filepath.Join("training", rel))
 }
 
 // RequireShared returns the path of rel inside the project's shared data

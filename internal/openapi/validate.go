@@ -15,9 +15,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -58,7 +58,7 @@ func (d *Doc) lint(schema any, at string, errs *[]string, depth int) {
 		*errs = append(*errs, fmt.Sprintf("%s: not a schema object", at))
 		return
 	}
-	for _, k := range sortedKeys(s) {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		if !known[k] {
 			*errs = append(*errs, fmt.Sprintf("%s: schema keyword %q is not one this checker knows", at, k))
 		}
@@ -69,7 +69,7 @@ func (d *Doc) lint(schema any, at string, errs *[]string, depth int) {
 		}
 	}
 	props, _ := s["properties"].(map[string]any)
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		d.lint(props[k], at+"/properties/"+k, errs, depth+1)
 	}
 	for _, k := range []string{"items", "additionalProperties"} {
@@ -79,23 +79,9 @@ func (d *Doc) lint(schema any, at string, errs *[]string, depth int) {
 	}
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // Schemas lists the document's schema names, sorted.
 func (d *Doc) Schemas() []string {
-	names := make([]string, 0, len(d.schemas))
-	for n := range d.schemas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(d.schemas))
 }
 
 // Validate checks the JSON value data against the named schema of
@@ -171,7 +157,7 @@ func (d *Doc) checkObject(s map[string]any, x map[string]any, at string, errs *[
 			}
 		}
 	}
-	for _, k := range sortedKeys(x) {
+	for _, k := range slices.Sorted(maps.Keys(x)) {
 		if ps, ok := props[k]; ok {
 			d.check(ps, x[k], at+"."+k, errs, depth+1)
 			continue

@@ -3,7 +3,8 @@ package view
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,11 +117,7 @@ func supportLine(pr *hw.Processor) string {
 		parts = append(parts, fmt.Sprintf("rank ≤ %d", s.MaxRank))
 	}
 	if len(s.RankByOp) > 0 {
-		ops := make([]string, 0, len(s.RankByOp))
-		for op := range s.RankByOp {
-			ops = append(ops, op)
-		}
-		sort.Strings(ops)
+		ops := slices.Sorted(maps.Keys(s.RankByOp))
 		var rs []string
 		for _, op := range ops {
 			rs = append(rs, fmt.Sprintf("%s %d", op, s.RankByOp[op]))

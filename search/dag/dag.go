@@ -235,6 +235,16 @@ func (g *Graph) Problem() *heft.Problem {
 	return pb
 }
 
+// result is the planner's schedule s of the graph, tasks in file order.
+func (g *Graph) result(planner string, s *heft.Schedule) *Result {
+	r := &Result{Planner: planner, Makespan: s.Makespan}
+	for i, t := range g.Tasks {
+		sl := s.Slots[i]
+		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
+	}
+	return r
+}
+
 // HEFT schedules the graph with HEFT with insertion (see heft.Run). Tasks
 // in the result are in file order.
 func HEFT(g *Graph) (*Result, error) {
@@ -242,12 +252,7 @@ func HEFT(g *Graph) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dag: %w", err)
 	}
-	r := &Result{Planner: "heft", Makespan: s.Makespan}
-	for i, t := range g.Tasks {
-		sl := s.Slots[i]
-		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
-	}
-	return r, nil
+	return g.result("heft", s), nil
 }
 
 // Inlay schedules the graph with inlay's search (inlay.ScheduleDAG, seed
@@ -259,12 +264,7 @@ func Inlay(g *Graph) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dag: %w", err)
 	}
-	r := &Result{Planner: "inlay", Makespan: s.Makespan}
-	for i, t := range g.Tasks {
-		sl := s.Slots[i]
-		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
-	}
-	return r, nil
+	return g.result("inlay", s), nil
 }
 
 // MILP schedules the graph exactly (milp.ScheduleDAG), starting from
@@ -280,11 +280,7 @@ func MILP(ctx context.Context, g *Graph, budget time.Duration) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dag: %w", err)
 	}
-	r := &Result{Planner: "milp", Makespan: s.Makespan}
-	for i, t := range g.Tasks {
-		sl := s.Slots[i]
-		r.Tasks = append(r.Tasks, TaskResult{Name: t.Name, Processor: g.Processors[sl.Proc], Start: sl.Start, Finish: sl.Finish, Rank: s.Rank[i]})
-	}
+	r := g.result("milp", s)
 	gap := 0.0
 	if proof.Status != solver.Optimal && s.Makespan > 0 {
 		gap = math.Max(0, (s.Makespan-proof.Bound)/s.Makespan)

@@ -170,42 +170,50 @@ func tightenScenarios(b *testing.B, models, scenarios, evals int) []tightenScena
 	return ss
 }
 
-// rootLP formulates scenario s with its deadlines and solves its
-// continuous relaxation (the diagnostic benchmarks' root LP).
-func rootLP(b *testing.B, s tightenScenario) (*milp.Formulation, *solver.Result) {
-	b.Helper()
-	f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-	if err != nil {
-		b.Fatal(err)
+// eachFormulation runs run, once per benchmark iteration, on every -tight
+// scenario formulated with its deadlines.
+func eachFormulation(b *testing.B, run func(s tightenScenario, f *milp.Formulation)) {
+	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
+	for b.Loop() {
+		for _, s := range ss {
+			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(s, f)
+		}
 	}
-	res, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return f, res
+}
+
+// eachRootLP runs diag as eachFormulation runs, with the solved continuous
+// relaxation of the formulation (the diagnostic benchmarks' root LP).
+func eachRootLP(b *testing.B, diag func(s tightenScenario, f *milp.Formulation, root *solver.Result)) {
+	eachFormulation(b, func(s tightenScenario, f *milp.Formulation) {
+		root, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		diag(s, f, root)
+	})
 }
 
 // BenchmarkTightenDiag prints, for the same scenarios, each processor's and
 // link's load at the root LP's optimum and in the start plan, to see which
 // rows bind. Run: go test -run '^$' -bench TightenDiag -benchtime 1x ./search/milp/
 func BenchmarkTightenDiag(b *testing.B) {
-	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
-	for b.Loop() {
-		for _, s := range ss {
-			si := s.index
-			f, res := rootLP(b, s)
-			start := f.Start(s.start)
-			for _, row := range f.LoadRows() {
-				lp, st := 0.0, 0.0
-				for _, t := range row.Terms {
-					lp += t.Coef * res.Values[t.Var]
-					st += t.Coef * start[t.Var]
-				}
-				fmt.Printf("diag: scenario %d %-12s LP %.6g start %.6g\n", si, row.Name, lp, st)
+	eachRootLP(b, func(s tightenScenario, f *milp.Formulation, res *solver.Result) {
+		si := s.index
+		start := f.Start(s.start)
+		for _, row := range f.LoadRows() {
+			lp, st := 0.0, 0.0
+			for _, t := range row.Terms {
+				lp += t.Coef * res.Values[t.Var]
+				st += t.Coef * start[t.Var]
 			}
-			fmt.Printf("diag: scenario %d LP objective %.6g, start %.6g\n", si, res.Objective, start[f.L])
+			fmt.Printf("diag: scenario %d %-12s LP %.6g start %.6g\n", si, row.Name, lp, st)
 		}
-	}
+		fmt.Printf("diag: scenario %d LP objective %.6g, start %.6g\n", si, res.Objective, start[f.L])
+	})
 }
 
 // loadavg is the one-minute load average ("?" where /proc has none).
@@ -301,21 +309,30 @@ func BenchmarkImprove(b *testing.B) {
 // BenchmarkGapDiag prints, per load row, the layer, dispatch, transfer and
 // latency parts at the root LP's optimum and in the start plan.
 func BenchmarkGapDiag(b *testing.B) {
-	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
-	for b.Loop() {
-		for _, s := range ss {
-			si := s.index
-			f, res := rootLP(b, s)
-			start := f.Start(s.start)
-			names, lp := f.LoadParts(res.Values)
-			_, st := f.LoadParts(start)
-			for i := range names {
-				fmt.Printf("gapdiag: scenario %d %-14s LP %.5f %.5f %.5f %.5f | start %.5f %.5f %.5f %.5f\n", si, names[i],
-					lp[i][0], lp[i][1], lp[i][2], lp[i][3], st[i][0], st[i][1], st[i][2], st[i][3])
-			}
-			fmt.Printf("gapdiag: scenario %d LP %.6g start %.6g\n", si, res.Objective, start[f.L])
+	eachRootLP(b, func(s tightenScenario, f *milp.Formulation, res *solver.Result) {
+		si := s.index
+		start := f.Start(s.start)
+		names, lp := f.LoadParts(res.Values)
+		_, st := f.LoadParts(start)
+		for i := range names {
+			fmt.Printf("gapdiag: scenario %d %-14s LP %.5f %.5f %.5f %.5f | start %.5f %.5f %.5f %.5f\n", si, names[i],
+				lp[i][0], lp[i][1], lp[i][2], lp[i][3], st[i][0], st[i][1], st[i][2], st[i][3])
 		}
+		fmt.Printf("gapdiag: scenario %d LP %.6g start %.6g\n", si, res.Objective, start[f.L])
+	})
+}
+
+// relaxedBound is the objective of m's continuous relaxation (+Inf when
+// it is infeasible).
+func relaxedBound(b *testing.B, m *solver.Model) float64 {
+	r, err := solver.Solve(context.Background(), m, solver.Options{Relaxed: true})
+	if err != nil {
+		b.Fatal(err)
 	}
+	if r.Status == solver.Infeasible {
+		return math.Inf(1)
+	}
+	return r.Objective
 }
 
 // BenchmarkBranchDiag branches once on each subgraph count n[m][p] (0:
@@ -324,70 +341,52 @@ func BenchmarkGapDiag(b *testing.B) {
 // bounds against the root's: where the lesser child rises, branching on
 // the counts raises the bound.
 func BenchmarkBranchDiag(b *testing.B) {
-	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
-	for b.Loop() {
-		for _, s := range ss {
-			si := s.index
-			f, root := rootLP(b, s)
-			vars, ms, ps := f.Counts()
-			if !*branchCounts {
-				vars = nil
-			}
-			for i, n := range vars {
-				val := root.Values[n]
-				lo, hi := f.Model.Bounds(n)
-				var kids [2]float64
-				for k := range 2 {
-					var saved [][3]float64
-					if k == 0 {
-						f.Model.SetBounds(n, 0, 0)
-						for _, x := range f.X[ms[i]] {
-							if v := x[ps[i]]; v >= 0 {
-								a, c := f.Model.Bounds(v)
-								saved = append(saved, [3]float64{float64(v), a, c})
-								f.Model.SetBounds(v, 0, 0)
-							}
-						}
-					} else {
-						f.Model.SetBounds(n, 1, hi)
-					}
-					r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-					if err != nil {
-						b.Fatal(err)
-					}
-					kids[k] = r.Objective
-					if r.Status == solver.Infeasible {
-						kids[k] = math.Inf(1)
-					}
-					for _, sv := range saved {
-						f.Model.SetBounds(solver.Var(sv[0]), sv[1], sv[2])
-					}
-					f.Model.SetBounds(n, lo, hi)
-				}
-				fmt.Printf("branchdiag: scenario %d model %d proc %d n=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, ms[i], ps[i], val, root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
-			}
-			// The latency indicators: 0 (no tensor of the model crosses
-			// from D to E) or 1 (a whole latency).
-			pvars, pms, pds, pes := f.LinkPairs()
-			for i, v := range pvars {
-				lo, hi := f.Model.Bounds(v)
-				var kids [2]float64
-				for k := range 2 {
-					f.Model.SetBounds(v, float64(k), float64(k))
-					r, err := solver.Solve(context.Background(), f.Model, solver.Options{Relaxed: true})
-					if err != nil {
-						b.Fatal(err)
-					}
-					kids[k] = r.Objective
-					if r.Status == solver.Infeasible {
-						kids[k] = math.Inf(1)
-					}
-					f.Model.SetBounds(v, lo, hi)
-				}
-				fmt.Printf("branchdiag: scenario %d model %d domains %d→%d latency=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, pms[i], pds[i], pes[i], root.Values[v], root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
-			}
+	eachRootLP(b, func(s tightenScenario, f *milp.Formulation, root *solver.Result) {
+		si := s.index
+		vars, ms, ps := f.Counts()
+		if !*branchCounts {
+			vars = nil
 		}
-	}
+		for i, n := range vars {
+			val := root.Values[n]
+			lo, hi := f.Model.Bounds(n)
+			var kids [2]float64
+			for k := range 2 {
+				var saved [][3]float64
+				if k == 0 {
+					f.Model.SetBounds(n, 0, 0)
+					for _, x := range f.X[ms[i]] {
+						if v := x[ps[i]]; v >= 0 {
+							a, c := f.Model.Bounds(v)
+							saved = append(saved, [3]float64{float64(v), a, c})
+							f.Model.SetBounds(v, 0, 0)
+						}
+					}
+				} else {
+					f.Model.SetBounds(n, 1, hi)
+				}
+				kids[k] = relaxedBound(b, f.Model)
+				for _, sv := range saved {
+					f.Model.SetBounds(solver.Var(sv[0]), sv[1], sv[2])
+				}
+				f.Model.SetBounds(n, lo, hi)
+			}
+			fmt.Printf("branchdiag: scenario %d model %d proc %d n=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, ms[i], ps[i], val, root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
+		}
+		// The latency indicators: 0 (no tensor of the model crosses
+		// from D to E) or 1 (a whole latency).
+		pvars, pms, pds, pes := f.LinkPairs()
+		for i, v := range pvars {
+			lo, hi := f.Model.Bounds(v)
+			var kids [2]float64
+			for k := range 2 {
+				f.Model.SetBounds(v, float64(k), float64(k))
+				kids[k] = relaxedBound(b, f.Model)
+				f.Model.SetBounds(v, lo, hi)
+			}
+			fmt.Printf("branchdiag: scenario %d model %d domains %d→%d latency=%.3f root %.6g children %.6g %.6g (min +%.2f%%)\n", si, pms[i], pds[i], pes[i], root.Values[v], root.Objective, kids[0], kids[1], 100*(math.Min(kids[0], kids[1])/root.Objective-1))
+		}
+	})
 }
 
 // BenchmarkImproveFirst runs the two the other way round: the
@@ -403,37 +402,30 @@ func BenchmarkImproveFirst(b *testing.B) {
 	if share <= 0 || share >= 1 {
 		b.Fatalf("-improve.first-share %v: want a share strictly between 0 and 1", share)
 	}
-	ss := tightenScenarios(b, *tightModels, *tightScenarios, *tightEvals)
-	for b.Loop() {
-		for _, s := range ss {
-			f, err := milp.Formulate(s.sp, milp.FormulateOptions{Deadlines: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			args := []string{"-Vnd", "on"}
-			began := time.Now()
-			opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
-			if *improveLog {
-				opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
-			}
-			got, st, err := f.Improve(context.Background(), s.start, opt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			lnsWall := time.Since(began)
-			after := max(limit-lnsWall, time.Second)
-			variants := strings.Split(*improveAfterArgs, ";")
-			for _, v := range variants {
-				res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
-					Threads: 1, Args: strings.Fields(v), Start: f.Start(got), Grace: 20 * time.Second})
-				if err != nil {
-					b.Fatal(err)
-				}
-				inc := math.Min(res.Objective, st.Load)
-				fmt.Printf("improvefirst: scenario %d (%d models) share %.2f: start %.6g search %.6g (%d of %d taken, %.1fs) then cbc [%s] %-8s bound %.6g incumbent %.6g (%.1fs) gap %5.2f%%  load %s\n",
-					s.index, len(s.sp.Models), share, st.Start, st.Load, st.Improved, st.Solves, lnsWall.Seconds(), v, res.Status, res.Bound, res.Objective, res.Wall.Seconds(),
-					100*(inc-res.Bound)/inc, loadavg())
-			}
+	eachFormulation(b, func(s tightenScenario, f *milp.Formulation) {
+		args := []string{"-Vnd", "on"}
+		began := time.Now()
+		opt := milp.ImproveOptions{Budget: time.Duration(float64(limit) * share), Threads: 1, Args: args}
+		if *improveLog {
+			opt.Log = func(s string) { fmt.Printf("  %s load %s\n", s, loadavg()) }
 		}
-	}
+		got, st, err := f.Improve(context.Background(), s.start, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lnsWall := time.Since(began)
+		after := max(limit-lnsWall, time.Second)
+		variants := strings.Split(*improveAfterArgs, ";")
+		for _, v := range variants {
+			res, err := solver.Solve(context.Background(), f.Model, solver.Options{TimeLimit: after,
+				Threads: 1, Args: strings.Fields(v), Start: f.Start(got), Grace: 20 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			inc := math.Min(res.Objective, st.Load)
+			fmt.Printf("improvefirst: scenario %d (%d models) share %.2f: start %.6g search %.6g (%d of %d taken, %.1fs) then cbc [%s] %-8s bound %.6g incumbent %.6g (%.1fs) gap %5.2f%%  load %s\n",
+				s.index, len(s.sp.Models), share, st.Start, st.Load, st.Improved, st.Solves, lnsWall.Seconds(), v, res.Status, res.Bound, res.Objective, res.Wall.Seconds(),
+				100*(inc-res.Bound)/inc, loadavg())
+		}
+	})
 }

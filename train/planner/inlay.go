@@ -312,11 +312,7 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		even[s] = r.Count()
 	}
 	splits["even"] = even
-	names := make([]string, 0, len(splits))
-	for n := range splits {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(splits))
 	for _, name := range names {
 		counts := splits[name]
 		if name == "even" && len(splits) == 2 && slices.Equal(counts, splits[names[0]]) {

@@ -2,7 +2,6 @@ package published
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,15 +9,9 @@ import (
 	"github.com/inlay-dev/inlay/train"
 )
 
-// shared is the path of a file of the shared training data.
-func shared(t testing.TB, rel string) string {
-	t.Helper()
-	return assets.RequireShared(t, filepath.Join("training", rel))
-}
-
 func load(t *testing.T, file string) []Case {
 	t.Helper()
-	cs, err := Load(shared(t, file))
+	cs, err := Load(assets.RequireTraining(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +38,7 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	}
-	ls, err := LoadProfiles(shared(t, "sailor/profiles_tmp_flat.csv"))
+	ls, err := LoadProfiles(assets.RequireTraining(t, "sailor/profiles_tmp_flat.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

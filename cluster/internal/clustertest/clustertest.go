@@ -20,11 +20,17 @@ func Gavel108(t testing.TB) (*hw.Platform, *throughput.Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, GavelTable(t)
+}
+
+// GavelTable is Gavel's throughput table.
+func GavelTable(t testing.TB) *throughput.Table {
+	t.Helper()
 	tb, err := throughput.Gavel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, tb
+	return tb
 }
 
 // Trace is a trace from Gavel's generator.
@@ -62,10 +68,7 @@ func State(t testing.TB, n int, multi bool) *policy.State {
 // single-GPU row in it.
 func GavelRows(t testing.TB) (*throughput.Table, func(typ string) throughput.ID) {
 	t.Helper()
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := GavelTable(t)
 	return tb, func(typ string) throughput.ID {
 		t.Helper()
 		id, err := tb.Resolve(typ, 1)

@@ -2,7 +2,9 @@ package perf
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -175,11 +177,7 @@ func (w *watcher) figures(cfg *Config, name string, plat *chw.Platform) *Run {
 			first = t
 		}
 	}
-	names := make([]string, 0, len(w.pods))
-	for n := range w.pods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(w.pods))
 	for _, n := range names {
 		ps := w.pods[n]
 		if ps.node == "" {

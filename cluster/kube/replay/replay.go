@@ -17,8 +17,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1014,11 +1016,7 @@ func patchJob(ctx context.Context, cs kubernetes.Interface, j *batchv1.Job, a ma
 }
 
 func formatGPUSeconds(m map[string]float64) string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {

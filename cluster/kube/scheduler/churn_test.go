@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -216,11 +218,7 @@ func (a *churnAPI) state(t *testing.T) churnState {
 func (a *churnAPI) check(t *testing.T, when string) churnState {
 	t.Helper()
 	st := a.state(t)
-	names := make([]string, 0, len(st.gpusOn))
-	for n := range st.gpusOn {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(st.gpusOn))
 	for _, n := range names {
 		if st.gpusOn[n] > churnGPUs {
 			t.Errorf("%s: node %s holds %d GPUs of %d", when, n, st.gpusOn[n], churnGPUs)
@@ -228,11 +226,7 @@ func (a *churnAPI) check(t *testing.T, when string) churnState {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pods := make([]string, 0, len(a.binds))
-	for p := range a.binds {
-		pods = append(pods, p)
-	}
-	sort.Strings(pods)
+	pods := slices.Sorted(maps.Keys(a.binds))
 	for _, p := range pods {
 		if len(a.binds[p]) > 1 {
 			t.Errorf("%s: pod %s bound %d times: %v", when, p, len(a.binds[p]), a.binds[p])

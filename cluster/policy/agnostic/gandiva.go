@@ -2,8 +2,9 @@ package agnostic
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 
 	"github.com/inlay-dev/inlay/cluster/policy"
 )
@@ -52,7 +53,7 @@ func (p *Gandiva) Allocate(_ context.Context, s *policy.State) (*policy.Allocati
 		need += s.Jobs[m].GPUs
 	}
 	// Forget pairings of finished jobs and pairings that stopped paying.
-	for _, m := range sortedIDs(p.partner) {
+	for _, m := range slices.Sorted(maps.Keys(p.partner)) {
 		q := p.partner[m]
 		_, okA := byID[m]
 		_, okB := byID[q]
@@ -129,13 +130,4 @@ func (p *Gandiva) Allocate(_ context.Context, s *policy.State) (*policy.Allocati
 	}
 	a.Sort()
 	return a, nil
-}
-
-func sortedIDs(m map[int]int) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

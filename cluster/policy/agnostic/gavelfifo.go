@@ -2,7 +2,9 @@ package agnostic
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/cluster/policy"
@@ -55,11 +57,7 @@ func (p *GavelFIFO) Allocate(_ context.Context, s *policy.State) (*policy.Alloca
 	}
 	// Finished jobs hand their type to the head of the queue if it fits;
 	// running ones hold their GPUs.
-	ids := make([]int, 0, len(p.alloc))
-	for id := range p.alloc {
-		ids = append(ids, id)
-	}
-	sort.Ints(ids)
+	ids := slices.Sorted(maps.Keys(p.alloc))
 	for _, id := range ids {
 		g := p.alloc[id]
 		if m, ok := active[id]; ok {

@@ -4,18 +4,15 @@ import (
 	"context"
 	"testing"
 
+	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/policy"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 // Gavel's FIFO puts every job on the type last in name order while that
 // type stays listed, more jobs than it has GPUs included, and nothing on
 // the K80s, first by name.
 func TestGavelFIFOPutsJobsOnTheLastTypeByName(t *testing.T) {
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := clustertest.GavelTable(t)
 	id, err := tb.Resolve("ResNet-18 (batch size 32)", 4)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
 	"github.com/inlay-dev/inlay/cluster/policy"
-	"github.com/inlay-dev/inlay/cluster/throughput"
 )
 
 func TestJCTChoosesShortAndMatchesTypes(t *testing.T) {
@@ -46,14 +45,8 @@ func TestJCTChoosesShortAndMatchesTypes(t *testing.T) {
 // coming; with ageing it runs once its finish under fair sharing comes
 // ahead of the newcomer's.
 func TestAgeingRunsTheLongJobThatWaited(t *testing.T) {
-	tb, err := throughput.Gavel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := tb.Resolve("A3C", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb, row := clustertest.GavelRows(t)
+	id := row("A3C")
 	v100 := tb.GPUIndex("v100")
 	count := make([]int, len(tb.GPUs()))
 	count[v100] = 1

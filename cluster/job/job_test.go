@@ -65,6 +65,12 @@ func TestRoundTripAndFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := Parse("t.jsonl", buf.Bytes(), "")
+	for i := range back {
+		if back[i].Line != i+1 {
+			t.Errorf("job %d read from line %d", i, back[i].Line)
+		}
+		back[i].Line = 0
+	}
 	if err != nil || !reflect.DeepEqual(back, jobs) {
 		t.Fatalf("round trip: %v", err)
 	}

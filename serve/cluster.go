@@ -10,7 +10,7 @@ import (
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
-	"github.com/inlay-dev/inlay/cluster/planned"
+	asmodel "github.com/inlay-dev/inlay/cluster/planned"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	csim "github.com/inlay-dev/inlay/cluster/sim"
@@ -161,7 +161,7 @@ func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
 		jobs, err = job.Generate(job.GenConfig{Jobs: g.Jobs, Rate: g.RateHz, Seed: g.Seed, MultiGPU: g.MultiGPU}, t)
 	}
 	if err == nil {
-		err = planned.Fill(req.TraceName, t, c, jobs)
+		err = asmodel.Fill(req.TraceName, t, c, jobs)
 	}
 	if err == nil {
 		err = job.Validate(req.TraceName, jobs, t, c)

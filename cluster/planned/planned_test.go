@@ -56,11 +56,13 @@ func TestAdaptMixedGangsFromPlanner(t *testing.T) {
 	if res.MixedRounds == 0 {
 		t.Fatal("no job ran on a mixed gang (the 24-GPU job needs one)")
 	}
+	t.Logf("avg JCT %.3f h, makespan %.3f h, %d of the job-rounds on mixed gangs, %d rounds", res.AvgJCT, res.Makespan, res.MixedRounds, res.Rounds)
 	s := &adapt.State{Cluster: small}
 	for _, j := range jobs {
 		mixed := j.Model.Planned(s.Pair(0, 8, 1, 8))
 		a100 := j.Model.Planned(s.Single(0, 8))
 		v100 := j.Model.Planned(s.Single(1, 8))
+		t.Logf("%s: samples/s on 8 A100 %.1f, 8 V100 %.1f, both %.1f", j.Name, a100, v100, mixed)
 		if !(mixed > 0) || mixed > a100+v100 {
 			t.Errorf("%s: 8 A100 + 8 V100 give %g samples/s; 8 A100 %g, 8 V100 %g", j.Name, mixed, a100, v100)
 		}

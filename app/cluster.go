@@ -10,6 +10,7 @@ import (
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/planned"
 	"github.com/inlay-dev/inlay/cluster/policy"
 	"github.com/inlay-dev/inlay/cluster/policy/gavel"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
@@ -149,6 +150,9 @@ func PrepareClusterSim(in ClusterSimInput) (*ClusterSim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := planned.Fill(in.Trace, t, c, jobs); err != nil {
+		return nil, err
+	}
 	if err := job.Validate(in.Trace, jobs, t, c); err != nil {
 		return nil, err
 	}
@@ -203,6 +207,9 @@ func EstimateTable(c *chw.Platform, jobs []job.Job, load func(path string) (*gra
 	seen := map[throughput.Key]bool{}
 	var keys []throughput.Key
 	add := func(k throughput.Key) {
+		if _, _, _, model := job.ParseModelType(k.JobType); model {
+			return // planned.Fill's
+		}
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)

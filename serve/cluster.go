@@ -10,6 +10,7 @@ import (
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
+	asmodel "github.com/inlay-dev/inlay/cluster/planned"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	csim "github.com/inlay-dev/inlay/cluster/sim"
@@ -158,6 +159,9 @@ func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
 	} else {
 		g := req.Generate
 		jobs, err = job.Generate(job.GenConfig{Jobs: g.Jobs, Rate: g.RateHz, Seed: g.Seed, MultiGPU: g.MultiGPU}, t)
+	}
+	if err == nil {
+		err = asmodel.Fill(req.TraceName, t, c, jobs)
 	}
 	if err == nil {
 		err = job.Validate(req.TraceName, jobs, t, c)

@@ -223,6 +223,14 @@ func NewEfficiency(m *sia.Model, epochs int) (*Efficiency, error) {
 	return e, nil
 }
 
+// FixedEfficiency is the efficiency of a job that keeps its batch size:
+// every step at that batch makes one unit of progress, and the job is
+// done after steps of them.
+func FixedEfficiency(batch, steps float64) *Efficiency {
+	return &Efficiency{M0: batch, MaxBatch: batch, batches: []float64{batch},
+		epochs: [][]sia.Epoch{{{Progress: steps, GradSqr: 1}}}, Target: steps}
+}
+
 // Epoch is the (fractional) epoch at progress p.
 func (e *Efficiency) epoch(p float64) int {
 	base := e.epochs[0]

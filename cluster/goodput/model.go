@@ -57,6 +57,27 @@ type Model struct {
 	Slowdown float64
 	// Restart is the checkpoint-restore delay in seconds.
 	Restart float64
+	// Planned, when set, is the samples a second the job makes on an
+	// allocation (0: it cannot run there), single-type or mixed, from the
+	// training planner (a job given as a model): it sets every step time
+	// in place of the fits, which then only say where the model runs.
+	Planned func(a Alloc) float64
+}
+
+// NewPlanned is the model of a job given as a model: it runs Steps steps
+// of its global batch, each step's time from rate (samples a second on an
+// allocation), on the types where runs is true; restart is its
+// checkpoint-restore delay in seconds. Progress is in steps.
+func NewPlanned(name string, batch, steps float64, runs []bool, restart float64, rate func(Alloc) float64) *Model {
+	m := &Model{Name: name, Slowdown: 1, Restart: restart, Planned: rate, Eff: FixedEfficiency(batch, steps)}
+	for _, ok := range runs {
+		var f *Fit
+		if ok {
+			f = &Fit{Gamma: 1, MinLocal: 1, MaxLocal: batch}
+		}
+		m.Fits = append(m.Fits, f)
+	}
+	return m
 }
 
 // Split says how a mixed-type gang divides its batch.
@@ -161,6 +182,13 @@ func (m *Model) Runs(a Alloc) bool {
 func (m *Model) Step(a Alloc, M float64, k Knowledge, split Split) float64 {
 	if !m.Runs(a) || !(M > 0) {
 		return math.Inf(1)
+	}
+	if m.Planned != nil {
+		r := m.Planned(a)
+		if !(r > 0) {
+			return math.Inf(1)
+		}
+		return m.Slowdown * M / r
 	}
 	if len(a) == 1 {
 		f := m.fitFor(a[0].Type, k)

@@ -9,6 +9,11 @@ package job
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
+
+	"github.com/inlay-dev/inlay/train"
+	"github.com/inlay-dev/inlay/zoo"
 )
 
 // Job is one training job.
@@ -40,6 +45,86 @@ type Job struct {
 	// Elastic, when present, lets a policy run the job on between Min and
 	// Max GPUs.
 	Elastic *Elastic `json:"elastic,omitempty" yaml:"elastic,omitempty"`
+	// Model, when set, gives the job as a model the training planner
+	// knows: a train preset ("gpt3-1.7b", "llama-3-8b", "opt-350m") or a
+	// zoo network ("resnet50"), Input one sample's shape for a zoo network
+	// ("3x224x224"; empty: its default), Batch its global batch (sequences
+	// or samples a step). Type is then ModelType's; its throughput comes
+	// from the planner (package cluster/planned).
+	Model string `json:"model,omitempty" yaml:"model,omitempty"`
+	Input string `json:"input,omitempty" yaml:"input,omitempty"`
+	Batch int    `json:"batch,omitempty" yaml:"batch,omitempty"`
+	// Line is the job's line in the file it was read from (0: not read).
+	Line int `json:"-" yaml:"-"`
+}
+
+// modelPrefix marks a job type given as a model.
+const modelPrefix = "model:"
+
+// ModelType is the job type of a job given as a model:
+// "model:NAME (batch size B)", or "model:NAME@INPUT (batch size B)".
+func ModelType(model, input string, batch int) string {
+	if input != "" {
+		model += "@" + input
+	}
+	return fmt.Sprintf("%s%s (batch size %d)", modelPrefix, model, batch)
+}
+
+// ParseModelType splits a job type made by ModelType; ok is false for
+// any other.
+func ParseModelType(jobType string) (model, input string, batch int, ok bool) {
+	rest, found := strings.CutPrefix(jobType, modelPrefix)
+	if !found {
+		return "", "", 0, false
+	}
+	open := strings.LastIndex(rest, " (batch size ")
+	if open < 0 || !strings.HasSuffix(rest, ")") {
+		return "", "", 0, false
+	}
+	b, err := strconv.Atoi(rest[open+len(" (batch size ") : len(rest)-1])
+	if err != nil || b < 1 || b > 1<<24 {
+		return "", "", 0, false
+	}
+	model, input, _ = strings.Cut(rest[:open], "@")
+	return model, input, b, model != ""
+}
+
+// checkModel validates a job given as a model and sets its type: a
+// one-line reason, or "".
+func (j *Job) checkModel() string {
+	if m, in, b, ok := ParseModelType(j.Type); ok && j.Model == "" && j.Input == "" && j.Batch == 0 {
+		j.Model, j.Input, j.Batch = m, in, b // a Gavel line's job_type
+	}
+	if j.Model == "" {
+		if j.Input != "" || j.Batch != 0 {
+			return "input and batch need a model"
+		}
+		return ""
+	}
+	if j.Batch < 1 || j.Batch > 1<<24 {
+		return fmt.Sprintf("model %s: batch (the global batch) must be 1 to %d, got %d", j.Model, 1<<24, j.Batch)
+	}
+	if strings.ContainsAny(j.Model+j.Input, "@() ") {
+		return fmt.Sprintf("model %q, input %q: no spaces, @ or brackets", j.Model, j.Input)
+	}
+	t := ModelType(j.Model, j.Input, j.Batch)
+	if j.Type != "" && j.Type != t {
+		return fmt.Sprintf("type %q and model %s both given (leave type out)", j.Type, j.Model)
+	}
+	j.Type = t
+	_, preset := train.Preset(j.Model)
+	_, zerr := zoo.Lookup(strings.TrimPrefix(j.Model, "zoo:"))
+	switch {
+	case !preset && zerr != nil:
+		return fmt.Sprintf("unknown model %q (a train preset: %s; or a zoo network, e.g. resnet50)", j.Model, strings.Join(train.PresetNames(), ", "))
+	case preset && j.Input != "":
+		return fmt.Sprintf("model %s: input is for zoo networks, not train presets", j.Model)
+	case j.Input != "":
+		if _, err := train.ParseInputShape(j.Input); err != nil {
+			return fmt.Sprintf("model %s: input %q: want one sample's shape, e.g. 3x224x224", j.Model, j.Input)
+		}
+	}
+	return ""
 }
 
 // Stage is one node of a DAG job.

@@ -65,6 +65,12 @@ func TestRoundTripAndFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := Parse("t.jsonl", buf.Bytes(), "")
+	for i := range back {
+		if back[i].Line != i+1 {
+			t.Errorf("job %d read from line %d", i, back[i].Line)
+		}
+		back[i].Line = 0
+	}
 	if err != nil || !reflect.DeepEqual(back, jobs) {
 		t.Fatalf("round trip: %v", err)
 	}
@@ -102,6 +108,11 @@ func TestBadInput(t *testing.T) {
 		{"empty", "a.jsonl", "", "no jobs"},
 		{"elastic", "a.jsonl", `{"type": "A3C", "gpus": 3, "steps": 1, "elastic": {"min_gpus": 1, "max_gpus": 2}}`, "elastic: gpus 3 outside 1..2"},
 		{"dag", "a.jsonl", `{"stages": [{"name": "a", "type": "A3C", "gpus": 1, "steps": 1, "after": ["b"]}]}`, `after "b": no earlier stage`},
+		{"unknown model", "a.jsonl", `{"model": "gpt-9", "batch": 8, "gpus": 1, "steps": 1}`, `a.jsonl:1: unknown model "gpt-9"`},
+		{"model batch", "a.jsonl", `{"model": "opt-350m", "gpus": 1, "steps": 1}`, "a.jsonl:1: model opt-350m: batch (the global batch) must be"},
+		{"preset input", "a.jsonl", `{"model": "opt-350m", "input": "3x8x8", "batch": 8, "gpus": 1, "steps": 1}`, "input is for zoo networks"},
+		{"model and type", "a.jsonl", `{"model": "opt-350m", "type": "A3C", "batch": 8, "gpus": 1, "steps": 1}`, `type "A3C" and model opt-350m both given`},
+		{"batch alone", "a.yaml", "jobs:\n  - {type: A3C, gpus: 1, steps: 1, batch: 8}\n", "a.yaml:2: input and batch need a model"},
 	} {
 		_, err := Parse(tc.file, []byte(tc.in), "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -127,6 +138,8 @@ func FuzzTraceParse(f *testing.F) {
 	f.Add("a.jsonl", []byte(`{"type": "A3C", "gpus": 1, "steps": 10, "arrival_s": 0}`))
 	f.Add("a.trace", []byte("A3C\tc\ta\t0\t10\t1\t1\t-1\t0\n"))
 	f.Add("a.yaml", []byte("jobs:\n  - {type: A3C, gpus: 1, steps: 1}\n"))
+	f.Add("m.jsonl", []byte(`{"model": "resnet50", "input": "3x224x224", "batch": 64, "gpus": 1, "steps": 10, "arrival_s": 0}`))
+	f.Add("m.trace", []byte("model:opt-350m (batch size 64)\tc\ta\t0\t10\t1\t1\t-1\t0\n"))
 	f.Fuzz(func(t *testing.T, file string, data []byte) {
 		file = strings.ReplaceAll(file, "\n", "") // paths are one line
 		jobs, err := Parse(file, data, "")
@@ -139,6 +152,9 @@ func FuzzTraceParse(f *testing.F) {
 		for i := range jobs {
 			if jobs[i].Steps <= 0 || jobs[i].GPUs < 1 {
 				t.Fatalf("accepted %+v", jobs[i])
+			}
+			if m, in, b, ok := ParseModelType(jobs[i].Type); ok && (m != jobs[i].Model || in != jobs[i].Input || b != jobs[i].Batch) {
+				t.Fatalf("model job %+v reads back as %q %q %d", jobs[i], m, in, b)
 			}
 		}
 	})

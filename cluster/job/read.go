@@ -94,10 +94,15 @@ func Parse(file string, data []byte, f Format) ([]Job, error) {
 	for i := range jobs {
 		j := &jobs[i]
 		j.ID = i
+		j.Line = lines[i]
 		if len(j.Stages) > 0 && j.Type == "" {
 			j.Type, j.GPUs, j.Steps = j.Stages[0].Type, j.Stages[0].GPUs, j.Stages[0].Steps
 		}
-		if msg := j.check(); msg != "" {
+		msg := j.checkModel()
+		if msg == "" {
+			msg = j.check()
+		}
+		if msg != "" {
 			return nil, fmt.Errorf("cluster/job: %s:%d: %s", file, lines[i], msg)
 		}
 		if i > 0 && j.Arrival < jobs[i-1].Arrival {

@@ -25,6 +25,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
 	"github.com/inlay-dev/inlay/cluster/kube/vclock"
+	"github.com/inlay-dev/inlay/cluster/planned"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
@@ -348,6 +349,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
 	}
 	jobs, err := job.Load(trace)
 	if err != nil {
+		return err
+	}
+	if err := planned.Fill(trace, t, c, jobs); err != nil {
 		return err
 	}
 	if err := job.Validate(trace, jobs, t, c); err != nil {

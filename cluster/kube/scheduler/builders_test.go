@@ -116,7 +116,8 @@ func newReconcileFixture(t *testing.T, objs ...runtime.Object) *reconcileFixture
 		nodeIx: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})}
 	f.s = &Scheduler{cs: f.cs, log: slog.New(slog.NewTextHandler(io.Discard, nil)), rec: f.rec,
 		jobs: batchlisters.NewJobLister(f.jobIx), pods: corelisters.NewPodLister(f.podIx), nodes: corelisters.NewNodeLister(f.nodeIx), podIx: f.podIx,
-		st: map[string]*jobState{}, assumed: map[types.UID]assumedPod{}, pubLimit: rate.NewLimiter(rate.Inf, 1)}
+		st: map[string]*jobState{}, assumed: map[types.UID]assumedPod{}, pubLimit: rate.NewLimiter(rate.Inf, 1),
+		pubBusy: rate.NewLimiter(rate.Inf, 1)}
 	for _, o := range objs {
 		var err error
 		switch o := o.(type) {

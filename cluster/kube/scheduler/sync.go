@@ -168,7 +168,7 @@ func baseAnnotations(j *batchv1.Job, d desired) map[string]string {
 // syncInvalid marks a Job whose annotations do not parse: its state
 // annotation and the InlayInvalid condition say why.
 func (s *Scheduler) syncInvalid(ctx context.Context, j *batchv1.Job, d desired) (time.Duration, error) {
-	_, again, err := s.publish(ctx, j, publication{state: jobspec.Invalid,
+	_, again, err := s.publish(ctx, j, publication{
 		annos: map[string]string{jobspec.StateAnno: jobspec.Invalid, jobspec.ReasonAnno: d.invalid},
 		cond:  InvalidCondition, status: corev1.ConditionTrue, reason: "InvalidAnnotation", msg: "inlay cannot schedule this Job: " + d.invalid})
 	return again, err
@@ -193,7 +193,7 @@ func (s *Scheduler) syncFinished(ctx context.Context, j *batchv1.Job, d desired)
 		a[jobspec.FinishedAtAnno] = jobspec.FormatTime(fin)
 	}
 	msg := fmt.Sprintf("%s after %d rounds, %d preemptions", reason, d.rounds, d.preempt)
-	wrote, again, err := s.publish(ctx, j, publication{state: jobspec.Finished, annos: a,
+	wrote, again, err := s.publish(ctx, j, publication{annos: a,
 		cond: ScheduledCondition, status: corev1.ConditionFalse, reason: "Finished", msg: msg})
 	if wrote && j.Annotations[jobspec.StateAnno] != jobspec.Finished {
 		s.rec.Eventf(j, corev1.EventTypeNormal, "Finished", "%s", msg)
@@ -224,7 +224,7 @@ func (s *Scheduler) syncStopped(ctx context.Context, j *batchv1.Job, d desired, 
 	if state == jobspec.Preempted {
 		reason, msg = "Preempted", "preempted at a round boundary; waiting for GPUs"
 	}
-	_, again, err := s.publish(ctx, j, publication{state: state, annos: base,
+	_, again, err := s.publish(ctx, j, publication{annos: base,
 		cond: ScheduledCondition, status: corev1.ConditionFalse, reason: reason, msg: msg})
 	if err != nil {
 		return 0, err
@@ -392,7 +392,7 @@ func (s *Scheduler) syncRunning(ctx context.Context, key string, j *batchv1.Job,
 		base[jobspec.PreemptionsAnno] = strconv.Itoa(d.preempt)
 		base[jobspec.EstimateAnno] = fmtSteps(d.est)
 	}
-	_, again, err := s.publish(ctx, j, publication{state: jobspec.Running, annos: base,
+	_, again, err := s.publish(ctx, j, publication{annos: base,
 		cond: ScheduledCondition, status: corev1.ConditionTrue, reason: "Allocated", msg: fmt.Sprintf("%d GPUs of %s", d.spec.GPUs, d.gpu)})
 	return again, err
 }
@@ -691,10 +691,9 @@ const (
 )
 
 // publication is what a sync publishes of a Job: its annotations (those
-// that differ are written), one condition, and the state annotation's
-// value, recorded once written.
+// that differ are written; their state annotation is recorded once
+// written) and one condition.
 type publication struct {
-	state       string
 	annos       map[string]string
 	cond        batchv1.JobConditionType
 	status      corev1.ConditionStatus
@@ -715,7 +714,7 @@ func (s *Scheduler) publish(ctx context.Context, j *batchv1.Job, p publication) 
 	}
 	c := conditionChange(j, p.cond, p.status, p.reason, p.msg)
 	if len(diff) == 0 && c == nil {
-		s.published(j, p.state)
+		s.published(j, p.annos[jobspec.StateAnno])
 		return false, 0, nil
 	}
 	r := s.publicationBudget().Reserve()
@@ -731,7 +730,7 @@ func (s *Scheduler) publish(ctx context.Context, j *batchv1.Job, p publication) 
 	if err != nil {
 		return false, 0, err
 	}
-	s.published(j, p.state)
+	s.published(j, p.annos[jobspec.StateAnno])
 	return true, 0, nil
 }
 
@@ -742,7 +741,7 @@ const bindingBusy = time.Second
 // publicationBudget is the limiter a publication waits for: the busy
 // budget while gangs are being bound, else the full one.
 func (s *Scheduler) publicationBudget() *rate.Limiter {
-	if s.pubBusy != nil && time.Since(time.Unix(0, s.lastBind.Load())) < bindingBusy {
+	if time.Since(time.Unix(0, s.lastBind.Load())) < bindingBusy {
 		return s.pubBusy
 	}
 	return s.pubLimit

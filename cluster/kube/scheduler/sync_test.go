@@ -326,6 +326,7 @@ func bindings(f *reconcileFixture) []string {
 func TestPublishBudget(t *testing.T) {
 	f := newReconcileFixture(t, makeJob("a").obj(), makeJob("b").obj(), makePod("b", "b-0").obj(), makeJob("c").obj(), makeNode("n1", 2))
 	f.s.pubLimit = rate.NewLimiter(rate.Every(time.Hour), 1)
+	f.s.pubBusy = f.s.pubLimit // one budget, before and after b's binding
 	f.s.st["default/b"].run, f.s.st["default/b"].slots = true, []string{"n1"}
 	for _, step := range []struct {
 		job      string

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -24,7 +25,8 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var cfg perf.Config
-	var clusterName, cpuProfile string
+	var clusterName string
+	var prof profiles
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench --nodes N --pods P [--rate R] [--json]",
@@ -50,7 +52,7 @@ node over its GPUs. --churn S sets that share of the nodes NotReady once
 a third of the pods are created, and Ready again --churn-for later; the
 pods bound to them meanwhile and the time to bind on them again after
 are reported. --cpuprofile writes a pprof CPU profile of inlay's
-scheduler process.`,
+scheduler process, --memprofile its heap as it stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -66,7 +68,7 @@ scheduler process.`,
 			if err != nil {
 				return err
 			}
-			cfg.Inlay = processRunner(exe, cpuProfile, cmd.ErrOrStderr())
+			cfg.Inlay = processRunner(exe, prof, cmd.ErrOrStderr())
 			res, err := perf.Bench(ctx, cfg)
 			if err != nil {
 				return err
@@ -98,7 +100,8 @@ scheduler process.`,
 	fl.Float64Var(&cfg.PublishRate, "publish-rate", 50, "inlay's writes a second that only publish Jobs' state")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "per scheduler; pods not bound by then count as pending")
 	fl.StringVar(&cfg.Dir, "dir", "", "the control plane's folder (default: a temporary one, removed after)")
-	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
+	fl.StringVar(&prof.cpu, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
+	fl.StringVar(&prof.heap, "memprofile", "", "write a pprof heap profile of inlay's scheduler process, taken as it stops (everything still cached), to this file")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -106,7 +109,7 @@ scheduler process.`,
 // processRunner runs inlay's scheduler as a process of this binary
 // (inlay-scheduler run), stopped with SIGTERM; it reads the figures the
 // process writes when it stops.
-func processRunner(exe, cpuProfile string, logTo io.Writer) perf.InlayRunner {
+func processRunner(exe string, prof profiles, logTo io.Writer) perf.InlayRunner {
 	return func(ctx context.Context, kubeconfig, queue string, cfg *perf.Config) (func() (*perf.SchedulerStats, error), error) {
 		dir, err := os.MkdirTemp("", "inlay-bench-")
 		if err != nil {
@@ -117,9 +120,7 @@ func processRunner(exe, cpuProfile string, logTo io.Writer) perf.InlayRunner {
 			"--round", strconv.FormatFloat(cfg.Round, 'g', -1, 64), "--reset", "-1", "--speedup", strconv.FormatFloat(cfg.Speedup, 'g', -1, 64),
 			"--qps", strconv.FormatFloat(cfg.QPS, 'g', -1, 64), "--workers", strconv.Itoa(cfg.Workers),
 			"--publish-rate", strconv.FormatFloat(cfg.PublishRate, 'g', -1, 64), "--stats", stats}
-		if cpuProfile != "" {
-			args = append(args, "--cpuprofile", cpuProfile)
-		}
+		args = append(args, prof.args()...)
 		p := exec.Command(exe, args...)
 		p.Stderr = logTo
 		if err := p.Start(); err != nil {
@@ -159,18 +160,48 @@ func writeStats(path string, s *scheduler.Scheduler) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// profiles are the pprof files a scheduler process writes.
+type profiles struct{ cpu, heap string }
+
+// args passes them on to inlay-scheduler run.
+func (p profiles) args() []string {
+	var a []string
+	if p.cpu != "" {
+		a = append(a, "--cpuprofile", p.cpu)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	if p.heap != "" {
+		a = append(a, "--memprofile", p.heap)
 	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
+	return a
+}
+
+// start starts the CPU profile; the returned stop ends it and writes the
+// heap profile (after a collection, so it shows what is live).
+func (p profiles) start() (stop func() error, err error) {
+	var f *os.File
+	if p.cpu != "" {
+		if f, err = os.Create(p.cpu); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile %s: %w", p.cpu, err)
+		}
+	}
+	return func() error {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if p.heap == "" {
+			return nil
+		}
+		h, err := os.Create(p.heap)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		return errors.Join(pprof.WriteHeapProfile(h), h.Close())
 	}, nil
 }
 

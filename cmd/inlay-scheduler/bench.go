@@ -42,6 +42,9 @@ throughput; each inlay pod belongs to a Job that the Job controller
 leaves alone), or with --jobs as batch/v1 Jobs through the Job controller
 (the end-to-end figure). inlay's scheduler runs as its own process
 (inlay-scheduler run), so its CPU time and peak memory are its own.
+With --jobs, --schedulers may add kueue: Kueue (make fetch-kueue) admits
+the Jobs, created suspended in its LocalQueue with a quota of the
+cluster's GPUs, and kube-scheduler places their pods.
 
 Reported per scheduler: pods bound per second (sustained, from the 10th
 to the 90th percentile binding), p50/p99 time from creation to binding,
@@ -91,7 +94,7 @@ scheduler process, --memprofile its heap as it stops.`,
 	fl.BoolVar(&cfg.Jobs, "jobs", false, "create batch/v1 Jobs through the Job controller (end to end) instead of pods directly")
 	fl.Float64Var(&cfg.Churn, "churn", 0, "share of the nodes set NotReady during the run, and Ready again (e.g. 0.05)")
 	fl.DurationVar(&cfg.ChurnFor, "churn-for", 10*time.Second, "how long the churned nodes stay NotReady")
-	fl.StringSliceVar(&cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler")
+	fl.StringSliceVar(&cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler, and with --jobs kueue (Kueue admits the Jobs, kube-scheduler places their pods; make fetch-kueue)")
 	fl.StringVar(&cfg.Policy, "policy", "fifo", "inlay's policy")
 	fl.Float64Var(&cfg.Round, "round", 360, "inlay's round in virtual seconds")
 	fl.Float64Var(&cfg.Speedup, "speedup", 360, "virtual seconds per real second (360 with --round 360: a round a second)")
@@ -219,6 +222,10 @@ func printBench(w io.Writer, r *perf.Result) {
 	}
 	tb.WriteTo(w) //nolint:errcheck
 	for _, x := range r.Runs {
+		if x.QueueCPUSeconds > 0 {
+			fmt.Fprintf(w, "%s: Kueue's controller manager %.1f CPU s, peak %.0f MiB (the row's CPU and memory are kube-scheduler's, which places the pods it admits)\n",
+				x.Scheduler, x.QueueCPUSeconds, float64(x.QueuePeakBytes)/(1<<20))
+		}
 		if x.ChurnNodes > 0 {
 			fmt.Fprintf(w, "%s churn: %d nodes NotReady and back; %d pods bound to them meanwhile; first bound on them %.2f s after they returned (-1: none); %d pods bound after they returned, the last %.2f s after\n",
 				x.Scheduler, x.ChurnNodes, x.BoundToNotReady, x.ChurnRecoverySeconds, x.ChurnBoundAfter, x.ChurnSettleSeconds)

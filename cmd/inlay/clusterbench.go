@@ -61,7 +61,7 @@ the training planner.`,
 	fl.StringVar(&in.Trace, "trace", "", "a trace of jobs given as models (JSONL or YAML) to run on --cluster in the adaptive simulator, mixed gangs off and on, instead of --experiments")
 	fl.Float64Var(&in.RestartS, "restart", 30, "with --trace: seconds a job loses to checkpoint and restore when its allocation changes")
 	fl.IntVar(&in.SiaFiles, "sia-files", 0, "sia-* experiments: run only the first N workload files of each (0: all)")
-	fl.StringVar(&in.Policies, "policies", "las,gandiva,gavel,gavel-ss,inlay", "policies of the continuous experiments")
+	fl.StringVar(&in.Policies, "policies", "las,gandiva,gavel,gavel-ss,inlay", "policies of the continuous experiments (sia-* and --trace: the adaptive policies, gavel-tj,pollux,sia,inlay unless given)")
 	fl.StringVar(&in.StaticPolicies, "static-policies", "fifo,gandiva,gavel-makespan,gavel-makespan-ss,inlay-makespan", "policies of the static experiment")
 	fl.StringVar(&in.Seeds, "seeds", "0,1,2", "seeds")
 	fl.StringVar(&in.SingleRates, "single-rates", "5.6", "single-GPU input rates, jobs per hour")

@@ -22,17 +22,6 @@ func planRate(t *testing.T, m *train.Model, gpus string, batch int) (*Result, fl
 	return res, res.Sim.TokensPerS
 }
 
-// usesTypes is the GPU types a plan's replicas use.
-func usesTypes(p *train.Plan) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range p.Replicas {
-		for _, s := range r.Stages {
-			out[s.GPU] = true
-		}
-	}
-	return out
-}
-
 // TestMixedGangBeatsOneType checks that 8 A100s and 8 V100s together train
 // the cluster trace's transformers faster than the 8 A100s alone, with
 // both types used. The V100s used to stay idle: a plan's fused attention
@@ -50,7 +39,7 @@ func TestMixedGangBeatsOneType(t *testing.T) {
 		}
 		_, alone := planRate(t, &m, "8xA100-40", tc.batch)
 		res, mixed := planRate(t, &m, "8xA100-40,8xV100-16", tc.batch)
-		if u := usesTypes(res.Plan); !u["A100-40"] || !u["V100-16"] {
+		if u := planTypes(res.Plan); !u["A100-40"] || !u["V100-16"] {
 			t.Errorf("%s: the mixed plan uses %v, want both types", tc.model, u)
 		}
 		if mixed <= alone*1.05 {
@@ -112,7 +101,7 @@ func TestGraphNetworkMixedGangIdle(t *testing.T) {
 			rates[ty] = replicaRate(e, stages, ty, mb, "none")
 		}
 		p := graphPlan(e, stages, c.Types(), rates, mb, "none", c.GPUs(""))
-		if p == nil || len(usesTypes(p)) < 2 {
+		if p == nil || len(planTypes(p)) < 2 {
 			continue
 		}
 		e.precision(p)

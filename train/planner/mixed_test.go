@@ -26,7 +26,7 @@ func planRate(t *testing.T, m *train.Model, gpus string, batch int) (*Result, fl
 // the cluster trace's transformers faster than the 8 A100s alone, with
 // both types used. The V100s used to stay idle: a plan's fused attention
 // was all or nothing, so one V100 turned it off on the A100s too, which
-// doubled their attention's cost at sequence 2,048 (more than the V100s
+// nearly doubled their time at sequence 2,048 (more than the V100s
 // added); now each stage fuses where its GPU runs it.
 func TestMixedGangBeatsOneType(t *testing.T) {
 	for _, tc := range []struct {

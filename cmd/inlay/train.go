@@ -164,7 +164,7 @@ func newTrainModelsCmd() *cobra.Command {
 		Long: "Lists the transformer presets (--model NAME), the zoo networks that train as graph\n" +
 			"networks (--model zoo:NAME, with their default --input per sample; a network marked\n" +
 			"\"only\" takes no other size) and the GPU types with their calibration.",
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
 				return trainreport.JSON(cmd.OutOrStdout(), trainreport.Models())

@@ -15,7 +15,7 @@ package train
 
 var calibrated = map[string]Efficiency{
 	// vtrain
-	"A100-40": {GEMM: 0.9676, GEMMTraffic: 1.722, Memory: 1.95, Backward: 4.996, LaunchUs: 38.77, Link: 2.947, Network: 0.8, LinkLatencyUs: 23.06, ContextGB: 0, Fragmentation: 0},
+	"A100-40": {GEMM: 0.9999, GEMMTraffic: 1.993, Memory: 2, Backward: 4.372, LaunchUs: 42.45, Link: 3.68, Network: 0.8, LinkLatencyUs: 23.77, ContextGB: 0, Fragmentation: 0},
 	// korthikanti, sc21
 	"A100-80": {GEMM: 0.8072, GEMMTraffic: 1.373, Memory: 1.083, Backward: 2.048, LaunchUs: 2.136, Link: 0.7165, Network: 0.786, LinkLatencyUs: 0.9628, ContextGB: 0, Fragmentation: 0},
 	// sailor

@@ -128,13 +128,15 @@ type shape struct {
 	// loads the last CP rank most.
 	cp         int
 	unbalanced bool
+	// anyBatch: the fused softmax takes any micro-batch (Plan.SoftmaxAnyBatch).
+	anyBatch bool
 }
 
 // planShape is the shape of a stage of plan p on tp-way tensor-parallel
 // groups.
 func planShape(m *Model, p *Plan, tp int, prec precision) shape {
 	return shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention, recomp: p.Recompute,
-		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m)}
+		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m), anyBatch: p.SoftmaxAnyBatch}
 }
 
 // cpDegree is the context-parallel degree, at least 1.
@@ -150,6 +152,27 @@ func (sh *shape) kvChunk() float64 {
 	dh := float64(m.Hidden) / float64(m.Heads)
 	kv := math.Max(float64(m.kvHeads())/float64(sh.tp), 1)
 	return 2 * float64(sh.b) * sh.localSeq() * kv * dh * sh.prec.act
+}
+
+// fusedSoftmax reports whether Megatron-LM's fused scale-mask-softmax
+// kernel takes the attention scores of a 16-bit micro-batch: its
+// is_kernel_available asks for keys of 17 to 4,096 and query rows in
+// multiples of 4, and for the micro-batch's heads on one GPU (b × heads /
+// tp) in whole blocks of the kernel: 4 for rows longer than 128, else 8
+// (the 2021 engine's kernel took any micro-batch: Plan.SoftmaxAnyBatch).
+func (sh *shape) fusedSoftmax() bool {
+	s := sh.m.Seq / sh.cpDegree()
+	if s <= 16 || s > 4096 || s%4 != 0 || sh.m.Seq%4 != 0 {
+		return false
+	}
+	if sh.anyBatch {
+		return true
+	}
+	block := 4
+	if sh.m.Seq <= 128 {
+		block = 8
+	}
+	return sh.b*sh.m.Heads/sh.tp%block == 0
 }
 
 // attnShare is the slowest CP rank's share of the attention work over
@@ -235,9 +258,16 @@ func (sh *shape) layer(d *device, tpLink, cpLink link) layerCost {
 		sq := nb * s * s * share // the rank's scores
 		scores = 2 * sq * a
 		kernels += 3
-		if sh.prec.fp32 {
+		switch {
+		case sh.prec.fp32:
 			scores *= 3
 			kernels += 2
+		case !sh.fusedSoftmax():
+			// Megatron-LM's unfused path: cast to FP32, scale, mask,
+			// softmax and cast back, each a kernel reading and writing
+			// the scores (2+4, 4+4, 4+1+4, 4+4, 4+2 bytes an element).
+			scores = 37 * sq
+			kernels += 4
 		}
 		if m.AttentionDropout {
 			scores += sq * (2*a + 1)

@@ -112,6 +112,12 @@ type Plan struct {
 	// Transfers between stages block both stages in either case, as the
 	// engines' send and receive calls do.
 	P2PWhole bool `json:"p2p_whole"`
+	// SoftmaxAnyBatch says the engine's fused scale-mask-softmax takes
+	// any micro-batch (Megatron-LM of 2021, the SC'21 runs); off, it
+	// takes only whole blocks of heads (Megatron-LM and
+	// Megatron-DeepSpeed since 2022) and other micro-batches run the
+	// unfused FP32 softmax (shape.fusedSoftmax).
+	SoftmaxAnyBatch bool `json:"softmax_any_batch,omitempty"`
 	// CP is the context-parallel degree (Megatron-LM's
 	// --context-parallel-size): every stage of every replica runs on TP ×
 	// CP GPUs, each holding seq/CP tokens of every sequence, with ring

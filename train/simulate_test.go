@@ -244,3 +244,53 @@ func BenchmarkSimulate175B(b *testing.B) {
 		}
 	}
 }
+
+// TestFusedSoftmax: Megatron-LM's fused softmax takes a micro-batch whose
+// heads on one GPU (b × heads / tp) fill its blocks of 4; other 16-bit
+// micro-batches pay the unfused FP32 softmax, unless the engine's kernel
+// takes any micro-batch (Plan.SoftmaxAnyBatch, the 2021 engine).
+func TestFusedSoftmax(t *testing.T) {
+	m, err := ParseModelLine("gpt:hidden=1024,layers=24,heads=16,seq=1024,vocab=50257")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tp, b int
+		fused bool
+	}{{8, 1, false}, {8, 2, true}, {8, 3, false}, {4, 1, true}, {2, 1, true}, {1, 1, true}} {
+		sh := shape{m: &m, tp: tc.tp, b: tc.b}
+		if got := sh.fusedSoftmax(); got != tc.fused {
+			t.Errorf("tp %d micro-batch %d: fused %v, want %v", tc.tp, tc.b, got, tc.fused)
+		}
+		sh.anyBatch = true
+		if !sh.fusedSoftmax() {
+			t.Errorf("tp %d micro-batch %d: the 2021 kernel takes any micro-batch", tc.tp, tc.b)
+		}
+	}
+	long := m
+	long.Seq = 8192
+	if sh := (shape{m: &long, tp: 1, b: 4, anyBatch: true}); sh.fusedSoftmax() {
+		t.Error("a sequence of 8192 is beyond the fused kernel's 4096 keys")
+	}
+	// The unfused micro-batch costs more per sequence on the same GPUs.
+	g, _ := LookupGPU("A100-40")
+	c, err := UniformCluster(g, 8, 8, 150, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iter := func(any bool) float64 {
+		p, err := Uniform(&m, "", 8, 1, 1, 1, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Precision, p.Recompute, p.SoftmaxAnyBatch = "fp16", "full", any
+		r, err := Simulate(&m, c, p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.IterationS
+	}
+	if unfused, fused := iter(false), iter(true); !(unfused > fused) {
+		t.Errorf("tp 8, micro-batch 1: %v s unfused, %v s fused; want the unfused softmax slower", unfused, fused)
+	}
+}

@@ -223,6 +223,7 @@ type rawPlan struct {
 	BucketMB          float64      `yaml:"bucket_mb"`
 	DPAlgorithm       string       `yaml:"dp_algorithm"`
 	P2PWhole          bool         `yaml:"p2p_whole"`
+	SoftmaxAnyBatch   bool         `yaml:"softmax_any_batch"`
 	CP                *int         `yaml:"cp"`
 	Optimizer         string       `yaml:"optimizer"`
 	Stages            []rawStage   `yaml:"stages"`
@@ -369,6 +370,7 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 	p.BucketMB = r.BucketMB
 	p.DPAlgorithm = strings.ToLower(r.DPAlgorithm)
 	p.P2PWhole = r.P2PWhole
+	p.SoftmaxAnyBatch = r.SoftmaxAnyBatch
 	p.Optimizer = strings.ToLower(r.Optimizer)
 	if r.CP != nil {
 		if *r.CP < 1 {

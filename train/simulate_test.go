@@ -290,6 +290,10 @@ func TestFusedSoftmax(t *testing.T) {
 		}
 		return r.IterationS
 	}
+	yp, err := ParsePlan("p.yaml", []byte("micro_batch: 1\nglobal_batch: 8\nsoftmax_any_batch: true\nstages: [{layers: 0-23}]\nreplicas: [{batch: 8, gpu: A100-40, tp: 8}]\n"), &m)
+	if err != nil || !yp.SoftmaxAnyBatch {
+		t.Errorf("softmax_any_batch in a YAML plan: %v", err)
+	}
 	if unfused, fused := iter(false), iter(true); !(unfused > fused) {
 		t.Errorf("tp 8, micro-batch 1: %v s unfused, %v s fused; want the unfused softmax slower", unfused, fused)
 	}

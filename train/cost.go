@@ -128,15 +128,13 @@ type shape struct {
 	// loads the last CP rank most.
 	cp         int
 	unbalanced bool
-	// anyBatch: the fused softmax takes any micro-batch (Plan.SoftmaxAnyBatch).
-	anyBatch bool
 }
 
 // planShape is the shape of a stage of plan p on tp-way tensor-parallel
 // groups.
 func planShape(m *Model, p *Plan, tp int, prec precision) shape {
 	return shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention, recomp: p.Recompute,
-		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m), anyBatch: p.SoftmaxAnyBatch}
+		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m)}
 }
 
 // cpDegree is the context-parallel degree, at least 1.
@@ -158,15 +156,11 @@ func (sh *shape) kvChunk() float64 {
 // kernel takes the attention scores of a 16-bit micro-batch: its
 // is_kernel_available asks for keys of 17 to 4,096 and query rows in
 // multiples of 4, and for the micro-batch's heads on one GPU (b × heads /
-// tp) in whole blocks of the kernel: 4 for rows longer than 128, else 8
-// (the 2021 engine's kernel took any micro-batch: Plan.SoftmaxAnyBatch).
+// tp) in whole blocks of the kernel: 4 for rows longer than 128, else 8.
 func (sh *shape) fusedSoftmax() bool {
 	s := sh.m.Seq / sh.cpDegree()
 	if s <= 16 || s > 4096 || s%4 != 0 || sh.m.Seq%4 != 0 {
 		return false
-	}
-	if sh.anyBatch {
-		return true
 	}
 	block := 4
 	if sh.m.Seq <= 128 {

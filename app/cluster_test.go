@@ -157,3 +157,34 @@ func TestPrepareClusterBench(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareModelsBench checks --trace: a trace of jobs given as models on
+// a platform becomes one experiment of the adaptive simulator on the
+// planner's GPU types, with the round and policies of Sia's experiments.
+func TestPrepareModelsBench(t *testing.T) {
+	in := ClusterBenchInput{Cluster: "modern-mix", Trace: "../examples/cluster-models.jsonl", Policies: "inlay", PoliciesGiven: true, Round: "2m", RestartS: 30, Workers: 1}
+	b, err := PrepareClusterBench(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.sia.Cluster
+	if !b.Sia || b.sia.Round != 120 || len(b.sia.Sets) != 1 || len(b.sia.Sets[0].Jobs[0]) != 4 || len(c.Types) != 4 || c.Types[0].Name != "A100-40" || c.GPUs(0) != 32 {
+		t.Fatalf("%+v", b.sia)
+	}
+	for _, tc := range []struct {
+		edit func(*ClusterBenchInput)
+		want string
+	}{
+		{func(in *ClusterBenchInput) { in.ExperimentsGiven = true }, "--trace runs the trace's jobs instead of --experiments"},
+		{func(in *ClusterBenchInput) { in.RestartS = -1 }, "--restart must not be negative"},
+		{func(in *ClusterBenchInput) { in.Policies = "gavel" }, "--policies:"},
+		{func(in *ClusterBenchInput) { in.Cluster = "gavel-108" }, "cluster-models.jsonl:4: model llama-3-8b (batch size 64) fits no GPU type"},
+		{func(in *ClusterBenchInput) { in.Trace = "../examples/nope.jsonl" }, "nope.jsonl"},
+	} {
+		bad := in
+		tc.edit(&bad)
+		if _, err := PrepareClusterBench(bad); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want one line with %q", err, tc.want)
+		}
+	}
+}

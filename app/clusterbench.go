@@ -3,12 +3,16 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	cbench "github.com/inlay-dev/inlay/cluster/bench"
 	chw "github.com/inlay-dev/inlay/cluster/hw"
+	"github.com/inlay-dev/inlay/cluster/job"
+	"github.com/inlay-dev/inlay/cluster/planned"
 	"github.com/inlay-dev/inlay/cluster/policy/adaptreg"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
@@ -37,6 +41,14 @@ type ClusterBenchInput struct {
 	// the cluster scale and how many workload files of each experiment.
 	SiaDir, Round          string
 	ClusterScale, SiaFiles int
+	// Trace, when set, is a trace of jobs given as models to run on
+	// Cluster in the adaptive simulator, as Sia's experiments run (the
+	// same policies, rounds and rows, mixed gangs off and on), instead of
+	// Experiments (ExperimentsGiven says they were chosen too: an error).
+	// RestartS is a reallocation's checkpoint-restore delay, seconds.
+	Trace            string
+	ExperimentsGiven bool
+	RestartS         float64
 }
 
 // ClusterBench is a checked bench, ready to run; Sia says which of the
@@ -56,6 +68,10 @@ type ClusterBenchReport struct {
 
 // PrepareClusterBench reads and checks the bench's input.
 func PrepareClusterBench(in ClusterBenchInput) (*ClusterBench, error) {
+	if in.Trace != "" {
+		cfg, err := modelsBenchConfig(in)
+		return &ClusterBench{Sia: true, sia: cfg}, err
+	}
 	if exps := SplitList(in.Experiments); len(exps) > 0 && strings.HasPrefix(exps[0], "sia-") {
 		cfg, err := siaBenchConfig(in, exps)
 		return &ClusterBench{Sia: true, sia: cfg}, err
@@ -158,10 +174,16 @@ func siaBenchConfig(in ClusterBenchInput, exps []string) (siabench.Config, error
 	if in.ClusterScale < 1 || in.ClusterScale > 1024 {
 		return cfg, fmt.Errorf("--cluster-scale: want 1..1024, got %d", in.ClusterScale)
 	}
+	return cfg, siaRoundPolicies(in, &cfg)
+}
+
+// siaRoundPolicies sets the round (--round) and the adaptive policies
+// (--policies, default SiaPolicies) of an adaptive bench.
+func siaRoundPolicies(in ClusterBenchInput, cfg *siabench.Config) error {
 	if in.Round != "" {
 		d, err := time.ParseDuration(in.Round)
 		if err != nil || d < time.Second {
-			return cfg, fmt.Errorf("--round: want a duration of at least 1s (60s, 6m), got %q", in.Round)
+			return fmt.Errorf("--round: want a duration of at least 1s (60s, 6m), got %q", in.Round)
 		}
 		cfg.Round = d.Seconds()
 	}
@@ -172,9 +194,42 @@ func siaBenchConfig(in ClusterBenchInput, exps []string) (siabench.Config, error
 	cfg.Policies = SplitList(pols)
 	for _, p := range cfg.Policies {
 		if _, err := adaptreg.Lookup(p); err != nil {
-			return cfg, fmt.Errorf("--policies: %w", err)
+			return fmt.Errorf("--policies: %w", err)
 		}
 	}
+	return nil
+}
+
+// modelsBenchConfig checks the input of a bench of a trace of jobs given
+// as models (--trace): every job's rate on every allocation, mixed gangs
+// included, from the training planner (cluster/planned).
+func modelsBenchConfig(in ClusterBenchInput) (siabench.Config, error) {
+	cfg := siabench.Config{Workers: in.Workers, Clock: time.Now}
+	if in.ExperimentsGiven {
+		return cfg, fmt.Errorf("--trace runs the trace's jobs instead of --experiments; give one of the two")
+	}
+	if !(in.RestartS >= 0) {
+		return cfg, fmt.Errorf("--restart must not be negative")
+	}
+	if err := siaRoundPolicies(in, &cfg); err != nil {
+		return cfg, err
+	}
+	c, err := chw.Resolve(in.Cluster)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Cluster, err = planned.AdaptCluster(c); err != nil {
+		return cfg, err
+	}
+	jobs, err := job.Load(in.Trace)
+	if err != nil {
+		return cfg, err
+	}
+	js, err := planned.AdaptJobs(in.Trace, jobs, cfg.Cluster, c.Network.BandwidthGBs, in.RestartS)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Sets = []siabench.Set{{Name: filepath.Base(in.Trace) + " on " + c.Name, Files: []string{filepath.Base(in.Trace)}, Jobs: [][]adapt.Job{js}}}
 	return cfg, nil
 }
 

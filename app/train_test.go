@@ -9,7 +9,7 @@ import (
 
 func TestTrainPlan(t *testing.T) {
 	in := TrainPlanInput{Spec: train.Spec{Model: "opt-350m", Gpus: "16xA100-40,16xV100-16", GPUsPerNode: 8, InterGbps: 800},
-		Planner: "inlay", Objective: "throughput", GlobalBatch: 256, Export: "megatron"}
+		Planner: "inlay", Objective: "throughput", GlobalBatch: 256, Export: "ranks"}
 	res, err := TrainPlan(in)
 	if err != nil {
 		t.Fatal(err)

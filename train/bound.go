@@ -115,7 +115,7 @@ type PartCost struct {
 func PartCosts(m *Model, g *GPU, tp int, p *Plan, intraGBs float64) PartCost {
 	prec := planPrecision(p)
 	d := newDevice(g, prec)
-	sh := planShape(m, p, tp, prec)
+	sh := planShape(m, p, g, tp, prec)
 	l := link{bw: intraGBs * 1e9 * g.Eff.Link, lat: g.Eff.LinkLatencyUs * 1e-6}
 	lc := sh.layer(&d, l, l) // the CP ring inside the server too
 	ef, eb := sh.embedding(&d, l)

@@ -131,9 +131,10 @@ type shape struct {
 }
 
 // planShape is the shape of a stage of plan p on tp-way tensor-parallel
-// groups.
-func planShape(m *Model, p *Plan, tp int, prec precision) shape {
-	return shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention, recomp: p.Recompute,
+// groups of type g: fused attention when the plan asks for it and g runs
+// it (FusedAttention).
+func planShape(m *Model, p *Plan, g *GPU, tp int, prec precision) shape {
+	return shape{m: m, prec: prec, tp: tp, b: p.MicroBatch, sp: p.SequenceParallel && tp > 1, flash: p.FlashAttention && g.FusedAttention(), recomp: p.Recompute,
 		cp: p.ContextParallel(), unbalanced: !p.balancedCP(m)}
 }
 

@@ -48,6 +48,13 @@ type GPU struct {
 // MemoryBytes is the GPU's memory in bytes.
 func (g *GPU) MemoryBytes() float64 { return g.MemoryGB * 1e9 }
 
+// FusedAttention reports whether g runs fused attention kernels
+// (FlashAttention-2 needs Ampere or newer: the types whose tensor cores
+// take BF16). A plan's flash_attention fuses the attention of the stages
+// on such GPUs; Volta's and Turing's stages keep the unfused core, so one
+// data-parallel gang may mix the two, each replica with its own kernels.
+func (g *GPU) FusedAttention() bool { return g.BF16 }
+
 // PCIeGBs is the host link's bandwidth one way (x16).
 func (g *GPU) PCIeGBs() float64 {
 	switch {

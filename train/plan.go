@@ -96,8 +96,9 @@ type Plan struct {
 	// Precision is bf16 or fp16 (mixed, FP32 master weights), or FP32 with
 	// the matrix products on TF32 tensor cores (tf32) or FP32 cores (fp32).
 	Precision string `json:"precision"`
-	// FlashAttention fuses the attention core: no sequence-squared tensors
-	// are kept or moved.
+	// FlashAttention fuses the attention core on the stages whose GPU
+	// runs it (GPU.FusedAttention: Ampere and newer): no sequence-squared
+	// tensors are kept or moved there.
 	FlashAttention bool `json:"flash_attention"`
 	// OverlapGradReduce reduces gradients in buckets during the backward
 	// pass (Megatron's --overlap-grad-reduce, PyTorch DDP); off, the

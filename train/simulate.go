@@ -396,7 +396,7 @@ func stageMemory(m *Model, p *Plan, s int, x *placed, prec precision, params flo
 		}
 		return mb.withAllocator(x.gpu)
 	}
-	sh := planShape(m, p, x.tp, prec)
+	sh := planShape(m, p, x.gpu, x.tp, prec)
 	perLayer := sh.layerActivations()
 	mb.Activations = perLayer * inFlightLayers(p, s)
 	tokens := float64(p.MicroBatch) * sh.localSeq()
@@ -445,7 +445,7 @@ func (mb MemoryBreakdown) withAllocator(g *GPU) MemoryBreakdown {
 // recomputation) time per micro-batch on one GPU of x, with the first
 // stage's embedding and the last's head.
 func transformerStage(m *Model, p *Plan, s int, x *placed, d *device, prec precision, c *Cluster) (f, b float64) {
-	sh := planShape(m, p, x.tp, prec)
+	sh := planShape(m, p, x.gpu, x.tp, prec)
 	tpl := c.groupLink(x, x.tp)
 	lc := sh.layer(d, tpl, c.cpLink(x))
 	n := float64(p.Stages[s].Count())

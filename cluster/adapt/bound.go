@@ -90,7 +90,10 @@ func minRun(c *Cluster, j *Job, mixed bool) float64 {
 				if mixed && n > 1 && n <= c.Total() {
 					step = math.Min(step, mixedFloor(m, n, iv[0]))
 				}
-				if step > 0 && !math.IsInf(step, 1) {
+				switch {
+				case step == 0:
+					best = math.Inf(1) // no floor: this stretch bounds nothing
+				case step > 0 && !math.IsInf(step, 1):
 					best = math.Max(best, gain/step)
 				}
 			}
@@ -107,7 +110,12 @@ func minRun(c *Cluster, j *Job, mixed bool) float64 {
 // mixedFloor is a lower bound on the step time of any mixed gang of n
 // GPUs at batch M: compute of M/n samples on the fastest type's line, and
 // at least the least cross-server synchronisation.
+// A job given as a model (its rates from the training planner) has no
+// such line: its floor is 0, and the bound keeps only its waits.
 func mixedFloor(m *goodput.Model, n int, M float64) float64 {
+	if m.Planned != nil {
+		return 0
+	}
 	c, s := math.Inf(1), math.Inf(1)
 	for _, f := range m.Fits {
 		if f == nil {

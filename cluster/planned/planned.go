@@ -219,3 +219,38 @@ func AdaptJobs(file string, jobs []job.Job, c *adapt.Cluster, networkGBs, restar
 	}
 	return out, nil
 }
+
+// AdaptCluster is cluster c as the adaptive simulator sees it: each GPU
+// type that maps to a training planner's (TrainGPU) with its servers, in
+// c's order; a type with no match (k80) is left out. A type whose servers
+// differ in size is an error (the simulator's servers of a type are
+// alike), and so is a cluster with no type left.
+func AdaptCluster(c *hw.Platform) (*adapt.Cluster, error) {
+	out := &adapt.Cluster{}
+	for _, name := range c.Types() {
+		g, ok := c.GPUType(name)
+		if !ok {
+			continue
+		}
+		tn, ok := TrainGPU(g)
+		if !ok {
+			continue
+		}
+		per, nodes := 0, 0
+		for _, n := range c.Nodes {
+			if n.GPU != name {
+				continue
+			}
+			if per != 0 && n.GPUs != per {
+				return nil, fmt.Errorf("cluster/planned: cluster %s: the %s servers hold %d and %d GPUs; the adaptive simulator needs one size a type", c.Name, name, per, n.GPUs)
+			}
+			per = n.GPUs
+			nodes++
+		}
+		out.Types = append(out.Types, adapt.Type{Name: tn, PerNode: per, Nodes: nodes})
+	}
+	if len(out.Types) == 0 {
+		return nil, fmt.Errorf("cluster/planned: cluster %s has no GPU type of the training planner's (%s)", c.Name, strings.Join(train.GPUNames(), ", "))
+	}
+	return out, nil
+}

@@ -66,6 +66,12 @@ func TestAdaptMixedGangsFromPlanner(t *testing.T) {
 		if !(mixed > 0) || mixed > a100+v100 {
 			t.Errorf("%s: 8 A100 + 8 V100 give %g samples/s; 8 A100 %g, 8 V100 %g", j.Name, mixed, a100, v100)
 		}
+		// the transformers use the V100s beside the A100s (fused attention
+		// stays on the A100s); ResNet-50 keeps to the A100s (one
+		// micro-batch a plan: see train/planner's mixed tests)
+		if !strings.Contains(j.Model.Name, "resnet50") && !(mixed > a100) {
+			t.Errorf("%s: 8 A100 + 8 V100 give %g samples/s, no more than 8 A100 (%g)", j.Name, mixed, a100)
+		}
 	}
 	if big := jobs[0].Model.Planned(s.Pair(0, 16, 1, 8)); !(big > 0) {
 		t.Errorf("the 24-GPU job has no plan on 16 A100 + 8 V100: %g", big)

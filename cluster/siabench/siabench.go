@@ -6,6 +6,9 @@
 // policies that can form them) on, beside a proven lower bound on the
 // average JCT and the published figures.
 //
+// The same rows come from any set of adaptive workloads on any adaptive
+// cluster (Config.Sets: a trace of jobs given as models, say).
+//
 // Each simulation is deterministic; simulations go to Workers goroutines
 // and results come back in task order.
 package siabench
@@ -34,10 +37,13 @@ const (
 // Experiments lists them.
 var Experiments = []string{Philly, Helios, Rigid}
 
-// Config configures a bench.
+// Config configures a bench: Sia's experiments on Bench, or (Bench nil)
+// the Sets on Cluster.
 type Config struct {
 	Bench       *sia.Bench
 	Experiments []string
+	Cluster     *adapt.Cluster
+	Sets        []Set
 	Policies    []string
 	// Round in seconds for every policy (0: each policy's own).
 	Round float64
@@ -84,6 +90,13 @@ type Experiment struct {
 	Jobs       int      `json:"-"`
 }
 
+// Set is one experiment's workloads, each a list of jobs, named.
+type Set struct {
+	Name  string
+	Files []string
+	Jobs  [][]adapt.Job
+}
+
 // Report is the bench's outcome.
 type Report struct {
 	Experiments []Experiment `json:"experiments"`
@@ -117,16 +130,6 @@ type task struct {
 
 // Run runs the bench.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if cfg.Scale < 1 {
-		cfg.Scale = 1
-	}
-	b := cfg.Bench
-	sc := b.Cluster.Scaled(cfg.Scale)
-	cl := adapt.FromSia(sc)
-	models, err := adapt.Models(b, sc)
-	if err != nil {
-		return nil, err
-	}
 	var variants []variant
 	for _, name := range cfg.Policies {
 		f, err := adaptreg.Lookup(name)
@@ -142,9 +145,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			variants = append(variants, variant{name, r, true})
 		}
 	}
-	rep := &Report{}
-	workloads := make([][][]adapt.Job, len(cfg.Experiments))
-	for e, name := range cfg.Experiments {
+	if cfg.Bench == nil {
+		return runSets(ctx, cfg, cfg.Cluster, cfg.Sets, variants, func(string, string) float64 { return 0 })
+	}
+	if cfg.Scale < 1 {
+		cfg.Scale = 1
+	}
+	b := cfg.Bench
+	sc := b.Cluster.Scaled(cfg.Scale)
+	cl := adapt.FromSia(sc)
+	models, err := adapt.Models(b, sc)
+	if err != nil {
+		return nil, err
+	}
+	var sets []Set
+	for _, name := range cfg.Experiments {
 		set := map[string]string{Philly: "philly", Helios: "saturn", Rigid: "philly"}[name]
 		if set == "" {
 			return nil, fmt.Errorf("unknown experiment %q (%s, %s, %s)", name, Philly, Helios, Rigid)
@@ -161,25 +176,40 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			k := adapt.Rigid
 			force = &k
 		}
-		ex := Experiment{Name: name}
-		bound := 0.0
+		st := Set{Name: name, Files: names}
 		for i, w := range ws {
 			file := fmt.Sprintf("%s/workloads/%s/%s.csv", b.Dir, set, names[i])
 			js, err := adapt.Jobs(file, w, models, cl, force, cfg.Scale)
 			if err != nil {
 				return nil, err
 			}
+			st.Jobs = append(st.Jobs, js)
+		}
+		sets = append(sets, st)
+	}
+	return runSets(ctx, cfg, cl, sets, variants, func(exp, policy string) float64 { return published(b, exp, policy) })
+}
+
+// runSets runs every variant on every workload of the sets on cluster
+// cl, and averages each variant's figures over a set's workloads beside
+// the set's lower bound and the published figure (0: none).
+func runSets(ctx context.Context, cfg Config, cl *adapt.Cluster, sets []Set, variants []variant, published func(exp, policy string) float64) (*Report, error) {
+	rep := &Report{}
+	workloads := make([][][]adapt.Job, len(sets))
+	for e, st := range sets {
+		ex := Experiment{Name: st.Name, Files: st.Files}
+		bound := 0.0
+		for _, js := range st.Jobs {
 			workloads[e] = append(workloads[e], js)
-			ex.Files = append(ex.Files, names[i])
 			ex.Jobs += len(js)
 			// The bound with mixed gangs holds for every row.
-			bound += adapt.LowerBound(cl, js, minRound(variants), true) / float64(len(ws))
+			bound += adapt.LowerBound(cl, js, minRound(variants), true) / float64(len(st.Jobs))
 		}
 		ex.LowerBound = bound
 		rep.Experiments = append(rep.Experiments, ex)
 	}
 	var tasks []task
-	for e := range cfg.Experiments {
+	for e := range sets {
 		for v := range variants {
 			for f := range workloads[e] {
 				tasks = append(tasks, task{e, v, f})
@@ -204,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		progress = func(k, i int) {
 			t := tasks[i]
 			v := variants[t.v]
-			cfg.Progress(k, len(tasks), fmt.Sprintf("%s %s %gs mixed=%v %s", cfg.Experiments[t.exp], v.policy, v.round, v.mixed, rep.Experiments[t.exp].Files[t.file]))
+			cfg.Progress(k, len(tasks), fmt.Sprintf("%s %s %gs mixed=%v %s", sets[t.exp].Name, v.policy, v.round, v.mixed, rep.Experiments[t.exp].Files[t.file]))
 		}
 	}
 	if err := workpool.Each(ctx, len(tasks), cfg.Workers, run, progress); err != nil {
@@ -213,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for e := range rep.Experiments {
 		ex := &rep.Experiments[e]
 		for v, vr := range variants {
-			row := Row{Policy: vr.policy, RoundSeconds: vr.round, Mixed: vr.mixed, Published: published(b, ex.Name, vr.policy)}
+			row := Row{Policy: vr.policy, RoundSeconds: vr.round, Mixed: vr.mixed, Published: published(ex.Name, vr.policy)}
 			var solve []float64
 			ok, rounds, mixedRounds := 0, 0, 0
 			for i, t := range tasks {

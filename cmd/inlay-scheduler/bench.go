@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -24,7 +25,8 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var cfg perf.Config
-	var clusterName, cpuProfile string
+	var clusterName string
+	var prof profiles
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "bench --nodes N --pods P [--rate R] [--json]",
@@ -40,6 +42,9 @@ throughput; each inlay pod belongs to a Job that the Job controller
 leaves alone), or with --jobs as batch/v1 Jobs through the Job controller
 (the end-to-end figure). inlay's scheduler runs as its own process
 (inlay-scheduler run), so its CPU time and peak memory are its own.
+With --jobs, --schedulers may add kueue: Kueue (make fetch-kueue) admits
+the Jobs, created suspended in its LocalQueue with a quota of the
+cluster's GPUs, and kube-scheduler places their pods.
 
 Reported per scheduler: pods bound per second (sustained, from the 10th
 to the 90th percentile binding), p50/p99 time from creation to binding,
@@ -50,7 +55,7 @@ node over its GPUs. --churn S sets that share of the nodes NotReady once
 a third of the pods are created, and Ready again --churn-for later; the
 pods bound to them meanwhile and the time to bind on them again after
 are reported. --cpuprofile writes a pprof CPU profile of inlay's
-scheduler process.`,
+scheduler process, --memprofile its heap as it stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -66,7 +71,7 @@ scheduler process.`,
 			if err != nil {
 				return err
 			}
-			cfg.Inlay = processRunner(exe, cpuProfile, cmd.ErrOrStderr())
+			cfg.Inlay = processRunner(exe, prof, cmd.ErrOrStderr())
 			res, err := perf.Bench(ctx, cfg)
 			if err != nil {
 				return err
@@ -89,7 +94,7 @@ scheduler process.`,
 	fl.BoolVar(&cfg.Jobs, "jobs", false, "create batch/v1 Jobs through the Job controller (end to end) instead of pods directly")
 	fl.Float64Var(&cfg.Churn, "churn", 0, "share of the nodes set NotReady during the run, and Ready again (e.g. 0.05)")
 	fl.DurationVar(&cfg.ChurnFor, "churn-for", 10*time.Second, "how long the churned nodes stay NotReady")
-	fl.StringSliceVar(&cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler")
+	fl.StringSliceVar(&cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler, and with --jobs kueue (Kueue admits the Jobs, kube-scheduler places their pods; make fetch-kueue)")
 	fl.StringVar(&cfg.Policy, "policy", "fifo", "inlay's policy")
 	fl.Float64Var(&cfg.Round, "round", 360, "inlay's round in virtual seconds")
 	fl.Float64Var(&cfg.Speedup, "speedup", 360, "virtual seconds per real second (360 with --round 360: a round a second)")
@@ -98,7 +103,8 @@ scheduler process.`,
 	fl.Float64Var(&cfg.PublishRate, "publish-rate", 50, "inlay's writes a second that only publish Jobs' state")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "per scheduler; pods not bound by then count as pending")
 	fl.StringVar(&cfg.Dir, "dir", "", "the control plane's folder (default: a temporary one, removed after)")
-	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
+	fl.StringVar(&prof.cpu, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
+	fl.StringVar(&prof.heap, "memprofile", "", "write a pprof heap profile of inlay's scheduler process, taken as it stops (everything still cached), to this file")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -106,7 +112,7 @@ scheduler process.`,
 // processRunner runs inlay's scheduler as a process of this binary
 // (inlay-scheduler run), stopped with SIGTERM; it reads the figures the
 // process writes when it stops.
-func processRunner(exe, cpuProfile string, logTo io.Writer) perf.InlayRunner {
+func processRunner(exe string, prof profiles, logTo io.Writer) perf.InlayRunner {
 	return func(ctx context.Context, kubeconfig, queue string, cfg *perf.Config) (func() (*perf.SchedulerStats, error), error) {
 		dir, err := os.MkdirTemp("", "inlay-bench-")
 		if err != nil {
@@ -117,9 +123,7 @@ func processRunner(exe, cpuProfile string, logTo io.Writer) perf.InlayRunner {
 			"--round", strconv.FormatFloat(cfg.Round, 'g', -1, 64), "--reset", "-1", "--speedup", strconv.FormatFloat(cfg.Speedup, 'g', -1, 64),
 			"--qps", strconv.FormatFloat(cfg.QPS, 'g', -1, 64), "--workers", strconv.Itoa(cfg.Workers),
 			"--publish-rate", strconv.FormatFloat(cfg.PublishRate, 'g', -1, 64), "--stats", stats}
-		if cpuProfile != "" {
-			args = append(args, "--cpuprofile", cpuProfile)
-		}
+		args = append(args, prof.args()...)
 		p := exec.Command(exe, args...)
 		p.Stderr = logTo
 		if err := p.Start(); err != nil {
@@ -159,18 +163,48 @@ func writeStats(path string, s *scheduler.Scheduler) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
+// profiles are the pprof files a scheduler process writes.
+type profiles struct{ cpu, heap string }
+
+// args passes them on to inlay-scheduler run.
+func (p profiles) args() []string {
+	var a []string
+	if p.cpu != "" {
+		a = append(a, "--cpuprofile", p.cpu)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	if p.heap != "" {
+		a = append(a, "--memprofile", p.heap)
 	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
+	return a
+}
+
+// start starts the CPU profile; the returned stop ends it and writes the
+// heap profile (after a collection, so it shows what is live).
+func (p profiles) start() (stop func() error, err error) {
+	var f *os.File
+	if p.cpu != "" {
+		if f, err = os.Create(p.cpu); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("--cpuprofile %s: %w", p.cpu, err)
+		}
+	}
+	return func() error {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+		if p.heap == "" {
+			return nil
+		}
+		h, err := os.Create(p.heap)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		return errors.Join(pprof.WriteHeapProfile(h), h.Close())
 	}, nil
 }
 
@@ -188,6 +222,10 @@ func printBench(w io.Writer, r *perf.Result) {
 	}
 	tb.WriteTo(w) //nolint:errcheck
 	for _, x := range r.Runs {
+		if x.QueueCPUSeconds > 0 {
+			fmt.Fprintf(w, "%s: Kueue's controller manager %.1f CPU s, peak %.0f MiB (the row's CPU and memory are kube-scheduler's, which places the pods it admits)\n",
+				x.Scheduler, x.QueueCPUSeconds, float64(x.QueuePeakBytes)/(1<<20))
+		}
 		if x.ChurnNodes > 0 {
 			fmt.Fprintf(w, "%s churn: %d nodes NotReady and back; %d pods bound to them meanwhile; first bound on them %.2f s after they returned (-1: none); %d pods bound after they returned, the last %.2f s after\n",
 				x.Scheduler, x.ChurnNodes, x.BoundToNotReady, x.ChurnRecoverySeconds, x.ChurnBoundAfter, x.ChurnSettleSeconds)

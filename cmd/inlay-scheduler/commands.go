@@ -198,7 +198,8 @@ func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *s
 
 func newRunCmd() *cobra.Command {
 	var f kubeSchedFlags
-	var statsPath, cpuProfile string
+	var statsPath string
+	var prof profiles
 	cmd := &cobra.Command{
 		Use:   "run --kubeconfig FILE --policy P",
 		Short: "Schedule training Jobs on Kubernetes with a cluster policy (the simulator's mechanism, in real time)",
@@ -236,14 +237,11 @@ the RBAC and the Deployment that run it in a cluster.`,
 			if err != nil {
 				return err
 			}
-			if cpuProfile != "" {
-				stop, err := startCPUProfile(cpuProfile)
-				if err != nil {
-					return err
-				}
-				defer stop()
+			stopProf, err := prof.start()
+			if err != nil {
+				return err
 			}
-			err = s.Run(ctx)
+			err = errors.Join(s.Run(ctx), stopProf())
 			if statsPath != "" {
 				err = errors.Join(err, writeStats(statsPath, s))
 			}
@@ -257,7 +255,8 @@ the RBAC and the Deployment that run it in a cluster.`,
 	fl.BoolVar(&f.leader, "leader-elect", false, "run only while holding the leader lease (for replicas)")
 	fl.StringVar(&f.leaseNS, "lease-namespace", "inlay-system", "namespace of the leader lease")
 	fl.StringVar(&statsPath, "stats", "", "when it stops, write its figures (rounds' times, binds, requests, CPU seconds, peak memory) as JSON to this file")
-	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file")
+	fl.StringVar(&prof.cpu, "cpuprofile", "", "write a CPU profile (pprof) of the whole run to this file")
+	fl.StringVar(&prof.heap, "memprofile", "", "when it stops, write a heap profile (pprof, what is live then) to this file")
 	return cmd
 }
 

@@ -102,3 +102,59 @@ func TestClusterEstimateAndPolicies(t *testing.T) {
 		t.Errorf("gavel-ss on an estimated table (no pairs): %v", err)
 	}
 }
+
+// TestClusterBenchTrace runs cluster bench --trace on jobs given as models
+// on 16 A100s and 16 V100s: one experiment, inlay's policy with mixed
+// gangs off and on, every row with its average and p99 JCT.
+func TestClusterBenchTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "models.jsonl")
+	jobs := `{"model":"opt-350m","batch":256,"gpus":8,"steps":1500,"arrival_s":0}
+{"model":"gpt3-1.7b","batch":512,"gpus":16,"steps":200,"arrival_s":0}
+{"model":"resnet50","input":"3x224x224","batch":1024,"gpus":4,"steps":2000,"arrival_s":300}
+`
+	cluster := filepath.Join(dir, "av.yaml")
+	yaml := `name: av
+gpu_types:
+  - {name: a100, memory_gib: 40, tensor_tflops: 312, fp32_tflops: 19.5, mem_bandwidth_gbs: 1555}
+  - {name: v100, memory_gib: 16, tensor_tflops: 125, fp32_tflops: 15.7, mem_bandwidth_gbs: 900}
+nodes:
+  - {name: a, gpu: a100, count: 2, gpus: 8, intra: {kind: nvlink, bandwidth_gbs: 300}}
+  - {name: v, gpu: v100, count: 2, gpus: 8, intra: {kind: nvlink, bandwidth_gbs: 150}}
+network: {bandwidth_gbs: 25}
+`
+	for p, text := range map[string]string{trace: jobs, cluster: yaml} {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := runInlay(t, "cluster", "bench", "--trace", trace, "--cluster", cluster, "--policies", "inlay", "--json")
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var rep struct {
+		Experiments []struct {
+			Name string `json:"name"`
+			Rows []struct {
+				Policy string  `json:"policy"`
+				Mixed  bool    `json:"mixed"`
+				Avg    float64 `json:"avg_jct_hours"`
+				P99    float64 `json:"p99_jct_hours"`
+			} `json:"policies"`
+		} `json:"experiments"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(rep.Experiments) != 1 || rep.Experiments[0].Name != "models.jsonl on av" || len(rep.Experiments[0].Rows) != 2 {
+		t.Fatalf("report %s", out)
+	}
+	for i, r := range rep.Experiments[0].Rows {
+		if r.Policy != "inlay" || r.Mixed != (i == 1) || !(r.Avg > 0) || !(r.P99 >= r.Avg) {
+			t.Errorf("row %d: %+v", i, r)
+		}
+	}
+	if _, err := runInlay(t, "cluster", "bench", "--trace", trace, "--experiments", "sia-philly"); err == nil || !strings.Contains(err.Error(), "--trace runs the trace's jobs instead of --experiments") {
+		t.Errorf("--trace with --experiments: %v", err)
+	}
+}

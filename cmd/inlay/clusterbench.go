@@ -39,7 +39,15 @@ static jobs).
 
 A run at 5.6 jobs/h simulates about 13,000 jobs; Gavel's LP policies solve
 thousands of LPs with CBC, so a full bench takes a while: --workers runs
-simulations in parallel.`,
+simulations in parallel.
+
+--trace FILE runs a trace of jobs given as models (model, batch, gpus,
+steps, arrival_s: examples/cluster-models.jsonl) on --cluster in the
+adaptive simulator instead, as the sia-* experiments run: each adaptive
+policy (--policies, default gavel-tj,pollux,sia,inlay) with mixed-type
+gangs off and, where the policy forms them, on, side by side. Every job's
+rate on every allocation, a gang of two GPU types included, comes from
+the training planner.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runClusterBench(cmd, &f) },
 	}
@@ -48,10 +56,12 @@ simulations in parallel.`,
 	registerClusterLP(cmd, &in.Cluster, &in.LP)
 	fl.StringVar(&in.Experiments, "experiments", "single,multi,static", "experiments to run: single, multi, static (Gavel's); sia-philly, sia-helios, sia-rigid (Sia's benchmark, adaptive jobs on mixed GPU types)")
 	fl.StringVar(&in.SiaDir, "sia", sia.DefaultDir, "folder of Sia's benchmark (cluster.json, traces/, workloads/, sia_table3.csv)")
-	fl.StringVar(&in.Round, "round", "", "sia-* experiments: round length for every policy (e.g. 60s, 6m; default: each policy's own, 360 s for gavel-tj, 60 s for the others)")
+	fl.StringVar(&in.Round, "round", "", "sia-* experiments and --trace: round length for every policy (e.g. 60s, 6m; default: each policy's own, 360 s for gavel-tj, 60 s for the others)")
 	fl.IntVar(&in.ClusterScale, "cluster-scale", 1, "sia-* experiments: multiply the cluster's servers and the workloads' jobs by N (Sia's --cluster_scale)")
+	fl.StringVar(&in.Trace, "trace", "", "a trace of jobs given as models (JSONL or YAML) to run on --cluster in the adaptive simulator, mixed gangs off and on, instead of --experiments")
+	fl.Float64Var(&in.RestartS, "restart", 30, "with --trace: seconds a job loses to checkpoint and restore when its allocation changes")
 	fl.IntVar(&in.SiaFiles, "sia-files", 0, "sia-* experiments: run only the first N workload files of each (0: all)")
-	fl.StringVar(&in.Policies, "policies", "las,gandiva,gavel,gavel-ss,inlay", "policies of the continuous experiments")
+	fl.StringVar(&in.Policies, "policies", "las,gandiva,gavel,gavel-ss,inlay", "policies of the continuous experiments (sia-* and --trace: the adaptive policies, gavel-tj,pollux,sia,inlay unless given)")
 	fl.StringVar(&in.StaticPolicies, "static-policies", "fifo,gandiva,gavel-makespan,gavel-makespan-ss,inlay-makespan", "policies of the static experiment")
 	fl.StringVar(&in.Seeds, "seeds", "0,1,2", "seeds")
 	fl.StringVar(&in.SingleRates, "single-rates", "5.6", "single-GPU input rates, jobs per hour")
@@ -71,6 +81,7 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 	defer stop()
 	in := f.in
 	in.PoliciesGiven = cmd.Flags().Changed("policies")
+	in.ExperimentsGiven = cmd.Flags().Changed("experiments")
 	b, err := app.PrepareClusterBench(in)
 	if err != nil {
 		return err

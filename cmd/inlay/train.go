@@ -63,7 +63,7 @@ func (f *trainFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&s.Zero, "zero", 0, "ZeRO stage 0–3 (1: distributed optimizer)")
 	fl.BoolVar(&s.SequenceParallel, "sequence-parallel", false, "sequence parallelism with tensor parallelism")
 	fl.BoolVar(&s.Offload, "offload", false, "optimizer states in host memory, stepped there")
-	fl.BoolVar(&s.FlashAttention, "flash-attention", false, "fused attention (no sequence-squared tensors)")
+	fl.BoolVar(&s.FlashAttention, "flash-attention", false, "fused attention (no sequence-squared tensors) on the GPUs that run it: Ampere and newer")
 	fl.BoolVar(&s.Overlap, "overlap-grad-reduce", false, "reduce gradients in buckets during the backward pass")
 	fl.StringVar(&s.Precision, "precision", "bf16", "bf16, fp16, tf32 or fp32")
 	fl.StringVar(&s.Optimizer, "optimizer", "", "adam or sgd (SGD with momentum; default: the plan's, else adam)")

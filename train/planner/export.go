@@ -66,7 +66,7 @@ func uniform(p *train.Plan, engine string) (string, int, error) {
 // --decoder-first-pipeline-num-layers and
 // --decoder-last-pipeline-num-layers, the middle stages even.
 func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
-	_, tp, err := uniform(p, "Megatron-LM")
+	gpu, tp, err := uniform(p, "Megatron-LM")
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,8 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 	if p.OverlapGradReduce {
 		args = append(args, "--overlap-grad-reduce")
 	}
-	if p.FlashAttention {
+	if g, ok := train.LookupGPU(gpu); p.FlashAttention && (!ok || g.FusedAttention()) {
+		// the simulator fuses attention only where the GPU runs it
 		args = append(args, "--use-flash-attn")
 	}
 	switch p.Precision {

@@ -157,24 +157,27 @@ func precisionFor(c *train.Cluster) string {
 
 // basePlan is the engine settings every planner's plans share: 1F1B,
 // bucketed gradient reduction overlapped with the backward pass, sequence
-// parallelism with TP, fused attention where every type runs it (Ampere
-// and newer, the types with BF16), ring reduction.
+// parallelism with TP, fused attention (on the types that run it: Ampere
+// and newer), ring reduction.
 func basePlan(c *train.Cluster, micro, global int, recompute string, zero int) *train.Plan {
 	prec := precisionFor(c)
 	return &train.Plan{MicroBatch: micro, GlobalBatch: global, Schedule: train.Schedule{Kind: "1f1b"}, Recompute: recompute,
-		SequenceParallel: true, Zero: zero, Precision: prec, FlashAttention: prec == "bf16", OverlapGradReduce: true,
+		SequenceParallel: true, Zero: zero, Precision: prec, FlashAttention: true, OverlapGradReduce: true,
 		BucketMB: 40, DPAlgorithm: "ring"}
 }
 
-// precision sets p's precision by the GPUs it uses: BF16 with fused
-// attention when every type it uses has BF16 tensor cores (Ampere and
-// newer), else FP16 without (FlashAttention-2 needs Ampere).
+// precision sets p's precision by the GPUs it uses: BF16 when every type
+// it uses has BF16 tensor cores (Ampere and newer), else FP16 (the same
+// tensor rate on those). Fused attention stays on: the simulator fuses it
+// on the stages whose GPU runs it and keeps the unfused core on the
+// others (a V100 replica beside A100 replicas), as each replica's engine
+// picks its own attention kernel.
 func (e *evaluator) precision(p *train.Plan) {
 	p.Precision, p.FlashAttention = "bf16", true
 	for _, r := range p.Replicas {
 		for _, s := range r.Stages {
 			if g, ok := e.c.GPUType(s.GPU); ok && !g.BF16 {
-				p.Precision, p.FlashAttention = "fp16", false
+				p.Precision = "fp16"
 				return
 			}
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Names of the label, annotations and scheduler.
@@ -223,6 +224,21 @@ func PodRequests(p *corev1.PodSpec) Requests {
 		sum.GPUs = max(sum.GPUs, r.GPUs)
 	}
 	return sum
+}
+
+// List is the requests as a resource list (the ones that are not zero).
+func (r Requests) List() corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if r.MilliCPU > 0 {
+		l[corev1.ResourceCPU] = *resource.NewMilliQuantity(int64(math.Round(r.MilliCPU)), resource.DecimalSI)
+	}
+	if r.Memory > 0 {
+		l[corev1.ResourceMemory] = *resource.NewQuantity(r.Memory, resource.BinarySI)
+	}
+	if r.GPUs > 0 {
+		l[GPUResource] = *resource.NewQuantity(r.GPUs, resource.DecimalSI)
+	}
+	return l
 }
 
 // FormatTime writes a time for the *At annotations.

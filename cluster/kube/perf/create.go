@@ -9,6 +9,7 @@ import (
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/kueue"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -180,8 +181,16 @@ func createOne(ctx context.Context, cfg *Config, cs kubernetes.Interface, ns, na
 	itemName := fmt.Sprintf("w-%06d", i)
 	t := time.Now()
 	if cfg.Jobs {
+		j := job(ns, itemName, sched, false)
+		if name == Kueue {
+			// Suspended in Kueue's LocalQueue, as its webhook would make
+			// it (the webhook is not registered here: controlplane/kueue.go).
+			yes := true
+			j.Labels = map[string]string{kueue.QueueLabel: kueueQueue}
+			j.Spec.Suspend = &yes
+		}
 		w.sent(itemName, t)
-		_, err := cs.BatchV1().Jobs(ns).Create(ctx, job(ns, itemName, sched, false), metav1.CreateOptions{})
+		_, err := cs.BatchV1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
 		return err
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: itemName, Labels: map[string]string{"app": "bench"}}, Spec: podSpec(sched)}

@@ -24,12 +24,14 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
+	"github.com/inlay-dev/inlay/cluster/kube/kueue"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +41,10 @@ import (
 const (
 	Inlay         = "inlay"
 	KubeScheduler = "kube-scheduler"
+	// Kueue admits Jobs (created suspended in its LocalQueue, quota per
+	// GPU type: kueue.Objects) and kube-scheduler places their pods; with
+	// Config.Jobs only (Kueue works on Jobs). Needs make fetch-kueue.
+	Kueue = "kueue"
 )
 
 // Config configures a benchmark.
@@ -63,7 +69,7 @@ type Config struct {
 	Churn    float64
 	ChurnFor time.Duration
 	// Schedulers are measured in this order (default inlay, then
-	// kube-scheduler).
+	// kube-scheduler; with Jobs, kueue may follow).
 	Schedulers []string
 	// Inlay runs inlay's scheduler (given the admin kubeconfig, the queue
 	// to serve and the run's stats file); Start keeps it in this process
@@ -136,8 +142,13 @@ type Run struct {
 	Requests        int64   `json:"requests,omitempty"`
 	// CPU seconds over the run: the scheduler's, the API server's, etcd's
 	// and the controller manager's; the scheduler's peak resident memory.
-	SchedulerCPUSeconds  float64 `json:"scheduler_cpu_seconds"`
-	SchedulerPeakBytes   int64   `json:"scheduler_peak_bytes"`
+	SchedulerCPUSeconds float64 `json:"scheduler_cpu_seconds"`
+	SchedulerPeakBytes  int64   `json:"scheduler_peak_bytes"`
+	// Kueue's run: its controller manager's CPU seconds and peak resident
+	// memory (the scheduler's figures above are kube-scheduler's, which
+	// places the pods Kueue admits).
+	QueueCPUSeconds      float64 `json:"kueue_cpu_seconds,omitempty"`
+	QueuePeakBytes       int64   `json:"kueue_peak_bytes,omitempty"`
 	APIServerCPUSeconds  float64 `json:"apiserver_cpu_seconds"`
 	EtcdCPUSeconds       float64 `json:"etcd_cpu_seconds"`
 	ControllerCPUSeconds float64 `json:"controller_manager_cpu_seconds"`
@@ -174,6 +185,9 @@ type Result struct {
 	KubeSchedulerP99Seconds    float64 `json:"kube_scheduler_p99_bind_seconds"`
 	RoundP99Seconds            float64 `json:"round_p99_seconds"`
 	SchedulerPeakBytes         int64   `json:"scheduler_peak_bytes"`
+	// Kueue's run, when measured (--jobs --schedulers …,kueue).
+	KueuePodsPerSecond float64 `json:"kueue_pods_per_second,omitempty"`
+	KueueP99Seconds    float64 `json:"kueue_p99_bind_seconds,omitempty"`
 }
 
 func (c *Config) fill() error {
@@ -235,8 +249,11 @@ func (c *Config) fill() error {
 		return fmt.Errorf("perf: cluster %s has no servers", c.Cluster.Name)
 	}
 	for _, s := range c.Schedulers {
-		if s != Inlay && s != KubeScheduler {
-			return fmt.Errorf("perf: unknown scheduler %q (%s, %s)", s, Inlay, KubeScheduler)
+		switch {
+		case s != Inlay && s != KubeScheduler && s != Kueue:
+			return fmt.Errorf("perf: unknown scheduler %q (%s, %s, %s)", s, Inlay, KubeScheduler, Kueue)
+		case s == Kueue && !c.Jobs:
+			return fmt.Errorf("perf: %s admits Jobs: measure it with --jobs", Kueue)
 		}
 	}
 	return nil
@@ -278,6 +295,11 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 	if err := createNodes(ctx, cs, plat, cfg.Creators); err != nil {
 		return nil, err
 	}
+	if slices.Contains(cfg.Schedulers, Kueue) {
+		if err := kueue.Install(ctx, cp); err != nil {
+			return nil, err
+		}
+	}
 	res := &Result{Nodes: cfg.Nodes, GPUsPerNode: plat.Nodes[0].GPUs, Pods: cfg.Pods, Rate: cfg.Rate, Mode: "pods", Policy: cfg.Policy, Churn: cfg.Churn}
 	if cfg.Jobs {
 		res.Mode = "jobs"
@@ -293,6 +315,8 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 			res.PodsPerSecond, res.P99BindSeconds, res.RoundP99Seconds, res.SchedulerPeakBytes = r.PodsPerSecond, r.P99BindSeconds, r.RoundP99Seconds, r.SchedulerPeakBytes
 		case KubeScheduler:
 			res.KubeSchedulerPodsPerSecond, res.KubeSchedulerP99Seconds = r.PodsPerSecond, r.P99BindSeconds
+		case Kueue:
+			res.KueuePodsPerSecond, res.KueueP99Seconds = r.PodsPerSecond, r.P99BindSeconds
 		}
 	}
 	return res, nil
@@ -306,6 +330,11 @@ func runOne(ctx context.Context, cfg *Config, cp *controlplane.ControlPlane, cs 
 		return nil, err
 	}
 	defer deleteAll(context.WithoutCancel(ctx), cs, ns)
+	if name == Kueue {
+		if err := kueue.Queues(ctx, cp.Config, plat, ns, kueueQueue); err != nil {
+			return nil, err
+		}
+	}
 	w, err := watchPods(ctx, cs, ns)
 	if err != nil {
 		return nil, err
@@ -371,9 +400,13 @@ func runOne(ctx context.Context, cfg *Config, cp *controlplane.ControlPlane, cs 
 		sorted := append([]float64(nil), st.RoundSeconds...)
 		sort.Float64s(sorted)
 		r.RoundP50Seconds, r.RoundP99Seconds = quantile(sorted, 0.5), quantile(sorted, 0.99)
-	case name == KubeScheduler:
+	case name == KubeScheduler || name == Kueue:
 		r.SchedulerCPUSeconds = (after["kube-scheduler"] - before["kube-scheduler"]).Seconds()
 		r.SchedulerPeakBytes, _ = cp.PeakBytes("kube-scheduler")
+	}
+	if name == Kueue {
+		r.QueueCPUSeconds = (after["kueue"] - before["kueue"]).Seconds()
+		r.QueuePeakBytes, _ = cp.PeakBytes("kueue")
 	}
 	return r, nil
 }
@@ -386,6 +419,9 @@ func quantile(v []float64, q float64) float64 {
 	i := int(math.Ceil(q*float64(len(v)))) - 1
 	return v[min(max(i, 0), len(v)-1)]
 }
+
+// kueueQueue is the LocalQueue of Kueue's run (in its namespace).
+const kueueQueue = "bench"
 
 // podGPUs is a benchmark pod's GPUs.
 const podGPUs = 1

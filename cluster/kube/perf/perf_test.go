@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,44 @@ func TestBenchChurn(t *testing.T) {
 	}
 }
 
+// TestBenchKueue (make e2e-kube, with Kueue built) measures the three
+// through the Job controller: inlay, kube-scheduler, and Kueue admitting
+// the Jobs for kube-scheduler. Every pod bound once, none lost, and
+// Kueue's own CPU counted.
+func TestBenchKueue(t *testing.T) {
+	controlplane.SkipUnlessEnabled(t)
+	if os.Getenv("INLAY_E2E_KUEUE") != "1" {
+		t.Skip("runs under make e2e-kube (INLAY_E2E_KUEUE=1, Kueue from make fetch-kueue)")
+	}
+	res := benchSmall(t, Config{Nodes: 200, Pods: 600, Rate: 100, Jobs: true, Timeout: 3 * time.Minute,
+		Schedulers: []string{Inlay, KubeScheduler, Kueue}})
+	if k := res.Runs[2]; k.QueueCPUSeconds <= 0 || k.QueuePeakBytes <= 0 || res.KueuePodsPerSecond != k.PodsPerSecond {
+		t.Errorf("kueue: %.1f CPU s, %d peak bytes, %.1f pods/s in the result against %.1f in its run", k.QueueCPUSeconds, k.QueuePeakBytes, res.KueuePodsPerSecond, k.PodsPerSecond)
+	}
+}
+
+// TestConfigChecks: a scheduler the benchmark does not know, and Kueue
+// without Jobs, are refused before anything starts.
+func TestConfigChecks(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Schedulers: []string{"volcano"}}, `unknown scheduler "volcano"`},
+		{Config{Schedulers: []string{Kueue}}, "measure it with --jobs"},
+		{Config{Pods: -1}, "--pods"},
+	} {
+		err := c.cfg.fill()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg.Schedulers, err, c.want)
+		}
+	}
+	ok := Config{Jobs: true, Schedulers: []string{Inlay, Kueue}}
+	if err := ok.fill(); err != nil {
+		t.Errorf("jobs with kueue: %v", err)
+	}
+}
+
 func benchSmall(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	res, err := Bench(context.Background(), cfg)
@@ -46,8 +85,9 @@ func benchSmall(t *testing.T, cfg Config) *Result {
 	}
 	b, _ := json.Marshal(res)
 	t.Logf("%s", b)
-	if len(res.Runs) != 2 {
-		t.Fatalf("%d runs, want inlay's and kube-scheduler's", len(res.Runs))
+	want := max(len(cfg.Schedulers), 2)
+	if len(res.Runs) != want {
+		t.Fatalf("%d runs, want %d (%v)", len(res.Runs), want, cfg.Schedulers)
 	}
 	for _, r := range res.Runs {
 		if r.Bound != r.Pods || r.Pending != 0 {

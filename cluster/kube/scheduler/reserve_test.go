@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,15 +141,74 @@ func TestReserve(t *testing.T) {
 	}
 }
 
-// TestTrimObject: the informers' transform drops managed fields and
-// passes what is not an object (a deletion's tombstone) through.
+// TestTrimObject: the informers' transform drops managed fields and what
+// the scheduler never reads, keeps what it does (a pod's requests summed
+// as jobspec.PodRequests counts them, its node, phase and tolerations; a
+// Job's gang, suspension, annotations and status), and passes what is not
+// an object (a deletion's tombstone) through.
 func TestTrimObject(t *testing.T) {
+	trimObject := newTrimmer().object
 	p := makePod("a", "a-0").obj()
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
+	p.Annotations = map[string]string{corev1.LastAppliedConfigAnnotation: "{}", "keep": "1"}
+	p.Spec.NodeName, p.Spec.SchedulerName = "n1", jobspec.SchedulerName
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	gpu := func(n string, q string) corev1.ResourceList {
+		return corev1.ResourceList{jobspec.GPUResource: resource.MustParse(n), corev1.ResourceCPU: resource.MustParse(q), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	}
+	p.Spec.Containers = []corev1.Container{
+		{Name: "train", Image: "x", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}, Resources: corev1.ResourceRequirements{Limits: gpu("2", "1500m")}},
+		{Name: "side", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}}},
+	}
+	p.Spec.InitContainers = []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: gpu("1", "4")}}}
+	p.Spec.Volumes = []corev1.Volume{{Name: "v"}}
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady}}}
+	want := jobspec.PodRequests(&p.Spec)
 	out, err := trimObject(p)
-	if err != nil || out.(*corev1.Pod).ManagedFields != nil || out.(*corev1.Pod).Name != "a-0" {
+	q := out.(*corev1.Pod)
+	if err != nil || q.ManagedFields != nil || q.Name != "a-0" || q.Annotations["keep"] != "1" || len(q.Annotations) != 1 {
 		t.Errorf("pod: %v, %+v", err, out)
 	}
+	if got := jobspec.PodRequests(&q.Spec); got != want || want.GPUs != 2 || want.MilliCPU != 4000 {
+		t.Errorf("pod requests %+v after trimming, %+v before", got, want)
+	}
+	if q.Spec.NodeName != "n1" || q.Spec.SchedulerName != jobspec.SchedulerName || len(q.Spec.Tolerations) != 1 || q.Status.Phase != corev1.PodRunning {
+		t.Errorf("pod lost what the scheduler reads: %+v", q)
+	}
+	if q.Spec.Volumes != nil || q.Spec.InitContainers != nil || len(q.Spec.Containers) != 1 || q.Spec.Containers[0].Env != nil || q.Status.Conditions != nil {
+		t.Errorf("pod kept what the scheduler never reads: %+v", q)
+	}
+	again, _ := trimObject(q.DeepCopy())
+	if got := jobspec.PodRequests(&again.(*corev1.Pod).Spec); got != want {
+		t.Errorf("trimming twice: requests %+v, want %+v", got, want)
+	}
+	if &again.(*corev1.Pod).Spec.Containers[0] != &q.Spec.Containers[0] {
+		t.Error("two pods of one shape do not share their container")
+	}
+
+	par, suspend := int32(3), true
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "default", Annotations: map[string]string{jobspec.TypeAnno: "resnet50", jobspec.StepsAnno: "100"}},
+		Spec: batchv1.JobSpec{Parallelism: &par, Completions: &par, Suspend: &suspend, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}, Spec: p.DeepCopy().Spec}},
+		Status: batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
+	out, _ = trimObject(j)
+	k := out.(*batchv1.Job)
+	if jobspec.Gang(k) != 2 || !suspended(k) || k.Annotations[jobspec.TypeAnno] != "resnet50" || len(k.Status.Conditions) != 1 ||
+		jobspec.PodRequests(&k.Spec.Template.Spec) != want || k.Spec.Template.Spec.SchedulerName != jobspec.SchedulerName {
+		t.Errorf("job lost what the scheduler reads: %+v", k)
+	}
+	if k.Spec.Selector != nil || k.Spec.Template.Labels != nil {
+		t.Errorf("job kept what the scheduler never reads: %+v", k)
+	}
+
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"x": "y"}},
+		Status: corev1.NodeStatus{Allocatable: gpu("8", "64"), Images: []corev1.ContainerImage{{Names: []string{"big"}}},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	out, _ = trimObject(n)
+	if m := out.(*corev1.Node); m.Status.Images != nil || len(m.Status.Allocatable) != 3 || len(m.Status.Conditions) != 1 || m.Labels["x"] != "y" {
+		t.Errorf("node: %+v", m)
+	}
+
 	tomb := cache.DeletedFinalStateUnknown{Key: "default/a-0", Obj: p}
 	if out, err := trimObject(tomb); err != nil || out != any(tomb) {
 		t.Errorf("tombstone: %v, %+v", err, out)

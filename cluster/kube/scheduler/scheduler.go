@@ -318,16 +318,78 @@ func New(cfg Config) (*Scheduler, error) {
 		pubBusy:  rate.NewLimiter(rate.Limit(cfg.PublishRate/10), 1)}, nil
 }
 
-// trimObject drops what the scheduler never reads from the objects its
-// informers cache: the managed fields (server-side apply's record of who
-// set what), often the larger part of a small object. At 30,000 Jobs and
-// pods they are hundreds of megabytes (kube-scheduler trims them too).
-func trimObject(obj any) (any, error) {
+// A trimmer drops what the scheduler never reads from the objects its
+// informers cache, so that 30,000 Jobs and pods fit its memory (the
+// scheduler only ever patches, binds and deletes; it never writes a
+// cached object back, so nothing dropped here can be lost):
+//   - every object: the managed fields (server-side apply's record of who
+//     set what, often the larger part of a small object; kube-scheduler
+//     drops them too) and kubectl's last-applied configuration;
+//   - pods: the spec but for the node, the scheduler's name, the
+//     tolerations and the resource requests (its containers become one
+//     that requests their sum, as jobspec.PodRequests counts them); the
+//     status but for the phase;
+//   - Jobs: the pod template's metadata and its spec as for pods, the
+//     selector;
+//   - nodes: the images, volumes and addresses of the status.
+//
+// A trimmer is one informer factory's: its containers are shared by the
+// pods of the caches it fills.
+type trimmer struct {
+	mu     sync.Mutex
+	shapes map[jobspec.Requests][]corev1.Container
+}
+
+func newTrimmer() *trimmer { return &trimmer{shapes: map[jobspec.Requests][]corev1.Container{}} }
+
+func (t *trimmer) object(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
+		if an := a.GetAnnotations(); an[corev1.LastAppliedConfigAnnotation] != "" {
+			delete(an, corev1.LastAppliedConfigAnnotation)
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		t.podSpec(&o.Spec)
+		o.Status = corev1.PodStatus{Phase: o.Status.Phase}
+	case *batchv1.Job:
+		o.Spec.Selector = nil
+		o.Spec.Template.ObjectMeta = metav1.ObjectMeta{}
+		t.podSpec(&o.Spec.Template.Spec)
+	case *corev1.Node:
+		st := &o.Status
+		st.Images, st.VolumesInUse, st.VolumesAttached, st.Addresses = nil, nil, nil, nil
+		st.NodeInfo, st.DaemonEndpoints, st.Config = corev1.NodeSystemInfo{}, corev1.NodeDaemonEndpoints{}, nil
 	}
 	return obj, nil
 }
+
+// podSpec keeps of a pod's spec what the scheduler reads.
+func (t *trimmer) podSpec(ps *corev1.PodSpec) {
+	*ps = corev1.PodSpec{NodeName: ps.NodeName, SchedulerName: ps.SchedulerName, Tolerations: ps.Tolerations,
+		Containers: t.requestsOnly(jobspec.PodRequests(ps))}
+}
+
+// requestsOnly is the one container that stands for a pod's containers in
+// the cache: it requests their sum. Pods of a cluster ask for a handful of
+// shapes, so each shape's container is made once and shared by every
+// pod's cached copy (which nothing writes: an informer's objects are read
+// only), up to maxShapes shapes.
+func (t *trimmer) requestsOnly(r jobspec.Requests) []corev1.Container {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.shapes[r]; ok {
+		return c
+	}
+	c := []corev1.Container{{Name: "requests", Resources: corev1.ResourceRequirements{Requests: r.List()}}}
+	if len(t.shapes) < maxShapes {
+		t.shapes[r] = c
+	}
+	return c
+}
+
+const maxShapes = 4096
 
 // Stats returns a copy of the counters.
 func (s *Scheduler) Stats() Stats {
@@ -451,8 +513,9 @@ func (s *Scheduler) run(ctx context.Context) error {
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
 	s.assumed, s.assumedOn = map[types.UID]assumedPod{}, map[string]map[types.UID]struct{}{}
 	s.mu.Unlock()
-	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTransform(trimObject))
-	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace), informers.WithTransform(trimObject),
+	trim := newTrimmer()
+	fac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithTransform(trim.object))
+	jobFac := informers.NewSharedInformerFactoryWithOptions(s.cs, 0, informers.WithNamespace(s.cfg.Namespace), informers.WithTransform(trim.object),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.jobSelector().String() }))
 	jobInf := jobFac.Batch().V1().Jobs()
 	podInf := fac.Core().V1().Pods()

@@ -14,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/report/trainreport"
 	"github.com/inlay-dev/inlay/train"
 	"github.com/inlay-dev/inlay/train/planner"
+	"github.com/inlay-dev/inlay/zoo"
 )
 
 // Limits of a training-plan request: one request runs its planners one
@@ -62,9 +63,13 @@ func (s *Server) trainBudgetCap() time.Duration { return min(maxTrainBudget, s.c
 // TrainPlanRequest asks for inlay train plan with several planners side
 // by side: a model, the GPUs (--gpus) and the job's goal and limits.
 type TrainPlanRequest struct {
-	// Model is a preset (GET /api/train/models) or a one-line model
-	// (gpt:hidden=…,layers=…); the server reads no model files.
+	// Model is a preset (GET /api/train/models), a one-line model
+	// (gpt:hidden=…,layers=…) or a zoo network (zoo:NAME); the server
+	// reads no model files.
 	Model string `json:"model"`
+	// Input is a zoo network's input per sample (3x224x224, the CLI's
+	// --input; empty: the network's default).
+	Input string `json:"input,omitempty"`
 	// GPUs is COUNTxTYPE[,COUNTxTYPE…], each type in its own servers of
 	// GPUsPerNode (default 8); IntraGBs and InterGbps as the CLI's flags.
 	GPUs        string  `json:"gpus"`
@@ -126,9 +131,12 @@ func (q *TrainPlanRequest) check() error {
 // model, and a GPU list within the server's limit.
 func (q *TrainPlanRequest) checkTarget() error {
 	if q.Model == "" {
-		return errors.New("serve: train: no model (a preset of GET /api/train/models, or gpt:hidden=…,layers=…,heads=…)")
+		return errors.New("serve: train: no model (a preset of GET /api/train/models, gpt:hidden=…,layers=…,heads=…, or zoo:NAME)")
 	}
-	if _, ok := train.Preset(q.Model); !ok {
+	if err := q.checkNetwork(); err != nil {
+		return err
+	}
+	if _, ok := train.Preset(q.Model); !ok && !strings.HasPrefix(q.Model, "zoo:") {
 		kind, _, line := strings.Cut(q.Model, ":")
 		if !line || strings.ContainsAny(kind, "/.") {
 			return fmt.Errorf("serve: train: model %q: not a preset (%s) nor a one-line model KIND:key=value,…", q.Model, strings.Join(train.PresetNames(), ", "))
@@ -157,6 +165,25 @@ func (q *TrainPlanRequest) checkTarget() error {
 	}
 	if !(q.IntraGBs >= 0) || !(q.InterGbps >= 0) {
 		return errors.New("serve: train: intra_gbs and inter_gbps must not be negative")
+	}
+	return nil
+}
+
+// checkNetwork checks a zoo network and its input: it builds at that
+// input (the same build the planners use). An input is refused for a
+// transformer, whose sequence is its own.
+func (q *TrainPlanRequest) checkNetwork() error {
+	if !strings.HasPrefix(q.Model, "zoo:") {
+		if q.Input != "" {
+			return fmt.Errorf("serve: train: input %q: only a zoo network (zoo:NAME) takes an input shape; model %q is a transformer", q.Input, q.Model)
+		}
+		return nil
+	}
+	if _, err := zoo.Lookup(strings.TrimPrefix(q.Model, "zoo:")); err != nil {
+		return fmt.Errorf("serve: train: model %q: %s", q.Model, strings.TrimPrefix(err.Error(), "zoo: "))
+	}
+	if _, err := train.ResolveNetwork(q.Model, q.Input); err != nil {
+		return fmt.Errorf("serve: train: %s", strings.TrimPrefix(err.Error(), "train: "))
 	}
 	return nil
 }
@@ -202,7 +229,7 @@ func (q *TrainPlanRequest) input(budget time.Duration) app.TrainPlanInput {
 	}
 	sort.Strings(prices)
 	return app.TrainPlanInput{
-		Spec:      train.Spec{Model: q.Model, Gpus: q.GPUs, GPUsPerNode: q.GPUsPerNode, IntraGBs: q.IntraGBs, InterGbps: q.InterGbps},
+		Spec:      train.Spec{Model: q.Model, Input: q.Input, Gpus: q.GPUs, GPUsPerNode: q.GPUsPerNode, IntraGBs: q.IntraGBs, InterGbps: q.InterGbps},
 		Objective: q.Objective, Budget: budget, GlobalBatch: q.GlobalBatch, MaxGPUs: q.MaxGPUs,
 		MaxDollarsPerHour: q.MaxDollarsPerHour, Prices: strings.Join(prices, ","), TokenBudget: q.Tokens,
 	}

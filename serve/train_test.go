@@ -141,6 +141,13 @@ func TestTrainPlanBadRequests(t *testing.T) {
 		{"budget over cap", `{"model": "opt-350m", "gpus": "8xA100-40", "budget_ms": 4000}`, "budget_ms 4000 is over this server's limit of 3000 ms"},
 		{"global batch", `{"model": "opt-350m", "gpus": "8xA100-40", "global_batch": 100000}`, "global_batch 100000"},
 		{"unknown field", `{"model": "opt-350m", "gpus": "8xA100-40", "cluster": "x"}`, "unknown field"},
+		{"input for a transformer", `{"model": "opt-350m", "input": "3x224x224", "gpus": "8xA100-40"}`, `input "3x224x224": only a zoo network (zoo:NAME) takes an input shape`},
+		{"bad input", `{"model": "zoo:resnet50", "input": "3xbig", "gpus": "8xA100-40"}`, `--input "3xbig": want one sample's dimensions, e.g. 3x224x224`},
+		{"input of the wrong channels", `{"model": "zoo:resnet50", "input": "4x224x224", "gpus": "8xA100-40"}`, "resnet50 takes input [N, 3, H, W]"},
+		{"input too small", `{"model": "zoo:resnet50", "input": "3x8x8", "gpus": "8xA100-40"}`, "input size 8 is outside 32-4096"},
+		{"fixed input", `{"model": "zoo:vit_b_16", "input": "3x256x256", "gpus": "8xA100-40"}`, "vit_b_16 takes only input"},
+		{"unknown network", `{"model": "zoo:alexnet", "gpus": "8xA100-40"}`, `model "zoo:alexnet": unknown network "alexnet"`},
+		{"network file", `{"model": "zoo:/tmp/m.onnx", "gpus": "8xA100-40"}`, "unknown network"},
 	} {
 		st, body := do(t, h, "POST", "/api/train/plan", tc.body)
 		var e apiError
@@ -222,5 +229,32 @@ func TestTimelineShowsKinds(t *testing.T) {
 	tl = timeline(one)
 	if len(tl.Spans) != maxTrainSpans || !tl.Truncated || tl.Spans[maxTrainSpans-1].Micro != maxTrainSpans-1 {
 		t.Errorf("%d tasks, truncated %v", len(tl.Spans), tl.Truncated)
+	}
+}
+
+// TestTrainPlanNetworkInput: a zoo network's input shape travels with the
+// request to the planner; the plan's samples per second follow the work
+// of the input asked for (four times the pixels, well fewer samples a
+// second; not a quarter, as the small image's passes are partly bound by
+// the host's kernel launches).
+func TestTrainPlanNetworkInput(t *testing.T) {
+	s, _ := New(Config{})
+	rate := func(input string) float64 {
+		t.Helper()
+		req := `{"model": "zoo:resnet50", "gpus": "8xA100-40", "planners": ["inlay"], "budget_ms": 300, "input": "` + input + `"}`
+		st, body := do(t, s.Handler(), "POST", "/api/train/plan", req)
+		if st != 200 {
+			t.Fatalf("input %q: %d %s", input, st, body)
+		}
+		mustMatchSchema(t, "TrainCompare", body)
+		var out TrainCompare
+		if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Plans) != 1 || out.Plans[0].Result == nil {
+			t.Fatalf("input %q: %v %s", input, err, body)
+		}
+		return out.Plans[0].Result.SamplesPerS
+	}
+	def, big := rate(""), rate("3x448x448")
+	if !(def > 0) || !(big > 0) || !(big < 0.75*def) {
+		t.Errorf("samples/s at 224×224 %v, at 448×448 %v: want four times the work well below the default's rate", def, big)
 	}
 }

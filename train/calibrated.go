@@ -15,9 +15,9 @@ package train
 
 var calibrated = map[string]Efficiency{
 	// vtrain
-	"A100-40": {GEMM: 0.9676, GEMMTraffic: 1.722, Memory: 1.95, Backward: 4.996, LaunchUs: 38.77, Link: 2.947, Network: 0.8, LinkLatencyUs: 23.06, ContextGB: 0, Fragmentation: 0},
+	"A100-40": {GEMM: 0.9999, GEMMTraffic: 1.993, Memory: 2, Backward: 4.372, LaunchUs: 42.45, Link: 3.68, Network: 0.8, LinkLatencyUs: 23.77, ContextGB: 0, Fragmentation: 0},
 	// korthikanti, sc21
-	"A100-80": {GEMM: 0.8072, GEMMTraffic: 1.373, Memory: 1.083, Backward: 2.048, LaunchUs: 2.136, Link: 0.7165, Network: 0.786, LinkLatencyUs: 0.9628, ContextGB: 0, Fragmentation: 0},
+	"A100-80": {GEMM: 0.8676, GEMMTraffic: 0.9142, Memory: 0.7554, Backward: 2.666, LaunchUs: 0.509, Link: 0.5909, Network: 0.2452, LinkLatencyUs: 1.092, ContextGB: 0, Fragmentation: 0},
 	// sailor
 	"GH200-96": {GEMM: 0.9937, GEMMTraffic: 0.3392, Memory: 0.8722, Backward: 4.919, LaunchUs: 35.69, Link: 3.833, Network: 0.976, LinkLatencyUs: 59.82, ContextGB: 3.829, Fragmentation: 0},
 	// sailor-profiles
@@ -32,7 +32,7 @@ var calibrated = map[string]Efficiency{
 
 // defaultEfficiency is the median of the fitted types' parameters, for
 // types without measurements.
-var defaultEfficiency = Efficiency{GEMM: 0.8072, GEMMTraffic: 0.4353, Memory: 1.112, Backward: 4.091, LaunchUs: 21.26, Link: 1.009, Network: 0.8, LinkLatencyUs: 22.12, ContextGB: 1, Fragmentation: 0.05}
+var defaultEfficiency = Efficiency{GEMM: 0.8676, GEMMTraffic: 0.4353, Memory: 1.112, Backward: 4.091, LaunchUs: 21.26, Link: 1.009, Network: 0.8, LinkLatencyUs: 22.12, ContextGB: 1, Fragmentation: 0.05}
 
 // calibratedEfficiency returns the fitted efficiency of the type called
 // name, or DefaultEfficiency and false.

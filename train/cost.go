@@ -153,6 +153,23 @@ func (sh *shape) kvChunk() float64 {
 	return 2 * float64(sh.b) * sh.localSeq() * kv * dh * sh.prec.act
 }
 
+// fusedSoftmax reports whether Megatron-LM's fused scale-mask-softmax
+// kernel takes the attention scores of a 16-bit micro-batch: its
+// is_kernel_available asks for keys of 17 to 4,096 and query rows in
+// multiples of 4, and for the micro-batch's heads on one GPU (b × heads /
+// tp) in whole blocks of the kernel: 4 for rows longer than 128, else 8.
+func (sh *shape) fusedSoftmax() bool {
+	s := sh.m.Seq / sh.cpDegree()
+	if s <= 16 || s > 4096 || s%4 != 0 || sh.m.Seq%4 != 0 {
+		return false
+	}
+	block := 4
+	if sh.m.Seq <= 128 {
+		block = 8
+	}
+	return sh.b*sh.m.Heads/sh.tp%block == 0
+}
+
 // attnShare is the slowest CP rank's share of the attention work over
 // the whole sequence: 1/cp under the load-balanced split (or for an
 // encoder), (2cp − 1)/cp² when the last rank's queries see every key.
@@ -236,9 +253,16 @@ func (sh *shape) layer(d *device, tpLink, cpLink link) layerCost {
 		sq := nb * s * s * share // the rank's scores
 		scores = 2 * sq * a
 		kernels += 3
-		if sh.prec.fp32 {
+		switch {
+		case sh.prec.fp32:
 			scores *= 3
 			kernels += 2
+		case !sh.fusedSoftmax():
+			// Megatron-LM's unfused path: cast to FP32, scale, mask,
+			// softmax and cast back, each a kernel reading and writing
+			// the scores (2+4, 4+4, 4+1+4, 4+4, 4+2 bytes an element).
+			scores = 37 * sq
+			kernels += 4
 		}
 		if m.AttentionDropout {
 			scores += sq * (2*a + 1)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/onnx"
@@ -552,3 +553,49 @@ func onnxFirstInput(path string) (string, error) {
 func NetworkModel(name string, net *Network) Model {
 	return Model{Name: name, Layers: len(net.Layers), Seq: 1, Net: net}
 }
+
+// NetworkInfo is one zoo network as a training model (inlay train models):
+// --model zoo:NAME at its default --input.
+type NetworkInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Input is the default input per sample in --input's form
+	// (3x224x224); InputShape the same as numbers.
+	Input      string      `json:"input"`
+	InputShape graph.Shape `json:"input_shape"`
+	// Fixed marks a network that takes only Input; the others take any
+	// image size their strides divide.
+	Fixed bool `json:"fixed,omitempty"`
+	// Layers are the graph layers (pipeline stages split between them),
+	// Params the trainable parameters, ForwardFLOPs one sample's forward
+	// work at Input.
+	Layers       int     `json:"layers"`
+	Params       int64   `json:"params"`
+	ForwardFLOPs float64 `json:"forward_flops"`
+}
+
+// FormatInputShape writes a shape in --input's form (3x224x224).
+func FormatInputShape(s graph.Shape) string {
+	f := make([]string, len(s))
+	for i, d := range s {
+		f[i] = strconv.FormatInt(d, 10)
+	}
+	return strings.Join(f, "x")
+}
+
+// Networks lists the zoo networks that train as graph networks, in the
+// zoo's order, each built once at its default input (a network the
+// training model cannot price is left out).
+var Networks = sync.OnceValue(func() []NetworkInfo {
+	var out []NetworkInfo
+	for _, sp := range zoo.Specs() {
+		m, err := ResolveNetwork("zoo:"+sp.Name, "")
+		if err != nil {
+			continue
+		}
+		in := sp.Input[1:]
+		out = append(out, NetworkInfo{Name: "zoo:" + sp.Name, Description: sp.Description, Input: FormatInputShape(in),
+			InputShape: in.Clone(), Fixed: sp.Fixed, Layers: len(m.Net.Layers), Params: m.Net.Params(), ForwardFLOPs: m.Net.FLOPs()})
+	}
+	return out
+})

@@ -303,3 +303,32 @@ func FuzzInputShape(f *testing.F) {
 		}
 	})
 }
+
+// TestNetworks: inlay train models lists every zoo network that trains,
+// each with its default input per sample, and the listed input builds the
+// same network through --model and --input.
+func TestNetworks(t *testing.T) {
+	list := Networks()
+	if len(list) != len(zoo.Names()) {
+		t.Errorf("%d networks listed, want the zoo's %d", len(list), len(zoo.Names()))
+	}
+	byName := map[string]NetworkInfo{}
+	for _, n := range list {
+		byName[n.Name] = n
+	}
+	r := byName["zoo:resnet50"]
+	if r.Input != "3x224x224" || !r.InputShape.Equal(graph.Shape{3, 224, 224}) || r.Fixed || r.Params < 25e6 || r.Params > 26e6 ||
+		r.ForwardFLOPs < 7.5e9 || r.ForwardFLOPs > 8.5e9 {
+		t.Errorf("resnet50: %+v; want input 3x224x224, 25.6 M parameters, about 8.2 GFLOP", r)
+	}
+	if v := byName["zoo:vit_b_16"]; !v.Fixed {
+		t.Errorf("vit_b_16 takes only its input: %+v", v)
+	}
+	for _, name := range []string{"zoo:inception_v3", "zoo:mobilebert"} {
+		n := byName[name]
+		m, err := ResolveNetwork(n.Name, n.Input)
+		if err != nil || m.Params() != n.Params || m.Layers != n.Layers || FormatInputShape(m.Net.Input) != n.Input {
+			t.Errorf("%s at --input %s: %v, %d parameters and %d layers; listed %+v", name, n.Input, err, m.Params(), m.Layers, n)
+		}
+	}
+}

@@ -244,3 +244,39 @@ func BenchmarkSimulate175B(b *testing.B) {
 		}
 	}
 }
+
+// TestFusedSoftmax: Megatron-LM's fused softmax takes a micro-batch whose
+// heads on one GPU (b × heads / tp) fill its blocks of 4; other 16-bit
+// micro-batches pay the unfused FP32 softmax.
+func TestFusedSoftmax(t *testing.T) {
+	m, err := ParseModelLine("gpt:hidden=1024,layers=24,heads=16,seq=1024,vocab=50257")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tp, b int
+		fused bool
+	}{{8, 1, false}, {8, 2, true}, {8, 3, false}, {4, 1, true}, {2, 1, true}, {1, 1, true}} {
+		sh := shape{m: &m, tp: tc.tp, b: tc.b}
+		if got := sh.fusedSoftmax(); got != tc.fused {
+			t.Errorf("tp %d micro-batch %d: fused %v, want %v", tc.tp, tc.b, got, tc.fused)
+		}
+	}
+	long := m
+	long.Seq = 8192
+	if sh := (shape{m: &long, tp: 1, b: 4}); sh.fusedSoftmax() {
+		t.Error("a sequence of 8192 is beyond the fused kernel's 4096 keys")
+	}
+	// 16 heads of 64 over 8 GPUs at micro-batch 1 (unfused) against 32
+	// heads of 32 (fused): the same GEMMs and attention FLOPs, half the
+	// score elements, yet the unfused softmax's FP32 traffic makes the
+	// layer slower.
+	wide, _ := ParseModelLine("gpt:hidden=1024,layers=24,heads=32,seq=1024,vocab=50257")
+	d := device{peak: 312e12, bw: 1.5e12, eG: 0.8, eT: 0.5, eM: 1, back: 2}
+	l := link{bw: 200e9, lat: 1e-5}
+	unfused := (&shape{m: &m, prec: precisionOf("fp16"), tp: 8, b: 1, recomp: "none"}).layer(&d, l, l)
+	fused := (&shape{m: &wide, prec: precisionOf("fp16"), tp: 8, b: 1, recomp: "none"}).layer(&d, l, l)
+	if !(unfused.fwd > fused.fwd) || !(unfused.bwd > fused.bwd) {
+		t.Errorf("layer at 2 heads a GPU (unfused) %+v, at 4 (fused) %+v: want the unfused slower", unfused, fused)
+	}
+}

@@ -160,8 +160,11 @@ func newTrainModelsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "models",
-		Short: "List the training model presets and the GPU types",
-		Args:  cobra.NoArgs,
+		Short: "List the training model presets, the graph networks and the GPU types",
+		Long: "Lists the transformer presets (--model NAME), the zoo networks that train as graph\n" +
+			"networks (--model zoo:NAME, with their default --input per sample; a network marked\n" +
+			"\"only\" takes no other size) and the GPU types with their calibration.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if asJSON {
 				return trainreport.JSON(cmd.OutOrStdout(), trainreport.Models())

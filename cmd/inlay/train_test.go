@@ -55,7 +55,7 @@ func TestTrainSimulateCLI(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	out, err = run("train", "models")
-	if err != nil || !strings.Contains(out, "llama-3-70b") || !strings.Contains(out, "GH200-96") {
+	if err != nil || !strings.Contains(out, "llama-3-70b") || !strings.Contains(out, "GH200-96") || !strings.Contains(out, "zoo:resnet50") {
 		t.Errorf("models: %v\n%s", err, out)
 	}
 }

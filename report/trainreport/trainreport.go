@@ -42,11 +42,14 @@ func Memory(r *train.Result) MemoryDoc {
 // ModelsDoc is inlay train models --json's document.
 type ModelsDoc struct {
 	Models []train.Model `json:"models"`
-	GPUs   []train.GPU   `json:"gpus"`
+	// Networks are the zoo networks that train as graph networks
+	// (--model zoo:NAME), with their default --input.
+	Networks []train.NetworkInfo `json:"networks"`
+	GPUs     []train.GPU         `json:"gpus"`
 }
 
 // Models is the presets' document.
-func Models() ModelsDoc { return ModelsDoc{train.Presets(), train.GPUs()} }
+func Models() ModelsDoc { return ModelsDoc{train.Presets(), train.Networks(), train.GPUs()} }
 
 func yesNo(b bool) string {
 	if b {
@@ -55,8 +58,8 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// WriteModels writes the model presets' table, a blank line and the GPU
-// types' table.
+// WriteModels writes the model presets' table, the graph networks' table
+// and the GPU types' table, a blank line between them.
 func WriteModels(w io.Writer) error {
 	t := textfmt.Table{Header: []string{"MODEL", "PARAMS", "HIDDEN", "LAYERS", "HEADS", "KV", "FFN", "VOCAB", "SEQ"}}
 	for _, m := range train.Presets() {
@@ -71,6 +74,18 @@ func WriteModels(w io.Writer) error {
 		t.Add(m.Name, textfmt.Count(m.Params()), fmt.Sprint(m.Hidden), fmt.Sprint(m.Layers), fmt.Sprint(m.Heads), fmt.Sprint(kv), fmt.Sprint(ffn), fmt.Sprint(m.Vocab), fmt.Sprint(m.Seq))
 	}
 	if _, err := t.WriteTo(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	n := textfmt.Table{Header: []string{"GRAPH NETWORK", "INPUT", "PARAMS", "GFLOP/SAMPLE", "LAYERS"}}
+	for _, x := range train.Networks() {
+		in := x.Input
+		if x.Fixed {
+			in += " (only)"
+		}
+		n.Add(x.Name, in, textfmt.Count(x.Params), fmt.Sprintf("%.2f", x.ForwardFLOPs/1e9), fmt.Sprint(x.Layers))
+	}
+	if _, err := n.WriteTo(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

@@ -3,6 +3,7 @@ package trainreport
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -62,7 +63,17 @@ func TestPlanAndBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc ModelsDoc
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Models) != len(train.Presets()) || len(doc.GPUs) != len(train.GPUs()) {
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Models) != len(train.Presets()) || len(doc.GPUs) != len(train.GPUs()) ||
+		len(doc.Networks) != len(train.Networks()) || len(doc.Networks) == 0 {
 		t.Errorf("models: %v", err)
+	}
+	if n := doc.Networks[0]; n.Name != "zoo:mobilenet_v2" || n.Input != "3x224x224" || len(n.InputShape) != 3 || n.Params == 0 {
+		t.Errorf("the first graph network: %+v", n)
+	}
+	b.Reset()
+	if err := WriteModels(&b); err != nil || !strings.Contains(b.String(), "GRAPH NETWORK") ||
+		!regexp.MustCompile(`(?m)^zoo:resnet50 +3x224x224 +25\.6 M +8\.22 +56$`).MatchString(b.String()) ||
+		!regexp.MustCompile(`(?m)^zoo:vit_b_16 +3x224x224 \(only\) `).MatchString(b.String()) {
+		t.Errorf("models:\n%s", b.String())
 	}
 }

@@ -904,7 +904,8 @@ function swatch(colour, name) { return `<span><svg width="12" height="12" aria-h
 async function initTraining() {
   const info = await api('GET', '/api/train/models');
   training.info = info;
-  $('tr-model').innerHTML = info.models.map((m) => `<option value="${esc(m.name)}">${esc(m.name)} (${m.layers} layers, hidden ${m.hidden}, seq ${m.seq})</option>`).join('');
+  $('tr-model').innerHTML = `<optgroup label="Transformers">${info.models.map((m) => `<option value="${esc(m.name)}">${esc(m.name)} (${m.layers} layers, hidden ${m.hidden}, seq ${m.seq})</option>`).join('')}</optgroup>` +
+    `<optgroup label="Graph networks (input per sample)">${(info.networks || []).map((n) => `<option value="${esc(n.name)}">${esc(n.name)} (${esc(n.input)}${n.fixed ? ' only' : ''})</option>`).join('')}</optgroup>`;
   $('tr-model').value = info.models.some((m) => m.name === 'gpt-neo-2.7b') ? 'gpt-neo-2.7b' : info.models[0].name;
   $('tr-planners').insertAdjacentHTML('beforeend', info.planners.map((p, i) => `<label><input type="checkbox" id="tp-${i}" value="${esc(p)}" checked> ${esc(p)}</label>`).join(''));
   $('tr-types').textContent = `GPU types: ${info.gpus.map((g) => `${g.name} (${g.memory_gb} GB)`).join(', ')}; at most ${info.max_gpus} GPUs.`;
@@ -919,6 +920,8 @@ function trainRequest() {
   const body = { model: $('tr-model-line').value.trim() || $('tr-model').value, gpus: $('tr-gpus').value.replace(/\s+/g, ''), gpus_per_node: num('tr-per-node'), objective: $('tr-objective').value,
     planners: pickedPlanners('tr-planners'), global_batch: num('tr-batch'), max_gpus: num('tr-max-gpus'), max_dollars_per_hour: num('tr-max-dollars'),
     tokens: num('tr-tokens'), budget_ms: Math.round(num('tr-budget') * 1000) };
+  const input = $('tr-input').value.trim();
+  if (input) body.input = input;
   if (!body.planners.length) throw new Error('Pick at least one planner.');
   const prices = $('tr-prices').value.trim();
   if (prices) {

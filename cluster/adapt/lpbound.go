@@ -2,6 +2,7 @@ package adapt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -28,7 +29,13 @@ type LPOptions struct {
 	Solve func(context.Context, *solver.Model, solver.Options) (*solver.Result, error)
 	// TimeLimit for the solve (0: 120 s).
 	TimeLimit time.Duration
+	// MaxVars bounds the LP's size (0: 300,000 variables); a larger one
+	// is not built and ErrLPTooLarge comes back.
+	MaxVars int
 }
+
+// ErrLPTooLarge says the LP would exceed LPOptions.MaxVars.
+var ErrLPTooLarge = errors.New("LP too large")
 
 // LPBound is a proven lower bound, in hours, on the average JCT any
 // policy achieves in this simulator on jobs (mixed: mixed-type gangs
@@ -93,6 +100,9 @@ func LPBound(ctx context.Context, c *Cluster, jobs []Job, round float64, mixed b
 	if opt.Solve == nil {
 		opt.Solve = solver.Solve
 	}
+	if opt.MaxVars <= 0 {
+		opt.MaxVars = 300000
+	}
 	if opt.TimeLimit <= 0 {
 		opt.TimeLimit = 120 * time.Second
 	}
@@ -129,6 +139,17 @@ func LPBound(ctx context.Context, c *Cluster, jobs []Job, round float64, mixed b
 		end = math.Max(end, j.release+opt.Window)
 	}
 	K := int(math.Ceil((end - t0) / opt.Step))
+	vars := 0
+	for _, j := range in {
+		per := 1
+		for _, g := range j.groups {
+			per += len(g.opts) + len(g.phi)
+		}
+		vars += per * (int(opt.Window/opt.Step) + 1)
+	}
+	if vars > opt.MaxVars {
+		return 0, fmt.Errorf("adapt: JCT bound: %w (%d jobs, about %d variables, more than %d)", ErrLPTooLarge, len(in), vars, opt.MaxVars)
+	}
 	start := func(k int) float64 { return t0 + float64(k)*opt.Step }
 	m := solver.NewModel(solver.Minimize)
 	capTerms := make([][][]solver.Term, K) // per interval and type

@@ -2,6 +2,7 @@ package adapt_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -68,6 +69,9 @@ func TestLPBoundOneGPU(t *testing.T) {
 			t.Errorf("case %d: LP bound %.2f s not above the isolated %.2f s", ci, lp, old)
 		}
 		t.Logf("case %d: isolated %.1f LP %.1f optimum %.1f s", ci, old, lp, opt)
+		if _, err := adapt.LPBound(context.Background(), c, js, 1, false, adapt.LPOptions{Step: 10, MaxVars: 1}); !errors.Is(err, adapt.ErrLPTooLarge) {
+			t.Errorf("case %d: MaxVars 1: got %v, want ErrLPTooLarge", ci, err)
+		}
 	}
 }
 

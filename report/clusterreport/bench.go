@@ -128,7 +128,7 @@ func BenchPlots(rep *bench.Report) []BenchPlot {
 // workloads and lower bound, a row per policy, and the failed runs.
 func WriteSiaBench(w io.Writer, rep *siabench.Report) {
 	for _, e := range rep.Experiments {
-		fmt.Fprintf(w, "%s: %d workloads, %d jobs; proven lower bound on average JCT %.2f h\n", e.Name, len(e.Files), e.Jobs, e.LowerBound)
+		fmt.Fprintf(w, "%s: %d workloads, %d jobs; proven lower bound on average JCT %.3f h (%.3f h without mixed gangs; %s)\n", e.Name, len(e.Files), e.Jobs, e.LowerBound, e.SingleTypeBound, e.BoundBy)
 		tb := textfmt.Table{Header: []string{"policy", "round", "mixed", "avg JCT h", "published", "p99 h", "makespan h", "GPU-h/job", "restarts/job", "solve p50 s", "p95 s", "mixed gangs/round"}}
 		for _, r := range e.Rows {
 			pub := ""

@@ -9,6 +9,9 @@
 // takes, each weighed by its type's value (how fast the active jobs run
 // on one GPU of it relative to their best type: comparative advantage).
 // Jobs waiting long gain weight (ageing), so the longest do not starve.
+// A last pass (Upgrade) moves each job to the fastest option its own and
+// the idle GPUs hold, no larger than its plan: the value weighting alone
+// leaves fast GPUs idle on an empty cluster.
 // With mixed gangs on, a job may add GPUs of a second type, and a rigid
 // job may split its GPUs over two types, when one type alone lacks room.
 //
@@ -61,10 +64,16 @@ type Policy struct {
 	// Move lets a running job change GPU type (else it keeps the type it
 	// runs on, and only its count changes).
 	Move bool
+	// Upgrade, after the greedy, moves each job (shortest aged remaining
+	// time first) to the option with the most goodput that holds no more
+	// GPUs than its plan and fits the GPUs its plan frees and those left
+	// idle: the greedy weighs GPUs by their type's value even where they
+	// would idle, so on an empty cluster a cheap slow type can win.
+	Upgrade bool
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3} }
+func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true} }
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
@@ -260,6 +269,9 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		jb.version++
 		push(it.j)
 	}
+	if p.Upgrade {
+		upgrade(jobs, free)
+	}
 	out := make([]adapt.Decision, len(s.Jobs))
 	for j := range jobs {
 		if len(jobs[j].plan.alloc) > 0 {
@@ -367,12 +379,7 @@ func (p *Policy) know(v *adapt.View) goodput.Knowledge {
 // with the most goodput per cost that fits, and turns every option's
 // benefit into minus its remaining seconds.
 func (p *Policy) start(jobs []job, free []int) {
-	order := make([]int, len(jobs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].tbest < jobs[order[b]].tbest })
-	for _, j := range order {
+	for _, j := range shortestFirst(jobs) {
 		jb := &jobs[j]
 		best, bestR := -1, 0.0
 		for k, o := range jb.options {
@@ -400,6 +407,45 @@ func (p *Policy) start(jobs []job, free []int) {
 		}
 		if len(jb.plan.alloc) > 0 {
 			jb.plan.gain = -jb.rem / jb.plan.g
+		}
+	}
+}
+
+// shortestFirst is the jobs' indices, shortest aged remaining time first.
+func shortestFirst(jobs []job) []int {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return jobs[order[a]].tbest < jobs[order[b]].tbest })
+	return order
+}
+
+// upgrade moves planned jobs, shortest aged remaining time first, to the
+// option with the most (restart-discounted) goodput among those with no
+// more GPUs than the plan that fit its GPUs and the free ones.
+func upgrade(jobs []job, free []int) {
+	for _, j := range shortestFirst(jobs) {
+		jb := &jobs[j]
+		if len(jb.plan.alloc) == 0 {
+			continue
+		}
+		best := -1
+		for k, o := range jb.options {
+			if o.g > jb.plan.g && (best < 0 || o.g > jb.options[best].g) &&
+				o.alloc.GPUs() <= jb.plan.alloc.GPUs() && fits(o.alloc, jb.plan.alloc, free) {
+				best = k
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		for _, part := range jb.plan.alloc {
+			free[part.Type] += part.GPUs
+		}
+		jb.plan = jb.options[best]
+		for _, part := range jb.plan.alloc {
+			free[part.Type] -= part.GPUs
 		}
 	}
 }

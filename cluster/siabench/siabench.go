@@ -202,13 +202,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // the set's lower bound and the published figure (0: none).
 func runSets(ctx context.Context, cfg Config, cl *adapt.Cluster, sets []Set, variants []variant, published func(exp, policy string) float64) (*Report, error) {
 	rep := &Report{}
-	workloads := make([][][]adapt.Job, len(sets))
-	for e, st := range sets {
+	for _, st := range sets {
 		ex := Experiment{Name: st.Name, Files: st.Files}
 		var lpFiles int
 		var lpErr error
 		for _, js := range st.Jobs {
-			workloads[e] = append(workloads[e], js)
 			ex.Jobs += len(js)
 			// The bound with mixed gangs holds for every row.
 			for _, mixed := range []bool{true, false} {
@@ -235,7 +233,7 @@ func runSets(ctx context.Context, cfg Config, cl *adapt.Cluster, sets []Set, var
 	var tasks []task
 	for e := range sets {
 		for v := range variants {
-			for f := range workloads[e] {
+			for f := range sets[e].Jobs {
 				tasks = append(tasks, task{e, v, f})
 			}
 		}
@@ -250,7 +248,7 @@ func runSets(ctx context.Context, cfg Config, cl *adapt.Cluster, sets []Set, var
 		v := variants[t.v]
 		f, _ := adaptreg.Lookup(v.policy)
 		p := f.New(adaptreg.Options{Seed: cfg.Seed})
-		res, err := adapt.Simulate(ctx, adapt.Config{Cluster: cl, Round: v.round, Mixed: v.mixed, Split: goodput.Proportional, Clock: cfg.Clock}, workloads[t.exp][t.file], p)
+		res, err := adapt.Simulate(ctx, adapt.Config{Cluster: cl, Round: v.round, Mixed: v.mixed, Split: goodput.Proportional, Clock: cfg.Clock}, sets[t.exp].Jobs[t.file], p)
 		results[i] = out{res, err}
 	}
 	var progress func(k, i int)

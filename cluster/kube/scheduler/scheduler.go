@@ -333,8 +333,8 @@ func New(cfg Config) (*Scheduler, error) {
 //     selector;
 //   - nodes: the images, volumes and addresses of the status.
 //
-// A trimmer is one informer factory's: its containers are shared by the
-// pods of the caches it fills.
+// One trimmer serves a term's informer factories: its containers are
+// shared by the pods and Jobs of the caches they fill.
 type trimmer struct {
 	mu     sync.Mutex
 	shapes map[jobspec.Requests][]corev1.Container
@@ -345,9 +345,7 @@ func newTrimmer() *trimmer { return &trimmer{shapes: map[jobspec.Requests][]core
 func (t *trimmer) object(obj any) (any, error) {
 	if a, err := meta.Accessor(obj); err == nil {
 		a.SetManagedFields(nil)
-		if an := a.GetAnnotations(); an[corev1.LastAppliedConfigAnnotation] != "" {
-			delete(an, corev1.LastAppliedConfigAnnotation)
-		}
+		delete(a.GetAnnotations(), corev1.LastAppliedConfigAnnotation)
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:

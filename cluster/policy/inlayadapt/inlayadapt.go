@@ -206,10 +206,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			jb := &jobs[j]
 			for k := range jb.options {
 				if len(jb.v.Alloc) > 0 && adapt.SameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
-					jb.plan = jb.options[k]
-					for _, part := range jb.plan.alloc {
-						free[part.Type] -= part.GPUs
-					}
+					replan(jb, jb.options[k], free)
 					break
 				}
 			}
@@ -259,13 +256,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			push(it.j) // capacity changed since: find its best step now
 			continue
 		}
-		for _, part := range jb.plan.alloc {
-			free[part.Type] += part.GPUs
-		}
-		for _, part := range o.alloc {
-			free[part.Type] -= part.GPUs
-		}
-		jb.plan = o
+		replan(jb, o, free)
 		jb.version++
 		push(it.j)
 	}
@@ -437,17 +428,22 @@ func upgrade(jobs []job, free []int) {
 				best = k
 			}
 		}
-		if best < 0 {
-			continue
-		}
-		for _, part := range jb.plan.alloc {
-			free[part.Type] += part.GPUs
-		}
-		jb.plan = jb.options[best]
-		for _, part := range jb.plan.alloc {
-			free[part.Type] -= part.GPUs
+		if best >= 0 {
+			replan(jb, jb.options[best], free)
 		}
 	}
+}
+
+// replan gives jb option o in place of its plan, returning the plan's GPUs
+// to free and taking o's.
+func replan(jb *job, o option, free []int) {
+	for _, part := range jb.plan.alloc {
+		free[part.Type] += part.GPUs
+	}
+	for _, part := range o.alloc {
+		free[part.Type] -= part.GPUs
+	}
+	jb.plan = o
 }
 
 // utility sets every option's benefit to the weighted utility.

@@ -123,7 +123,7 @@ func LPBound(ctx context.Context, c *Cluster, jobs []Job, round float64, mixed b
 		case math.IsInf(lj.work, 1):
 			return math.Inf(1), nil
 		case lj.work == 0:
-			sumFixed += release - j.Arrival + minRun(c, j, mixed)
+			sumFixed += release - j.Arrival // its least run, lj.work, is 0
 			continue
 		}
 		x := *lj

@@ -322,6 +322,15 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 			e.try(p, note)
 		}
+		if base.MicroBatch == 1 {
+			// own micro-batches: once per setting, from the
+			// micro-batch-1 pass (its kinds' caps are the loosest)
+			if p := ownMicro(e, base, counts, ks); p != nil {
+				own := *note
+				own.shares = "own"
+				e.try(p, &own)
+			}
+		}
 		if len(ks) > 1 {
 			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 				even := *note
@@ -487,6 +496,9 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %s", t, strings.Join(n.alternatives[t], "; ")))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
+	if n.shares == "own" {
+		x.Choices = append(x.Choices, "micro-batches: each replica its own (the largest of 1 to 16 dividing its batch share that fits and runs its share fastest), shares set to even out their times")
+	}
 	if n.shares == "even" {
 		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
 	}

@@ -11,10 +11,7 @@ import (
 // while the other replicas keep the plan's.
 func TestReplicaMicroBatch(t *testing.T) {
 	m, _ := Preset("gpt3-1.7b")
-	a, _ := LookupGPU("A100-80")
-	v, _ := LookupGPU("V100-32")
-	c := &Cluster{Name: "mix", NetworkGBs: 100, NetworkLatencyUs: 5, Groups: []NodeGroup{
-		{GPU: a, Nodes: 1, GPUsPerNode: 8, IntraGBs: 300}, {GPU: v, Nodes: 1, GPUsPerNode: 8, IntraGBs: 150}}}
+	c := mixCluster()
 	mixed := func(micro, ownA int) *Plan {
 		p := mustUniform(t, &m, 2, 2, 2, micro, 32)
 		p.Replicas[0].Batch, p.Replicas[1].Batch = 24, 8

@@ -353,16 +353,25 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 		}
 	}
 	mbs := shares(ts, ks, B/base.MicroBatch)
+	return withShares(base, counts, ks, mbs, func(_, n int) train.Replica { return train.Replica{Batch: n * base.MicroBatch} })
+}
+
+// withShares builds the plan of the kinds on a split with share[i][r] for
+// replica r of kind i (none: the replica is left out), rep giving the
+// replica's batch and micro-batch for a share; nil when no replica has
+// one.
+func withShares(base *train.Plan, counts []int, ks []kind, share [][]int, rep func(i, n int) train.Replica) *train.Plan {
 	p := *base
 	p.Stages = ranges(counts)
 	p.Replicas = nil
 	for i, k := range ks {
-		for _, n := range mbs[i] {
+		for _, n := range share[i] {
 			if n == 0 {
 				continue
 			}
-			rep := train.Replica{Batch: n * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)}
-			p.Replicas = append(p.Replicas, rep)
+			r := rep(i, n)
+			r.Stages = append([]train.Placement(nil), k.place...)
+			p.Replicas = append(p.Replicas, r)
 		}
 	}
 	if len(p.Replicas) == 0 {
@@ -395,15 +404,7 @@ func shares(ts [][]float64, ks []kind, M int) [][]int {
 		}
 		return n
 	}
-	lo, hi := 0.0, replicaTime(ts[0], M)
-	for it := 0; it < 60; it++ {
-		mid := (lo + hi) / 2
-		if total(mid) >= M {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	hi := leastWithin(replicaTime(ts[0], M), func(T float64) bool { return total(T) >= M })
 	out := make([][]int, len(ks))
 	surplus := total(hi) - M
 	lv := make([]int, len(ks))

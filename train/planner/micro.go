@@ -118,15 +118,7 @@ func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind) *train.Pl
 	if total(hi) < B {
 		return nil
 	}
-	lo := 0.0
-	for it := 0; it < 60; it++ {
-		mid := (lo + hi) / 2
-		if total(mid) >= B {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	hi = leastWithin(hi, func(T float64) bool { return total(T) >= B })
 	if e.best != nil && e.o.Objective != "cost" && float64(B)*float64(e.m.Seq)/hi < e.score {
 		return nil // hopeless by the optimistic estimate
 	}
@@ -195,24 +187,28 @@ func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind) *train.Pl
 			common = d
 		}
 	}
-	p := *base
-	p.MicroBatch = common
-	p.Stages = ranges(counts)
-	p.Replicas = nil
-	for i, k := range ks {
-		for _, n := range share[i] {
-			if n == 0 {
-				continue
-			}
-			rep := train.Replica{Batch: n, Stages: append([]train.Placement(nil), k.place...)}
-			if d := tabs[i].micro[n]; d != common {
-				rep.MicroBatch = d
-			}
-			p.Replicas = append(p.Replicas, rep)
+	b := *base
+	b.MicroBatch = common
+	return withShares(&b, counts, ks, share, func(i, n int) train.Replica {
+		r := train.Replica{Batch: n}
+		if d := tabs[i].micro[n]; d != common {
+			r.MicroBatch = d
+		}
+		return r
+	})
+}
+
+// leastWithin bisects [0, hi] for the least T with ok(T) (ok(hi) holds,
+// ok is monotone), to 60 halvings.
+func leastWithin(hi float64, ok func(float64) bool) float64 {
+	lo := 0.0
+	for it := 0; it < 60; it++ {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	if len(p.Replicas) == 0 {
-		return nil
-	}
-	return &p
+	return hi
 }

@@ -498,7 +498,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
 	if n.shares == "own" {
-		x.Choices = append(x.Choices, "micro-batches: each replica its own (the largest of 1 to 16 dividing its batch share that fits and runs its share fastest), shares set to even out their times")
+		x.Choices = append(x.Choices, "micro-batches: each replica its own (of those from 1 to 16 that divide its batch share and fit, the one that runs the share fastest), shares set to even out their times")
 	}
 	if n.shares == "even" {
 		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
@@ -518,7 +518,13 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		capMin := e.m.Layers
 		for _, k := range n.kinds {
 			capMin = min(capMin, k.caps[s])
-			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(k.pcs[s], r.Count(), s, p.PP())))
+			pc, of := k.pcs[s], ""
+			if mb := kindMicro(p, k.place); mb != p.MicroBatch {
+				q := *p
+				q.MicroBatch = mb
+				pc, of = e.cost(k.place[s].GPU, k.place[s].TP, &q), fmt.Sprintf(" of %d", mb)
+			}
+			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch%s", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(pc, r.Count(), s, p.PP()), of))
 		}
 		why := fmt.Sprintf("%d layers", r.Count())
 		switch {
@@ -557,6 +563,17 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Binding = "compute"
 	}
 	return x
+}
+
+// kindMicro is the micro-batch of the first of p's replicas placed as
+// place (the plan's when none is).
+func kindMicro(p *train.Plan, place []train.Placement) int {
+	for r, rep := range p.Replicas {
+		if slices.Equal(rep.Stages, place) {
+			return p.Micro(r)
+		}
+	}
+	return p.MicroBatch
 }
 
 // explainSeed explains a plan taken from a baseline's search.

@@ -136,21 +136,25 @@ func Fits(m *Model, c *Cluster, p *Plan) bool {
 	prec := planPrecision(p)
 	for s := range p.Stages {
 		params := stageParams(m, p, s)
-		var done []Placement // replicas with the same placement need the same memory
+		type use struct {
+			pl    Placement
+			micro int
+		}
+		var done []use // replicas with the same placement and micro-batch need the same memory
 	next:
-		for _, r := range p.Replicas {
-			pl := r.Stages[s]
+		for ri, r := range p.Replicas {
+			u := use{r.Stages[s], p.Micro(ri)}
 			for _, d := range done {
-				if d == pl {
+				if d == u {
 					continue next
 				}
 			}
-			done = append(done, pl)
-			g := c.gpu(pl.GPU)
+			done = append(done, u)
+			g := c.gpu(u.pl.GPU)
 			if g == nil {
 				return false
 			}
-			mb := stageMemory(m, p, s, &placed{gpu: g, tp: pl.TP}, prec, params)
+			mb := stageMemory(m, p.forReplica(ri), s, &placed{gpu: g, tp: u.pl.TP}, prec, params)
 			if mb.Total > g.MemoryBytes() || math.IsNaN(mb.Total) {
 				return false
 			}

@@ -60,6 +60,10 @@ type Placement struct {
 type Replica struct {
 	Stages []Placement `json:"stages"`
 	Batch  int         `json:"batch"`
+	// MicroBatch is the replica's own micro-batch in sequences (0: the
+	// plan's): unlike replicas each run their batch share in
+	// micro-batches their GPUs' memory and speed suit.
+	MicroBatch int `json:"micro_batch,omitempty"`
 }
 
 // LayerRange is a stage's transformer layers, First to Last inclusive
@@ -121,6 +125,25 @@ type Plan struct {
 	// Optimizer is adam (the default, also when empty) or sgd (SGD with
 	// momentum: one state a parameter, as convolutional networks train).
 	Optimizer string `json:"optimizer,omitempty"`
+}
+
+// Micro is replica r's micro-batch: its own, else the plan's.
+func (p *Plan) Micro(r int) int {
+	if mb := p.Replicas[r].MicroBatch; mb > 0 {
+		return mb
+	}
+	return p.MicroBatch
+}
+
+// forReplica is p as replica r runs it: with the replica's own
+// micro-batch as the plan's.
+func (p *Plan) forReplica(r int) *Plan {
+	if mb := p.Micro(r); mb != p.MicroBatch {
+		q := *p
+		q.MicroBatch = mb
+		return &q
+	}
+	return p
 }
 
 // ContextParallel is the plan's context-parallel degree (at least 1).
@@ -229,10 +252,11 @@ type rawStage struct {
 }
 
 type rawReplica struct {
-	Batch  int         `yaml:"batch"`
-	GPU    string      `yaml:"gpu"`
-	TP     int         `yaml:"tp"`
-	Stages []Placement `yaml:"stages"`
+	Batch      int         `yaml:"batch"`
+	MicroBatch int         `yaml:"micro_batch"`
+	GPU        string      `yaml:"gpu"`
+	TP         int         `yaml:"tp"`
+	Stages     []Placement `yaml:"stages"`
 }
 
 // PlanOptions are the settings a plan takes when its file or flags leave
@@ -325,7 +349,7 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 			p.Stages = []LayerRange{{0, m.Layers - 1}}
 		}
 		for i, rr := range r.Replicas {
-			rep := Replica{Batch: rr.Batch}
+			rep := Replica{Batch: rr.Batch, MicroBatch: rr.MicroBatch}
 			switch {
 			case len(rr.Stages) > 0 && (rr.GPU != "" || rr.TP != 0):
 				return nil, fmt.Errorf("replicas[%d]: give gpu/tp or stages, not both", i)
@@ -455,10 +479,13 @@ func (p *Plan) Check(m *Model) error {
 		if len(rep.Stages) != len(p.Stages) {
 			return fmt.Errorf("replicas[%d]: %d placements for %d stages", r, len(rep.Stages), len(p.Stages))
 		}
-		if rep.Batch <= 0 || rep.Batch%p.MicroBatch != 0 {
-			return fmt.Errorf("replicas[%d].batch: %d is not a positive multiple of the micro-batch %d", r, rep.Batch, p.MicroBatch)
+		if rep.MicroBatch < 0 || rep.MicroBatch > 1<<20 {
+			return fmt.Errorf("replicas[%d].micro_batch: %d must be in 0..%d (0: the plan's)", r, rep.MicroBatch, 1<<20)
 		}
-		mb := rep.Batch / p.MicroBatch
+		if rep.Batch <= 0 || rep.Batch%p.Micro(r) != 0 {
+			return fmt.Errorf("replicas[%d].batch: %d is not a positive multiple of the micro-batch %d", r, rep.Batch, p.Micro(r))
+		}
+		mb := rep.Batch / p.Micro(r)
 		if v > 1 && mb%len(p.Stages) != 0 {
 			return fmt.Errorf("replicas[%d]: the interleaved schedule needs the micro-batches (%d) to be a multiple of pp (%d)", r, mb, len(p.Stages))
 		}

@@ -136,11 +136,12 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 		for s := 0; s < P; s++ {
 			x := &pl[r*P+s]
 			d := newDevice(x.gpu, prec)
+			pr := p.forReplica(r)
 			var f, b float64
 			if m.Net != nil {
-				f, b = netStage(m.Net, p.Stages[s], &d, prec, p.MicroBatch, p.Recompute == "full")
+				f, b = netStage(m.Net, p.Stages[s], &d, prec, pr.MicroBatch, p.Recompute == "full")
 			} else {
-				f, b = transformerStage(m, p, s, x, &d, prec, c)
+				f, b = transformerStage(m, pr, s, x, &d, prec, c)
 			}
 			local := params[s] / float64(x.tp)
 			if p.Zero == 3 && DC > 1 {
@@ -151,7 +152,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			}
 			fwd[r*P+s], bwd[r*P+s] = f, b
 			if s < P-1 {
-				bytes := sendBytes(m, p, s, prec)
+				bytes := sendBytes(m, pr, s, prec)
 				if !p.P2PWhole {
 					bytes /= float64(min(x.tp, pl[r*P+s+1].tp))
 				}
@@ -178,7 +179,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 				continue
 			}
 		}
-		in.m = p.Replicas[r].Batch / p.MicroBatch
+		in.m = p.Replicas[r].Batch / p.Micro(r)
 		for vs := 0; vs < P*V; vs++ {
 			s := vs % P
 			vf[vs] = fwd[r*P+s] / float64(V)
@@ -188,7 +189,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			} else {
 				vsend[vs] = send[r*P] // the wrap from the last stage to the first
 				if vsend[vs] == 0 {
-					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(sendBytes(m, p, P-1, prec))
+					vsend[vs] = c.p2pLink(&pl[r*P+P-1], &pl[r*P]).send(sendBytes(m, p.forReplica(r), P-1, prec))
 				}
 			}
 		}
@@ -265,18 +266,19 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	peak := 0.0
 	var totalBusy float64
 	type memKey struct {
-		s   int
-		gpu *GPU
-		tp  int
+		s     int
+		gpu   *GPU
+		tp    int
+		micro int
 	}
 	memo := map[memKey]MemoryBreakdown{}
 	for i := range res.Stages {
 		st := &res.Stages[i]
 		x := &pl[st.Replica*P+st.Stage]
-		k := memKey{st.Stage, x.gpu, x.tp}
+		k := memKey{st.Stage, x.gpu, x.tp, p.Micro(st.Replica)}
 		mem, ok := memo[k]
 		if !ok {
-			mem = stageMemory(m, p, st.Stage, x, prec, params[st.Stage])
+			mem = stageMemory(m, p.forReplica(st.Replica), st.Stage, x, prec, params[st.Stage])
 			memo[k] = mem
 		}
 		st.Memory = mem
@@ -477,9 +479,9 @@ func sendBytes(m *Model, p *Plan, s int, prec precision) float64 {
 // in units of whole stages.
 func inFlight(p *Plan, s int) float64 {
 	P := p.PP()
-	mbs := p.Replicas[0].Batch / p.MicroBatch
-	for _, r := range p.Replicas {
-		mbs = max(mbs, r.Batch/p.MicroBatch)
+	mbs := 0
+	for r, rep := range p.Replicas {
+		mbs = max(mbs, rep.Batch/p.Micro(r))
 	}
 	switch p.Schedule.Kind {
 	case "gpipe":

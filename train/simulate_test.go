@@ -96,10 +96,7 @@ func TestSchedules(t *testing.T) {
 // the step.
 func TestUnlikeGPUs(t *testing.T) {
 	m, _ := Preset("gpt3-1.7b")
-	a, _ := LookupGPU("A100-80")
-	v, _ := LookupGPU("V100-32")
-	c := &Cluster{Name: "mix", NetworkGBs: 100, NetworkLatencyUs: 5, Groups: []NodeGroup{
-		{GPU: a, Nodes: 1, GPUsPerNode: 8, IntraGBs: 300}, {GPU: v, Nodes: 1, GPUsPerNode: 8, IntraGBs: 150}}}
+	c := mixCluster()
 	base := mustUniform(t, &m, 2, 2, 2, 1, 32)
 	for r := range base.Replicas {
 		for s := range base.Replicas[r].Stages {
@@ -134,6 +131,14 @@ func TestUnlikeGPUs(t *testing.T) {
 	if !(skewed.IterationS < even.IterationS) {
 		t.Errorf("giving the V100 replica a quarter of the batch: %.3f s, evenly %.3f s", skewed.IterationS, even.IterationS)
 	}
+}
+
+// mixCluster is a server of 8 A100-80 and one of 8 V100-32.
+func mixCluster() *Cluster {
+	a, _ := LookupGPU("A100-80")
+	v, _ := LookupGPU("V100-32")
+	return &Cluster{Name: "mix", NetworkGBs: 100, NetworkLatencyUs: 5, Groups: []NodeGroup{
+		{GPU: a, Nodes: 1, GPUsPerNode: 8, IntraGBs: 300}, {GPU: v, Nodes: 1, GPUsPerNode: 8, IntraGBs: 150}}}
 }
 
 // A plan that does not fit still gets its time, with the reason.

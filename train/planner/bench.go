@@ -71,12 +71,13 @@ func Headroom(r *train.Result) float64 {
 	return h
 }
 
-// Shape is a short description of a plan: pp, replicas per kind, cp (when
-// above 1), micro batch, recomputation.
+// Shape is a short description of a plan: pp, replicas per kind (with
+// their own micro-batch where it is not the plan's), cp (when above 1),
+// micro batch, recomputation.
 func Shape(p *train.Plan) string {
 	kinds := map[string]int{}
 	var order []string
-	for _, r := range p.Replicas {
+	for ri, r := range p.Replicas {
 		k := ""
 		for i, s := range r.Stages {
 			if i == 0 || s != r.Stages[i-1] {
@@ -85,6 +86,9 @@ func Shape(p *train.Plan) string {
 				}
 				k += fmt.Sprintf("%s/tp%d", s.GPU, s.TP)
 			}
+		}
+		if mb := p.Micro(ri); mb != p.MicroBatch {
+			k += fmt.Sprintf(" mb%d", mb)
 		}
 		if kinds[k] == 0 {
 			order = append(order, k)

@@ -255,6 +255,12 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 		if err := checkCPRank(f.Ranks, i, p.ContextParallel()); err != nil {
 			return err
 		}
+		if r.Replica < 0 || r.Replica >= p.DP() {
+			return fmt.Errorf("rank %d: replica %d of %d", i, r.Replica, p.DP())
+		}
+		if r.MicroBatch != p.Micro(r.Replica) || r.MicroBatch*r.MicroBatches != r.Batch {
+			return fmt.Errorf("rank %d: micro-batches of %d × %d do not make its replica's batch of %d (micro-batch %d)", i, r.MicroBatches, r.MicroBatch, r.Batch, p.Micro(r.Replica))
+		}
 		batch[r.Replica] = r.Batch
 	}
 	total := 0

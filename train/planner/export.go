@@ -51,6 +51,9 @@ func uniform(p *train.Plan, engine string) (string, int, error) {
 		if r.Batch != p.Replicas[0].Batch {
 			return "", 0, fmt.Errorf("%s splits the batch evenly over data-parallel replicas; this plan gives them %d and %d sequences (use --export ranks)", engine, p.Replicas[0].Batch, r.Batch)
 		}
+		if r.MicroBatch != 0 && r.MicroBatch != p.MicroBatch {
+			return "", 0, fmt.Errorf("%s runs one micro-batch on every replica; this plan's replicas run %d and %d (use --export ranks)", engine, p.MicroBatch, r.MicroBatch)
+		}
 		for _, s := range r.Stages {
 			if s != first {
 				return "", 0, fmt.Errorf("%s runs one GPU type and one TP degree; this plan has %s tp %d and %s tp %d (use --export ranks)", engine, first.GPU, first.TP, s.GPU, s.TP)
@@ -224,6 +227,9 @@ func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, erro
 		if r.Batch != p.Replicas[0].Batch {
 			return nil, fmt.Errorf("Sailor's plan_config splits the batch evenly over replicas; this plan gives them %d and %d sequences (use --export ranks)", p.Replicas[0].Batch, r.Batch)
 		}
+		if r.MicroBatch != 0 && r.MicroBatch != p.MicroBatch {
+			return nil, fmt.Errorf("Sailor's plan_config has one micro-batch (mbs) for every replica; this plan's replicas run %d and %d (use --export ranks)", p.MicroBatch, r.MicroBatch)
+		}
 	}
 	P := p.PP()
 	ids := make([][]int, P)
@@ -296,9 +302,11 @@ type RankEntry struct {
 	DPGroup []int `json:"dp_group"`
 	PPGroup []int `json:"pp_group"`
 	// Batch is the replica's sequences per iteration; MicroBatches its
-	// micro-batches.
+	// micro-batches, of MicroBatch sequences each (the replica's own
+	// micro-batch, else the file's).
 	Batch        int `json:"batch"`
 	MicroBatches int `json:"micro_batches"`
+	MicroBatch   int `json:"micro_batch"`
 }
 
 // RankFile is the per-rank file a launcher reads.
@@ -348,7 +356,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 					return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
 				}
 				e := RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
-					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.MicroBatch}
+					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r)}
 				if CP > 1 {
 					c := j / pl.TP
 					e.CPRank = &c

@@ -322,6 +322,15 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 			e.try(p, note)
 		}
+		if base.MicroBatch == 1 {
+			// own micro-batches: once per setting, from the
+			// micro-batch-1 pass (its kinds' caps are the loosest)
+			if p := ownMicro(e, base, counts, ks); p != nil {
+				own := *note
+				own.shares = "own"
+				e.try(p, &own)
+			}
+		}
 		if len(ks) > 1 {
 			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 				even := *note
@@ -344,16 +353,25 @@ func assemble(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 		}
 	}
 	mbs := shares(ts, ks, B/base.MicroBatch)
+	return withShares(base, counts, ks, mbs, func(_, n int) train.Replica { return train.Replica{Batch: n * base.MicroBatch} })
+}
+
+// withShares builds the plan of the kinds on a split with share[i][r] for
+// replica r of kind i (none: the replica is left out), rep giving the
+// replica's batch and micro-batch for a share; nil when no replica has
+// one.
+func withShares(base *train.Plan, counts []int, ks []kind, share [][]int, rep func(i, n int) train.Replica) *train.Plan {
 	p := *base
 	p.Stages = ranges(counts)
 	p.Replicas = nil
 	for i, k := range ks {
-		for _, n := range mbs[i] {
+		for _, n := range share[i] {
 			if n == 0 {
 				continue
 			}
-			rep := train.Replica{Batch: n * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)}
-			p.Replicas = append(p.Replicas, rep)
+			r := rep(i, n)
+			r.Stages = append([]train.Placement(nil), k.place...)
+			p.Replicas = append(p.Replicas, r)
 		}
 	}
 	if len(p.Replicas) == 0 {
@@ -386,15 +404,7 @@ func shares(ts [][]float64, ks []kind, M int) [][]int {
 		}
 		return n
 	}
-	lo, hi := 0.0, replicaTime(ts[0], M)
-	for it := 0; it < 60; it++ {
-		mid := (lo + hi) / 2
-		if total(mid) >= M {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	hi := leastWithin(replicaTime(ts[0], M), func(T float64) bool { return total(T) >= M })
 	out := make([][]int, len(ks))
 	surplus := total(hi) - M
 	lv := make([]int, len(ks))
@@ -487,6 +497,9 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Choices = append(x.Choices, fmt.Sprintf("TP options on %s: %s", t, strings.Join(n.alternatives[t], "; ")))
 	}
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
+	if n.shares == "own" {
+		x.Choices = append(x.Choices, "micro-batches: each replica its own (of those from 1 to 16 that divide its batch share and fit, the one that runs the share fastest), shares set to even out their times")
+	}
 	if n.shares == "even" {
 		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
 	}
@@ -505,7 +518,13 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		capMin := e.m.Layers
 		for _, k := range n.kinds {
 			capMin = min(capMin, k.caps[s])
-			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(k.pcs[s], r.Count(), s, p.PP())))
+			pc, of := k.pcs[s], ""
+			if mb := kindMicro(p, k.place); mb != p.MicroBatch {
+				q := *p
+				q.MicroBatch = mb
+				pc, of = e.cost(k.place[s].GPU, k.place[s].TP, &q), fmt.Sprintf(" of %d", mb)
+			}
+			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch%s", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(pc, r.Count(), s, p.PP()), of))
 		}
 		why := fmt.Sprintf("%d layers", r.Count())
 		switch {
@@ -544,6 +563,17 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		x.Binding = "compute"
 	}
 	return x
+}
+
+// kindMicro is the micro-batch of the first of p's replicas placed as
+// place (the plan's when none is).
+func kindMicro(p *train.Plan, place []train.Placement) int {
+	for r, rep := range p.Replicas {
+		if slices.Equal(rep.Stages, place) {
+			return p.Micro(r)
+		}
+	}
+	return p.MicroBatch
 }
 
 // explainSeed explains a plan taken from a baseline's search.

@@ -1,0 +1,214 @@
+package planner
+
+import (
+	"math"
+	"sort"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+// maxOwnMicro is the largest micro-batch a replica of its own is given.
+const maxOwnMicro = 16
+
+// microTable is what one kind's replica costs with each batch share on a
+// split when it picks its own micro-batch: time[n] the estimated time of
+// n sequences (the fastest over the micro-batches that divide n and fit),
+// micro[n] the micro-batch that gives it.
+type microTable struct {
+	time  []float64
+	micro []int
+	// low[n] is the least time of any share of n sequences or more: the
+	// largest share within a time T is the last n with low[n] ≤ T.
+	low []float64
+}
+
+// fitsMicro reports whether a replica of kind k runs micro-batches of d
+// sequences on the split within its GPUs' memory, with the most
+// micro-batches in flight the schedule keeps (pp − s on stage s) and the
+// optimizer states sharded over D replicas.
+func fitsMicro(e *evaluator, base *train.Plan, counts []int, k *kind, d, D int) bool {
+	q := *base
+	q.MicroBatch = d
+	q.Stages = ranges(counts)
+	q.Replicas = make([]train.Replica, max(D, 1))
+	for i := range q.Replicas {
+		q.Replicas[i] = train.Replica{Batch: d * len(counts), Stages: k.place}
+	}
+	for s, pl := range k.place {
+		g, _ := e.c.GPUType(pl.GPU)
+		if train.StageMemory(e.m, &q, s, &g, pl.TP).Total > g.MemoryBytes() {
+			return false
+		}
+	}
+	return true
+}
+
+// newMicroTable prices kind k's replica on the split for every share up
+// to B sequences, each with its best micro-batch of 1 to maxOwnMicro.
+func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D int) microTable {
+	P := len(counts)
+	var ts [][]float64 // ts[d-1]: stage times per micro-batch of d
+	for d := 1; d <= min(maxOwnMicro, B); d++ {
+		if !fitsMicro(e, base, counts, k, d, D) {
+			break
+		}
+		q := *base
+		q.MicroBatch = d
+		st := make([]float64, P)
+		for s, n := range counts {
+			st[s] = stageTime(e.cost(k.place[s].GPU, k.place[s].TP, &q), n, s, P)
+		}
+		ts = append(ts, st)
+	}
+	t := microTable{time: make([]float64, B+1), micro: make([]int, B+1), low: make([]float64, B+1)}
+	for n := 1; n <= B; n++ {
+		t.time[n] = math.Inf(1)
+		for d := 1; d <= len(ts); d++ {
+			if n%d == 0 {
+				if x := replicaTime(ts[d-1], n/d); x < t.time[n] {
+					t.time[n], t.micro[n] = x, d
+				}
+			}
+		}
+	}
+	t.low[B] = t.time[B]
+	for n := B - 1; n >= 0; n-- {
+		t.low[n] = math.Min(t.time[n], t.low[n+1])
+	}
+	return t
+}
+
+// most is the largest share whose time is within T.
+func (t *microTable) most(T float64) int {
+	return sort.Search(len(t.low), func(n int) bool { return t.low[n] > T }) - 1
+}
+
+// ownMicro builds the plan of the kinds on a split in which every
+// replica runs its batch share in micro-batches of its own: a fast GPU's
+// replica takes a larger share in larger micro-batches (fewer, better
+// filled kernels) while a small GPU's keeps the micro-batch its memory
+// holds. Shares are set so that the slowest replica's estimated time is
+// least. It returns nil when the kinds cannot take the batch or the
+// estimate cannot beat the best plan so far.
+func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind) *train.Plan {
+	B := e.o.GlobalBatch
+	if B > 1<<14 || base.Schedule.Kind != "1f1b" {
+		return nil
+	}
+	D := 0
+	for _, k := range ks {
+		D += k.avail
+	}
+	tabs := make([]microTable, len(ks))
+	hi := math.Inf(1) // one replica taking the batch alone
+	for i := range ks {
+		tabs[i] = newMicroTable(e, base, counts, &ks[i], B, D)
+		hi = math.Min(hi, tabs[i].time[B])
+	}
+	if math.IsInf(hi, 1) {
+		return nil
+	}
+	total := func(T float64) int {
+		n := 0
+		for i, k := range ks {
+			n += k.avail * max(tabs[i].most(T), 0)
+		}
+		return n
+	}
+	if total(hi) < B {
+		return nil
+	}
+	hi = leastWithin(hi, func(T float64) bool { return total(T) >= B })
+	if e.best != nil && e.o.Objective != "cost" && float64(B)*float64(e.m.Seq)/hi < e.score {
+		return nil // hopeless by the optimistic estimate
+	}
+	share := make([][]int, len(ks))
+	for i, k := range ks {
+		share[i] = make([]int, k.avail)
+		for r := range share[i] {
+			share[i][r] = max(tabs[i].most(hi), 0)
+		}
+	}
+	// take the surplus off the slowest replica a step at a time (the
+	// least it can give up while staying within hi), spreading it over
+	// the replicas rather than idling one
+	surplus := total(hi) - B
+	for surplus > 0 {
+		bi, br, bt := -1, -1, math.Inf(-1)
+		for i := range ks {
+			for r, n := range share[i] {
+				if n > 0 && tabs[i].time[n] > bt {
+					bi, br, bt = i, r, tabs[i].time[n]
+				}
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		n, x := share[bi][br], 1
+		for ; x <= min(surplus, n); x++ {
+			if tabs[bi].time[n-x] <= hi || n == x {
+				break
+			}
+		}
+		if x > min(surplus, n) {
+			break
+		}
+		share[bi][br] -= x
+		surplus -= x
+	}
+	// what the slowest could not give up, the first replicas that can
+	for i := range ks {
+		for r := range share[i] {
+			for x := min(surplus, share[i][r]); x > 0; x-- {
+				if n := share[i][r] - x; tabs[i].time[n] <= hi || n == 0 {
+					share[i][r] = n
+					surplus -= x
+					break
+				}
+			}
+		}
+	}
+	if surplus != 0 {
+		return nil
+	}
+	// the plan's micro-batch is the one most replicas run
+	uses := map[int]int{}
+	for i := range ks {
+		for _, n := range share[i] {
+			if n > 0 {
+				uses[tabs[i].micro[n]]++
+			}
+		}
+	}
+	common := 0
+	for d, u := range uses {
+		if common == 0 || u > uses[common] || (u == uses[common] && d < common) {
+			common = d
+		}
+	}
+	b := *base
+	b.MicroBatch = common
+	return withShares(&b, counts, ks, share, func(i, n int) train.Replica {
+		r := train.Replica{Batch: n}
+		if d := tabs[i].micro[n]; d != common {
+			r.MicroBatch = d
+		}
+		return r
+	})
+}
+
+// leastWithin bisects [0, hi] for the least T with ok(T) (ok(hi) holds,
+// ok is monotone), to 60 halvings.
+func leastWithin(hi float64, ok func(float64) bool) float64 {
+	lo := 0.0
+	for it := 0; it < 60; it++ {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

@@ -1,0 +1,60 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+// TestOwnMicroBatches checks that with two sequences a GPU, inlay gives
+// the A100 replicas larger shares in micro-batches of their own beside
+// V100 replicas at one (no plan-wide micro-batch does as well: one
+// makes the A100s slow, two the V100s), that the plan fits and beats
+// the best of Megatron-LM's grid on the A100s alone, and that the rank
+// file carries each replica's micro-batch while Megatron-LM's arguments
+// are refused.
+func TestOwnMicroBatches(t *testing.T) {
+	m, err := train.ResolveModel("opt-350m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, rate := planRate(t, &m, "32xA100-40,32xV100-16", 128)
+	p := res.Plan
+	if u := planTypes(p); !u["A100-40"] || !u["V100-16"] {
+		t.Errorf("the plan uses %v, want both types", u)
+	}
+	own := false
+	for r := range p.Replicas {
+		own = own || p.Micro(r) != p.MicroBatch
+	}
+	if !own {
+		t.Errorf("plan %s: every replica at the plan's micro-batch", Shape(p))
+	}
+	t.Logf("%s: %.0f tokens/s", Shape(p), rate)
+	c, _ := Scenario{GPUs: "32xA100-40,32xV100-16"}.Cluster()
+	if !res.Sim.Fits || !train.Fits(&m, c, p) {
+		t.Errorf("plan %s does not fit", Shape(p))
+	}
+	mg, err := Megatron{}.Plan(&m, c, Options{GlobalBatch: 128, Budget: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate < 1.1*mg.Sim.TokensPerS {
+		t.Errorf("%.0f tokens/s (%s), megatron %.0f (%s)", rate, Shape(p), mg.Sim.TokensPerS, Shape(mg.Plan))
+	}
+	if _, err := Export("ranks", &m, c, p); err != nil {
+		t.Errorf("ranks: %v", err)
+	}
+	if f, err := Ranks(c, p); err == nil {
+		for _, r := range f.Ranks {
+			if r.MicroBatch != p.Micro(r.Replica) {
+				t.Errorf("rank %d: micro-batch %d, its replica's %d", r.Rank, r.MicroBatch, p.Micro(r.Replica))
+				break
+			}
+		}
+	}
+	if _, err := Export("megatron", &m, c, p); err == nil || !strings.Contains(err.Error(), "--export ranks") {
+		t.Errorf("megatron export: %v", err)
+	}
+}

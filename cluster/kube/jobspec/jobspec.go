@@ -21,15 +21,35 @@
 // inlay.dev/finished-at (RFC 3339 with nanoseconds). The workload reports
 // its progress in inlay.dev/steps-done when it stops (a checkpoint); the
 // scheduler trusts it over its own estimate.
+//
+// Under an adaptive policy (package adapt: the scheduler's --policy names
+// one of cluster/policy/adaptreg) a Job is described by its model instead
+// (ParseAdaptive):
+//
+//	inlay.dev/model       the benchmark's model, "resnet18"                            (required)
+//	inlay.dev/kind        adaptive, scale-gpus or rigid                                (default adaptive)
+//	inlay.dev/batch-size  the requested global batch size, a positive number           (required but for adaptive)
+//
+// Its pods hold one GPU each, and it is an Indexed Job (completionMode
+// Indexed, parallelism = completions = its GPUs), so that the scheduler can
+// give it another GPU count: it suspends the Job, patches parallelism and
+// completions together, and resumes it. Each pod's Binding carries
+// inlay.dev/batch-size, that pod's share of the global batch (its local
+// batch), onto the pod; a pod template reads it through the downward API
+// (env valueFrom fieldRef metadata.annotations['inlay.dev/batch-size']).
+// The workload reports its progress (the model's units) in
+// inlay.dev/progress.
 package jobspec
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +84,12 @@ const (
 	// GPUSecondsAnno, set by the replayer's workload, is the GPU-seconds
 	// (of virtual time) the job ran per GPU type: "v100=1234.5,k80=10".
 	GPUSecondsAnno = "inlay.dev/gpu-seconds"
+
+	// Adaptive Jobs (ParseAdaptive).
+	ModelAnno     = "inlay.dev/model"
+	KindAnno      = "inlay.dev/kind"
+	BatchSizeAnno = "inlay.dev/batch-size"
+	ProgressAnno  = "inlay.dev/progress"
 )
 
 // States written to StateAnno.
@@ -156,6 +182,64 @@ func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
 	s.MemoryGiB = float64(req.Memory) / (1 << 30) / float64(s.PerPod)
 	if s.Row, err = t.Resolve(s.Type, s.GPUs); err != nil {
 		return s, bad("annotation "+TypeAnno, "%v", err)
+	}
+	return s, nil
+}
+
+// AdaptSpec is what the scheduler reads from a Job under an adaptive
+// policy.
+type AdaptSpec struct {
+	Model string
+	Kind  adapt.Kind
+	// Batch is the requested global batch size (0: the model's initial
+	// one, for an adaptive Job).
+	Batch float64
+	// GPUs is the requested GPU count: parallelism, one GPU a pod.
+	GPUs int
+}
+
+// ParseAdaptive reads a Job's adaptive spec; models are the models the
+// scheduler knows (its error names them).
+func ParseAdaptive(j *batchv1.Job, models []string) (AdaptSpec, error) {
+	var s AdaptSpec
+	a := j.Annotations
+	s.Model = strings.TrimSpace(a[ModelAnno])
+	if s.Model == "" {
+		return s, bad("annotation "+ModelAnno, "missing (the model: one of %s)", strings.Join(models, ", "))
+	}
+	if !slices.Contains(models, s.Model) {
+		return s, bad("annotation "+ModelAnno, "unknown model %q (models: %s)", s.Model, strings.Join(models, ", "))
+	}
+	var err error
+	if s.Kind, err = adapt.ParseKind(strings.TrimSpace(a[KindAnno])); err != nil {
+		return s, bad("annotation "+KindAnno, "%v", err)
+	}
+	if raw, ok := a[BatchSizeAnno]; ok {
+		if s.Batch, err = positive("annotation "+BatchSizeAnno, raw); err != nil {
+			return s, err
+		}
+	} else if s.Kind != adapt.Adaptive {
+		return s, bad("annotation "+BatchSizeAnno, "missing (a %s job runs at its batch size)", s.Kind)
+	}
+	par, comp := int32(1), int32(1)
+	if j.Spec.Parallelism != nil {
+		par = *j.Spec.Parallelism
+	}
+	if j.Spec.Completions != nil {
+		comp = *j.Spec.Completions
+	}
+	if par < 1 || par != comp {
+		return s, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
+	}
+	if m := j.Spec.CompletionMode; m == nil || *m != batchv1.IndexedCompletion {
+		return s, bad("spec.completionMode", "must be Indexed (inlay changes an adaptive job's parallelism and completions together)")
+	}
+	s.GPUs = int(par)
+	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
+		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
+	}
+	if g := PodRequests(&j.Spec.Template.Spec).GPUs; g != 1 {
+		return s, bad("spec.template.spec.containers[].resources.limits", "%d nvidia.com/gpu a pod, want 1 (an adaptive job's pods hold one GPU each)", g)
 	}
 	return s, nil
 }

@@ -225,6 +225,9 @@ type Run struct {
 	// round's, set by Mechanism.Decide.
 	placement, pending map[[2]int]int
 	started            bool
+	// lastAlloc and lastPlacement are what a finished job held (Unfinish).
+	lastAlloc     goodput.Alloc
+	lastPlacement map[[2]int]int
 }
 
 // NewRun is a job not yet run.
@@ -579,6 +582,7 @@ func (r *Run) Advance(from, to float64, d Decision, split goodput.Split) {
 		r.Know.Multi |= 1 << uint(d.Alloc[0].Type)
 	}
 	if r.Done {
+		r.lastAlloc, r.lastPlacement = r.Alloc, r.placement
 		r.Alloc, r.placement = nil, nil
 	}
 }
@@ -593,4 +597,16 @@ func samePlacement(a, b map[[2]int]int) bool {
 		}
 	}
 	return true
+}
+
+// Unfinish reopens a job that Advance finished (the Kubernetes scheduler's
+// estimate, which only the Job's completion confirms): its progress is
+// left short of the target by a share reserve, and it keeps its GPUs.
+func (r *Run) Unfinish(reserve float64) {
+	if !r.Done {
+		return
+	}
+	r.Done, r.Finish = false, 0
+	r.Progress = r.Model.Eff.Target * (1 - reserve)
+	r.Alloc, r.placement = r.lastAlloc, r.lastPlacement
 }

@@ -557,23 +557,9 @@ func (r *Run) Advance(from, to float64, d Decision, split goodput.Split) {
 	wait := math.Min(r.Delay, to-t)
 	r.Delay -= wait
 	t += wait
-	for t < to && !r.Done {
-		g := r.Model.Goodput(d.Alloc, r.BatchNow, r.Progress, goodput.Truth, split)
-		if !(g > 0) {
-			break
-		}
-		target := math.Min(r.Model.Eff.Target, r.Model.Eff.NextEpoch(r.Progress))
-		need := (target - r.Progress) / g
-		if t+need >= to {
-			r.Progress += g * (to - t)
-			t = to
-			break
-		}
-		t += need
-		r.Progress = target
-		if r.Progress >= r.Model.Eff.Target*(1-1e-12) {
-			r.Done, r.Finish = true, t
-		}
+	r.Progress, t, r.Done = Train(r.Model, d.Alloc, r.BatchNow, r.Progress, t, to, split)
+	if r.Done {
+		r.Finish = t
 	}
 	r.Ran += t - from
 	r.Attained += gpus * (t - from)
@@ -585,6 +571,34 @@ func (r *Run) Advance(from, to float64, d Decision, split goodput.Split) {
 		r.lastAlloc, r.lastPlacement = r.Alloc, r.placement
 		r.Alloc, r.placement = nil, nil
 	}
+}
+
+// Train runs a job of model m on a at total batch M from progress p over
+// [from, to) at its goodput, epoch by epoch (the statistical efficiency
+// changes at each): it returns the progress reached, the time it stopped
+// (to, or when it reached the target) and whether it did. The simulator
+// and the Kubernetes replay's workload both train this way.
+func Train(m *goodput.Model, a goodput.Alloc, M, p, from, to float64, split goodput.Split) (progress, at float64, done bool) {
+	t := from
+	for t < to && !done {
+		g := m.Goodput(a, M, p, goodput.Truth, split)
+		if !(g > 0) {
+			break
+		}
+		target := math.Min(m.Eff.Target, m.Eff.NextEpoch(p))
+		need := (target - p) / g
+		if t+need >= to {
+			p += g * (to - t)
+			t = to
+			break
+		}
+		t += need
+		p = target
+		if p >= m.Eff.Target*(1-1e-12) {
+			done = true
+		}
+	}
+	return p, t, done
 }
 
 func samePlacement(a, b map[[2]int]int) bool {

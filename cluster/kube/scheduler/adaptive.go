@@ -342,3 +342,19 @@ func (s *Scheduler) syncBatch(ctx context.Context, d desired, bound []*corev1.Po
 	}
 	return nil
 }
+
+// batchSettled reports whether every bound pod of an adaptive job carries
+// its node's batch size of the round (under mu).
+func (s *Scheduler) batchSettled(st *jobState) bool {
+	objs, _ := s.podIx.ByIndex(podsByJob, st.key)
+	for _, o := range objs {
+		p := o.(*corev1.Pod)
+		if p.Spec.NodeName == "" || !live(p) || p.DeletionTimestamp != nil || !ownedBy(p, st.uid) {
+			continue
+		}
+		if b, ok := st.ad.batchOn[p.Spec.NodeName]; ok && p.Annotations[jobspec.BatchSizeAnno] != b {
+			return false
+		}
+	}
+	return true
+}

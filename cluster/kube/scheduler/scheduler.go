@@ -704,6 +704,9 @@ func (s *Scheduler) settled() bool {
 		if st.run && st.since.IsZero() {
 			return false
 		}
+		if st.run && st.ad != nil && !s.batchSettled(st) {
+			return false
+		}
 		if !st.run && len(s.boundNodes(st)) > 0 {
 			return false
 		}

@@ -127,7 +127,7 @@ func TestAdaptiveReplay(t *testing.T) {
 	}
 	run := "adaptive" + strconv.Itoa(n)
 	cleanRuns(t, e.cs, run)
-	limit := 25 * time.Minute
+	limit := max(25*time.Minute, time.Duration(n)*12*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), limit+time.Minute)
 	defer cancel()
 	siaNodes(t, ctx, e.cs, cl)

@@ -158,17 +158,11 @@ func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
 			return s, err
 		}
 	}
-	par, comp := int32(1), int32(1)
-	if j.Spec.Parallelism != nil {
-		par = *j.Spec.Parallelism
+	par, err := gangOf(j)
+	if err != nil {
+		return s, err
 	}
-	if j.Spec.Completions != nil {
-		comp = *j.Spec.Completions
-	}
-	if par < 1 || par != comp {
-		return s, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
-	}
-	s.Pods = int(par)
+	s.Pods = par
 	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
 		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
 	}
@@ -221,20 +215,14 @@ func ParseAdaptive(j *batchv1.Job, models []string) (AdaptSpec, error) {
 	} else if s.Kind != adapt.Adaptive {
 		return s, bad("annotation "+BatchSizeAnno, "missing (a %s job runs at its batch size)", s.Kind)
 	}
-	par, comp := int32(1), int32(1)
-	if j.Spec.Parallelism != nil {
-		par = *j.Spec.Parallelism
-	}
-	if j.Spec.Completions != nil {
-		comp = *j.Spec.Completions
-	}
-	if par < 1 || par != comp {
-		return s, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
+	par, err := gangOf(j)
+	if err != nil {
+		return s, err
 	}
 	if m := j.Spec.CompletionMode; m == nil || *m != batchv1.IndexedCompletion {
 		return s, bad("spec.completionMode", "must be Indexed (inlay changes an adaptive job's parallelism and completions together)")
 	}
-	s.GPUs = int(par)
+	s.GPUs = par
 	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
 		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
 	}
@@ -248,14 +236,30 @@ func ParseAdaptive(j *batchv1.Job, models []string) (AdaptSpec, error) {
 // less the completions already succeeded (the Job controller creates no
 // more pods than that), at least 0.
 func Gang(j *batchv1.Job) int {
-	par, comp := int32(1), int32(1)
+	par, comp := counts(j)
+	return int(max(0, min(par, comp-j.Status.Succeeded)))
+}
+
+// counts is a Job's parallelism and completions (1 when unset).
+func counts(j *batchv1.Job) (par, comp int32) {
+	par, comp = 1, 1
 	if j.Spec.Parallelism != nil {
 		par = *j.Spec.Parallelism
 	}
 	if j.Spec.Completions != nil {
 		comp = *j.Spec.Completions
 	}
-	return int(max(0, min(par, comp-j.Status.Succeeded)))
+	return par, comp
+}
+
+// gangOf is a Job's gang size: its parallelism, which must equal its
+// completions.
+func gangOf(j *batchv1.Job) (int, error) {
+	par, comp := counts(j)
+	if par < 1 || par != comp {
+		return 0, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
+	}
+	return int(par), nil
 }
 
 // Requests are a pod's resource requests.

@@ -130,13 +130,7 @@ func (s *Scheduler) adaptClusterView() *adaptView {
 func (s *Scheduler) doAdaptRound(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := time.Now()
-	defer func() {
-		if len(s.stats.RoundTimes) == maxRoundTimes {
-			s.stats.RoundTimes = s.stats.RoundTimes[1:]
-		}
-		s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
-	}()
+	defer s.timeRound(time.Now())
 	a := s.cfg.Adaptive
 	vnow := s.virtual(now)
 	s.round++
@@ -309,11 +303,7 @@ func (s *Scheduler) syncParallelism(ctx context.Context, j *batchv1.Job, d desir
 		return 0, false, nil
 	}
 	if !suspended(j) {
-		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
-			return 0, true, err
-		}
-		s.count(func(st *Stats) { st.Suspends++ })
-		return 200 * time.Millisecond, true, nil
+		return 200 * time.Millisecond, true, s.suspend(ctx, j, d)
 	}
 	if len(pods.bound)+len(pods.unbound)+len(pods.terminating) > 0 {
 		return 200 * time.Millisecond, true, nil // the old pods are going

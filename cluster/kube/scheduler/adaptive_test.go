@@ -26,14 +26,7 @@ func TestAdaptiveSyncSteps(t *testing.T) {
 			st.ad = &adaptJob{pods: pods, batchOn: batchOn}
 		}
 	}
-	for _, tc := range []struct {
-		name   string
-		objs   []runtime.Object
-		state  func(*jobState)
-		writes []string
-		again  time.Duration
-		check  func(t *testing.T, f *reconcileFixture, j *batchv1.Job)
-	}{
+	runSyncCases(t, []syncCase{
 		{
 			name:   "a new GPU count: the running Job is suspended first",
 			objs:   []runtime.Object{makeJob("a").gang(2).obj(), makePod("a", "a-0").on("n1").running().obj(), makePod("a", "a-1").on("n1").running().obj(), makeNode("n1", 8)},
@@ -111,26 +104,7 @@ func TestAdaptiveSyncSteps(t *testing.T) {
 				}
 			},
 		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newReconcileFixture(t, tc.objs...)
-			tc.state(f.s.st["default/a"])
-			again, err := f.s.sync(t.Context(), "default/a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if again != tc.again {
-				t.Errorf("looks again after %v, want %v", again, tc.again)
-			}
-			if got := f.writes(); !slices.Equal(got, tc.writes) {
-				t.Errorf("writes %q, want %q", got, tc.writes)
-			}
-			j := f.refresh(t, "default", "a")
-			if tc.check != nil {
-				tc.check(t, f, j)
-			}
-		})
-	}
+	})
 }
 
 func withAnno(p *corev1.Pod, k, v string) *corev1.Pod {

@@ -1134,13 +1134,7 @@ func gpuType(name string) chw.GPUType {
 func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := time.Now()
-	defer func() {
-		if len(s.stats.RoundTimes) == maxRoundTimes {
-			s.stats.RoundTimes = s.stats.RoundTimes[1:]
-		}
-		s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
-	}()
+	defer s.timeRound(time.Now())
 	vnow := s.virtual(now)
 	s.round++
 	// Account the round that ended.
@@ -1294,6 +1288,15 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// timeRound records a round's time in the scheduler, from start (under
+// mu).
+func (s *Scheduler) timeRound(start time.Time) {
+	if len(s.stats.RoundTimes) == maxRoundTimes {
+		s.stats.RoundTimes = s.stats.RoundTimes[1:]
+	}
+	s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
 }
 
 // estimateReserve is the share of a Job's steps that the scheduler's own

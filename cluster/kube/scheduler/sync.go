@@ -223,11 +223,10 @@ func (s *Scheduler) syncStopped(ctx context.Context, j *batchv1.Job, d desired, 
 	if d.state == jobspec.Running || d.state == jobspec.Preempted || d.preempt > 0 {
 		state = jobspec.Preempted
 	}
-	if len(pods.bound) > 0 && !suspended(j) {
-		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+	if len(pods.bound) > 0 {
+		if err := s.suspend(ctx, j, d); err != nil {
 			return 0, err
 		}
-		s.count(func(st *Stats) { st.Suspends++ })
 	}
 	base := baseAnnotations(j, d)
 	base[jobspec.StateAnno] = state
@@ -279,13 +278,23 @@ func (s *Scheduler) syncMisplaced(ctx context.Context, j *batchv1.Job, d desired
 	if _, misplaced := freeSlots(d, pods.bound); !misplaced {
 		return 0, false, nil
 	}
-	if !suspended(j) {
-		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
-			return 0, true, err
-		}
-		s.count(func(st *Stats) { st.Suspends++ })
+	if err := s.suspend(ctx, j, d); err != nil {
+		return 0, true, err
 	}
 	return 200 * time.Millisecond, true, nil
+}
+
+// suspend suspends a Job that is not suspended yet, with the decision's
+// time.
+func (s *Scheduler) suspend(ctx context.Context, j *batchv1.Job, d desired) error {
+	if suspended(j) {
+		return nil
+	}
+	if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+		return err
+	}
+	s.count(func(st *Stats) { st.Suspends++ })
+	return nil
 }
 
 // syncResume resumes a suspended Job the round runs, once its old pods

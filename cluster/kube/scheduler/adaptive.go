@@ -142,7 +142,7 @@ func (s *Scheduler) doAdaptRound(ctx context.Context, now time.Time) error {
 	if s.aview != nil && s.aview.sig != v.sig {
 		// Servers are numbered anew: every job's placement is void.
 		s.stats.Rebuilds++
-		s.log.Info("cluster changed; placements read anew", "nodes", len(s.nodeIdx))
+		s.log.Info("cluster changed; placements read anew", "gpus", v.cluster.Total())
 		for _, st := range s.st {
 			if st.ad != nil {
 				st.ad.run.Stop()

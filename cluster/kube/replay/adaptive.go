@@ -205,12 +205,7 @@ func RunAdaptive(ctx context.Context, cfg AdaptiveConfig) (*AdaptiveResult, erro
 			a := js[next]
 			clock.Hold()
 			a.arrival = v0 + a.spec.Arrival - t0
-			err := createJob(wctx, cfg.Client, AdaptiveObject(&cfg, a.spec))
-			for deadline := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-				if _, gerr := jobs.Jobs(cfg.Namespace).Get(a.name); gerr == nil {
-					break
-				}
-			}
+			err := submit(wctx, cfg.Client, jobs, AdaptiveObject(&cfg, a.spec), true)
 			clock.Release()
 			if err != nil {
 				return nil, err
@@ -337,20 +332,6 @@ func tellFinish(ctx context.Context, cs kubernetes.Interface, ns string, names [
 		}
 	}
 	return nil
-}
-
-// createJob submits a Job, retrying while the API server is away.
-func createJob(ctx context.Context, cs kubernetes.Interface, obj *batchv1.Job) error {
-	for {
-		_, err := cs.BatchV1().Jobs(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{})
-		if err == nil || apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		if ctx.Err() != nil || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) {
-			return fmt.Errorf("replay: create %s: %w", obj.Name, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func adaptiveResult(js []*ajob) *AdaptiveResult {

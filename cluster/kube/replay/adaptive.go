@@ -205,7 +205,12 @@ func RunAdaptive(ctx context.Context, cfg AdaptiveConfig) (*AdaptiveResult, erro
 			a := js[next]
 			clock.Hold()
 			a.arrival = v0 + a.spec.Arrival - t0
-			err := submit(wctx, cfg.Client, jobs, AdaptiveObject(&cfg, a.spec), true)
+			obj := AdaptiveObject(&cfg, a.spec)
+			// Queued now, at its arrival on the held clock: the policy
+			// sees the arrival the simulator gives it, not the round
+			// that first saw the Job.
+			obj.Annotations[jobspec.QueuedAtAnno] = jobspec.FormatTime(clock.Wall(a.arrival))
+			err := submit(wctx, cfg.Client, jobs, obj, true)
 			clock.Release()
 			if err != nil {
 				return nil, err

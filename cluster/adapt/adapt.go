@@ -209,16 +209,99 @@ func (r *Result) Restarts() int {
 // ErrStuck says a simulation did not finish.
 var ErrStuck = errors.New("jobs left unfinished at the simulation's time limit")
 
-type run struct {
+// Run is one job in the mechanism: what the policy sees of it (View) and
+// where it runs. The simulator and the Kubernetes scheduler keep one for
+// each job they know.
+type Run struct {
 	View
-	done      bool
-	finish    float64
-	delay     float64 // restart delay left, seconds
-	placement map[[2]int]int
-	gpuSec    float64
-	started   bool
-	// pendingPlacement is this round's placement, set by place.
-	pendingPlacement map[[2]int]int
+	// Done and Finish: the job reached its target progress, at Finish
+	// (seconds).
+	Done   bool
+	Finish float64
+	// Delay is the restart delay left, seconds.
+	Delay      float64
+	GPUSeconds float64
+	// placement is where it runs: (type, server) → GPUs; pending is this
+	// round's, set by Mechanism.Decide.
+	placement, pending map[[2]int]int
+	started            bool
+	// lastAlloc and lastPlacement are what a finished job held (Unfinish).
+	lastAlloc     goodput.Alloc
+	lastPlacement map[[2]int]int
+}
+
+// NewRun is a job not yet run.
+func NewRun(j *Job) *Run {
+	return &Run{View: View{Job: j, LastType: -1, Know: goodput.Knowledge{Agnostic: -1}}}
+}
+
+// Placed is where this round's decision puts the job: (type, server) →
+// GPUs, servers numbered within their type (nil when it does not run).
+func (r *Run) Placed() map[[2]int]int { return r.pending }
+
+// Changes reports whether running decision d (after Mechanism.Decide)
+// restarts the job: its GPU counts or its servers change. A job's first
+// start counts as a change (it pays the restart delay) but not as a
+// restart.
+func (r *Run) Changes(d Decision) bool {
+	return len(d.Alloc) > 0 && (!SameCounts(r.Alloc, d.Alloc) || !samePlacement(r.placement, r.pending))
+}
+
+// Stop records a round in which the job holds nothing (preempted, or
+// still waiting).
+func (r *Run) Stop() { r.Alloc, r.placement, r.Delay = nil, nil, 0 }
+
+// Mechanism is one round of the adaptive mechanism: it asks the policy for
+// every active job's decision, checks the decisions and places them on
+// servers. The simulator (Simulate) and the Kubernetes scheduler run the
+// same step; each then carries the decisions out its own way (Run.Advance
+// in the simulator, Jobs and pods on Kubernetes).
+type Mechanism struct {
+	Cluster *Cluster
+	Round   float64
+	Mixed   bool
+	Split   goodput.Split
+	Policy  Policy
+	// Clock, when set, times each Allocate call.
+	Clock func() time.Time
+	free  [][]int
+}
+
+// Decide returns the policy's decisions for active (one each, in order)
+// at now, checked and placed: each part's Nodes is the count of servers
+// it spans, and each run's Placed its servers. solve is the Allocate
+// call's wall-clock seconds (0 without a Clock).
+func (m *Mechanism) Decide(ctx context.Context, now float64, active []*Run) (ds []Decision, solve float64, err error) {
+	c, p := m.Cluster, m.Policy
+	st := &State{Now: now, Round: m.Round, Cluster: c, Mixed: m.Mixed, Split: m.Split}
+	for _, r := range active {
+		if len(r.Model.Fits) != len(c.Types) {
+			return nil, 0, fmt.Errorf("adapt: job %s: model fitted for %d GPU types, cluster has %d", r.Name, len(r.Model.Fits), len(c.Types))
+		}
+		st.Jobs = append(st.Jobs, r.View)
+	}
+	var t0 time.Time
+	if m.Clock != nil {
+		t0 = m.Clock()
+	}
+	ds, err = p.Allocate(ctx, st)
+	if err != nil {
+		return nil, 0, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
+	}
+	if m.Clock != nil {
+		solve = m.Clock().Sub(t0).Seconds()
+	}
+	if len(ds) != len(active) {
+		return nil, 0, fmt.Errorf("adapt: %s returned %d decisions for %d jobs", p.Name(), len(ds), len(active))
+	}
+	if err := check(c, active, ds, m.Mixed); err != nil {
+		return nil, 0, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
+	}
+	if m.free == nil {
+		m.free = make([][]int, len(c.Types))
+	}
+	place(c, m.free, active, ds)
+	return ds, solve, nil
 }
 
 // Simulate runs jobs (in arrival order) under policy p.
@@ -230,14 +313,14 @@ func Simulate(ctx context.Context, cfg Config, jobs []Job, p Policy) (*Result, e
 		cfg.MaxHours = 2000
 	}
 	c := cfg.Cluster
-	rs := make([]*run, len(jobs))
+	rs := make([]*Run, len(jobs))
 	for i := range jobs {
-		rs[i] = &run{View: View{Job: &jobs[i], LastType: -1, Know: goodput.Knowledge{Agnostic: -1}}}
+		rs[i] = NewRun(&jobs[i])
 		if len(jobs[i].Model.Fits) != len(c.Types) {
 			return nil, fmt.Errorf("adapt: job %s: model fitted for %d GPU types, cluster has %d", jobs[i].Name, len(jobs[i].Model.Fits), len(c.Types))
 		}
 	}
-	free := make([][]int, len(c.Types))
+	m := &Mechanism{Cluster: c, Round: cfg.Round, Mixed: cfg.Mixed, Split: cfg.Split, Policy: p, Clock: cfg.Clock}
 	res := &Result{}
 	left := len(jobs)
 	now := 0.0
@@ -248,57 +331,42 @@ func Simulate(ctx context.Context, cfg Config, jobs []Job, p Policy) (*Result, e
 		if now > cfg.MaxHours*3600 {
 			return nil, fmt.Errorf("adapt: %s: %d of %d %w (%.0f h)", p.Name(), left, len(jobs), ErrStuck, cfg.MaxHours)
 		}
-		var active []*run
+		var active []*Run
 		for _, r := range rs {
-			if !r.done && r.Arrival <= now {
+			if !r.Done && r.Arrival <= now {
 				active = append(active, r)
 			}
 		}
 		if len(active) == 0 { // idle: skip to the round after the next arrival
 			next := math.Inf(1)
 			for _, r := range rs {
-				if !r.done {
+				if !r.Done {
 					next = math.Min(next, r.Arrival)
 				}
 			}
 			now = math.Ceil(next/cfg.Round) * cfg.Round
 			continue
 		}
-		st := &State{Now: now, Round: cfg.Round, Cluster: c, Mixed: cfg.Mixed, Split: cfg.Split}
-		for _, r := range active {
-			st.Jobs = append(st.Jobs, r.View)
-		}
-		var t0 time.Time
-		if cfg.Clock != nil {
-			t0 = cfg.Clock()
-		}
-		ds, err := p.Allocate(ctx, st)
+		ds, solve, err := m.Decide(ctx, now, active)
 		if err != nil {
-			return nil, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
+			return nil, err
 		}
 		if cfg.Clock != nil {
-			res.Solve = append(res.Solve, cfg.Clock().Sub(t0).Seconds())
+			res.Solve = append(res.Solve, solve)
 		}
-		if len(ds) != len(active) {
-			return nil, fmt.Errorf("adapt: %s returned %d decisions for %d jobs", p.Name(), len(ds), len(active))
-		}
-		if err := check(c, active, ds, cfg.Mixed); err != nil {
-			return nil, fmt.Errorf("adapt: %s at %.0f s: %w", p.Name(), now, err)
-		}
-		place(c, free, active, ds)
 		res.Rounds++
 		end := now + cfg.Round
 		for i, r := range active {
 			d := ds[i]
 			if len(d.Alloc) == 0 { // preempted, or still waiting
-				r.Alloc, r.placement, r.delay = nil, nil, 0
+				r.Stop()
 				continue
 			}
 			if len(d.Alloc) > 1 {
 				res.MixedRounds++
 			}
-			r.advance(now, end, d, cfg.Split)
-			if r.done {
+			r.Advance(now, end, d, cfg.Split)
+			if r.Done {
 				left--
 			}
 		}
@@ -307,13 +375,13 @@ func Simulate(ctx context.Context, cfg Config, jobs []Job, p Policy) (*Result, e
 	n := float64(len(jobs))
 	var jcts []float64
 	for _, r := range rs {
-		jr := JobResult{Name: r.Name, JCT: r.finish - r.Arrival, Restarts: r.Restarts, GPUSeconds: r.gpuSec}
+		jr := JobResult{Name: r.Name, JCT: r.Finish - r.Arrival, Restarts: r.Restarts, GPUSeconds: r.GPUSeconds}
 		res.Jobs = append(res.Jobs, jr)
 		jcts = append(jcts, jr.JCT)
 		res.AvgJCT += jr.JCT / 3600 / n
 		res.GPUHoursPerJob += jr.GPUSeconds / 3600 / n
 		res.RestartsPerJob += float64(jr.Restarts) / n
-		res.Makespan = math.Max(res.Makespan, r.finish/3600)
+		res.Makespan = math.Max(res.Makespan, r.Finish/3600)
 	}
 	res.P99JCT = Percentile(jcts, 99) / 3600
 	return res, nil
@@ -332,7 +400,7 @@ func Percentile(xs []float64, p float64) float64 {
 
 // check validates decisions: counts fit each type, types run the model,
 // rigid jobs keep their GPUs, mixed only when allowed.
-func check(c *Cluster, active []*run, ds []Decision, mixed bool) error {
+func check(c *Cluster, active []*Run, ds []Decision, mixed bool) error {
 	used := make([]int, len(c.Types))
 	for i, d := range ds {
 		if len(d.Alloc) == 0 {
@@ -373,7 +441,7 @@ func check(c *Cluster, active []*run, ds []Decision, mixed bool) error {
 // unchanged keeps its servers; the others take whole free servers for
 // whole-server parts, then the fullest server that holds the rest, else
 // the emptiest ones. It sets each part's Nodes to the servers used.
-func place(c *Cluster, free [][]int, active []*run, ds []Decision) {
+func place(c *Cluster, free [][]int, active []*Run, ds []Decision) {
 	for t := range c.Types {
 		free[t] = free[t][:0]
 		for range c.Types[t].Nodes {
@@ -437,13 +505,13 @@ func place(c *Cluster, free [][]int, active []*run, ds []Decision) {
 			p.Nodes = nodes
 		}
 		ds[i].Alloc = alloc
-		active[i].pendingPlacement = pl
+		active[i].pending = pl
 	}
 	for i := range active {
 		if keep[i] {
-			active[i].pendingPlacement = active[i].placement
+			active[i].pending = active[i].placement
 		} else if len(ds[i].Alloc) == 0 {
-			active[i].pendingPlacement = nil
+			active[i].pending = nil
 		}
 	}
 }
@@ -462,17 +530,18 @@ func SameCounts(a, b goodput.Alloc) bool {
 	return true
 }
 
-// advance runs the job over [from, to) on decision d.
-func (r *run) advance(from, to float64, d Decision, split goodput.Split) {
-	changed := !SameCounts(r.Alloc, d.Alloc) || !samePlacement(r.placement, r.pendingPlacement)
-	if changed {
+// Advance runs the job over [from, to) on decision d (placed by
+// Mechanism.Decide), at its goodput: a change of GPUs or servers first
+// costs the model's restart delay.
+func (r *Run) Advance(from, to float64, d Decision, split goodput.Split) {
+	if r.Changes(d) {
 		if r.started {
 			r.Restarts++
 		}
 		r.started = true
-		r.delay = r.Model.Restart
+		r.Delay = r.Model.Restart
 	}
-	r.placement = r.pendingPlacement
+	r.placement = r.pending
 	r.Alloc = d.Alloc
 	switch r.Kind {
 	case Adaptive:
@@ -485,36 +554,51 @@ func (r *run) advance(from, to float64, d Decision, split goodput.Split) {
 	}
 	gpus := float64(d.Alloc.GPUs())
 	t := from
-	wait := math.Min(r.delay, to-t)
-	r.delay -= wait
+	wait := math.Min(r.Delay, to-t)
+	r.Delay -= wait
 	t += wait
-	for t < to && !r.done {
-		g := r.Model.Goodput(d.Alloc, r.BatchNow, r.Progress, goodput.Truth, split)
+	r.Progress, t, r.Done = Train(r.Model, d.Alloc, r.BatchNow, r.Progress, t, to, split)
+	if r.Done {
+		r.Finish = t
+	}
+	r.Ran += t - from
+	r.Attained += gpus * (t - from)
+	r.GPUSeconds += gpus * (t - from)
+	if len(d.Alloc) == 1 && d.Alloc[0].GPUs > 1 {
+		r.Know.Multi |= 1 << uint(d.Alloc[0].Type)
+	}
+	if r.Done {
+		r.lastAlloc, r.lastPlacement = r.Alloc, r.placement
+		r.Alloc, r.placement = nil, nil
+	}
+}
+
+// Train runs a job of model m on a at total batch M from progress p over
+// [from, to) at its goodput, epoch by epoch (the statistical efficiency
+// changes at each): it returns the progress reached, the time it stopped
+// (to, or when it reached the target) and whether it did. The simulator
+// and the Kubernetes replay's workload both train this way.
+func Train(m *goodput.Model, a goodput.Alloc, M, p, from, to float64, split goodput.Split) (progress, at float64, done bool) {
+	t := from
+	for t < to && !done {
+		g := m.Goodput(a, M, p, goodput.Truth, split)
 		if !(g > 0) {
 			break
 		}
-		target := math.Min(r.Model.Eff.Target, r.Model.Eff.NextEpoch(r.Progress))
-		need := (target - r.Progress) / g
+		target := math.Min(m.Eff.Target, m.Eff.NextEpoch(p))
+		need := (target - p) / g
 		if t+need >= to {
-			r.Progress += g * (to - t)
+			p += g * (to - t)
 			t = to
 			break
 		}
 		t += need
-		r.Progress = target
-		if r.Progress >= r.Model.Eff.Target*(1-1e-12) {
-			r.done, r.finish = true, t
+		p = target
+		if p >= m.Eff.Target*(1-1e-12) {
+			done = true
 		}
 	}
-	r.Ran += t - from
-	r.Attained += gpus * (t - from)
-	r.gpuSec += gpus * (t - from)
-	if len(d.Alloc) == 1 && d.Alloc[0].GPUs > 1 {
-		r.Know.Multi |= 1 << uint(d.Alloc[0].Type)
-	}
-	if r.done {
-		r.Alloc, r.placement = nil, nil
-	}
+	return p, t, done
 }
 
 func samePlacement(a, b map[[2]int]int) bool {
@@ -527,4 +611,16 @@ func samePlacement(a, b map[[2]int]int) bool {
 		}
 	}
 	return true
+}
+
+// Unfinish reopens a job that Advance finished (the Kubernetes scheduler's
+// estimate, which only the Job's completion confirms): its progress is
+// left short of the target by a share reserve, and it keeps its GPUs.
+func (r *Run) Unfinish(reserve float64) {
+	if !r.Done {
+		return
+	}
+	r.Done, r.Finish = false, 0
+	r.Progress = r.Model.Eff.Target * (1 - reserve)
+	r.Alloc, r.placement = r.lastAlloc, r.lastPlacement
 }

@@ -78,3 +78,33 @@ func TestSharedModels(t *testing.T) {
 		t.Errorf("bootstrap %g above truth %g", boot, tr)
 	}
 }
+
+// TestLocalBatches: the per-GPU shares of a batch sum to it; one type, an
+// Even split or a planned model share evenly; a Proportional split gives
+// the faster type (A100) a larger share than the slower (T4).
+func TestLocalBatches(t *testing.T) {
+	b := siatest.Load(t)
+	m, err := goodput.NewModel(b, b.Models["cifar10"], b.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := func(a goodput.Alloc, s []float64) float64 {
+		v := 0.0
+		for i, p := range a {
+			v += float64(p.GPUs) * s[i]
+		}
+		return v
+	}
+	one := goodput.Alloc{{Type: 0, GPUs: 4, Nodes: 1}}
+	if s := m.LocalBatches(one, 512, goodput.Truth, goodput.Proportional); len(s) != 1 || s[0] != 128 {
+		t.Errorf("one type: %v", s)
+	}
+	mixed := goodput.Alloc{{Type: 0, GPUs: 4, Nodes: 1}, {Type: 2, GPUs: 2, Nodes: 1}}
+	if s := m.LocalBatches(mixed, 600, goodput.Truth, goodput.Even); s[0] != 100 || s[1] != 100 {
+		t.Errorf("even: %v", s)
+	}
+	s := m.LocalBatches(mixed, 600, goodput.Truth, goodput.Proportional)
+	if math.Abs(sum(mixed, s)-600) > 1e-6 || !(s[1] > s[0]) || !(s[0] > 0) {
+		t.Errorf("proportional: %v (sum %g)", s, sum(mixed, s))
+	}
+}

@@ -312,3 +312,46 @@ func (m *Model) BestBatch(a Alloc, lo, hi, p float64, k Knowledge, split Split) 
 	}
 	return M, g
 }
+
+// LocalBatches is each part's per-GPU share of total batch M on a (samples
+// a GPU contributes to one optimizer step, accumulation included), as Step
+// divides it: an even share on one type, a planned model or an Even split;
+// under a Proportional split each type's local batch equalises the compute
+// time of the replicas. The shares times the parts' GPUs sum to M.
+func (m *Model) LocalBatches(a Alloc, M float64, k Knowledge, split Split) []float64 {
+	out := make([]float64, len(a))
+	n := float64(a.GPUs())
+	for i := range out {
+		out[i] = M / n
+	}
+	if len(a) < 2 || m.Planned != nil || split == Even || !m.Runs(a) || !(M > 0) {
+		return out
+	}
+	fits := make([]*Fit, len(a))
+	cap := 0.0
+	for i, p := range a {
+		fits[i] = m.fitFor(p.Type, k)
+		cap += float64(p.GPUs) * fits[i].MaxLocal
+	}
+	acc := max(int(math.Ceil(M/cap))-1, 0)
+	c := equalise(a, fits, M/float64(acc+1))
+	sum := 0.0
+	for i, f := range fits {
+		b := f.MaxLocal
+		if f.BetaC > 0 {
+			b = math.Min(math.Max((c-f.AlphaC)/f.BetaC, 0), f.MaxLocal)
+		}
+		out[i] = b
+		sum += b * float64(a[i].GPUs)
+	}
+	if !(sum > 0) {
+		for i := range out {
+			out[i] = M / n
+		}
+		return out
+	}
+	for i := range out {
+		out[i] *= M / sum
+	}
+	return out
+}

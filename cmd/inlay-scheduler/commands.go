@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
 	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
@@ -26,8 +27,10 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/scheduler"
 	"github.com/inlay-dev/inlay/cluster/kube/vclock"
 	"github.com/inlay-dev/inlay/cluster/planned"
+	"github.com/inlay-dev/inlay/cluster/policy/adaptreg"
 	"github.com/inlay-dev/inlay/cluster/policy/registry"
 	"github.com/inlay-dev/inlay/cluster/sched"
+	"github.com/inlay-dev/inlay/cluster/sia"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/internal/textfmt"
@@ -162,6 +165,10 @@ type kubeSchedFlags struct {
 	qps, publishRate                                      float64
 	workers                                               int
 	tolerate                                              []string
+	// adaptive runs an adaptive policy (cluster/policy/adaptreg) on the
+	// models of Sia's benchmark in siaDir.
+	adaptive, mixed bool
+	siaDir          string
 }
 
 func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
@@ -180,9 +187,15 @@ func (f *kubeSchedFlags) add(cmd *cobra.Command, withKubeconfig bool) {
 	fl.IntVar(&f.workers, "workers", 8, "Jobs reconciled in parallel")
 	fl.Float64Var(&f.publishRate, "publish-rate", 50, "writes a second that only publish Jobs' state (annotations, condition); bindings, suspends and resumes never wait for them")
 	fl.StringSliceVar(&f.tolerate, "tolerate-taint", nil, "taint keys that do not keep a node out of the policy's cluster")
+	fl.BoolVar(&f.adaptive, "adaptive", false, "run an adaptive policy (inlay, sia, pollux, gavel-tj: inlay cluster bench's) on Jobs described by inlay.dev/model, inlay.dev/kind and inlay.dev/batch-size; it changes their GPU counts and batch sizes")
+	fl.BoolVar(&f.mixed, "mixed", false, "with --adaptive: let the policy give a job GPUs of several types at once (mixed-type gangs)")
+	fl.StringVar(&f.siaDir, "sia", sia.DefaultDir, "with --adaptive: folder of Sia's benchmark, whose models and GPU types (cluster.json) the policy uses")
 }
 
 func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *slog.Logger) (scheduler.Config, error) {
+	if f.adaptive {
+		return f.adaptiveConfig(cs, speedup, log)
+	}
 	t, err := throughput.Load(f.tp)
 	if err != nil {
 		return scheduler.Config{}, err
@@ -194,6 +207,30 @@ func (f *kubeSchedFlags) config(cs kubernetes.Interface, speedup float64, log *s
 	return scheduler.Config{Client: cs, Policy: pol, Table: t, Speedup: speedup, Queue: f.queue, Namespace: f.ns,
 		Sched:   sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed},
 		Workers: f.workers, PublishRate: f.publishRate, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
+}
+
+// adaptiveConfig is --adaptive's configuration: the adaptive policy
+// --policy on the models and GPU types of Sia's benchmark (--sia).
+func (f *kubeSchedFlags) adaptiveConfig(cs kubernetes.Interface, speedup float64, log *slog.Logger) (scheduler.Config, error) {
+	fac, err := adaptreg.Lookup(f.policy)
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	b, err := sia.Load(f.siaDir)
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	models, err := adapt.Models(b, b.Cluster)
+	if err != nil {
+		return scheduler.Config{}, err
+	}
+	var types []string
+	for _, t := range adapt.FromSia(b.Cluster).Types {
+		types = append(types, t.Name)
+	}
+	return scheduler.Config{Client: cs, Speedup: speedup, Queue: f.queue, Namespace: f.ns, Sched: sched.Config{Round: f.round},
+		Adaptive: &scheduler.Adaptive{Policy: fac.New(adaptreg.Options{Seed: f.seed}), Models: models, Types: types, Mixed: f.mixed},
+		Workers:  f.workers, PublishRate: f.publishRate, TolerateTaints: f.tolerate, LeaderElection: f.leader, LeaseNamespace: f.leaseNS, Log: log}, nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -219,7 +256,17 @@ is in annotations inlay.dev/state, allocated, rounds, preemptions,
 steps-estimated, and in the Job's status conditions InlayScheduled (True
 while allocated; False, reason Queued, Preempted or Finished) and
 InlayInvalid (malformed annotations). inlay-scheduler manifests prints
-the RBAC and the Deployment that run it in a cluster.`,
+the RBAC and the Deployment that run it in a cluster.
+
+--adaptive runs an adaptive policy (--policy inlay, sia, pollux or
+gavel-tj, as inlay cluster bench; --round 60 as they do) on Jobs described
+by inlay.dev/model (a model of Sia's benchmark, --sia), inlay.dev/kind
+(adaptive, scale-gpus, rigid) and inlay.dev/batch-size: Indexed Jobs of
+one GPU a pod on nodes whose inlay.dev/gpu-type is one of the benchmark's
+types. Each round is the simulator's; a new GPU count suspends the Job,
+patches parallelism and completions, and resumes it; each pod's Binding
+carries its batch size in the annotation inlay.dev/batch-size, which the
+pod reads through the downward API.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -450,6 +497,9 @@ func (f *replayFlags) podScheduler() (podSched string, labels map[string]string,
 func (f *replayFlags) startScheduler(ctx context.Context, cs kubernetes.Interface, clock *vclock.Clock, log *slog.Logger) (*scheduler.Scheduler, error) {
 	if f.scheduler != jobspec.SchedulerName {
 		return nil, fmt.Errorf("--with-scheduler runs inlay's scheduler; it cannot go with --scheduler %s", f.scheduler)
+	}
+	if f.adaptive {
+		return nil, fmt.Errorf("--adaptive: replay replays a job trace of the throughput table; adaptive jobs are replayed by the e2e test TestAdaptiveReplay (cluster/kube/e2e)")
 	}
 	cfg, err := f.config(cs, f.speedup, log)
 	if err != nil {

@@ -20,6 +20,7 @@ func main() {
 		"./cluster/sia:FuzzSiaParse",
 		"./cluster/throughput:FuzzGavelParse",
 		"./cluster/kube/jobspec:FuzzJobParse",
+		"./cluster/kube/jobspec:FuzzAdaptiveParse",
 		"./serve:FuzzDecode",
 		"./profile:FuzzParsePublished",
 		"./internal/openapi:FuzzValidate",

@@ -2,8 +2,11 @@ package jobspec_test
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
@@ -60,6 +63,56 @@ func FuzzJobParse(f *testing.F) {
 		}
 		if !(s.Steps > 0) || math.IsInf(s.Steps, 0) || !(s.Weight > 0) || math.IsInf(s.Weight, 0) {
 			t.Fatalf("steps %g, weight %g", s.Steps, s.Weight)
+		}
+	})
+}
+
+const seedAdaptive = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: cifar
+  labels: {inlay.dev/queue: default}
+  annotations:
+    inlay.dev/model: cifar10
+    inlay.dev/kind: scale-gpus
+    inlay.dev/batch-size: "128"
+spec:
+  parallelism: 2
+  completions: 2
+  completionMode: Indexed
+  template:
+    spec:
+      schedulerName: inlay
+      containers:
+      - name: train
+        resources:
+          limits: {nvidia.com/gpu: 1}
+`
+
+// FuzzAdaptiveParse parses a Job manifest's adaptive spec: never a panic,
+// an error is one line, and a spec that parses is consistent.
+func FuzzAdaptiveParse(f *testing.F) {
+	models := []string{"cifar10", "resnet18"}
+	f.Add([]byte(seedAdaptive))
+	f.Add([]byte(`{"metadata":{"annotations":{"inlay.dev/model":"resnet18","inlay.dev/kind":"rigid","inlay.dev/batch-size":"-1"}},"spec":{"parallelism":0}}`))
+	f.Add([]byte(`{"metadata":{"annotations":{"inlay.dev/model":"bert","inlay.dev/kind":"elastic"}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var j batchv1.Job
+		if err := yaml.Unmarshal(data, &j); err != nil {
+			return
+		}
+		s, err := jobspec.ParseAdaptive(&j, models)
+		if err != nil {
+			if msg := err.Error(); msg == "" || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q: want one line", msg)
+			}
+			return
+		}
+		if s.GPUs < 1 || !slices.Contains(models, s.Model) || s.Batch < 0 || math.IsInf(s.Batch, 0) || math.IsNaN(s.Batch) {
+			t.Fatalf("spec %+v", s)
+		}
+		if s.Kind != adapt.Adaptive && !(s.Batch > 0) {
+			t.Fatalf("%s job without a batch size", s.Kind)
 		}
 	})
 }

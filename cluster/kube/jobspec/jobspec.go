@@ -21,15 +21,35 @@
 // inlay.dev/finished-at (RFC 3339 with nanoseconds). The workload reports
 // its progress in inlay.dev/steps-done when it stops (a checkpoint); the
 // scheduler trusts it over its own estimate.
+//
+// Under an adaptive policy (package adapt: the scheduler's --policy names
+// one of cluster/policy/adaptreg) a Job is described by its model instead
+// (ParseAdaptive):
+//
+//	inlay.dev/model       the benchmark's model, "resnet18"                            (required)
+//	inlay.dev/kind        adaptive, scale-gpus or rigid                                (default adaptive)
+//	inlay.dev/batch-size  the requested global batch size, a positive number           (required but for adaptive)
+//
+// Its pods hold one GPU each, and it is an Indexed Job (completionMode
+// Indexed, parallelism = completions = its GPUs), so that the scheduler can
+// give it another GPU count: it suspends the Job, patches parallelism and
+// completions together, and resumes it. Each pod's Binding carries
+// inlay.dev/batch-size, that pod's share of the global batch (its local
+// batch), onto the pod; a pod template reads it through the downward API
+// (env valueFrom fieldRef metadata.annotations['inlay.dev/batch-size']).
+// The workload reports its progress (the model's units) in
+// inlay.dev/progress.
 package jobspec
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -64,6 +84,12 @@ const (
 	// GPUSecondsAnno, set by the replayer's workload, is the GPU-seconds
 	// (of virtual time) the job ran per GPU type: "v100=1234.5,k80=10".
 	GPUSecondsAnno = "inlay.dev/gpu-seconds"
+
+	// Adaptive Jobs (ParseAdaptive).
+	ModelAnno     = "inlay.dev/model"
+	KindAnno      = "inlay.dev/kind"
+	BatchSizeAnno = "inlay.dev/batch-size"
+	ProgressAnno  = "inlay.dev/progress"
 )
 
 // States written to StateAnno.
@@ -132,17 +158,11 @@ func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
 			return s, err
 		}
 	}
-	par, comp := int32(1), int32(1)
-	if j.Spec.Parallelism != nil {
-		par = *j.Spec.Parallelism
+	par, err := gangOf(j)
+	if err != nil {
+		return s, err
 	}
-	if j.Spec.Completions != nil {
-		comp = *j.Spec.Completions
-	}
-	if par < 1 || par != comp {
-		return s, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
-	}
-	s.Pods = int(par)
+	s.Pods = par
 	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
 		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
 	}
@@ -160,18 +180,86 @@ func Parse(j *batchv1.Job, t *throughput.Table) (Spec, error) {
 	return s, nil
 }
 
+// AdaptSpec is what the scheduler reads from a Job under an adaptive
+// policy.
+type AdaptSpec struct {
+	Model string
+	Kind  adapt.Kind
+	// Batch is the requested global batch size (0: the model's initial
+	// one, for an adaptive Job).
+	Batch float64
+	// GPUs is the requested GPU count: parallelism, one GPU a pod.
+	GPUs int
+}
+
+// ParseAdaptive reads a Job's adaptive spec; models are the models the
+// scheduler knows (its error names them).
+func ParseAdaptive(j *batchv1.Job, models []string) (AdaptSpec, error) {
+	var s AdaptSpec
+	a := j.Annotations
+	s.Model = strings.TrimSpace(a[ModelAnno])
+	if s.Model == "" {
+		return s, bad("annotation "+ModelAnno, "missing (the model: one of %s)", strings.Join(models, ", "))
+	}
+	if !slices.Contains(models, s.Model) {
+		return s, bad("annotation "+ModelAnno, "unknown model %q (models: %s)", s.Model, strings.Join(models, ", "))
+	}
+	var err error
+	if s.Kind, err = adapt.ParseKind(strings.TrimSpace(a[KindAnno])); err != nil {
+		return s, bad("annotation "+KindAnno, "%v", err)
+	}
+	if raw, ok := a[BatchSizeAnno]; ok {
+		if s.Batch, err = positive("annotation "+BatchSizeAnno, raw); err != nil {
+			return s, err
+		}
+	} else if s.Kind != adapt.Adaptive {
+		return s, bad("annotation "+BatchSizeAnno, "missing (a %s job runs at its batch size)", s.Kind)
+	}
+	par, err := gangOf(j)
+	if err != nil {
+		return s, err
+	}
+	if m := j.Spec.CompletionMode; m == nil || *m != batchv1.IndexedCompletion {
+		return s, bad("spec.completionMode", "must be Indexed (inlay changes an adaptive job's parallelism and completions together)")
+	}
+	s.GPUs = par
+	if n := j.Spec.Template.Spec.SchedulerName; n != SchedulerName {
+		return s, bad("spec.template.spec.schedulerName", "%q, want %q", n, SchedulerName)
+	}
+	if g := PodRequests(&j.Spec.Template.Spec).GPUs; g != 1 {
+		return s, bad("spec.template.spec.containers[].resources.limits", "%d nvidia.com/gpu a pod, want 1 (an adaptive job's pods hold one GPU each)", g)
+	}
+	return s, nil
+}
+
 // Gang is how many pods of the Job run together now: its parallelism,
 // less the completions already succeeded (the Job controller creates no
 // more pods than that), at least 0.
 func Gang(j *batchv1.Job) int {
-	par, comp := int32(1), int32(1)
+	par, comp := counts(j)
+	return int(max(0, min(par, comp-j.Status.Succeeded)))
+}
+
+// counts is a Job's parallelism and completions (1 when unset).
+func counts(j *batchv1.Job) (par, comp int32) {
+	par, comp = 1, 1
 	if j.Spec.Parallelism != nil {
 		par = *j.Spec.Parallelism
 	}
 	if j.Spec.Completions != nil {
 		comp = *j.Spec.Completions
 	}
-	return int(max(0, min(par, comp-j.Status.Succeeded)))
+	return par, comp
+}
+
+// gangOf is a Job's gang size: its parallelism, which must equal its
+// completions.
+func gangOf(j *batchv1.Job) (int, error) {
+	par, comp := counts(j)
+	if par < 1 || par != comp {
+		return 0, bad("spec.parallelism", "%d must equal spec.completions %d (inlay gang-schedules all pods of a job)", par, comp)
+	}
+	return int(par), nil
 }
 
 // Requests are a pod's resource requests.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	batchv1 "k8s.io/api/batch/v1"
@@ -88,5 +89,41 @@ func TestTimes(t *testing.T) {
 	got, ok := jobspec.ParseTime(jobspec.FormatTime(now))
 	if !ok || !got.Equal(now) {
 		t.Errorf("round trip %v -> %v", now, got)
+	}
+}
+
+func TestParseAdaptive(t *testing.T) {
+	models := []string{"cifar10", "resnet18"}
+	indexed := func(j *batchv1.Job) *batchv1.Job {
+		m := batchv1.IndexedCompletion
+		j.Spec.CompletionMode = &m
+		return j
+	}
+	ok := indexed(mkJob(map[string]string{jobspec.ModelAnno: "resnet18", jobspec.KindAnno: "rigid", jobspec.BatchSizeAnno: "256"}, 4, 4, 1, "inlay"))
+	s, err := jobspec.ParseAdaptive(ok, models)
+	if err != nil || s.Model != "resnet18" || s.Kind != adapt.Rigid || s.Batch != 256 || s.GPUs != 4 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	s, err = jobspec.ParseAdaptive(indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10"}, 1, 1, 1, "inlay")), models)
+	if err != nil || s.Kind != adapt.Adaptive || s.Batch != 0 {
+		t.Fatalf("adaptive default: %+v %v", s, err)
+	}
+	for _, tc := range []struct {
+		job  *batchv1.Job
+		want string
+	}{
+		{indexed(mkJob(nil, 1, 1, 1, "inlay")), "inlay.dev/model: missing"},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "bert"}, 1, 1, 1, "inlay")), `unknown model "bert" (models: cifar10, resnet18)`},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10", jobspec.KindAnno: "elastic"}, 1, 1, 1, "inlay")), `inlay.dev/kind: unknown job category "elastic"`},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10", jobspec.KindAnno: "rigid"}, 1, 1, 1, "inlay")), "inlay.dev/batch-size: missing"},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10", jobspec.BatchSizeAnno: "0"}, 1, 1, 1, "inlay")), "not a positive number"},
+		{mkJob(map[string]string{jobspec.ModelAnno: "cifar10"}, 2, 2, 1, "inlay"), "spec.completionMode: must be Indexed"},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10"}, 2, 2, 2, "inlay")), "2 nvidia.com/gpu a pod, want 1"},
+		{indexed(mkJob(map[string]string{jobspec.ModelAnno: "cifar10"}, 2, 3, 1, "inlay")), "must equal spec.completions"},
+	} {
+		_, err := jobspec.ParseAdaptive(tc.job, models)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("want %q, got %v", tc.want, err)
+		}
 	}
 }

@@ -665,8 +665,15 @@ func (e *emu) create(ctx context.Context, j *job.Job) error {
 	sub := time.Now()
 	obj.Annotations[jobspec.SubmittedAtAnno] = jobspec.FormatTime(sub)
 	e.note(obj.Name, "submitted", sub, time.Time{}, sub)
+	return submit(ctx, cfg.Client, e.jobs, obj, cfg.Clock != nil)
+}
+
+// submit creates a Job, retrying while the API server is away (an
+// invalid or forbidden one is an error; an ended ctx is not), and with
+// wait, waits until the informer behind jobs has it (at most 5 s).
+func submit(ctx context.Context, cs kubernetes.Interface, jobs batchlisters.JobLister, obj *batchv1.Job, wait bool) error {
 	for {
-		_, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).Create(ctx, obj, metav1.CreateOptions{})
+		_, err := cs.BatchV1().Jobs(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{})
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			break
 		}
@@ -678,9 +685,9 @@ func (e *emu) create(ctx context.Context, j *job.Job) error {
 		}
 		time.Sleep(200 * time.Millisecond) // the API server is away: try again
 	}
-	if cfg.Clock != nil {
+	if wait {
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(2 * time.Millisecond) {
-			if _, err := e.jobs.Jobs(cfg.Namespace).Get(obj.Name); err == nil {
+			if _, err := jobs.Jobs(obj.Namespace).Get(obj.Name); err == nil {
 				break
 			}
 		}

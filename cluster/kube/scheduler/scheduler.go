@@ -63,6 +63,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/kube/jobspec"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
@@ -131,6 +132,9 @@ type Config struct {
 	// passed, so that the control plane's latency costs no virtual time.
 	Clock         *vclock.Clock
 	SettleTimeout time.Duration
+	// Adaptive, when set, runs an adaptive policy in place of Policy and
+	// Table (see Adaptive); Sched.Round is its round length.
+	Adaptive *Adaptive
 }
 
 // Stats are the scheduler's counters.
@@ -188,6 +192,10 @@ type jobState struct {
 	// decidedAt is the wall time of the round that last started, stopped
 	// or moved the job (written as DecidedAtAnno with the change).
 	decidedAt time.Time
+	// ad is the job's state under an adaptive policy (nil otherwise);
+	// alloc names its allocation.
+	ad    *adaptJob
+	alloc string
 }
 
 // DecidedAtAnno is the wall time (RFC 3339, nanoseconds) of the round
@@ -212,12 +220,16 @@ type Scheduler struct {
 	rec   record.EventRecorder
 	kick  chan struct{}
 
-	term      sync.Mutex // held by a term of run
-	mu        sync.Mutex
-	st        map[string]*jobState
-	byID      map[int]*jobState
-	nextID    int
-	mech      *sched.Mechanism
+	term   sync.Mutex // held by a term of run
+	mu     sync.Mutex
+	st     map[string]*jobState
+	byID   map[int]*jobState
+	nextID int
+	mech   *sched.Mechanism
+	// amech and aview are the adaptive mechanism and its cluster view
+	// (Config.Adaptive).
+	amech     *adapt.Mechanism
+	aview     *adaptView
 	plat      *chw.Platform
 	nodeNames []string
 	nodeIdx   map[string]int
@@ -260,10 +272,17 @@ type assumedPod struct {
 
 // New checks the configuration and returns a scheduler.
 func New(cfg Config) (*Scheduler, error) {
-	if cfg.Client == nil || cfg.Policy == nil || cfg.Table == nil {
+	if a := cfg.Adaptive; a != nil {
+		if cfg.Client == nil || a.Policy == nil || len(a.Models) == 0 || len(a.Types) == 0 {
+			return nil, errors.New("cluster/kube/scheduler: client, adaptive policy, models and GPU types are required")
+		}
+		if a.Mixed && !a.Policy.Mixed() {
+			return nil, fmt.Errorf("cluster/kube/scheduler: policy %s cannot give mixed-type gangs", a.Policy.Name())
+		}
+	} else if cfg.Client == nil || cfg.Policy == nil || cfg.Table == nil {
 		return nil, errors.New("cluster/kube/scheduler: client, policy and throughput table are required")
 	}
-	if cfg.Policy.Traits().SpaceSharing {
+	if cfg.Adaptive == nil && cfg.Policy.Traits().SpaceSharing {
 		return nil, fmt.Errorf("cluster/kube/scheduler: policy %s shares GPUs between jobs, which Kubernetes' device plugin cannot do; choose a policy without space sharing", cfg.Policy.Name())
 	}
 	if cfg.Clock != nil {
@@ -389,6 +408,14 @@ func (t *trimmer) requestsOnly(r jobspec.Requests) []corev1.Container {
 
 const maxShapes = 4096
 
+// policyName names the policy the scheduler runs.
+func (s *Scheduler) policyName() string {
+	if s.cfg.Adaptive != nil {
+		return s.cfg.Adaptive.Policy.Name()
+	}
+	return s.cfg.Policy.Name()
+}
+
 // Stats returns a copy of the counters.
 func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
@@ -509,6 +536,7 @@ func (s *Scheduler) run(ctx context.Context) error {
 	// A new term starts from the API server's state alone.
 	s.mu.Lock()
 	s.st, s.byID, s.mech, s.sig, s.idle = map[string]*jobState{}, map[int]*jobState{}, nil, "", false
+	s.amech, s.aview = nil, nil
 	s.assumed, s.assumedOn = map[types.UID]assumedPod{}, map[string]map[types.UID]struct{}{}
 	s.mu.Unlock()
 	trim := newTrimmer()
@@ -593,7 +621,7 @@ func (s *Scheduler) run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.log.Info("inlay scheduler running", "policy", s.cfg.Policy.Name(), "round_s", s.cfg.Sched.Round, "speedup", s.cfg.Speedup, "queue", s.cfg.Queue)
+	s.log.Info("inlay scheduler running", "policy", s.policyName(), "round_s", s.cfg.Sched.Round, "speedup", s.cfg.Speedup, "queue", s.cfg.Queue)
 	period := time.Duration(s.cfg.Sched.Round / s.cfg.Speedup * float64(time.Second))
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -626,7 +654,11 @@ func (s *Scheduler) run(ctx context.Context) error {
 			clock.Hold()
 		}
 		start := time.Now()
-		if err := s.doRound(ctx, start); err != nil {
+		round := s.doRound
+		if s.cfg.Adaptive != nil {
+			round = s.doAdaptRound
+		}
+		if err := round(ctx, start); err != nil {
 			s.log.Error("round failed", "err", err)
 		}
 		if clock != nil {
@@ -670,6 +702,9 @@ func (s *Scheduler) settled() bool {
 			continue
 		}
 		if st.run && st.since.IsZero() {
+			return false
+		}
+		if st.run && st.ad != nil && !s.batchSettled(st) {
 			return false
 		}
 		if !st.run && len(s.boundNodes(st)) > 0 {
@@ -772,7 +807,14 @@ func (s *Scheduler) syncJobs(now time.Time) {
 			if t, ok := jobspec.ParseTime(j.Annotations[jobspec.StartedAtAnno]); ok {
 				st.started = t
 			}
-			spec, err := jobspec.Parse(j, s.cfg.Table)
+			var spec jobspec.Spec
+			var err error
+			if s.cfg.Adaptive != nil {
+				err = s.parseAdaptive(st, j)
+				spec = st.spec
+			} else {
+				spec, err = jobspec.Parse(j, s.cfg.Table)
+			}
 			if err != nil {
 				st.invalid = err.Error()
 				s.rec.Eventf(j, corev1.EventTypeWarning, "InvalidJob", "inlay cannot schedule this Job: %s", st.invalid)
@@ -787,10 +829,10 @@ func (s *Scheduler) syncJobs(now time.Time) {
 			if st.finishedSeen.IsZero() {
 				st.finishedSeen = now
 			}
-			if st.added {
+			if st.added && s.mech != nil {
 				s.mech.Remove(st.id)
-				st.added = false
 			}
+			st.added = false
 			st.run, st.slots = false, nil
 			s.queue.Add(key)
 		}
@@ -1092,13 +1134,7 @@ func gpuType(name string) chw.GPUType {
 func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	start := time.Now()
-	defer func() {
-		if len(s.stats.RoundTimes) == maxRoundTimes {
-			s.stats.RoundTimes = s.stats.RoundTimes[1:]
-		}
-		s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
-	}()
+	defer s.timeRound(time.Now())
 	vnow := s.virtual(now)
 	s.round++
 	// Account the round that ended.
@@ -1252,6 +1288,15 @@ func (s *Scheduler) doRound(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// timeRound records a round's time in the scheduler, from start (under
+// mu).
+func (s *Scheduler) timeRound(start time.Time) {
+	if len(s.stats.RoundTimes) == maxRoundTimes {
+		s.stats.RoundTimes = s.stats.RoundTimes[1:]
+	}
+	s.stats.RoundTimes = append(s.stats.RoundTimes, time.Since(start))
 }
 
 // estimateReserve is the share of a Job's steps that the scheduler's own

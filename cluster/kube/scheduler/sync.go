@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -36,6 +37,10 @@ type desired struct {
 	publish          bool
 	state            string
 	decidedAt        time.Time
+	// pods and batchOn: an adaptive Job's parallelism and each slot
+	// node's local batch size (0 and nil otherwise).
+	pods    int
+	batchOn map[string]string
 }
 
 func (s *Scheduler) snapshot(key string) desired {
@@ -50,6 +55,9 @@ func (s *Scheduler) snapshot(key string) desired {
 		queuedAt: st.queuedAt, finishedSeen: st.finishedSeen, state: st.state, decidedAt: st.decidedAt}
 	if st.run && st.gpu >= 0 {
 		d.gpu = s.cfg.Table.GPUs()[st.gpu]
+	}
+	if st.ad != nil && st.run {
+		d.gpu, d.pods, d.batchOn = st.alloc, st.ad.pods, maps.Clone(st.ad.batchOn)
 	}
 	if s.publishDue(st, time.Now()) {
 		d.publish = true
@@ -106,6 +114,9 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 	if !d.run {
 		return s.syncStopped(ctx, j, d, pods)
 	}
+	if again, done, err := s.syncParallelism(ctx, j, d, pods); done {
+		return again, err
+	}
 	if again, done, err := s.syncMisplaced(ctx, j, d, pods); done {
 		return again, err
 	}
@@ -114,6 +125,9 @@ func (s *Scheduler) sync(ctx context.Context, key string) (time.Duration, error)
 	}
 	if len(pods.bound) < jobspec.Gang(j) {
 		return s.syncBind(ctx, key, j, d, pods)
+	}
+	if err := s.syncBatch(ctx, d, pods.bound); err != nil {
+		return 0, err
 	}
 	return s.syncRunning(ctx, key, j, d, pods)
 }
@@ -209,11 +223,10 @@ func (s *Scheduler) syncStopped(ctx context.Context, j *batchv1.Job, d desired, 
 	if d.state == jobspec.Running || d.state == jobspec.Preempted || d.preempt > 0 {
 		state = jobspec.Preempted
 	}
-	if len(pods.bound) > 0 && !suspended(j) {
-		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+	if len(pods.bound) > 0 {
+		if err := s.suspend(ctx, j, d); err != nil {
 			return 0, err
 		}
-		s.count(func(st *Stats) { st.Suspends++ })
 	}
 	base := baseAnnotations(j, d)
 	base[jobspec.StateAnno] = state
@@ -265,13 +278,23 @@ func (s *Scheduler) syncMisplaced(ctx context.Context, j *batchv1.Job, d desired
 	if _, misplaced := freeSlots(d, pods.bound); !misplaced {
 		return 0, false, nil
 	}
-	if !suspended(j) {
-		if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
-			return 0, true, err
-		}
-		s.count(func(st *Stats) { st.Suspends++ })
+	if err := s.suspend(ctx, j, d); err != nil {
+		return 0, true, err
 	}
 	return 200 * time.Millisecond, true, nil
+}
+
+// suspend suspends a Job that is not suspended yet, with the decision's
+// time.
+func (s *Scheduler) suspend(ctx context.Context, j *batchv1.Job, d desired) error {
+	if suspended(j) {
+		return nil
+	}
+	if err := s.setSuspend(ctx, j, true, d.decidedAt); err != nil {
+		return err
+	}
+	s.count(func(st *Stats) { st.Suspends++ })
+	return nil
 }
 
 // syncResume resumes a suspended Job the round runs, once its old pods
@@ -330,19 +353,26 @@ func (s *Scheduler) syncBind(ctx context.Context, key string, j *batchv1.Job, d 
 	if ok, again := s.reserve(key, d, toBind, free[:need]); !ok {
 		return again, nil
 	}
-	return 0, s.bindAll(ctx, j, toBind, free[:need], d.decidedAt)
+	return 0, s.bindAll(ctx, j, toBind, free[:need], d.decidedAt, d.batchOn)
 }
 
 // bindAll sends the Bindings of pods to nodes (pods[i] to nodes[i]), in
-// order, each carrying the decision's time (DecidedAtAnno) when known; on
+// order, each carrying the decision's time (DecidedAtAnno) when known and,
+// for an adaptive Job, the local batch size of its node (batchOn); on
 // a failure the pod stays assumed for bindGrace (its binding may have been
 // made) and the rest are withdrawn.
-func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.Pod, nodes []string, decided time.Time) error {
-	var annos map[string]string
-	if !decided.IsZero() {
-		annos = map[string]string{DecidedAtAnno: jobspec.FormatTime(decided)}
-	}
+func (s *Scheduler) bindAll(ctx context.Context, j *batchv1.Job, pods []*corev1.Pod, nodes []string, decided time.Time, batchOn map[string]string) error {
 	for i, p := range pods {
+		var annos map[string]string
+		if !decided.IsZero() {
+			annos = map[string]string{DecidedAtAnno: jobspec.FormatTime(decided)}
+		}
+		if b, ok := batchOn[nodes[i]]; ok {
+			if annos == nil {
+				annos = map[string]string{}
+			}
+			annos[jobspec.BatchSizeAnno] = b
+		}
 		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, Annotations: annos},
 			Target: corev1.ObjectReference{Kind: "Node", Name: nodes[i]}}
 		s.requests.Add(1)

@@ -23,16 +23,7 @@ import (
 // and, for the steps that reach a steady state, that a second sync over
 // the Job as written writes nothing (a sync is idempotent).
 func TestSyncSteps(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		objs   []runtime.Object
-		state  func(*jobState)
-		writes []string
-		again  time.Duration
-		// steady: a second sync over the written Job writes nothing.
-		steady bool
-		check  func(t *testing.T, f *reconcileFixture, j *batchv1.Job)
-	}{
+	runSyncCases(t, []syncCase{
 		{
 			name:   "invalid: the state annotation and the InlayInvalid condition say why",
 			objs:   []runtime.Object{makeJob("a").obj()},
@@ -228,7 +219,26 @@ func TestSyncSteps(t *testing.T) {
 			objs:  []runtime.Object{makeJob("a").obj()},
 			state: func(st *jobState) { st.uid = "an-older-job" },
 		},
-	} {
+	})
+}
+
+// syncCase is one reconcile step of Job default/a: the objects, the
+// round's state, what the sync writes and when it looks again.
+type syncCase struct {
+	name   string
+	objs   []runtime.Object
+	state  func(*jobState)
+	writes []string
+	again  time.Duration
+	// steady: a second sync over the written Job writes nothing.
+	steady bool
+	check  func(t *testing.T, f *reconcileFixture, j *batchv1.Job)
+}
+
+// runSyncCases syncs each case's Job once on the fake clientset and checks
+// it.
+func runSyncCases(t *testing.T, cases []syncCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newReconcileFixture(t, tc.objs...)
 			if tc.state != nil {

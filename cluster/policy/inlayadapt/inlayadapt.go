@@ -6,8 +6,10 @@
 // first, as in shortest-remaining-time scheduling, while GPUs still go
 // where they add the most), discounted by the restart it costs when it
 // differs from the job's current allocation; the cost is the GPUs it
-// takes, each weighed by its type's value (how fast the active jobs run
-// on one GPU of it relative to their best type: comparative advantage).
+// takes, each weighed by the square root of its type's value (how fast
+// the active jobs run on one GPU of it relative to their best type:
+// comparative advantage, softened so that short jobs still reach the
+// fast types).
 // Jobs waiting long gain weight (ageing), so the longest do not starve.
 // A last pass (Upgrade) moves each job to the fastest option its own and
 // the idle GPUs hold, no larger than its plan: the value weighting alone
@@ -70,10 +72,31 @@ type Policy struct {
 	// idle: the greedy weighs GPUs by their type's value even where they
 	// would idle, so on an empty cluster a cheap slow type can win.
 	Upgrade bool
+	// ValuePow raises each type's value to this power before it weighs
+	// the type's GPUs (1: the full comparative advantage; 0: every GPU
+	// costs the same). Between the two, short jobs still reach the fast
+	// types that comparative advantage alone would keep for long jobs
+	// that gain more there.
+	ValuePow float64
+	// Hold keeps a running job's allocation (it may grow, not shrink or
+	// move) until it has held it Hold times its restart delay, so that
+	// every start buys at least (Hold − 1) delays of progress: without
+	// it, two jobs that want the same GPUs take them from each other
+	// every round as the waiting one ages, and neither gets past its
+	// restart (0: no hold).
+	Hold float64
+
+	since map[int]held
+}
+
+// held is a running job's allocation and when it took it.
+type held struct {
+	alloc goodput.Alloc
+	at    float64
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true} }
+func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2} }
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
@@ -143,7 +166,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		}
 	}
 	for t := range T {
-		value[t] = math.Max(value[t]/math.Max(float64(counted), 1), 1e-3)
+		value[t] = math.Pow(math.Max(value[t]/math.Max(float64(counted), 1), 1e-3), p.ValuePow)
 	}
 	for j := range s.Jobs {
 		v := &s.Jobs[j]
@@ -201,9 +224,13 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	for t := range T {
 		free[t] = s.Cluster.GPUs(t)
 	}
-	if p.Sticky {
+	p.track(s)
+	if p.Sticky || p.Hold > 0 {
 		for j := range jobs {
 			jb := &jobs[j]
+			if !p.Sticky && !p.holding(s.Now, jb.v) {
+				continue
+			}
 			for k := range jb.options {
 				if len(jb.v.Alloc) > 0 && adapt.SameCounts(jb.v.Alloc, jb.options[k].alloc) && fits(jb.options[k].alloc, nil, free) {
 					replan(jb, jb.options[k], free)
@@ -270,6 +297,32 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		}
 	}
 	return out, nil
+}
+
+// track notes when each running job's allocation last changed.
+func (p *Policy) track(s *adapt.State) {
+	if p.Hold <= 0 {
+		return
+	}
+	next := make(map[int]held, len(s.Jobs))
+	for i := range s.Jobs {
+		v := &s.Jobs[i]
+		if len(v.Alloc) == 0 {
+			continue
+		}
+		h, ok := p.since[v.ID]
+		if !ok || !adapt.SameCounts(h.alloc, v.Alloc) {
+			h = held{alloc: v.Alloc, at: s.Now}
+		}
+		next[v.ID] = h
+	}
+	p.since = next
+}
+
+// holding reports whether v still holds its allocation.
+func (p *Policy) holding(now float64, v *adapt.View) bool {
+	h, ok := p.since[v.ID]
+	return ok && now-h.at < p.Hold*v.Model.Restart
 }
 
 // options lists a job's candidate allocations.

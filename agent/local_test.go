@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
@@ -79,15 +80,7 @@ func TestLocalRealSubgraph(t *testing.T) {
 			rm = m
 		}
 	}
-	path := assets.Require(t, assets.ModelPath(rm.File))
-	m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, lg := realmodel.Load(t, rm)
 	set := graph.Range(0, 3)
 	model, err := onnx.ExportSubgraph(lg, set)
 	if err != nil {

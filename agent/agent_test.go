@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"io"
 	"net"
 	"net/http"
@@ -106,26 +107,6 @@ func (f *fakeDevice) set(fn func(f *fakeDevice)) {
 	fn(f)
 }
 
-func valueInfo(name string, dt graph.DType, dims []int64) *onnxpb.ValueInfoProto {
-	var shape *onnxpb.TensorShapeProto
-	if dims != nil {
-		shape = &onnxpb.TensorShapeProto{}
-		for _, d := range dims {
-			if d < 0 {
-				shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "n"}})
-			} else {
-				shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}})
-			}
-		}
-	}
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(dt)), Shape: shape,
-		}}},
-	}
-}
-
 // tinyModel is y = Relu(x + w), x float32 [n, 4] (n symbolic), w a 1x4
 // initializer.
 func tinyModel(t testing.TB) []byte {
@@ -143,24 +124,15 @@ func tinyModelTyped(t testing.TB, dt graph.DType) []byte {
 	}
 	g := &onnxpb.GraphProto{
 		Name:        proto.String("tiny"),
-		Input:       []*onnxpb.ValueInfoProto{valueInfo("x", dt, []int64{-1, 4})},
+		Input:       []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("x", dt, []int64{-1, 4})},
 		Initializer: []*onnxpb.TensorProto{w},
 		Node: []*onnxpb.NodeProto{
 			{OpType: proto.String("Add"), Input: []string{"x", "w"}, Output: []string{"s"}},
 			{OpType: proto.String("Relu"), Input: []string{"s"}, Output: []string{"y"}},
 		},
-		Output: []*onnxpb.ValueInfoProto{valueInfo("y", dt, []int64{-1, 4})},
+		Output: []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("y", dt, []int64{-1, 4})},
 	}
-	m := &onnxpb.ModelProto{
-		IrVersion:   proto.Int64(7),
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
-		Graph:       g,
-	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return onnxtest.Model(t, g)
 }
 
 func tinyRequest(t testing.TB, processor string) profile.MeasureRequest {

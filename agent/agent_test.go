@@ -622,6 +622,15 @@ func serveGated(t *testing.T, grace time.Duration) (*fakeDevice, *Client, contex
 	dev := newFake(t)
 	dev.gate = make(chan struct{})
 	dev.entered = make(chan struct{}, 4)
+	addr, stop, served := serveLoopback(t, dev, ServeOptions{ShutdownGrace: grace})
+	return dev, NewClient("http://"+addr, testToken), stop, served
+}
+
+// serveLoopback serves dev through Serve on a free loopback port with the
+// given options; it returns the address, the function that stops the
+// server and the channel Serve returns on.
+func serveLoopback(t *testing.T, dev profile.Device, so ServeOptions) (string, context.CancelFunc, chan error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -629,9 +638,9 @@ func serveGated(t *testing.T, grace time.Duration) (*fakeDevice, *Client, contex
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), ServeOptions{ShutdownGrace: grace})
+		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), so)
 	}()
-	return dev, NewClient("http://"+ln.Addr().String(), testToken), stop, served
+	return ln.Addr().String(), stop, served
 }
 
 // measureThenStop starts a measurement and, once it reached the device,
@@ -692,22 +701,14 @@ func TestClientErrors(t *testing.T) {
 func TestServeReadTimeout(t *testing.T) {
 	// A client that sends half a request is cut off instead of holding a
 	// connection forever.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ln, NewServer(newFake(t), testToken, Options{}), ServeOptions{ReadHeaderTimeout: 50 * time.Millisecond})
-	}()
+	addr, stop, served := serveLoopback(t, newFake(t), ServeOptions{ReadHeaderTimeout: 50 * time.Millisecond})
 	defer func() {
 		stop()
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

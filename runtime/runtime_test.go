@@ -25,22 +25,12 @@ import (
 // VAD beside them) and the OCR orientation classifier as a second group.
 func voiceWorkload(t testing.TB) *workload.Workload {
 	t.Helper()
-	files := map[string]string{}
-	for _, m := range assets.RealModels() {
-		files[m.Name] = m.File
-	}
-	for _, name := range []string{"melspec", "speech_embed", "wakeword", "vad", "ocr_cls"} {
-		assets.Require(t, assets.ModelPath(files[name]))
-	}
+	workloadtest.RequireVoice(t)
+	assets.Require(t, assets.ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"))
 	return workloadtest.Load(t, voiceText)
 }
 
-const voiceText = `models:
-  - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
-  - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
-  - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
-  - {name: vad, onnx: cache:silero_vad_legacy.onnx, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
-  - {name: ocr_cls, onnx: cache:ch_ppocr_mobile_v2.0_cls_infer.onnx, inputs: {x: [1, 3, 48, 192]}}
+const voiceText = "models:\n" + workloadtest.VoiceModels + `  - {name: ocr_cls, onnx: cache:ch_ppocr_mobile_v2.0_cls_infer.onnx, inputs: {x: [1, 3, 48, 192]}}
 groups:
   - name: voice
     models: [melspec, speech_embed, wakeword, vad]

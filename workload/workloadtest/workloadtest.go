@@ -5,28 +5,17 @@ package workloadtest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/workload"
 )
 
-// Write writes text to dir/name and returns the file's path.
-func Write(tb testing.TB, dir, name, text string) string {
-	tb.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
-
 // Load writes text into a temporary folder and loads it as a workload.
 func Load(tb testing.TB, text string) *workload.Workload {
 	tb.Helper()
-	w, err := workload.Load(Write(tb, tb.TempDir(), "workload.yaml", text))
+	w, err := workload.Load(testfile.Write(tb, tb.TempDir(), "workload.yaml", text))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -41,7 +30,7 @@ func MelFile(tb testing.TB, dir string) string {
 	tb.Helper()
 	model := assets.Require(tb, assets.ModelPath("melspectrogram.onnx"))
 	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
-	return Write(tb, dir, "mel.yaml", text)
+	return testfile.Write(tb, dir, "mel.yaml", text)
 }
 
 // VoiceModels are the lines of a workload's models list that declare the

@@ -2,6 +2,7 @@ package hw
 
 import (
 	"bytes"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -407,17 +408,15 @@ func TestResolve(t *testing.T) {
 // FuzzParse checks that no input makes Parse panic and that every error is
 // one line.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(minimal))
+	seeds := [][]byte{[]byte(minimal)}
 	for _, n := range Presets() {
 		src, _ := PresetSource(n)
-		f.Add(src)
+		seeds = append(seeds, src)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	fuzzcheck.OneLineErrors(f, func(data []byte) error {
 		_, err := Parse("f.yaml", data)
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("multi-line error %q", err)
-		}
-	})
+		return err
+	}, seeds...)
 }
 
 func TestMemoryCapacities(t *testing.T) {

@@ -1,6 +1,7 @@
 package hw
 
 import (
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"strings"
 	"testing"
 )
@@ -73,14 +74,13 @@ func TestResolveUnknown(t *testing.T) {
 }
 
 func FuzzClusterParse(f *testing.F) {
-	f.Add([]byte(small))
+	seeds := [][]byte{[]byte(small)}
 	for _, n := range Presets() {
 		src, _ := PresetSource(n)
-		f.Add(src)
+		seeds = append(seeds, src)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := Parse("f.yaml", data); err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("multi-line error %q", err)
-		}
-	})
+	fuzzcheck.OneLineErrors(f, func(data []byte) error {
+		_, err := Parse("f.yaml", data)
+		return err
+	}, seeds...)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +23,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
 )
 

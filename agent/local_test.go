@@ -2,12 +2,12 @@ package agent
 
 import (
 	"context"
-	"github.com/inlay-dev/inlay/internal/realmodel"
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/profile"
 )

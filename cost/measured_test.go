@@ -2,7 +2,6 @@ package cost
 
 import (
 	"errors"
-	"github.com/inlay-dev/inlay/internal/testfile"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/testfile"
 )
 
 func TestMeasuredOverride(t *testing.T) {

@@ -3,13 +3,13 @@ package cost
 import (
 	"errors"
 	"fmt"
-	"github.com/inlay-dev/inlay/internal/realmodel"
 	"strings"
 	"testing"
 	"text/tabwriter"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 )
 
 // TestRealModelsPhone prints every real model's whole-model latency on each

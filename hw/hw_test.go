@@ -2,7 +2,6 @@ package hw
 
 import (
 	"bytes"
-	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 const minimal = `name: tiny
@@ -408,15 +408,10 @@ func TestResolve(t *testing.T) {
 // FuzzParse checks that no input makes Parse panic and that every error is
 // one line.
 func FuzzParse(f *testing.F) {
-	seeds := [][]byte{[]byte(minimal)}
-	for _, n := range Presets() {
-		src, _ := PresetSource(n)
-		seeds = append(seeds, src)
-	}
 	fuzzcheck.OneLineErrors(f, func(data []byte) error {
 		_, err := Parse("f.yaml", data)
 		return err
-	}, seeds...)
+	}, append(presets.Sources(), []byte(minimal))...)
 }
 
 func TestMemoryCapacities(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"math"
 	"math/rand"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 )
 
 func openRuntime(t *testing.T) *Runtime {

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"github.com/inlay-dev/inlay/internal/realmodel"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"github.com/inlay-dev/inlay/internal/testfile"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/testfile"
 )
 
 func TestLoadZoo(t *testing.T) {

@@ -1,9 +1,10 @@
 package hw
 
 import (
-	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func TestPresets(t *testing.T) {
@@ -74,13 +75,8 @@ func TestResolveUnknown(t *testing.T) {
 }
 
 func FuzzClusterParse(f *testing.F) {
-	seeds := [][]byte{[]byte(small)}
-	for _, n := range Presets() {
-		src, _ := PresetSource(n)
-		seeds = append(seeds, src)
-	}
 	fuzzcheck.OneLineErrors(f, func(data []byte) error {
 		_, err := Parse("f.yaml", data)
 		return err
-	}, seeds...)
+	}, append(presets.Sources(), []byte(small))...)
 }

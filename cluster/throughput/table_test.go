@@ -1,9 +1,10 @@
 package throughput
 
 import (
-	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func TestGavel(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )

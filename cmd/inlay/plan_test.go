@@ -2,16 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/inlay-dev/inlay/internal/testfile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/inlay-dev/inlay/solver/solvertest"
-
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/solver/solvertest"
 )
 
 const planTestWorkload = `platform: phone

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/inlay-dev/inlay/workload/workloadtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // runVoiceWorkload is the voice pipeline of the real models on the host.

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"github.com/inlay-dev/inlay/internal/testfile"
 	"path/filepath"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/openapi"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/serve"
 )
 

@@ -5,10 +5,10 @@ package workloadtest
 
 import (
 	"fmt"
-	"github.com/inlay-dev/inlay/internal/testfile"
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/workload"
 )
 

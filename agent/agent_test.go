@@ -23,6 +23,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
 )
 
@@ -106,26 +107,6 @@ func (f *fakeDevice) set(fn func(f *fakeDevice)) {
 	fn(f)
 }
 
-func valueInfo(name string, dt graph.DType, dims []int64) *onnxpb.ValueInfoProto {
-	var shape *onnxpb.TensorShapeProto
-	if dims != nil {
-		shape = &onnxpb.TensorShapeProto{}
-		for _, d := range dims {
-			if d < 0 {
-				shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "n"}})
-			} else {
-				shape.Dim = append(shape.Dim, &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}})
-			}
-		}
-	}
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(dt)), Shape: shape,
-		}}},
-	}
-}
-
 // tinyModel is y = Relu(x + w), x float32 [n, 4] (n symbolic), w a 1x4
 // initializer.
 func tinyModel(t testing.TB) []byte {
@@ -143,24 +124,15 @@ func tinyModelTyped(t testing.TB, dt graph.DType) []byte {
 	}
 	g := &onnxpb.GraphProto{
 		Name:        proto.String("tiny"),
-		Input:       []*onnxpb.ValueInfoProto{valueInfo("x", dt, []int64{-1, 4})},
+		Input:       []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("x", dt, []int64{-1, 4})},
 		Initializer: []*onnxpb.TensorProto{w},
 		Node: []*onnxpb.NodeProto{
 			{OpType: proto.String("Add"), Input: []string{"x", "w"}, Output: []string{"s"}},
 			{OpType: proto.String("Relu"), Input: []string{"s"}, Output: []string{"y"}},
 		},
-		Output: []*onnxpb.ValueInfoProto{valueInfo("y", dt, []int64{-1, 4})},
+		Output: []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("y", dt, []int64{-1, 4})},
 	}
-	m := &onnxpb.ModelProto{
-		IrVersion:   proto.Int64(7),
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
-		Graph:       g,
-	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return onnxtest.Model(t, g)
 }
 
 func tinyRequest(t testing.TB, processor string) profile.MeasureRequest {
@@ -650,6 +622,15 @@ func serveGated(t *testing.T, grace time.Duration) (*fakeDevice, *Client, contex
 	dev := newFake(t)
 	dev.gate = make(chan struct{})
 	dev.entered = make(chan struct{}, 4)
+	addr, stop, served := serveLoopback(t, dev, ServeOptions{ShutdownGrace: grace})
+	return dev, NewClient("http://"+addr, testToken), stop, served
+}
+
+// serveLoopback serves dev through Serve on a free loopback port with the
+// given options; it returns the address, the function that stops the
+// server and the channel Serve returns on.
+func serveLoopback(t *testing.T, dev profile.Device, so ServeOptions) (string, context.CancelFunc, chan error) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -657,9 +638,9 @@ func serveGated(t *testing.T, grace time.Duration) (*fakeDevice, *Client, contex
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), ServeOptions{ShutdownGrace: grace})
+		served <- Serve(ctx, ln, NewServer(dev, testToken, Options{}), so)
 	}()
-	return dev, NewClient("http://"+ln.Addr().String(), testToken), stop, served
+	return ln.Addr().String(), stop, served
 }
 
 // measureThenStop starts a measurement and, once it reached the device,
@@ -720,22 +701,14 @@ func TestClientErrors(t *testing.T) {
 func TestServeReadTimeout(t *testing.T) {
 	// A client that sends half a request is cut off instead of holding a
 	// connection forever.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ln, NewServer(newFake(t), testToken, Options{}), ServeOptions{ReadHeaderTimeout: 50 * time.Millisecond})
-	}()
+	addr, stop, served := serveLoopback(t, newFake(t), ServeOptions{ReadHeaderTimeout: 50 * time.Millisecond})
 	defer func() {
 		stop()
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

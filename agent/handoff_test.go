@@ -13,6 +13,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/runtime"
@@ -247,14 +248,7 @@ func TestHandOffSerialised(t *testing.T) {
 // pinned and unpinned, between the host platform's first two processors.
 func TestHandOffLocal(t *testing.T) {
 	lib := assets.Require(t, assets.ORTLibrary())
-	cores := hw.HostCores()
-	if len(cores) == 1 {
-		cores = append(cores, cores[0])
-	}
-	pl, err := hw.Host(cores[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.HostPair(t)
 	dev, err := profile.NewLocal(lib, pl)
 	if err != nil {
 		t.Fatal(err)

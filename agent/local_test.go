@@ -7,6 +7,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/profile"
 )
@@ -79,15 +80,7 @@ func TestLocalRealSubgraph(t *testing.T) {
 			rm = m
 		}
 	}
-	path := assets.Require(t, assets.ModelPath(rm.File))
-	m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := graph.BuildLayers(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, lg := realmodel.Load(t, rm)
 	set := graph.Range(0, 3)
 	model, err := onnx.ExportSubgraph(lg, set)
 	if err != nil {

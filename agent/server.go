@@ -64,25 +64,20 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxUpload <= 0 {
-		o.MaxUpload = DefaultMaxUpload
-	}
-	if o.MaxWarmup <= 0 {
-		o.MaxWarmup = DefaultMaxWarmup
-	}
-	if o.MaxReps <= 0 {
-		o.MaxReps = DefaultMaxReps
-	}
-	if o.MaxQueue <= 0 {
-		o.MaxQueue = DefaultMaxQueue
-	}
-	if o.MaxInputBytes <= 0 {
-		o.MaxInputBytes = DefaultMaxInputBytes
-	}
-	if o.MaxRunDuration <= 0 {
-		o.MaxRunDuration = DefaultMaxRunDuration
-	}
+	orDefault(&o.MaxUpload, DefaultMaxUpload)
+	orDefault(&o.MaxWarmup, DefaultMaxWarmup)
+	orDefault(&o.MaxReps, DefaultMaxReps)
+	orDefault(&o.MaxQueue, DefaultMaxQueue)
+	orDefault(&o.MaxInputBytes, DefaultMaxInputBytes)
+	orDefault(&o.MaxRunDuration, DefaultMaxRunDuration)
 	return o
+}
+
+// orDefault sets *v to def when it is zero or negative (not set).
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Server is the agent's http.Handler: it serves one profile.Device.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/runtime"
 	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // TestProbeHandOffs checks which probe errors the loop goes on from:
@@ -80,13 +80,8 @@ func TestProbeHandOffs(t *testing.T) {
 // and times the plan in its cycle.
 func TestProfileLoop(t *testing.T) {
 	lib := assets.Require(t, assets.ORTLibrary())
-	model := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "mel.yaml")
-	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
-	if err := os.WriteFile(wl, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wl := workloadtest.MelFile(t, dir)
 	w, err := workload.Load(wl)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,16 +9,8 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/testfile"
 )
-
-func writeFile(t *testing.T, name, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func TestMeasuredOverride(t *testing.T) {
 	p := preset(t, "phone")
@@ -45,7 +36,7 @@ func TestMeasuredOverride(t *testing.T) {
  {"model": "abc123", "layers": "2", "processor": "npu", "backend": "qnn-htp", "dtype": "int8", "ms": 0.25}]`
 	for _, f := range []struct{ name, text string }{{"m.json", json}, {"m.csv", csv}, {"bare.json", bare}} {
 		t.Run(f.name, func(t *testing.T) {
-			m, err := LoadMeasured(writeFile(t, f.name, f.text), base, p)
+			m, err := LoadMeasured(testfile.Write(t, t.TempDir(), f.name, f.text), base, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +102,7 @@ func TestMeasuredErrors(t *testing.T) {
 		{"csv empty", "a.csv", "", `a.csv: empty table`},
 	}
 	for _, tc := range tests {
-		path := writeFile(t, tc.file, tc.text)
+		path := testfile.Write(t, t.TempDir(), tc.file, tc.text)
 		_, err := LoadMeasured(path, base, p)
 		if err == nil {
 			t.Errorf("%s: accepted", tc.name)

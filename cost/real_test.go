@@ -9,7 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 )
 
 // TestRealModelsPhone prints every real model's whole-model latency on each
@@ -22,15 +22,7 @@ func TestRealModelsPhone(t *testing.T) {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "model\tMFLOPs\tlayers\t%s\t\n", strings.Join(p.Names(), "\t"))
 	for _, rm := range assets.RealModels() {
-		path := assets.Require(t, assets.ModelPath(rm.File))
-		m, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, m, lg := realmodel.Load(t, rm)
 		control := false
 		for _, n := range m.Nodes {
 			switch n.Op {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 const minimal = `name: tiny
@@ -407,17 +408,10 @@ func TestResolve(t *testing.T) {
 // FuzzParse checks that no input makes Parse panic and that every error is
 // one line.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(minimal))
-	for _, n := range Presets() {
-		src, _ := PresetSource(n)
-		f.Add(src)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	fuzzcheck.OneLineErrors(f, func(data []byte) error {
 		_, err := Parse("f.yaml", data)
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("multi-line error %q", err)
-		}
-	})
+		return err
+	}, append(presets.Sources(), []byte(minimal))...)
 }
 
 func TestMemoryCapacities(t *testing.T) {

@@ -271,25 +271,24 @@ func cumSumEval(c *ctx, in []*value) ([]*value, error) {
 			}
 			j := base + int(p*st[a])
 			if res.isFloat() {
-				if excl {
-					res.f[j] = roundFloat(res.dt, accF)
-					accF += v.f[j]
-				} else {
-					accF += v.f[j]
-					res.f[j] = roundFloat(res.dt, accF)
-				}
+				res.f[j] = roundFloat(res.dt, cumStep(&accF, v.f[j], excl))
 			} else {
-				if excl {
-					res.i[j] = wrapInt(res.dt, accI)
-					accI += v.i[j]
-				} else {
-					accI += v.i[j]
-					res.i[j] = wrapInt(res.dt, accI)
-				}
+				res.i[j] = wrapInt(res.dt, cumStep(&accI, v.i[j], excl))
 			}
 		}
 	})
 	return []*value{res}, nil
+}
+
+// cumStep adds x to the running sum *acc and returns what CumSum writes
+// for x: the sum before it when exclusive, with it otherwise.
+func cumStep[T int64 | float64](acc *T, x T, excl bool) T {
+	before := *acc
+	*acc += x
+	if excl {
+		return before
+	}
+	return *acc
 }
 
 // argEval folds ArgMax and ArgMin.

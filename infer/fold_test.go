@@ -175,6 +175,9 @@ func foldCases() []foldCase {
 		{"cumsum exclusive reverse", func(b *builder) {
 			b.ints("a", nil, 1, 2, 3).ints("ax", graph.Shape{}, 0).node("CumSum", []string{"a", "ax"}, []string{"y"}, aInt("exclusive", 1), aInt("reverse", 1))
 		}, graph.Shape{3}, []int64{5, 3, 0}, nil},
+		{"cumsum", func(b *builder) {
+			b.ints("a", nil, 1, 2, 3).ints("ax", graph.Shape{}, 0).node("CumSum", []string{"a", "ax"}, []string{"y"})
+		}, graph.Shape{3}, []int64{1, 3, 6}, nil},
 		{"argmax keepdims 0", func(b *builder) {
 			b.ints("a", graph.Shape{2, 3}, 1, 5, 2, 7, 0, 7).node("ArgMax", []string{"a"}, []string{"y"}, aInt("axis", 1), aInt("keepdims", 0))
 		}, graph.Shape{2}, []int64{1, 0}, nil},
@@ -354,4 +357,15 @@ func TestSupported(t *testing.T) {
 		}
 	}
 	t.Logf("%d operators supported", len(s))
+}
+
+func TestCumStep(t *testing.T) {
+	var f float64
+	if a, b := cumStep(&f, 1.5, false), cumStep(&f, 2, false); a != 1.5 || b != 3.5 {
+		t.Errorf("inclusive float: %v, %v; want 1.5, 3.5", a, b)
+	}
+	var i int64
+	if a, b, c := cumStep(&i, 4, true), cumStep(&i, 5, true), cumStep(&i, 6, true); a != 0 || b != 4 || c != 9 || i != 15 {
+		t.Errorf("exclusive int: %v, %v, %v (sum %v); want 0, 4, 9 (15)", a, b, c, i)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 )
 
 func openRuntime(t *testing.T) *Runtime {
@@ -27,33 +28,6 @@ func openRuntime(t *testing.T) *Runtime {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// valueInfo declares a tensor; dims nil means no shape, a negative dim is
-// symbolic.
-func valueInfo(name string, dt graph.DType, dims []int64) *onnxpb.ValueInfoProto {
-	tt := &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(dt))}
-	if dims != nil {
-		tt.Shape = &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{}}
-		for i, d := range dims {
-			dim := &onnxpb.TensorShapeProto_Dimension{}
-			if d < 0 {
-				dim.Value = &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "d" + string(rune('0'+i))}
-			} else {
-				dim.Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: d}
-			}
-			tt.Shape.Dim = append(tt.Shape.Dim, dim)
-		}
-	}
-	return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: tt}}}
-}
-
-func node(op string, in, out []string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
-	return &onnxpb.NodeProto{OpType: proto.String(op), Name: proto.String(out[0]), Input: in, Output: out, Attribute: attrs}
-}
-
-func intAttr(name string, v int64) *onnxpb.AttributeProto {
-	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(v)}
 }
 
 // identityTypes are the element types the test model passes through Identity.
@@ -81,43 +55,34 @@ func testModel(t *testing.T) (model []byte, inputs, outputs []string) {
 		outputs = append(outputs, vi.GetName())
 	}
 
-	in(valueInfo("a", graph.Float32, []int64{2, 3}))
-	in(valueInfo("b", graph.Float32, []int64{2, 3}))
-	add(node("Add", []string{"a", "b"}, []string{"sum"}))
-	add(node("Cast", []string{"sum"}, []string{"half"}, intAttr("to", int64(graph.Float16))))
-	add(node("ReduceSum", []string{"sum"}, []string{"total"}, intAttr("keepdims", 0)))
-	add(node("Shape", []string{"a"}, []string{"shp"}))
-	out(valueInfo("sum", graph.Float32, []int64{2, 3}))
-	out(valueInfo("half", graph.Float16, []int64{2, 3}))
-	out(valueInfo("total", graph.Float32, []int64{}))
-	out(valueInfo("shp", graph.Int64, nil))
+	in(onnxtest.ValueInfo("a", graph.Float32, []int64{2, 3}))
+	in(onnxtest.ValueInfo("b", graph.Float32, []int64{2, 3}))
+	add(onnxtest.Node("Add", []string{"a", "b"}, []string{"sum"}))
+	add(onnxtest.Node("Cast", []string{"sum"}, []string{"half"}, onnxtest.IntAttr("to", int64(graph.Float16))))
+	add(onnxtest.Node("ReduceSum", []string{"sum"}, []string{"total"}, onnxtest.IntAttr("keepdims", 0)))
+	add(onnxtest.Node("Shape", []string{"a"}, []string{"shp"}))
+	out(onnxtest.ValueInfo("sum", graph.Float32, []int64{2, 3}))
+	out(onnxtest.ValueInfo("half", graph.Float16, []int64{2, 3}))
+	out(onnxtest.ValueInfo("total", graph.Float32, []int64{}))
+	out(onnxtest.ValueInfo("shp", graph.Int64, nil))
 	for _, dt := range identityTypes {
 		x, y := "x_"+dt.String(), "y_"+dt.String()
-		in(valueInfo(x, dt, []int64{2}))
-		add(node("Identity", []string{x}, []string{y}))
+		in(onnxtest.ValueInfo(x, dt, []int64{2}))
+		add(onnxtest.Node("Identity", []string{x}, []string{y}))
 		dims := []int64{-1} // symbolic: the binding allocates
 		if dt == graph.Float16 {
 			dims = []int64{2}
 		}
-		out(valueInfo(y, dt, dims))
+		out(onnxtest.ValueInfo(y, dt, dims))
 	}
-	in(valueInfo("s", graph.Int64, []int64{}))
-	add(node("Identity", []string{"s"}, []string{"s_out"}))
-	out(valueInfo("s_out", graph.Int64, []int64{}))
-	in(valueInfo("e", graph.Float32, []int64{0, 3}))
-	add(node("Identity", []string{"e"}, []string{"e_out"}))
-	out(valueInfo("e_out", graph.Float32, []int64{-1, 3}))
+	in(onnxtest.ValueInfo("s", graph.Int64, []int64{}))
+	add(onnxtest.Node("Identity", []string{"s"}, []string{"s_out"}))
+	out(onnxtest.ValueInfo("s_out", graph.Int64, []int64{}))
+	in(onnxtest.ValueInfo("e", graph.Float32, []int64{0, 3}))
+	add(onnxtest.Node("Identity", []string{"e"}, []string{"e_out"}))
+	out(onnxtest.ValueInfo("e_out", graph.Float32, []int64{-1, 3}))
 
-	m := &onnxpb.ModelProto{
-		IrVersion:   proto.Int64(7),
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
-		Graph:       g,
-	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, inputs, outputs
+	return onnxtest.Model(t, g), inputs, outputs
 }
 
 // addModel is sum = a + b, total = ReduceSum(sum) on float32 2x3.
@@ -125,22 +90,14 @@ func addModel(t *testing.T) []byte {
 	t.Helper()
 	g := &onnxpb.GraphProto{
 		Name:  proto.String("add"),
-		Input: []*onnxpb.ValueInfoProto{valueInfo("a", graph.Float32, []int64{2, 3}), valueInfo("b", graph.Float32, []int64{2, 3})},
+		Input: []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("a", graph.Float32, []int64{2, 3}), onnxtest.ValueInfo("b", graph.Float32, []int64{2, 3})},
 		Node: []*onnxpb.NodeProto{
-			node("Add", []string{"a", "b"}, []string{"sum"}),
-			node("ReduceSum", []string{"sum"}, []string{"total"}, intAttr("keepdims", 0)),
+			onnxtest.Node("Add", []string{"a", "b"}, []string{"sum"}),
+			onnxtest.Node("ReduceSum", []string{"sum"}, []string{"total"}, onnxtest.IntAttr("keepdims", 0)),
 		},
-		Output: []*onnxpb.ValueInfoProto{valueInfo("sum", graph.Float32, []int64{2, 3}), valueInfo("total", graph.Float32, []int64{})},
+		Output: []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("sum", graph.Float32, []int64{2, 3}), onnxtest.ValueInfo("total", graph.Float32, []int64{})},
 	}
-	b, err := proto.Marshal(&onnxpb.ModelProto{
-		IrVersion:   proto.Int64(7),
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
-		Graph:       g,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return onnxtest.Model(t, g)
 }
 
 func f32Data(dims graph.Shape, vals ...float32) *graph.Data {

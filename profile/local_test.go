@@ -2,8 +2,6 @@ package profile
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +12,9 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
-// melWorkload writes a workload of the real mel-spectrogram model on the
-// host platform into a temporary folder and loads it.
 // hostLocal is the host preset and a local device on it.
 func hostLocal(tb testing.TB) (*hw.Platform, *Local) {
 	tb.Helper()
@@ -44,16 +41,12 @@ func tempStore(tb testing.TB) *Store {
 	return st
 }
 
+// melWorkload writes a workload of the real mel-spectrogram model on the
+// host platform into a temporary folder and loads it.
 func melWorkload(t *testing.T) *workload.Workload {
 	t.Helper()
 	assets.Require(t, assets.ORTLibrary())
-	model := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
-	path := filepath.Join(t.TempDir(), "mel.yaml")
-	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Load(path)
+	w, err := workload.Load(workloadtest.MelFile(t, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

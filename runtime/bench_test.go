@@ -11,10 +11,12 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // Workloads of one group each for BenchmarkOverhead.
@@ -111,8 +113,8 @@ func BenchmarkOverhead(b *testing.B) {
 				continue
 			}
 			b.Run(wl.name+"/"+mode.name, func(b *testing.B) {
-				w := loadWorkload(b, wl.text)
-				pl := hostPlatform(b)
+				w := workloadtest.Load(b, wl.text)
+				pl := hwtest.HostPair(b)
 				p := halvesPlan(b, w, pl.Processors[0].Name)
 				c := Config{Workload: w, Platform: pl, Plan: p, Cost: cost.NewAnalytic(pl), Library: lib, Duration: time.Second, Seed: 1, NoPin: !mode.pin, Spin: mode.spin, ArrivalSpin: mode.arrivalSpin}
 				c, err := c.withDefaults()

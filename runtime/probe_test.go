@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/timeline"
@@ -93,7 +94,7 @@ func TestCrossCurve(t *testing.T) {
 // TestProbeHandOff runs the probe on the host: it times hand-offs of both
 // kinds, and refuses a platform without two processors to hand off between.
 func TestProbeHandOff(t *testing.T) {
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	lib := assets.Require(t, assets.ORTLibrary())
 	pr, err := ProbeHandOff(context.Background(), ProbeConfig{Platform: pl, Library: lib, Duration: 600 * time.Millisecond})
 	if err != nil {
@@ -141,7 +142,7 @@ func TestProbePair(t *testing.T) {
 	if _, err := ProbeHandOff(context.Background(), ProbeConfig{Platform: one}); !errors.Is(err, ErrNoProbePair) {
 		t.Errorf("probe on a one-processor platform: %v, want ErrNoProbePair", err)
 	}
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	a, b := pl.Processors[0].Name, pl.Processors[1].Name
 	if got, err := ProbePair(pl, nil); err != nil || got != [2]string{a, b} {
 		t.Errorf("default pair: %v, %v; want [%s %s]", got, err, a, b)
@@ -184,7 +185,7 @@ func TestStartDelays(t *testing.T) {
 // TestLoopSleeps checks which runs' event loops sleep to their arrivals:
 // pinned workers holding every core, or a negative ArrivalSpin.
 func TestLoopSleeps(t *testing.T) {
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	p := &plan.Plan{Models: []plan.ModelPlan{{Subgraphs: []plan.Subgraph{{Processor: pl.Processors[0].Name}, {Processor: pl.Processors[1].Name}}}}}
 	held := map[int]bool{}
 	for _, mp := range p.Models {

@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,10 +12,12 @@ import (
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // voiceWorkload writes and loads a workload of the small real models: the
@@ -25,22 +25,12 @@ import (
 // VAD beside them) and the OCR orientation classifier as a second group.
 func voiceWorkload(t testing.TB) *workload.Workload {
 	t.Helper()
-	files := map[string]string{}
-	for _, m := range assets.RealModels() {
-		files[m.Name] = m.File
-	}
-	for _, name := range []string{"melspec", "speech_embed", "wakeword", "vad", "ocr_cls"} {
-		assets.Require(t, assets.ModelPath(files[name]))
-	}
-	return loadWorkload(t, voiceText)
+	workloadtest.RequireVoice(t)
+	assets.Require(t, assets.ModelPath("ch_ppocr_mobile_v2.0_cls_infer.onnx"))
+	return workloadtest.Load(t, voiceText)
 }
 
-const voiceText = `models:
-  - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
-  - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
-  - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
-  - {name: vad, onnx: cache:silero_vad_legacy.onnx, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
-  - {name: ocr_cls, onnx: cache:ch_ppocr_mobile_v2.0_cls_infer.onnx, inputs: {x: [1, 3, 48, 192]}}
+const voiceText = "models:\n" + workloadtest.VoiceModels + `  - {name: ocr_cls, onnx: cache:ch_ppocr_mobile_v2.0_cls_infer.onnx, inputs: {x: [1, 3, 48, 192]}}
 groups:
   - name: voice
     models: [melspec, speech_embed, wakeword, vad]
@@ -51,35 +41,6 @@ groups:
     rate_hz: 25
     deadline_ms: 30
 `
-
-// loadWorkload writes a workload text into a temporary folder and loads it.
-func loadWorkload(t testing.TB, text string) *workload.Workload {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "voice.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := workload.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// hostPlatform is the host preset cut to two processors on this process's
-// cores (one core twice when the process may use only one).
-func hostPlatform(t testing.TB) *hw.Platform {
-	t.Helper()
-	cores := hw.HostCores()
-	if len(cores) == 1 {
-		cores = append(cores, cores[0])
-	}
-	pl, err := hw.Host(cores[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pl
-}
 
 // testPlan runs each model whole, the voice models on the first processor
 // and the classifier on the second, except melspec, cut in two halves on
@@ -114,7 +75,7 @@ func testPlan(t testing.TB, w *workload.Workload, pl *hw.Platform) *plan.Plan {
 
 func testConfig(t testing.TB) Config {
 	w := voiceWorkload(t)
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	return Config{
 		Workload: w, Platform: pl, Plan: testPlan(t, w, pl), Cost: cost.NewAnalytic(pl),
 		Library: assets.Require(t, assets.ORTLibrary()), Duration: time.Second, Seed: 1, Spans: true,
@@ -346,7 +307,7 @@ func (f runnerFunc) Run(in []*graph.Data) ([]*graph.Data, error) { return f(in) 
 // TestBadPlans: mistakes found before anything runs, each one line.
 func TestBadPlans(t *testing.T) {
 	w := voiceWorkload(t)
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	for _, tc := range []struct {
 		name  string
 		edit  func(p *plan.Plan)
@@ -386,7 +347,7 @@ func TestBadPlans(t *testing.T) {
 // flow.
 func TestTransfers(t *testing.T) {
 	c := testConfig(t)
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	pl.Domains = append(pl.Domains, hw.Domain{Name: "other"})
 	pl.Processors[1].Domain = "other"
 	pl.Links = append(pl.Links, hw.Link{From: pl.Processors[0].Domain, To: "other", BandwidthGBs: 10, Latency: 10 * time.Microsecond, Shared: true})
@@ -438,7 +399,7 @@ func TestSpin(t *testing.T) {
 // whose groups are not the workload's.
 func TestPredict(t *testing.T) {
 	w := voiceWorkload(t)
-	pl := hostPlatform(t)
+	pl := hwtest.HostPair(t)
 	c := Config{Workload: w, Platform: pl, Plan: testPlan(t, w, pl), Cost: cost.NewAnalytic(pl), Seed: 1, Scale: 1}
 	res := &Result{}
 	for _, g := range w.Groups {

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
-	"github.com/inlay-dev/inlay/onnx"
+	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -47,15 +46,7 @@ func realWorkload(t *testing.T) *workload.Workload {
 	t.Helper()
 	w := &workload.Workload{}
 	for _, rm := range assets.RealModels() {
-		path := assets.Require(t, assets.ModelPath(rm.File))
-		g, err := onnx.Load(path, onnx.Options{Inputs: rm.Shapes()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg, err := graph.BuildLayers(g)
-		if err != nil {
-			t.Fatal(err)
-		}
+		path, g, lg := realmodel.Load(t, rm)
 		w.Models = append(w.Models, &workload.Model{Name: rm.Name, Graph: g, Layers: lg, Source: path, ONNX: path})
 		w.Groups = append(w.Groups, &workload.Group{Name: rm.Name, Models: []string{rm.Name}, After: map[string][]string{},
 			Period: 50 * time.Millisecond, Deadline: 50 * time.Millisecond, Arrival: workload.Periodic})

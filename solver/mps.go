@@ -15,6 +15,15 @@ func appendRowName(b []byte, r int) []byte { return strconv.AppendInt(append(b, 
 
 func appendNum(b []byte, v float64) []byte { return strconv.AppendFloat(b, v, 'g', -1, 64) }
 
+// appendRowValue ends an entry line of the COLUMNS, RHS or RANGES section:
+// the row's name, a space, the value and the newline.
+func appendRowValue(b []byte, r int, v float64) []byte {
+	b = appendRowName(b, r)
+	b = append(b, ' ')
+	b = appendNum(b, v)
+	return append(b, '\n')
+}
+
 // WriteMPS writes the model in free MPS format (marked FREE on the NAME
 // line, as CoinUtils reads it): the objective is
 // always minimised (a Maximize model is written negated), columns are named
@@ -102,13 +111,8 @@ func (m *Model) WriteMPS(w io.Writer) error {
 			if free(r) || coef == 0 {
 				continue
 			}
-			b = append(b, "    "...)
-			b = appendColName(b, j)
-			b = append(b, ' ')
-			b = appendRowName(b, r)
-			b = append(b, ' ')
-			b = appendNum(b, coef)
-			b = append(b, '\n')
+			b = appendColName(append(b, "    "...), j)
+			b = appendRowValue(append(b, ' '), r, coef)
 			wrote = true
 		}
 		if !wrote { // a column must appear to exist
@@ -135,11 +139,7 @@ func (m *Model) WriteMPS(w io.Writer) error {
 		if free(r) || rhs == 0 {
 			continue
 		}
-		b = append(b, "    RHS "...)
-		b = appendRowName(b, r)
-		b = append(b, ' ')
-		b = appendNum(b, rhs)
-		b = append(b, '\n')
+		b = appendRowValue(append(b, "    RHS "...), r, rhs)
 	}
 	ranged := false
 	for r := range m.rowLo {
@@ -151,11 +151,7 @@ func (m *Model) WriteMPS(w io.Writer) error {
 			b = append(b, "RANGES\n"...)
 			ranged = true
 		}
-		b = append(b, "    RNG "...)
-		b = appendRowName(b, r)
-		b = append(b, ' ')
-		b = appendNum(b, hi-lo)
-		b = append(b, '\n')
+		b = appendRowValue(append(b, "    RNG "...), r, hi-lo)
 	}
 
 	b = append(b, "BOUNDS\n"...)

@@ -3,7 +3,6 @@ package workload
 import (
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,23 +10,12 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/testfile"
 )
-
-func writeFile(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func TestLoadZoo(t *testing.T) {
 	dir := t.TempDir()
-	path := writeFile(t, dir, "w.yaml", `platform: plat/my.yaml
+	path := testfile.Write(t, dir, "w.yaml", `platform: plat/my.yaml
 models:
   - {name: a, zoo: mobilenet_v2}
   - {name: b, zoo: mobilenet_v2}
@@ -52,7 +40,7 @@ groups:
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "models/bad.onnx", "not a model")
+	testfile.Write(t, dir, "models/bad.onnx", "not a model")
 	tests := []struct{ name, yaml, want string }{
 		{"missing onnx", "models:\n  - {name: a, onnx: models/none.onnx}\ngroups: [{name: g, models: [a], rate_hz: 1}]",
 			"w.yaml:2: models[0] (a): "},
@@ -61,7 +49,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeFile(t, dir, "w.yaml", tc.yaml))
+			_, err := Load(testfile.Write(t, dir, "w.yaml", tc.yaml))
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("got %v, want one line containing %q", err, tc.want)
 			}
@@ -90,7 +78,7 @@ func TestLoadReal(t *testing.T) {
 		names = append(names, rm.Name)
 	}
 	fmt.Fprintf(&b, "groups:\n  - {name: all, models: [%s], rate_hz: 10}\n", strings.Join(names, ", "))
-	w, err := Load(writeFile(t, t.TempDir(), "real.yaml", b.String()))
+	w, err := Load(testfile.Write(t, t.TempDir(), "real.yaml", b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}

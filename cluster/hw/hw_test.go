@@ -3,6 +3,8 @@ package hw
 import (
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func TestPresets(t *testing.T) {
@@ -73,14 +75,8 @@ func TestResolveUnknown(t *testing.T) {
 }
 
 func FuzzClusterParse(f *testing.F) {
-	f.Add([]byte(small))
-	for _, n := range Presets() {
-		src, _ := PresetSource(n)
-		f.Add(src)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := Parse("f.yaml", data); err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("multi-line error %q", err)
-		}
-	})
+	fuzzcheck.OneLineErrors(f, func(data []byte) error {
+		_, err := Parse("f.yaml", data)
+		return err
+	}, append(presets.Sources(), []byte(small))...)
 }

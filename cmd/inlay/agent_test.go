@@ -19,6 +19,7 @@ import (
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
+	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -97,28 +98,12 @@ func writeAgentRunFiles(t *testing.T, dir string, model []byte, proc string) (wp
 // agentTestModel is y = Relu(x), x float32 [1, 8].
 func agentTestModel(t *testing.T) []byte {
 	t.Helper()
-	vi := func(name string) *onnxpb.ValueInfoProto {
-		return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{
-			TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(graph.Float32)), Shape: &onnxpb.TensorShapeProto{
-				Dim: []*onnxpb.TensorShapeProto_Dimension{
-					{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 1}},
-					{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 8}},
-				}}}}}}
-	}
-	b, err := proto.Marshal(&onnxpb.ModelProto{
-		IrVersion:   proto.Int64(7),
-		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(13)}},
-		Graph: &onnxpb.GraphProto{
-			Name:   proto.String("relu"),
-			Input:  []*onnxpb.ValueInfoProto{vi("x")},
-			Node:   []*onnxpb.NodeProto{{OpType: proto.String("Relu"), Input: []string{"x"}, Output: []string{"y"}}},
-			Output: []*onnxpb.ValueInfoProto{vi("y")},
-		},
+	return onnxtest.Model(t, &onnxpb.GraphProto{
+		Name:   proto.String("relu"),
+		Input:  []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("x", graph.Float32, []int64{1, 8})},
+		Node:   []*onnxpb.NodeProto{{OpType: proto.String("Relu"), Input: []string{"x"}, Output: []string{"y"}}},
+		Output: []*onnxpb.ValueInfoProto{onnxtest.ValueInfo("y", graph.Float32, []int64{1, 8})},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestAgentCommandServes runs the command's server on loopback with this

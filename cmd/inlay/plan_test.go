@@ -7,20 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inlay-dev/inlay/solver/solvertest"
-
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/plan"
+	"github.com/inlay-dev/inlay/solver/solvertest"
 )
-
-func planWriteFile(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 const planTestWorkload = `platform: phone
 models:
@@ -32,7 +23,7 @@ groups:
 
 func TestPlanCommand(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
 	for _, planner := range []string{"single:npu", "bestmap", "heft"} {
 		t.Run(planner, func(t *testing.T) {
 			planFile := filepath.Join(dir, strings.ReplaceAll(planner, ":", "_")+".yaml")
@@ -77,7 +68,7 @@ func TestPlanCommand(t *testing.T) {
 
 func TestPlanText(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
 	gantt, trace := filepath.Join(dir, "g.svg"), filepath.Join(dir, "t.json")
 	out, err := runInlayStdout(t, "plan", wl, "--planner", "bestmap", "--platform", "desktop", "--gantt", gantt, "--trace", trace)
 	if err != nil {
@@ -99,7 +90,7 @@ func TestPlanText(t *testing.T) {
 // error.
 func TestPlanInfeasible(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", `platform: phone
+	wl := testfile.Write(t, dir, "w.yaml", `platform: phone
 models: [{name: big, zoo: resnet50}]
 groups: [{name: g, models: [big], rate_hz: 10, deadline_ms: 0.01}]
 `)
@@ -114,8 +105,8 @@ groups: [{name: g, models: [big], rate_hz: 10, deadline_ms: 0.01}]
 
 func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
-	noPlat := planWriteFile(t, dir, "np.yaml", strings.Replace(planTestWorkload, "platform: phone\n", "", 1))
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
+	noPlat := testfile.Write(t, dir, "np.yaml", strings.Replace(planTestWorkload, "platform: phone\n", "", 1))
 	tests := []struct {
 		args []string
 		want string
@@ -180,7 +171,7 @@ func TestPlanDAG(t *testing.T) {
 	if r.Makespan > 80 || len(r.Tasks) != 10 {
 		t.Errorf("default planner: got %+v", r)
 	}
-	bad := planWriteFile(t, dir, "bad.json", `{"processors": ["A"], "tasks": [{"name": "a", "cost": [1, 2]}]}`)
+	bad := testfile.Write(t, dir, "bad.json", `{"processors": ["A"], "tasks": [{"name": "a", "cost": [1, 2]}]}`)
 	if _, err := runInlayStdout(t, "plan", "--dag", bad); err == nil || !strings.Contains(err.Error(), `bad.json: task "a": cost has 2 entries, want 1`) {
 		t.Errorf("bad DAG: %v", err)
 	}
@@ -193,7 +184,7 @@ func TestPlanDAG(t *testing.T) {
 // search: with an hour's budget, a check after it would time the test out.
 func TestOutputsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
 	missing := filepath.Join(dir, "no-such-folder")
 	for _, tc := range []struct {
 		args []string
@@ -230,7 +221,7 @@ func planWriteDir(t *testing.T, dir, name string) string {
 func TestPlanExplainAndProof(t *testing.T) {
 	solvertest.RequireCBC(t)
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
 	html := filepath.Join(dir, "report.html")
 	out, err := runInlayStdout(t, "plan", wl, "--planner", "milp", "--budget", "4s", "--explain", "--json", "--html", html)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // TestProfileCommand profiles a small real model into a fresh store, then
@@ -19,13 +19,8 @@ import (
 // how many subgraphs fell back to the calibrated model.
 func TestProfileCommand(t *testing.T) {
 	assets.Require(t, assets.ORTLibrary())
-	model := assets.Require(t, assets.ModelPath("melspectrogram.onnx"))
 	dir := t.TempDir()
-	wl := filepath.Join(dir, "mel.yaml")
-	text := fmt.Sprintf("platform: host\nmodels:\n  - {name: mel, onnx: %q, inputs: {input: [1, 1280]}}\ngroups:\n  - {name: voice, models: [mel], period_ms: 80}\n", model)
-	if err := os.WriteFile(wl, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wl := workloadtest.MelFile(t, dir)
 	store := filepath.Join(dir, "profiles.db")
 
 	// The loop itself is app.Profile's (app.TestProfileLoop); here the

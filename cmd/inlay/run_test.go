@@ -12,16 +12,11 @@ import (
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
+	"github.com/inlay-dev/inlay/workload/workloadtest"
 )
 
 // runVoiceWorkload is the voice pipeline of the real models on the host.
-const runVoiceWorkload = `platform: host
-models:
-  - {name: melspec, onnx: cache:melspectrogram.onnx, inputs: {input: [1, 1280]}}
-  - {name: speech_embed, onnx: cache:embedding_model.onnx, inputs: {input_1: [1, 76, 32, 1]}}
-  - {name: wakeword, onnx: cache:hey_jarvis_v0.1.onnx}
-  - {name: vad, onnx: cache:silero_vad_legacy.onnx, inputs: {input: [1, 512], h: [2, 1, 64], c: [2, 1, 64]}}
-groups:
+const runVoiceWorkload = "platform: host\nmodels:\n" + workloadtest.VoiceModels + `groups:
   - name: voice
     models: [vad, melspec, speech_embed, wakeword]
     after: {speech_embed: [melspec], wakeword: [speech_embed]}
@@ -35,9 +30,7 @@ groups:
 func planVoice(t *testing.T, args ...string) (lib, dir, wl, planFile string) {
 	t.Helper()
 	lib = assets.Require(t, assets.ORTLibrary())
-	for _, f := range []string{"melspectrogram.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx", "silero_vad_legacy.onnx"} {
-		assets.Require(t, assets.ModelPath(f))
-	}
+	workloadtest.RequireVoice(t)
 	dir = t.TempDir()
 	wl = filepath.Join(dir, "voice.yaml")
 	if err := os.WriteFile(wl, []byte(runVoiceWorkload), 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/openapi"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/serve"
 )
 
@@ -29,7 +30,7 @@ func mustMatchOpenAPI(t *testing.T, schema, out string) {
 // proof and an explanation in TestPlanExplainAndProof.
 func TestJSONMatchesOpenAPI(t *testing.T) {
 	dir := t.TempDir()
-	wl := planWriteFile(t, dir, "w.yaml", planTestWorkload)
+	wl := testfile.Write(t, dir, "w.yaml", planTestWorkload)
 	planFile := filepath.Join(dir, "plan.yaml")
 	out, err := runInlayStdout(t, "plan", wl, "--planner", "heft", "--json", "-o", planFile)
 	if err != nil {

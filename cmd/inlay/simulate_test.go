@@ -12,27 +12,20 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
 	"github.com/inlay-dev/inlay/workload"
 )
 
-const simulateTestWorkload = `platform: phone
-models:
-  - {name: face, zoo: mobilenet_v2}
-  - {name: det, zoo: efficientnet_b0}
-groups:
-  - {name: camera, models: [face, det], after: {det: [face]}, period_ms: 100}
-  - {name: tight, models: [face], period_ms: 50, deadline_ms: 0.01}
-`
+// simulateTestWorkload is planTestWorkload with a group whose deadline no
+// plan meets.
+const simulateTestWorkload = planTestWorkload + "  - {name: tight, models: [face], period_ms: 50, deadline_ms: 0.01}\n"
 
 // simulateSetup writes a workload and its bestmap plan into dir.
 func simulateSetup(t *testing.T, dir, text string) (wl, planFile string) {
 	t.Helper()
-	wl = filepath.Join(dir, "w.yaml")
-	if err := os.WriteFile(wl, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wl = testfile.Write(t, dir, "w.yaml", text)
 	w, err := workload.Load(wl)
 	if err != nil {
 		t.Fatal(err)

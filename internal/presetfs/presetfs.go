@@ -46,3 +46,15 @@ func (d Dir) Source(name string) ([]byte, error) {
 	}
 	return data, nil
 }
+
+// Sources returns every preset's YAML in name order (the seeds of a
+// parser's fuzz test, say).
+func (d Dir) Sources() [][]byte {
+	var out [][]byte
+	for _, n := range d.Names() {
+		if data, err := d.Source(n); err == nil {
+			out = append(out, data)
+		}
+	}
+	return out
+}

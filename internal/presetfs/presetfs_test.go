@@ -26,4 +26,7 @@ func TestDir(t *testing.T) {
 	if err == nil || err.Error() != `hw: unknown preset "c" (presets: a, b)` {
 		t.Errorf("Source(c) error = %v", err)
 	}
+	if got := d.Sources(); len(got) != 2 || string(got[0]) != "a" || string(got[1]) != "b" {
+		t.Errorf("Sources = %q, want a, b", got)
+	}
 }

@@ -419,12 +419,16 @@ func (p *Policy) know(v *adapt.View) goodput.Knowledge {
 	return v.Know
 }
 
-// start gives every job, shortest aged remaining time first, the start
-// with the most goodput per cost that fits, and turns every option's
-// benefit into minus its remaining seconds.
+// start gives every job without a plan yet (a kept or held allocation
+// stays), shortest aged remaining time first, the start with the most
+// goodput per cost that fits, and turns every option's benefit into minus
+// its remaining seconds.
 func (p *Policy) start(jobs []job, free []int) {
 	for _, j := range shortestFirst(jobs) {
 		jb := &jobs[j]
+		if len(jb.plan.alloc) > 0 {
+			continue
+		}
 		best, bestR := -1, 0.0
 		for k, o := range jb.options {
 			if o.g > 0 && fits(o.alloc, nil, free) {
@@ -434,10 +438,7 @@ func (p *Policy) start(jobs []job, free []int) {
 			}
 		}
 		if best >= 0 {
-			jb.plan = jb.options[best]
-			for _, part := range jb.plan.alloc {
-				free[part.Type] -= part.GPUs
-			}
+			replan(jb, jb.options[best], free)
 		}
 	}
 	for j := range jobs {

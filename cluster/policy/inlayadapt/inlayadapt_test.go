@@ -123,3 +123,29 @@ func TestHoldEndsPingPong(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeKeepsStickyPlan: with Sticky and Time, a running job (the
+// shorter, so the start pass comes to it first) keeps its GPUs and the
+// start pass gives the waiting job the rest. The start pass
+// once overwrote the kept plan without handing its GPUs back, so eight of
+// the sixteen GPUs were lost for the round and the waiting job got none.
+func TestTimeKeepsStickyPlan(t *testing.T) {
+	c := &adapt.Cluster{Types: []adapt.Type{{Name: "gpu", PerNode: 8, Nodes: 2}}}
+	js := []adapt.Job{rigidSteps(0, 100, []float64{1}), rigid(1, []float64{1})}
+	s := &adapt.State{Cluster: c, Round: 60, Now: 600}
+	s.Jobs = []adapt.View{
+		{Job: &js[0], Alloc: goodput.Alloc{{Type: 0, GPUs: 8}}, LastType: 0, Know: goodput.Knowledge{Agnostic: -1}},
+		{Job: &js[1], LastType: -1, Know: goodput.Knowledge{Agnostic: -1}},
+	}
+	p := New()
+	p.Sticky, p.Time = true, true
+	ds, err := p.Allocate(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, d := range ds {
+		if n := d.Alloc.GPUs(); n != 8 {
+			t.Errorf("job %d: %d GPUs (%v), want 8", j, n, d.Alloc)
+		}
+	}
+}

@@ -1,12 +1,15 @@
 // Package progress draws progress bars on stderr while the command line
 // waits: a bar with a count, and a search's bar (time or evaluations
 // against the budget, the best rate scale so far and the bound). Off a
-// terminal there are none: every function accepts a nil bar.
+// terminal a bar writes a plain line now and then instead; every function
+// accepts a nil bar.
 package progress
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,11 +24,13 @@ func IsTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// New returns a progress bar on stderr when it is a terminal, and nil
-// otherwise (every method of this file accepts a nil bar).
+// New returns a progress bar on stderr. On a terminal it redraws in
+// place; elsewhere (a log file, a pipe, CI) it writes a plain line at
+// most every LogEvery, starting LogEvery after it was made, so short work
+// stays silent and long work shows it is alive.
 func New(total int, desc string) *progressbar.ProgressBar {
 	if !IsTerminal(os.Stderr) {
-		return nil
+		return newLogged(os.Stderr, total, desc, LogEvery)
 	}
 	return progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(os.Stderr),
@@ -37,6 +42,54 @@ func New(total int, desc string) *progressbar.ProgressBar {
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// LogEvery is how often a bar off a terminal writes its line.
+var LogEvery = 30 * time.Second
+
+// newLogged is a bar that writes its state as plain lines to w.
+func newLogged(w io.Writer, total int, desc string, every time.Duration) *progressbar.ProgressBar {
+	lw := &lineWriter{w: w, every: every, last: time.Now()}
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(lw),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionThrottle(time.Second),
+	)
+}
+
+// lineWriter turns a bar's redraws (carriage returns, padding) into one
+// plain line at most every every.
+type lineWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	every time.Duration
+	last  time.Time
+}
+
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if time.Since(l.last) < l.every {
+		return len(b), nil
+	}
+	line := ""
+	for _, seg := range strings.Split(string(b), "\r") {
+		if t := strings.TrimSpace(seg); t != "" {
+			line = t
+		}
+	}
+	if line == "" {
+		return len(b), nil
+	}
+	l.last = time.Now()
+	if _, err := fmt.Fprintln(l.w, line); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // Search shows a search's progress: elapsed time against the budget
@@ -53,7 +106,7 @@ type Search struct {
 	label  string
 }
 
-// NewSearch returns nil when stderr is not a terminal.
+// NewSearch shows a search's progress on stderr (see New).
 func NewSearch(label string, budget time.Duration, evals int, bound float64) *Search {
 	total := 1000
 	if budget <= 0 && evals > 0 {

@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -12,8 +11,9 @@ import (
 	"github.com/inlay-dev/inlay/report/progress"
 )
 
-// ProfilePrinter prints the profile loop as it goes: a progress bar (or a
-// line every 5 s when stderr is not a terminal) and each round's summary.
+// ProfilePrinter prints the profile loop as it goes: a progress bar (a
+// plain line now and then when stderr is not a terminal) and each round's
+// summary.
 type ProfilePrinter struct {
 	Out, ErrOut io.Writer
 	// Workload, Platform and Store name what is profiled where, for the
@@ -22,7 +22,6 @@ type ProfilePrinter struct {
 	Cycles, Rounds            int
 	bar                       *progressbar.ProgressBar
 	what                      string
-	lastLine                  time.Time
 }
 
 func (p *ProfilePrinter) Started(info profile.DeviceInfo) {
@@ -38,19 +37,12 @@ func (p *ProfilePrinter) RoundStarted(rs app.RoundStart) {
 	} else {
 		p.what = fmt.Sprintf("profile round %d", rs.Round)
 	}
-	p.bar, p.lastLine = progress.New(rs.Jobs, p.what), time.Now()
+	p.bar = progress.New(rs.Jobs, p.what)
 }
 
-func (p *ProfilePrinter) Measured(_, done, total int, j profile.Job) {
-	if p.bar != nil {
-		progress.Describe(p.bar, fmt.Sprintf("%s: %s layers %s", p.what, j.Model, j.Set.Key()))
-		progress.Add(p.bar, 1)
-		return
-	}
-	if time.Since(p.lastLine) >= 5*time.Second || done == total {
-		p.lastLine = time.Now()
-		fmt.Fprintf(p.ErrOut, "%s: %d/%d (%s layers %s)\n", p.what, done, total, j.Model, j.Set.Key())
-	}
+func (p *ProfilePrinter) Measured(_, _, _ int, j profile.Job) {
+	progress.Describe(p.bar, fmt.Sprintf("%s: %s layers %s", p.what, j.Model, j.Set.Key()))
+	progress.Add(p.bar, 1)
 }
 
 // Done clears the progress bar.

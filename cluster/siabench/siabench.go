@@ -155,28 +155,37 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Bench == nil {
 		return runSets(ctx, cfg, cfg.Cluster, cfg.Sets, variants, func(string, string) float64 { return 0 })
 	}
-	if cfg.Scale < 1 {
-		cfg.Scale = 1
-	}
-	b := cfg.Bench
-	sc := b.Cluster.Scaled(cfg.Scale)
-	cl := adapt.FromSia(sc)
-	models, err := adapt.Models(b, sc)
+	cl, sets, err := Prepare(cfg.Bench, cfg.Experiments, cfg.Scale, cfg.Files)
 	if err != nil {
 		return nil, err
 	}
+	b := cfg.Bench
+	return runSets(ctx, cfg, cl, sets, variants, func(exp, policy string) float64 { return published(b, exp, policy) })
+}
+
+// Prepare is Sia's cluster scaled by scale (its servers; at least 1) and
+// the experiments' workloads on it (the jobs copied scale times), the
+// first files of each when files is positive.
+func Prepare(b *sia.Bench, experiments []string, scale, files int) (*adapt.Cluster, []Set, error) {
+	scale = max(scale, 1)
+	sc := b.Cluster.Scaled(scale)
+	cl := adapt.FromSia(sc)
+	models, err := adapt.Models(b, sc)
+	if err != nil {
+		return nil, nil, err
+	}
 	var sets []Set
-	for _, name := range cfg.Experiments {
+	for _, name := range experiments {
 		set := map[string]string{Philly: "philly", Helios: "saturn", Rigid: "philly"}[name]
 		if set == "" {
-			return nil, fmt.Errorf("unknown experiment %q (%s, %s, %s)", name, Philly, Helios, Rigid)
+			return nil, nil, fmt.Errorf("unknown experiment %q (%s, %s, %s)", name, Philly, Helios, Rigid)
 		}
 		names, ws, err := b.Workloads(set)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if cfg.Files > 0 && len(ws) > cfg.Files {
-			names, ws = names[:cfg.Files], ws[:cfg.Files]
+		if files > 0 && len(ws) > files {
+			names, ws = names[:files], ws[:files]
 		}
 		var force *adapt.Kind
 		if name == Rigid {
@@ -186,15 +195,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		st := Set{Name: name, Files: names}
 		for i, w := range ws {
 			file := fmt.Sprintf("%s/workloads/%s/%s.csv", b.Dir, set, names[i])
-			js, err := adapt.Jobs(file, w, models, cl, force, cfg.Scale)
+			js, err := adapt.Jobs(file, w, models, cl, force, scale)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			st.Jobs = append(st.Jobs, js)
 		}
 		sets = append(sets, st)
 	}
-	return runSets(ctx, cfg, cl, sets, variants, func(exp, policy string) float64 { return published(b, exp, policy) })
+	return cl, sets, nil
 }
 
 // runSets runs every variant on every workload of the sets on cluster

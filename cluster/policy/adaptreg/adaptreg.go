@@ -32,7 +32,7 @@ func Registry() map[string]Factory {
 	return map[string]Factory{
 		"gavel-tj": {"Gavel's max_sum_throughput_perf (LP) over TunedJobs: the trace's GPUs and batch size, Gavel's round priorities", 360,
 			func(Options) adapt.Policy { return gaveltj.New() }},
-		"pollux": {"Pollux: genetic search of GPU counts maximising the p = -1 mean of goodput speedups; batch sizes by goodput; unaware of GPU types", 60,
+		"pollux": {"Pollux as Sia ran it: genetic search of replicas per virtual node maximising the p = -1 mean of goodput speedups; unaware of GPU types (a job runs on its majority type, the rest dropped)", 60,
 			func(o Options) adapt.Policy { return pollux.New(o.Seed) }},
 		"sia": {"Sia: ILP over (GPU type, count) per job on bootstrapped goodputs, p = -0.5, λn = 1.1, λa = 0.01, restart factor (CBC)", 60,
 			func(o Options) adapt.Policy {

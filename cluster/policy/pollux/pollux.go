@@ -1,12 +1,25 @@
 // Package pollux is Pollux's policy (OSDI 2021) on a heterogeneous
-// cluster: a genetic algorithm searches allocations (a GPU count and type
-// per job) for the most fitness, the generalised mean with p = −1 of
-// every job's speedup: its goodput on the allocation, discounted by the
-// restart factor when the allocation changes, over its goodput on a fair
-// share of the cluster (GPUs over jobs). Each job's batch size is the one
-// with the most goodput on its allocation. Pollux does not model GPU
-// types: a job's goodput on every type is estimated with the model of the
-// type it last ran on, so types are only pools of capacity to it.
+// cluster as Sia's artifact runs it for its baseline (siasosp23/artifacts,
+// sia-simulator: multi_simulator_unaware.py --policy=pollux, pollux_unaware.py
+// and cluster_unaware.py).
+//
+// Pollux does not know GPU types. It sees the cluster as virtual nodes of
+// the smallest server's GPU count (a server of 8 GPUs is two virtual nodes
+// of 4 when the smallest has 4) and searches, with a genetic algorithm,
+// how many replicas each job runs on each virtual node. The fitness is the
+// generalised mean with p = −1 of every job's speedup: its goodput on its
+// replicas and virtual nodes, discounted by Pollux's restart factor (a
+// fixed 30 s delay) when its placement changes, over its goodput on a
+// fair share (the GPUs over the jobs). A job's goodput on any type is
+// estimated with the model of the type it last ran on. The search keeps
+// at most one distributed job on a virtual node, at most a job's replica
+// cap (twice the most GPUs it has run on, at least one, and at most the
+// smallest type's GPUs; the job's own count for a rigid job) and
+// at most 16 virtual nodes a job, and fills capacity in order of least
+// attained service. The artifact's simulator then runs each job on the
+// type that holds most of its replicas (ties to the faster type) and drops
+// the rest, which idle that round: types are capacity Pollux cannot tell
+// apart, and an allocation that straddles them loses GPUs.
 //
 // The search is seeded per round from the state (a fixed-seed PCG
 // stream), so the policy is deterministic.
@@ -26,72 +39,288 @@ import (
 type Policy struct {
 	P                       float64
 	Population, Generations int
-	Seed                    uint64
-	rounds                  uint64
+	// Delay is the restart delay Pollux's restart factor assumes.
+	Delay  float64
+	Seed   uint64
+	rounds uint64
+	// place is each running job's placement on the virtual nodes (the
+	// rows of the last chosen state), by job ID.
+	place map[int][]int
+	// prev is the last round's population, by job ID.
+	prev []map[int][]int
+	// ran is the most GPUs each job has run on (Pollux explores at most
+	// twice what it has profiled).
+	ran map[int]int
 }
 
-// New is Pollux with p = −1, 50 candidates and 40 generations per round.
-func New(seed uint64) *Policy { return &Policy{P: -1, Population: 50, Generations: 40, Seed: seed} }
+// New is Pollux as Sia's artifact runs it: p = −1, NSGA-II's 100
+// candidates for 100 generations, a 30 s restart delay.
+func New(seed uint64) *Policy {
+	return &Policy{P: -1, Population: 100, Generations: 100, Delay: 30, Seed: seed}
+}
 
 func (p *Policy) Name() string { return "pollux" }
 func (p *Policy) Mixed() bool  { return false }
 
-// gene is one job's allocation: type and GPUs (0: none).
-type gene struct{ t, n int }
-
-type evaluator struct {
-	s     *adapt.State
-	p     *Policy
-	fair  []float64
-	cache []map[gene][2]float64 // job → gene → (batch, discounted goodput)
-	know  []goodput.Knowledge
+// vnodes is the cluster as Pollux sees it.
+type vnodes struct {
+	size int   // GPUs a virtual node
+	typ  []int // virtual node → GPU type
+	node []int // virtual node → server (numbered over the cluster)
 }
 
-func (e *evaluator) goodput(j int, g gene) (batch, gp float64) {
-	if g.n == 0 {
-		return 0, 0
+func layout(c *adapt.Cluster) vnodes {
+	size := math.MaxInt
+	for _, t := range c.Types {
+		if t.Nodes > 0 && t.PerNode > 0 {
+			size = min(size, t.PerNode)
+		}
 	}
-	if c, ok := e.cache[j][g]; ok {
-		return c[0], c[1]
+	var v vnodes
+	v.size = size
+	server := 0
+	for t, ty := range c.Types {
+		for range ty.Nodes {
+			for range ty.PerNode / size {
+				v.typ = append(v.typ, t)
+				v.node = append(v.node, server)
+			}
+			server++
+		}
+	}
+	return v
+}
+
+// search is one round's genetic search.
+type search struct {
+	s       *adapt.State
+	p       *Policy
+	v       vnodes
+	rng     *rand.Rand
+	J, V    int
+	order   []int // jobs by least attained service, then arrival
+	maxRep  []int // replica cap a job
+	minRep  []int // rigid: its GPUs, else 0
+	ref     []int // type whose model estimates the job
+	fair    []float64
+	factor  []float64 // restart factor if the placement changes
+	base    []int     // J × V: the current placement
+	changed []bool    // scratch
+	cache   []map[[2]int]float64
+}
+
+func (e *search) goodput(j, reps, nodes int) float64 {
+	if reps == 0 {
+		return 0
+	}
+	k := [2]int{reps, nodes}
+	if g, ok := e.cache[j][k]; ok {
+		return g
 	}
 	v := &e.s.Jobs[j]
-	a := e.s.Single(g.t, g.n)
-	batch, gp = e.s.Estimate(v, a, e.know[j])
-	if len(v.Alloc) > 0 && !v.Alloc.Equal(a) {
-		gp *= adapt.RestartFactor(e.s.Now-v.Arrival, v.Restarts, v.Model.Restart)
-	}
-	e.cache[j][g] = [2]float64{batch, gp}
-	return batch, gp
+	a := goodput.Alloc{{Type: e.ref[j], GPUs: reps, Nodes: min(nodes, reps)}}
+	_, g := e.s.Estimate(v, a, goodput.Knowledge{Agnostic: e.ref[j]})
+	e.cache[j][k] = g
+	return g
 }
 
-func (e *evaluator) fitness(x []gene) float64 {
+// row is job j's replicas per virtual node in state x.
+func (e *search) row(x []int, j int) []int { return x[j*e.V : (j+1)*e.V] }
+
+func (e *search) fitness(x []int) float64 {
 	sum := 0.0
-	for j, g := range x {
-		_, gp := e.goodput(j, g)
-		sp := gp / e.fair[j]
-		if !(sp > 0) {
-			sp = 1e-4 // Pollux's gain of a job without GPUs
+	for j := range e.J {
+		r := e.row(x, j)
+		reps, nodes, diff := 0, 0, false
+		for i, n := range r {
+			reps += n
+			if n > 0 {
+				nodes++
+			}
+			diff = diff || n != e.base[j*e.V+i]
 		}
-		sum += math.Pow(sp, e.p.P)
+		sp := e.goodput(j, reps, nodes) / e.fair[j]
+		if diff {
+			sp *= e.factor[j]
+		}
+		sum += math.Pow(sp+1e-3, e.p.P)
 	}
-	return math.Pow(sum/float64(len(x)), 1/e.p.P)
+	return math.Pow(sum/float64(e.J), 1/e.p.P)
 }
 
-// Allocate runs the genetic search.
-func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision, error) {
-	p.rounds++
-	rng := rand.New(rand.NewPCG(p.Seed, p.rounds))
-	T := len(s.Cluster.Types)
-	J := len(s.Jobs)
-	e := &evaluator{s: s, p: p, fair: make([]float64, J), cache: make([]map[gene][2]float64, J), know: make([]goodput.Knowledge, J)}
-	fairN := max(1, min(s.Cluster.Total()/max(J, 1), adapt.MaxJobGPUs))
-	counts := make([][]int, T)
-	for t := range T {
-		counts[t] = s.Cluster.Configs(t)
+// repair makes x feasible as pollux_unaware.py's _repair does.
+func (e *search) repair(x []int) {
+	J, V := e.J, e.V
+	// at most one distributed job a virtual node (the first in order)
+	taken := make([]bool, V)
+	for _, j := range e.order {
+		r := e.row(x, j)
+		nodes := 0
+		for _, n := range r {
+			if n > 0 {
+				nodes++
+			}
+		}
+		if nodes <= 1 {
+			continue
+		}
+		for i, n := range r {
+			if n == 0 {
+				continue
+			}
+			if taken[i] {
+				r[i] = 0
+			}
+			taken[i] = true
+		}
 	}
+	// at most the replica cap and 16 virtual nodes a job, in a random
+	// order of its virtual nodes
+	perm := make([]int, V)
+	for j := range J {
+		r := e.row(x, j)
+		for i := range perm {
+			perm[i] = i
+		}
+		e.rng.Shuffle(V, func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		left, nodes := e.maxRep[j], 0
+		for _, i := range perm {
+			if r[i] == 0 {
+				continue
+			}
+			if nodes == 16 || left == 0 {
+				r[i] = 0
+				continue
+			}
+			r[i] = min(r[i], left)
+			left -= r[i]
+			nodes++
+		}
+	}
+	// capacity, filled in order of least attained service
+	free := make([]int, V)
+	for i := range free {
+		free[i] = e.v.size
+	}
+	for _, j := range e.order {
+		r := e.row(x, j)
+		for i, n := range r {
+			r[i] = min(n, free[i])
+			free[i] -= r[i]
+		}
+	}
+	// a rigid job runs on its whole count or not at all
+	for j := range J {
+		if e.minRep[j] == 0 {
+			continue
+		}
+		r := e.row(x, j)
+		reps := 0
+		for _, n := range r {
+			reps += n
+		}
+		if reps < e.minRep[j] {
+			clear(r)
+		}
+	}
+}
+
+// mutate is pollux_unaware.py's _mutation.
+func (e *search) mutate(x []int) {
+	J, V := e.J, e.V
+	for j := range J {
+		r := e.row(x, j)
+		if e.rng.Float64() < 0.1 { // back to the current placement
+			copy(r, e.base[j*V:(j+1)*V])
+		}
+		if e.rng.Float64() < 0.1 { // zero some elements
+			for i := range r {
+				if e.rng.Float64() < 0.1 {
+					r[i] = 0
+				}
+			}
+		}
+	}
+	// raise some elements: a free virtual node with probability 1/(free
+	// ones), one the job is on with 1/(its ones), to a count between the
+	// current and the cap
+	free := make([]int, V)
+	for i := range free {
+		free[i] = e.v.size
+	}
+	for j := range J {
+		for i, n := range e.row(x, j) {
+			free[i] -= n
+		}
+	}
+	nfree := 0
+	for _, f := range free {
+		if f > 0 {
+			nfree++
+		}
+	}
+	for j := range J {
+		r := e.row(x, j)
+		on := 0
+		for i, n := range r {
+			if n > 0 && free[i] > 0 {
+				on++
+			}
+		}
+		for i, n := range r {
+			if free[i] <= 0 {
+				continue
+			}
+			p1 := 1 / float64(max(nfree, 1))
+			p2 := 0.0
+			if n > 0 {
+				p2 = 1 / float64(max(on, 1))
+			}
+			if e.rng.Float64() < p1+p2-p1*p2 && e.maxRep[j] >= n {
+				r[i] = n + e.rng.IntN(e.maxRep[j]-n+1)
+			}
+		}
+	}
+}
+
+// crossover is a single point over jobs.
+func (e *search) crossover(a, b []int) []int {
+	pt := e.rng.IntN(e.J + 1)
+	child := make([]int, len(a))
+	copy(child[:pt*e.V], a[:pt*e.V])
+	copy(child[pt*e.V:], b[pt*e.V:])
+	return child
+}
+
+// newSearch sets up one round's search: the virtual nodes, each job's
+// caps, reference type, fair-share goodput, restart factor and current
+// placement, and the order of least attained service. ran is the most
+// GPUs each active job has run on, this round included.
+func (p *Policy) newSearch(s *adapt.State) (e *search, ran map[int]int) {
+	J := len(s.Jobs)
+	if p.place == nil {
+		p.place, p.ran = map[int][]int{}, map[int]int{}
+	}
+	e = &search{s: s, p: p, v: layout(s.Cluster), rng: rand.New(rand.NewPCG(p.Seed, p.rounds)), J: J}
+	e.V = len(e.v.typ)
+	T := len(s.Cluster.Types)
+	capAll := math.MaxInt
+	for t := range T {
+		if n := s.Cluster.GPUs(t); n > 0 {
+			capAll = min(capAll, n)
+		}
+	}
+	e.order = make([]int, J)
+	e.maxRep, e.minRep, e.ref = make([]int, J), make([]int, J), make([]int, J)
+	e.fair, e.factor = make([]float64, J), make([]float64, J)
+	e.cache = make([]map[[2]int]float64, J)
+	e.base = make([]int, J*e.V)
+	fairN := max(1, int(math.Ceil(float64(s.Cluster.Total())/float64(J))))
+	ran = make(map[int]int, J) // the active jobs' entries of p.ran
 	for j := range s.Jobs {
 		v := &s.Jobs[j]
-		e.cache[j] = map[gene][2]float64{}
+		e.order[j] = j
+		e.cache[j] = map[[2]int]float64{}
 		ref := v.LastType
 		if ref < 0 {
 			for t := range T { // never ran: the first type it runs on
@@ -101,160 +330,150 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 				}
 			}
 		}
-		e.know[j] = goodput.Knowledge{Agnostic: ref}
-		n := fairN
+		e.ref[j] = ref
+		ran[v.ID] = max(p.ran[v.ID], v.Alloc.GPUs())
+		e.maxRep[j] = min(capAll, adapt.MaxJobGPUs, max(2*ran[v.ID], 1))
+		if v.Kind == adapt.Rigid {
+			e.maxRep[j], e.minRep[j] = v.GPUs, v.GPUs
+		}
+		n := min(fairN, e.maxRep[j])
 		if v.Kind == adapt.Rigid {
 			n = v.GPUs
 		}
-		_, e.fair[j] = s.Estimate(v, s.Single(ref, min(n, s.Cluster.GPUs(ref))), e.know[j])
+		_, e.fair[j] = s.Estimate(v, s.Single(ref, min(n, s.Cluster.GPUs(ref))), goodput.Knowledge{Agnostic: ref})
 		if !(e.fair[j] > 0) {
 			e.fair[j] = 1
 		}
-	}
-	valid := func(j int, g gene) bool {
-		v := &s.Jobs[j]
-		if g.n == 0 {
-			return true
-		}
-		if v.Model.Fits[g.t] == nil || g.n > s.Cluster.GPUs(g.t) {
-			return false
-		}
-		return v.Kind != adapt.Rigid || g.n == v.GPUs
-	}
-	random := func(j int) gene {
-		v := &s.Jobs[j]
-		for range 8 {
-			t := rng.IntN(T)
-			n := counts[t][rng.IntN(len(counts[t]))]
-			if v.Kind == adapt.Rigid {
-				n = v.GPUs
-			}
-			if g := (gene{t, n}); valid(j, g) {
-				return g
-			}
-		}
-		return gene{}
-	}
-	repair := func(x []gene) {
-		used := make([]int, T)
-		for _, g := range x {
-			used[g.t] += g.n
-		}
-		for t := range T {
-			for used[t] > s.Cluster.GPUs(t) {
-				// shrink a random job of the type: halve it, or drop it
-				var on []int
-				for j, g := range x {
-					if g.n > 0 && g.t == t {
-						on = append(on, j)
-					}
-				}
-				j := on[rng.IntN(len(on))]
-				g := x[j]
-				next := gene{}
-				if s.Jobs[j].Kind != adapt.Rigid {
-					for _, c := range counts[t] {
-						if c < g.n && c > next.n && c <= g.n/2+1 {
-							next = gene{t, c}
-						}
-					}
-				}
-				used[t] -= g.n - next.n
-				x[j] = next
+		e.factor[j] = adapt.RestartFactor(s.Now-v.Arrival, v.Restarts, p.Delay)
+		if len(v.Alloc) > 0 {
+			if r, ok := p.place[v.ID]; ok && len(r) == e.V {
+				copy(e.row(e.base, j), r)
 			}
 		}
 	}
-	pop := make([][]gene, 0, p.Population)
-	cur := make([]gene, J)
-	for j := range s.Jobs {
-		if a := s.Jobs[j].Alloc; len(a) == 1 {
-			cur[j] = gene{a[0].Type, a[0].GPUs}
+	sort.SliceStable(e.order, func(a, b int) bool {
+		x, y := &s.Jobs[e.order[a]], &s.Jobs[e.order[b]]
+		if x.Attained != y.Attained {
+			return x.Attained < y.Attained
 		}
+		return x.Arrival < y.Arrival
+	})
+	return e, ran
+}
+
+// Allocate runs the genetic search and drops each job's replicas off its
+// majority type.
+func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision, error) {
+	p.rounds++
+	J := len(s.Jobs)
+	out := make([]adapt.Decision, J)
+	if J == 0 {
+		return out, nil
 	}
-	// Fill free GPUs with new jobs at one GPU (their requested count if rigid).
-	seedAlloc := append([]gene(nil), cur...)
-	for j := range seedAlloc {
-		if seedAlloc[j].n == 0 {
-			seedAlloc[j] = random(j)
-		}
-	}
-	repair(seedAlloc)
-	pop = append(pop, cur, seedAlloc)
-	for len(pop) < p.Population {
-		x := append([]gene(nil), seedAlloc...)
-		for j := range x {
-			if rng.Float64() < 0.5 {
-				x[j] = random(j)
+	e, ran := p.newSearch(s)
+	// The first population: the current placement and last round's
+	// candidates (their rows for the jobs still here).
+	pop := [][]int{append([]int(nil), e.base...)}
+	for _, prev := range p.prev {
+		x := make([]int, J*e.V)
+		for j := range s.Jobs {
+			if r, ok := prev[s.Jobs[j].ID]; ok && len(r) == e.V {
+				copy(e.row(x, j), r)
 			}
 		}
-		repair(x)
+		e.repair(x)
 		pop = append(pop, x)
 	}
 	fit := make([]float64, len(pop))
 	for i := range pop {
 		fit[i] = e.fitness(pop[i])
 	}
+	idx := make([]int, 0, 2*p.Population)
 	for range p.Generations {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		idx := make([]int, len(pop))
-		for i := range idx {
-			idx[i] = i
+		for range p.Population {
+			a, b := pop[e.rng.IntN(len(pop))], pop[e.rng.IntN(len(pop))]
+			child := e.crossover(a, b)
+			e.mutate(child)
+			e.repair(child)
+			pop = append(pop, child)
+			fit = append(fit, e.fitness(child))
+		}
+		// elitist survival: the best Population of parents and children
+		idx = idx[:0]
+		for i := range pop {
+			idx = append(idx, i)
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return fit[idx[a]] > fit[idx[b]] })
-		elite := len(pop) / 2
-		next := make([][]gene, 0, len(pop))
-		nfit := make([]float64, 0, len(pop))
-		for _, i := range idx[:elite] {
-			next = append(next, pop[i])
-			nfit = append(nfit, fit[i])
+		keep := min(len(idx), p.Population)
+		np, nf := make([][]int, keep), make([]float64, keep)
+		for k, i := range idx[:keep] {
+			np[k], nf[k] = pop[i], fit[i]
 		}
-		for len(next) < p.Population {
-			a, b := pop[idx[rng.IntN(elite)]], pop[idx[rng.IntN(elite)]]
-			child := make([]gene, J)
-			for j := range child {
-				if rng.IntN(2) == 0 {
-					child[j] = a[j]
-				} else {
-					child[j] = b[j]
-				}
-				if rng.Float64() < 1/float64(J)+0.05 {
-					switch r := rng.IntN(3); {
-					case r == 0:
-						child[j] = random(j)
-					case r == 1 && s.Jobs[j].Kind != adapt.Rigid && child[j].n > 0:
-						// double the job within its type
-						t := child[j].t
-						for _, c := range counts[t] {
-							if c > child[j].n {
-								child[j] = gene{t, c}
-								break
-							}
-						}
-					default:
-						child[j] = gene{}
-					}
-				}
-			}
-			repair(child)
-			next = append(next, child)
-			nfit = append(nfit, e.fitness(child))
-		}
-		pop, fit = next, nfit
+		pop, fit = np, nf
 	}
-	best := 0
-	for i := range pop {
-		if fit[i] > fit[best] {
-			best = i
+	p.prev = p.prev[:0]
+	for _, x := range pop {
+		m := make(map[int][]int, J)
+		for j := range s.Jobs {
+			m[s.Jobs[j].ID] = append([]int(nil), e.row(x, j)...)
 		}
+		p.prev = append(p.prev, m)
 	}
-	out := make([]adapt.Decision, J)
-	for j, g := range pop[best] {
-		if g.n > 0 {
-			b, _ := e.goodput(j, g)
-			out[j] = adapt.Decision{Alloc: s.Single(g.t, g.n), Batch: b}
+	best := pop[0] // sorted by fitness
+	place := make(map[int][]int, J)
+	for j := range s.Jobs {
+		a, kept := e.realize(j, e.row(best, j))
+		if len(a) == 0 {
+			continue
 		}
+		b, _ := s.Estimate(&s.Jobs[j], a, goodput.Knowledge{Agnostic: e.ref[j]})
+		out[j] = adapt.Decision{Alloc: a, Batch: b}
+		place[s.Jobs[j].ID] = kept
 	}
+	p.place, p.ran = place, ran
 	return out, nil
+}
+
+// realize is what the artifact's simulator runs of job j's replicas r:
+// those on the type that holds most of them (ties to the faster type),
+// the rest dropped; a rigid job short of its count runs nothing. It
+// returns the allocation and the replicas kept per virtual node.
+func (e *search) realize(j int, r []int) (goodput.Alloc, []int) {
+	v := &e.s.Jobs[j]
+	byType := make([]int, len(e.s.Cluster.Types))
+	for i, n := range r {
+		byType[e.v.typ[i]] += n
+	}
+	keep := -1
+	for t, n := range byType {
+		if n == 0 || v.Model.Fits[t] == nil {
+			continue
+		}
+		if keep < 0 || n > byType[keep] || n == byType[keep] && faster(e.s, v, t, keep) {
+			keep = t
+		}
+	}
+	if keep < 0 || v.Kind == adapt.Rigid && byType[keep] < v.GPUs {
+		return nil, nil
+	}
+	kept := make([]int, e.V)
+	servers := map[int]bool{}
+	for i, n := range r {
+		if n > 0 && e.v.typ[i] == keep {
+			kept[i] = n
+			servers[e.v.node[i]] = true
+		}
+	}
+	return goodput.Alloc{{Type: keep, GPUs: byType[keep], Nodes: len(servers)}}, kept
+}
+
+// faster reports whether job v runs faster on one GPU of type a than of b
+// (the artifact breaks a tie towards the more powerful type).
+func faster(s *adapt.State, v *adapt.View, a, b int) bool {
+	_, ga := s.Estimate(v, s.Single(a, 1), goodput.Truth)
+	_, gb := s.Estimate(v, s.Single(b, 1), goodput.Truth)
+	return ga > gb
 }

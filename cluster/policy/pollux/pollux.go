@@ -21,6 +21,10 @@
 // the rest, which idle that round: types are capacity Pollux cannot tell
 // apart, and an allocation that straddles them loses GPUs.
 //
+// The artifact runs NSGA-II with a second objective (cluster utility) but
+// takes the candidate with the best mean; here each generation keeps the
+// best 100 of parents and children by that mean alone.
+//
 // The search is seeded per round from the state (a fixed-seed PCG
 // stream), so the policy is deterministic.
 package pollux

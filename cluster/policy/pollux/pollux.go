@@ -179,19 +179,24 @@ func (e *search) repair(x []int) {
 		}
 	}
 	// at most the replica cap and 16 virtual nodes a job, in a random
-	// order of its virtual nodes
-	perm := make([]int, V)
+	// order of its virtual nodes (drawn only where the caps bite)
+	var on []int
 	for j := range J {
 		r := e.row(x, j)
-		for i := range perm {
-			perm[i] = i
-		}
-		e.rng.Shuffle(V, func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		left, nodes := e.maxRep[j], 0
-		for _, i := range perm {
-			if r[i] == 0 {
-				continue
+		on = on[:0]
+		reps := 0
+		for i, n := range r {
+			if n > 0 {
+				on = append(on, i)
+				reps += n
 			}
+		}
+		if reps <= e.maxRep[j] && len(on) <= 16 {
+			continue
+		}
+		e.rng.Shuffle(len(on), func(a, b int) { on[a], on[b] = on[b], on[a] })
+		left, nodes := e.maxRep[j], 0
+		for _, i := range on {
 			if nodes == 16 || left == 0 {
 				r[i] = 0
 				continue
@@ -263,6 +268,11 @@ func (e *search) mutate(x []int) {
 			nfree++
 		}
 	}
+	// The free virtual nodes a job is not on are raised with probability
+	// p1 each: rather than a draw for each, draw how many to pass over
+	// before the next one raised (geometric), across all jobs.
+	p1 := 1 / float64(max(nfree, 1))
+	skip := e.geometric(p1)
 	for j := range J {
 		r := e.row(x, j)
 		on := 0
@@ -272,19 +282,31 @@ func (e *search) mutate(x []int) {
 			}
 		}
 		for i, n := range r {
-			if free[i] <= 0 {
+			if free[i] <= 0 || e.maxRep[j] < n {
 				continue
 			}
-			p1 := 1 / float64(max(nfree, 1))
-			p2 := 0.0
+			raise := false
 			if n > 0 {
-				p2 = 1 / float64(max(on, 1))
+				p2 := 1 / float64(max(on, 1))
+				raise = e.rng.Float64() < p1+p2-p1*p2
+			} else if skip > 0 {
+				skip--
+			} else {
+				raise, skip = true, e.geometric(p1)
 			}
-			if e.rng.Float64() < p1+p2-p1*p2 && e.maxRep[j] >= n {
+			if raise {
 				r[i] = n + e.rng.IntN(e.maxRep[j]-n+1)
 			}
 		}
 	}
+}
+
+// geometric is how many Bernoulli(p) trials fail before one succeeds.
+func (e *search) geometric(p float64) int {
+	if p >= 1 {
+		return 0
+	}
+	return int(math.Log(1-e.rng.Float64()) / math.Log(1-p))
 }
 
 // crossover is a single point over jobs.

@@ -190,3 +190,24 @@ func TestExploresGradually(t *testing.T) {
 		s.Now += 60
 	}
 }
+
+// BenchmarkAllocateQueue is one round with 100 jobs waiting on Sia's
+// cluster (a rigid workload's queue).
+func BenchmarkAllocateQueue(b *testing.B) {
+	c := siaCluster()
+	var js []adapt.Job
+	for i := range 100 {
+		kind := adapt.Adaptive
+		if i%2 == 0 {
+			kind = adapt.Rigid
+		}
+		js = append(js, job(i, kind, 1<<(i%4), 1000, []float64{1, 2, 4}))
+	}
+	s := state(c, js)
+	s.Now = 600
+	for b.Loop() {
+		if _, err := New(1).Allocate(context.Background(), s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

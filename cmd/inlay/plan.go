@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -59,7 +57,7 @@ func newPlanCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.cmd = cmd
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			if f.dag != "" {
 				return planDAG(ctx, cmd.OutOrStdout(), &f)
@@ -87,7 +85,7 @@ func newPlanCmd() *cobra.Command {
 }
 
 func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
-	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
+	if err := checkOutputs(output{"-o", f.out, app.PlanFormat}, output{"--gantt", f.gantt, app.GanttFormat}, output{"--trace", f.trace, app.TraceFormat}, output{"--html", f.html, app.HTMLFormat}); err != nil {
 		return err
 	}
 	w, pl, _, err := app.LoadOn(path, f.platform, "")

@@ -55,7 +55,7 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if scaleSet && !(f.scale > 0) {
 		return fmt.Errorf("--scale %v must be positive", f.scale)
 	}
-	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
+	if err := checkOutputs(output{"--gantt", f.gantt, app.GanttFormat}, output{"--trace", f.trace, app.TraceFormat}); err != nil {
 		return err
 	}
 	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)

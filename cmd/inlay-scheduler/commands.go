@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -429,14 +428,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		view := *res
-		view.PerJob = nil
-		return json.NewEncoder(out).Encode(struct {
-			*sim.Result
-			WallSeconds float64 `json:"wall_s"`
-			Speedup     float64 `json:"speedup"`
-			SimAvgJCT   float64 `json:"sim_avg_jct_hours,omitempty"`
-		}{&view, math.Round(wall.Seconds()*1000) / 1000, f.speedup, simAvg(simRes)})
+		o := sim.NewOutcome(res, wall)
+		o.Speedup, o.SimAvgJCT = f.speedup, simAvg(simRes)
+		return json.NewEncoder(out).Encode(o)
 	}
 	printReplay(out, res, simRes, wall, f.speedup)
 	return nil

@@ -68,11 +68,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if _, err := app.BenchConfig(in); err != nil {
 		return err // before the cost model and the workloads load
 	}
-	est, costNote, err := costModel(cmd, pl, nil)
+	est, done, err := costModel(cmd, pl, nil)
 	if err != nil {
 		return err
 	}
-	defer printCostNote(cmd, costNote)
+	defer done()
 	in.Cost = est
 	if in.Workloads, err = app.LoadWorkloads(f.workloads); err != nil {
 		return err

@@ -112,7 +112,7 @@ func newAgentRunCmd() *cobra.Command {
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "multiplier of every group's rate")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the arrivals and the inputs")
-	fl.BoolVar(&f.json, "json", false, `print {"groups": [...]} as JSON`)
+	fl.BoolVar(&f.json, "json", false, "print one JSON object (inlay run --json's) instead of tables")
 	addProfilesFlag(cmd)
 	return cmd
 }

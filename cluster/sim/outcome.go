@@ -27,24 +27,6 @@ type Outcome struct {
 	Timeline []JobLine `json:"timeline,omitzero"`
 }
 
-// JobLine is a job's life for the timeline.
-type JobLine struct {
-	ID       int       `json:"id"`
-	Type     string    `json:"type"`
-	GPUs     int       `json:"gpus"`
-	ArrivalH float64   `json:"arrival_h"`
-	FinishH  float64   `json:"finish_h"` // -1: did not finish
-	Spans    []SpanRun `json:"spans"`
-}
-
-// SpanRun is a stretch a job ran on one GPU type.
-type SpanRun struct {
-	StartH float64 `json:"start_h"`
-	EndH   float64 `json:"end_h"`
-	GPU    string  `json:"gpu"`
-	Shared bool    `json:"shared,omitempty"`
-}
-
 // NewOutcome is r's outcome after wall of wall-clock time, without the
 // per-job results.
 func NewOutcome(r *Result, wall time.Duration) *Outcome {

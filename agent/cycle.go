@@ -41,14 +41,13 @@ func (s *Server) cycle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, CodeInvalid, "agent: cycle: "+err.Error())
 		return
 	}
-	select {
-	case s.slot <- struct{}{}:
-	case <-r.Context().Done():
+	free, taken := s.takeDevice(r.Context())
+	if !taken {
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: cycle: cancelled while waiting for the device")
 		return
 	}
 	meds, err := cm.MeasureCycle(r.Context(), req)
-	<-s.slot
+	free()
 	switch {
 	case err != nil && r.Context().Err() != nil:
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: cycle: cancelled: "+oneLine(err.Error()))

@@ -120,13 +120,12 @@ func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	select {
-	case s.slot <- struct{}{}:
-	case <-ctx.Done():
+	free, taken := s.takeDevice(ctx)
+	if !taken {
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: handoff: cancelled while queued")
 		return
 	}
-	defer func() { <-s.slot }()
+	defer free()
 	pr, err := s.opt.Prober.ProbeHandOff(ctx, opt)
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -119,13 +119,12 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	select {
-	case s.slot <- struct{}{}:
-	case <-ctx.Done():
+	free, taken := s.takeDevice(ctx)
+	if !taken {
 		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: run: cancelled while queued")
 		return
 	}
-	defer func() { <-s.slot }()
+	defer free()
 	res, err := s.opt.Executor.Execute(ctx, wl, p, RunOptions{Duration: dur, Scale: rb.Scale, Seed: rb.Seed})
 	if err != nil {
 		writeError(w, http.StatusUnprocessableEntity, CodeMeasureFailed, "agent: run: "+oneLine(err.Error()))

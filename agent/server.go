@@ -266,13 +266,23 @@ func (s *Server) tooLarge(op string) string {
 
 // measureOnDevice measures once the device is free, in arrival order.
 func (s *Server) measureOnDevice(ctx context.Context, req profile.MeasureRequest) (profile.Timing, error) {
-	select {
-	case s.slot <- struct{}{}:
-	case <-ctx.Done():
+	release, ok := s.takeDevice(ctx)
+	if !ok {
 		return profile.Timing{}, ctx.Err()
 	}
-	defer func() { <-s.slot }()
+	defer release()
 	return s.dev.Measure(ctx, req)
+}
+
+// takeDevice waits for the device to be free, in arrival order, and takes
+// it; release frees it. ok is false when ctx ends first.
+func (s *Server) takeDevice(ctx context.Context) (release func(), ok bool) {
+	select {
+	case s.slot <- struct{}{}:
+		return func() { <-s.slot }, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // readBody takes a place in the queue (the caller releases it with

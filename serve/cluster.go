@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
+	"time"
 
 	chw "github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/job"
@@ -102,35 +102,6 @@ func (q *ClusterRequest) check() error {
 	return nil
 }
 
-// ClusterOutcome is a cluster simulation's result, with each measured
-// job's timeline and the sorted JCTs for the CDF.
-type ClusterOutcome struct {
-	*csim.Result
-	// JCTHours are the finished window jobs' completion times, sorted.
-	JCTHours []float64 `json:"jct_hours"`
-	// Timeline is the first jobs of the window (at most 300) with their
-	// spans, in hours.
-	Timeline []JobLine `json:"timeline"`
-}
-
-// JobLine is a job's life for the timeline.
-type JobLine struct {
-	ID       int       `json:"id"`
-	Type     string    `json:"type"`
-	GPUs     int       `json:"gpus"`
-	ArrivalH float64   `json:"arrival_h"`
-	FinishH  float64   `json:"finish_h"` // -1: did not finish
-	Spans    []SpanRun `json:"spans"`
-}
-
-// SpanRun is a stretch a job ran on one GPU type.
-type SpanRun struct {
-	StartH float64 `json:"start_h"`
-	EndH   float64 `json:"end_h"`
-	GPU    string  `json:"gpu"`
-	Shared bool    `json:"shared,omitempty"`
-}
-
 // clusterSimulate runs inlay cluster simulate; with Accept:
 // text/event-stream it streams "progress" ({done, total}) and then
 // "result" or "error".
@@ -191,6 +162,7 @@ func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
 	cfg.Progress = func(done, total int) { st.send("progress", map[string]int{"done": done, "total": total}) }
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.MaxBudget)
 	defer cancel()
+	start := time.Now()
 	res, err := csim.Run(ctx, cfg, jobs, c, t, pol)
 	if r.Context().Err() != nil {
 		return
@@ -202,32 +174,7 @@ func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
 		s.answer(w, st, nil, err)
 		return
 	}
-	s.answer(w, st, clusterOutcome(res), nil)
-}
-
-func clusterOutcome(res *csim.Result) *ClusterOutcome {
-	o := &ClusterOutcome{Result: res, JCTHours: []float64{}, Timeline: []JobLine{}}
-	for _, j := range res.PerJob {
-		if j.ID < res.Window[0] || j.ID > res.Window[1] {
-			continue
-		}
-		if j.Finish >= 0 {
-			o.JCTHours = append(o.JCTHours, j.JCT/3600)
-		}
-		if len(o.Timeline) < 300 {
-			jl := JobLine{ID: j.ID, Type: j.Type, GPUs: j.GPUs, ArrivalH: j.Arrival / 3600, FinishH: -1, Spans: []SpanRun{}}
-			if j.Finish >= 0 {
-				jl.FinishH = j.Finish / 3600
-			}
-			for _, sp := range j.Spans {
-				jl.Spans = append(jl.Spans, SpanRun{StartH: sp.Start / 3600, EndH: sp.End / 3600, GPU: sp.GPU, Shared: sp.With >= 0})
-			}
-			o.Timeline = append(o.Timeline, jl)
-		}
-	}
-	sort.Float64s(o.JCTHours)
-	view := *res
-	view.PerJob = nil
-	o.Result = &view
-	return o
+	o := csim.NewOutcome(res, time.Since(start))
+	o.AddTimeline(res)
+	s.answer(w, st, o, nil)
 }

@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	csim "github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/openapi"
 )
@@ -412,6 +413,7 @@ func TestBenchStream(t *testing.T) {
 			if !strings.Contains(ev[1], `"summary"`) {
 				t.Errorf("result without a summary: %s", ev[1])
 			}
+			mustMatchSchema(t, "BenchReport", ev[1])
 		case "error":
 			t.Fatal(ev[1])
 		}
@@ -427,11 +429,12 @@ func TestClusterSimulate(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("%d %s", st, body)
 	}
+	mustMatchSchema(t, "ClusterOutcome", body)
 	var o struct {
-		Jobs     int       `json:"jobs"`
-		AvgJCT   float64   `json:"avg_jct_hours"`
-		JCTHours []float64 `json:"jct_hours"`
-		Timeline []JobLine `json:"timeline"`
+		Jobs     int            `json:"jobs"`
+		AvgJCT   float64        `json:"avg_jct_hours"`
+		JCTHours []float64      `json:"jct_hours"`
+		Timeline []csim.JobLine `json:"timeline"`
 	}
 	if err := json.Unmarshal([]byte(body), &o); err != nil {
 		t.Fatal(err)
@@ -456,6 +459,7 @@ func TestInspect(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &sum); err != nil || st != 200 || sum.Layers == 0 || sum.MACs == 0 {
 		t.Errorf("%d %s", st, body)
 	}
+	mustMatchSchema(t, "ModelSummary", body)
 }
 
 // mustMatchSchema checks an answer against openapi.yaml's schema.

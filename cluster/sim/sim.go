@@ -73,6 +73,25 @@ type JobResult struct {
 	Spans []Span  `json:"spans,omitempty"`
 }
 
+// JobLine is a job's life for the web API's timeline (Outcome): its
+// JobResult in hours.
+type JobLine struct {
+	ID       int       `json:"id"`
+	Type     string    `json:"type"`
+	GPUs     int       `json:"gpus"`
+	ArrivalH float64   `json:"arrival_h"`
+	FinishH  float64   `json:"finish_h"` // -1: did not finish
+	Spans    []SpanRun `json:"spans"`
+}
+
+// SpanRun is a Span in hours: a stretch a job ran on one GPU type.
+type SpanRun struct {
+	StartH float64 `json:"start_h"`
+	EndH   float64 `json:"end_h"`
+	GPU    string  `json:"gpu"`
+	Shared bool    `json:"shared,omitempty"`
+}
+
 // Result is a simulation's outcome. Times are in hours where the name says
 // so, seconds otherwise.
 type Result struct {

@@ -2,9 +2,12 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/internal/clustertest"
@@ -13,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/policy/agnostic"
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/openapi"
 )
 
 const oneV100 = `name: one
@@ -136,5 +140,53 @@ func TestDeterministic(t *testing.T) {
 	}
 	if !spreadSeen {
 		t.Error("spread placement put no multi-GPU job on several servers")
+	}
+}
+
+// TestOutcomeMatchesOpenAPI checks the outcome in each front end's form
+// against serve/openapi.yaml's ClusterOutcome: cluster simulate --json's
+// (wall time), a replay's (speedup and the simulator's JCT), the web API's
+// (JCTs and timeline), and that the per-job results stay out of it.
+func TestOutcomeMatchesOpenAPI(t *testing.T) {
+	data, err := os.ReadFile("../../serve/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, tb := clustertest.Gavel108(t)
+	jobs := clustertest.Trace(t, tb, job.GenConfig{Jobs: 30, Rate: 20, Seed: 1})
+	res, err := Run(context.Background(), Config{Sched: sched.Config{Round: 360}, Timeline: true}, jobs, c, tb, agnostic.LAS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := NewOutcome(res, 1234567*time.Microsecond)
+	replay := NewOutcome(res, time.Second)
+	replay.Speedup, replay.SimAvgJCT = 360, res.AvgJCT
+	web := NewOutcome(res, time.Second)
+	web.AddTimeline(res)
+	for name, o := range map[string]*Outcome{"cli": cli, "replay": replay, "web": web} {
+		b, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Validate("ClusterOutcome", b); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(b, &keys); err != nil {
+			t.Fatal(err)
+		}
+		_, perJob := keys["per_job"]
+		_, timeline := keys["timeline"]
+		_, speedup := keys["speedup"]
+		if perJob || timeline != (name == "web") || speedup != (name == "replay") {
+			t.Errorf("%s: per_job %v, timeline %v, speedup %v", name, perJob, timeline, speedup)
+		}
+	}
+	if cli.WallSeconds != 1.235 || len(res.PerJob) == 0 || len(web.Timeline) == 0 {
+		t.Errorf("wall_s %v (want 1.235), %d per-job results, %d timeline jobs", cli.WallSeconds, len(res.PerJob), len(web.Timeline))
 	}
 }

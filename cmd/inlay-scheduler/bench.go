@@ -23,11 +23,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// benchFlags are bench's flags.
+type benchFlags struct {
+	cfg         perf.Config
+	clusterName string
+	prof        profiles
+	asJSON      bool
+}
+
 func newBenchCmd() *cobra.Command {
-	var cfg perf.Config
-	var clusterName string
-	var prof profiles
-	var asJSON bool
+	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench --nodes N --pods P [--rate R] [--json]",
 		Short: "Measure inlay's scheduler beside kube-scheduler at scale, the way scheduler_perf does",
@@ -58,55 +63,60 @@ are reported. --cpuprofile writes a pprof CPU profile of inlay's
 scheduler process, --memprofile its heap as it stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if clusterName != "" {
-				p, err := chw.Resolve(clusterName)
-				if err != nil {
-					return err
-				}
-				cfg.Cluster = p
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			cfg.Inlay = processRunner(exe, prof, cmd.ErrOrStderr())
-			res, err := perf.Bench(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
-			}
-			printBench(cmd.OutOrStdout(), res)
-			return nil
+			return runBench(cmd, &f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&cfg.Nodes, "nodes", 1000, "nodes, made as plain API objects")
-	fl.StringVar(&clusterName, "cluster", "", "cluster preset or YAML file whose servers the nodes copy in turn (default: 8 V100s a server)")
-	fl.IntVar(&cfg.Pods, "pods", 10000, "pods of one GPU each, per scheduler")
-	fl.Float64Var(&cfg.Rate, "rate", 0, "pods created per second (0: all at once)")
-	fl.IntVar(&cfg.Creators, "creators", 16, "parallel creating requests")
-	fl.BoolVar(&cfg.Jobs, "jobs", false, "create batch/v1 Jobs through the Job controller (end to end) instead of pods directly")
-	fl.Float64Var(&cfg.Churn, "churn", 0, "share of the nodes set NotReady during the run, and Ready again (e.g. 0.05)")
-	fl.DurationVar(&cfg.ChurnFor, "churn-for", 10*time.Second, "how long the churned nodes stay NotReady")
-	fl.StringSliceVar(&cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler, and with --jobs kueue (Kueue admits the Jobs, kube-scheduler places their pods; make fetch-kueue)")
-	fl.StringVar(&cfg.Policy, "policy", "fifo", "inlay's policy")
-	fl.Float64Var(&cfg.Round, "round", 360, "inlay's round in virtual seconds")
-	fl.Float64Var(&cfg.Speedup, "speedup", 360, "virtual seconds per real second (360 with --round 360: a round a second)")
-	fl.Float64Var(&cfg.QPS, "qps", 1000, "inlay's client requests per second (kube-scheduler runs at 1000 here)")
-	fl.IntVar(&cfg.Workers, "workers", 32, "inlay's parallel reconcilers (each binds a gang)")
-	fl.Float64Var(&cfg.PublishRate, "publish-rate", 50, "inlay's writes a second that only publish Jobs' state")
-	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "per scheduler; pods not bound by then count as pending")
-	fl.StringVar(&cfg.Dir, "dir", "", "the control plane's folder (default: a temporary one, removed after)")
-	fl.StringVar(&prof.cpu, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
-	fl.StringVar(&prof.heap, "memprofile", "", "write a pprof heap profile of inlay's scheduler process, taken as it stops (everything still cached), to this file")
-	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	fl.IntVar(&f.cfg.Nodes, "nodes", 1000, "nodes, made as plain API objects")
+	fl.StringVar(&f.clusterName, "cluster", "", "cluster preset or YAML file whose servers the nodes copy in turn (default: 8 V100s a server)")
+	fl.IntVar(&f.cfg.Pods, "pods", 10000, "pods of one GPU each, per scheduler")
+	fl.Float64Var(&f.cfg.Rate, "rate", 0, "pods created per second (0: all at once)")
+	fl.IntVar(&f.cfg.Creators, "creators", 16, "parallel creating requests")
+	fl.BoolVar(&f.cfg.Jobs, "jobs", false, "create batch/v1 Jobs through the Job controller (end to end) instead of pods directly")
+	fl.Float64Var(&f.cfg.Churn, "churn", 0, "share of the nodes set NotReady during the run, and Ready again (e.g. 0.05)")
+	fl.DurationVar(&f.cfg.ChurnFor, "churn-for", 10*time.Second, "how long the churned nodes stay NotReady")
+	fl.StringSliceVar(&f.cfg.Schedulers, "schedulers", []string{perf.Inlay, perf.KubeScheduler}, "schedulers measured, in order: inlay, kube-scheduler, and with --jobs kueue (Kueue admits the Jobs, kube-scheduler places their pods; make fetch-kueue)")
+	fl.StringVar(&f.cfg.Policy, "policy", "fifo", "inlay's policy")
+	fl.Float64Var(&f.cfg.Round, "round", 360, "inlay's round in virtual seconds")
+	fl.Float64Var(&f.cfg.Speedup, "speedup", 360, "virtual seconds per real second (360 with --round 360: a round a second)")
+	fl.Float64Var(&f.cfg.QPS, "qps", 1000, "inlay's client requests per second (kube-scheduler runs at 1000 here)")
+	fl.IntVar(&f.cfg.Workers, "workers", 32, "inlay's parallel reconcilers (each binds a gang)")
+	fl.Float64Var(&f.cfg.PublishRate, "publish-rate", 50, "inlay's writes a second that only publish Jobs' state")
+	fl.DurationVar(&f.cfg.Timeout, "timeout", 10*time.Minute, "per scheduler; pods not bound by then count as pending")
+	fl.StringVar(&f.cfg.Dir, "dir", "", "the control plane's folder (default: a temporary one, removed after)")
+	fl.StringVar(&f.prof.cpu, "cpuprofile", "", "write a pprof CPU profile of inlay's scheduler process to this file")
+	fl.StringVar(&f.prof.heap, "memprofile", "", "write a pprof heap profile of inlay's scheduler process, taken as it stops (everything still cached), to this file")
+	fl.BoolVar(&f.asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// runBench runs the bench and prints its result.
+func runBench(cmd *cobra.Command, f *benchFlags) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.clusterName != "" {
+		p, err := chw.Resolve(f.clusterName)
+		if err != nil {
+			return err
+		}
+		f.cfg.Cluster = p
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	f.cfg.Inlay = processRunner(exe, f.prof, cmd.ErrOrStderr())
+	res, err := perf.Bench(ctx, f.cfg)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printBench(cmd.OutOrStdout(), res)
+	return nil
 }
 
 // processRunner runs inlay's scheduler as a process of this binary

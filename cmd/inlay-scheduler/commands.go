@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -385,22 +384,8 @@ func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
 	if !(f.speedup > 0) {
 		return fmt.Errorf("--speedup must be positive")
 	}
-	t, err := throughput.Load(f.tp)
+	t, c, jobs, err := f.load(trace)
 	if err != nil {
-		return err
-	}
-	c, err := chw.Resolve(f.cluster)
-	if err != nil {
-		return err
-	}
-	jobs, err := job.Load(trace)
-	if err != nil {
-		return err
-	}
-	if err := planned.Fill(trace, t, c, jobs); err != nil {
-		return err
-	}
-	if err := job.Validate(trace, jobs, t, c); err != nil {
 		return err
 	}
 	cs, err := kubeClient(f.kubeconfig, float32(f.qps), int(2*f.qps))
@@ -437,28 +422,52 @@ func runReplay(cmd *cobra.Command, f *replayFlags, trace string) error {
 	}
 	var simRes *sim.Result
 	if f.compare {
-		pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
-		if err != nil {
-			return err
-		}
-		simRes, err = sim.Run(ctx, sim.Config{Sched: sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed}}, jobs, c, t, pol)
-		if err != nil {
+		if simRes, err = f.simulate(ctx, jobs, c, t); err != nil {
 			return err
 		}
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		view := *res
-		view.PerJob = nil
-		return json.NewEncoder(out).Encode(struct {
-			*sim.Result
-			WallSeconds float64 `json:"wall_s"`
-			Speedup     float64 `json:"speedup"`
-			SimAvgJCT   float64 `json:"sim_avg_jct_hours,omitempty"`
-		}{&view, math.Round(wall.Seconds()*1000) / 1000, f.speedup, simAvg(simRes)})
+		o := sim.NewOutcome(res, wall)
+		o.Speedup, o.SimAvgJCT = f.speedup, simAvg(simRes)
+		return json.NewEncoder(out).Encode(o)
 	}
 	printReplay(out, res, simRes, wall, f.speedup)
 	return nil
+}
+
+// load reads the throughput table, the cluster and the trace, with the
+// trace's planned jobs filled in, and checks them.
+func (f *replayFlags) load(trace string) (*throughput.Table, *chw.Platform, []job.Job, error) {
+	t, err := throughput.Load(f.tp)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := chw.Resolve(f.cluster)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	jobs, err := job.Load(trace)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := planned.Fill(trace, t, c, jobs); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := job.Validate(trace, jobs, t, c); err != nil {
+		return nil, nil, nil, err
+	}
+	return t, c, jobs, nil
+}
+
+// simulate runs the trace in the cluster simulator with the scheduler's
+// policy and round (--compare).
+func (f *replayFlags) simulate(ctx context.Context, jobs []job.Job, c *chw.Platform, t *throughput.Table) (*sim.Result, error) {
+	pol, err := registry.New(f.policy, registry.Options{Seed: f.seed})
+	if err != nil {
+		return nil, err
+	}
+	return sim.Run(ctx, sim.Config{Sched: sched.Config{Round: f.round, ResetInterval: f.reset, Placement: sched.Placement(f.placement), Seed: f.seed}}, jobs, c, t, pol)
 }
 
 // clock is --latency's virtual clock (nil: real time).

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -34,7 +33,7 @@ func newAgentCmd() *cobra.Command {
 		Long:  help("agent"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd, syscall.SIGTERM)
 			defer stop()
 			return runAgent(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), &f, nil)
 		},
@@ -101,7 +100,7 @@ func newAgentRunCmd() *cobra.Command {
 		Long:  help("agent-run"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible(cmd, syscall.SIGTERM)
 			defer stop()
 			return runAgentRun(ctx, cmd, args[0], &f)
 		},
@@ -113,7 +112,7 @@ func newAgentRunCmd() *cobra.Command {
 	fl.DurationVar(&f.duration, "duration", 20*time.Second, "how long requests arrive")
 	fl.Float64Var(&f.scale, "scale", 1, "multiplier of every group's rate")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the arrivals and the inputs")
-	fl.BoolVar(&f.json, "json", false, `print {"groups": [...]} as JSON`)
+	fl.BoolVar(&f.json, "json", false, "print one JSON object (inlay run --json's) instead of tables")
 	addProfilesFlag(cmd)
 	return cmd
 }

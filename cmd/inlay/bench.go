@@ -2,12 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/view"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +57,7 @@ func newBenchCmd() *cobra.Command {
 }
 
 func runBench(cmd *cobra.Command, f *benchFlags) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	pl, err := hw.Resolve(f.platform)
 	if err != nil {
@@ -69,11 +68,11 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if _, err := app.BenchConfig(in); err != nil {
 		return err // before the cost model and the workloads load
 	}
-	est, costNote, err := costModel(cmd, pl, nil)
+	est, done, err := costModel(cmd, pl, nil)
 	if err != nil {
 		return err
 	}
-	defer printCostNote(cmd, costNote)
+	defer done()
 	in.Cost = est
 	if in.Workloads, err = app.LoadWorkloads(f.workloads); err != nil {
 		return err
@@ -86,15 +85,15 @@ func runBench(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	bar := newBar(n*len(cfg.Planners), "bench")
+	bar := progress.New(n*len(cfg.Planners), "bench")
 	in.Progress = func(s, p int, name string) {
 		if s > 0 || p > 0 {
-			barAdd(bar, 1)
+			progress.Add(bar, 1)
 		}
-		barDescribe(bar, fmt.Sprintf("bench: scenario %d/%d, %s", s+1, n, name))
+		progress.Describe(bar, fmt.Sprintf("bench: scenario %d/%d, %s", s+1, n, name))
 	}
 	rep, err := app.Bench(ctx, in)
-	barDone(bar)
+	progress.Done(bar)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func runCalibratePublished(out io.Writer, f *publishedFlags) error {
 	if progress.IsTerminal(os.Stderr) {
 		in.Progress = func(done, total int) {
 			if bar == nil {
-				bar = newBar(total, "fitting")
+				bar = progress.New(total, "fitting")
 			}
 			bar.ChangeMax(total)
 			_ = bar.Set(done)

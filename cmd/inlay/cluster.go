@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report/clusterreport"
+	"github.com/inlay-dev/inlay/report/progress"
 )
 
 func newClusterCmd() *cobra.Command {
@@ -142,7 +141,7 @@ func registerClusterLP(cmd *cobra.Command, cluster, lp *string) {
 }
 
 func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	in := f.in
 	in.Trace, in.Timeline = trace, f.gantt != "" || f.perJob != ""
@@ -151,9 +150,9 @@ func runClusterSimulate(cmd *cobra.Command, f *clusterSimFlags, trace string) er
 	if err != nil {
 		return err
 	}
-	bar := newBar(len(s.Jobs), "simulating "+in.Policy)
-	res, wall, err := s.Run(ctx, barProgress(bar))
-	barDone(bar)
+	bar := progress.New(len(s.Jobs), "simulating "+in.Policy)
+	res, wall, err := s.Run(ctx, progress.Set(bar))
+	progress.Done(bar)
 	if err != nil {
 		return err
 	}

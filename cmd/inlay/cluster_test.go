@@ -20,6 +20,7 @@ func TestClusterGenerateSimulateJSON(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	mustMatchOpenAPI(t, "ClusterOutcome", out)
 	var r struct {
 		Policy      string             `json:"policy"`
 		Cluster     string             `json:"cluster"`
@@ -132,6 +133,7 @@ network: {bandwidth_gbs: 25}
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	mustMatchOpenAPI(t, "SiaBench", out)
 	var rep struct {
 		Experiments []struct {
 			Name string `json:"name"`

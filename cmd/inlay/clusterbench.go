@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/throughput"
 	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report/clusterreport"
+	"github.com/inlay-dev/inlay/report/progress"
 )
 
 type clusterBenchFlags struct {
@@ -77,7 +76,7 @@ the training planner.`,
 }
 
 func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	in := f.in
 	in.PoliciesGiven = cmd.Flags().Changed("policies")
@@ -90,9 +89,9 @@ func runClusterBench(cmd *cobra.Command, f *clusterBenchFlags) error {
 	if b.Sia {
 		name = "sia bench"
 	}
-	bar := newBar(1, name)
-	rep, err := b.Run(ctx, barCallback(bar))
-	barDone(bar)
+	bar := progress.New(1, name)
+	rep, err := b.Run(ctx, progress.SetDescribed(bar))
+	progress.Done(bar)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -41,20 +43,26 @@ func profilesFlag(cmd *cobra.Command) (path string, named bool) {
 }
 
 // costModel is profile.CostModel for the store named by the command's
-// --profiles (a missing store is an error only when the flag was given).
-// A nil cmd, or one without --profiles, gets the analytic model.
-func costModel(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload) (cost.Estimator, func() string, error) {
+// --profiles (a missing store is an error only when the flag was given);
+// done writes the model's note, when it has one, to the command's stderr
+// (so that --json output stays clean).
+func costModel(cmd *cobra.Command, pl *hw.Platform, w *workload.Workload) (est cost.Estimator, done func(), err error) {
 	path, named := profilesFlag(cmd)
-	return profile.CostModel(path, named, pl, w)
+	est, note, err := profile.CostModel(path, named, pl, w)
+	return est, func() {
+		if s := note(); s != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), s)
+		}
+	}, err
 }
 
-// printCostNote writes a cost model's note, when it has one, to the
-// command's stderr (so that --json output stays clean).
-func printCostNote(cmd *cobra.Command, note func() string) {
-	if cmd == nil || note == nil {
-		return
+// loadProblem loads the workload at path on platform (--platform), the
+// plan file at planPath (when not "") and costModel's cost model.
+func loadProblem(cmd *cobra.Command, path, platform, planPath string) (pr app.Problem, p *plan.Plan, done func(), err error) {
+	w, pl, p, err := app.LoadOn(path, platform, planPath)
+	if err != nil {
+		return pr, nil, nil, err
 	}
-	if s := note(); s != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), s)
-	}
+	est, done, err := costModel(cmd, pl, w)
+	return app.Problem{Workload: w, Platform: pl, Cost: est}, p, done, err
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,7 +41,7 @@ func newDemoCmd() *cobra.Command {
 }
 
 func runDemo(cmd *cobra.Command, f *demoFlags) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	out := cmd.OutOrStdout()
 	d, err := app.NewDemo(f.out, f.platform, f.zoo)

@@ -114,6 +114,7 @@ func TestInspectSymbolic(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"symbols": [`) || !strings.Contains(out, `"macs_expr": "`) {
 		t.Errorf("--json: %v\n%s", err, out)
 	}
+	mustMatchOpenAPI(t, "ModelSummary", out)
 }
 
 func TestInspectErrors(t *testing.T) {

@@ -4,8 +4,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
 
 	"github.com/spf13/cobra"
 )
@@ -42,4 +44,10 @@ func newRootCmd() *cobra.Command {
 		newServeCmd(),
 	)
 	return root
+}
+
+// interruptible is cmd's context, cancelled on an interrupt or one of
+// the other signals given.
+func interruptible(cmd *cobra.Command, also ...os.Signal) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(cmd.Context(), append([]os.Signal{os.Interrupt}, also...)...)
 }

@@ -9,14 +9,6 @@ type output struct {
 	format     func(path string) error
 }
 
-// Output formats, checked by the file's extension.
-var (
-	planFormat  = app.PlanFormat
-	ganttFormat = app.GanttFormat
-	htmlFormat  = app.HTMLFormat
-	traceFormat = app.TraceFormat
-)
-
 // checkOutputs fails, before any work, when an output file could not be
 // written as asked (app.CheckOutputs).
 func checkOutputs(outs ...output) error {

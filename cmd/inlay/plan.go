@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -59,7 +57,7 @@ func newPlanCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.cmd = cmd
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			if f.dag != "" {
 				return planDAG(ctx, cmd.OutOrStdout(), &f)
@@ -87,24 +85,21 @@ func newPlanCmd() *cobra.Command {
 }
 
 func planWorkload(ctx context.Context, out io.Writer, path string, f *planFlags) error {
-	if err := checkOutputs(output{"-o", f.out, planFormat}, output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}, output{"--html", f.html, htmlFormat}); err != nil {
+	if err := checkOutputs(output{"-o", f.out, app.PlanFormat}, output{"--gantt", f.gantt, app.GanttFormat}, output{"--trace", f.trace, app.TraceFormat}, output{"--html", f.html, app.HTMLFormat}); err != nil {
 		return err
 	}
-	w, pl, _, err := app.LoadOn(path, f.platform, "")
+	pr, _, done, err := loadProblem(f.cmd, path, f.platform, "")
 	if err != nil {
 		return err
 	}
-	est, costNote, err := costModel(f.cmd, pl, w)
-	if err != nil {
-		return err
-	}
-	defer printCostNote(f.cmd, costNote)
+	defer done()
+	w, pl := pr.Workload, pr.Platform
 	budget := f.budget
 	if budget == 0 && f.evals == 0 {
 		budget = driver.DefaultBudget
 	}
 	var bar *progress.Search
-	in := app.PlanInput{SearchInput: app.SearchInput{Problem: app.Problem{Workload: w, Platform: pl, Cost: est},
+	in := app.PlanInput{SearchInput: app.SearchInput{Problem: pr,
 		Planner: f.planner, Seed: f.seed, Budget: f.budget, Evals: f.evals, Workers: f.workers, NoContention: !f.contention,
 		Progress: func(pg plan.Progress) { bar.Update(pg) }},
 		Explain: f.explain,

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,7 +30,7 @@ func newRunCmd() *cobra.Command {
 		Long:  help("run"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, stop := interruptible(cmd)
 			defer stop()
 			return runPlan(ctx, cmd, args[0], f)
 		},
@@ -60,7 +58,7 @@ func newRunCmd() *cobra.Command {
 }
 
 func runPlan(ctx context.Context, cmd *cobra.Command, workloadPath string, f runFlags) error {
-	if err := checkOutputs(output{"--trace", f.trace, traceFormat}); err != nil {
+	if err := checkOutputs(output{"--trace", f.trace, app.TraceFormat}); err != nil {
 		return err
 	}
 	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,7 +49,7 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 		}
 		examples = ""
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd)
 	defer stop()
 	prof, named := profilesFlag(cmd)
 	cfg := serve.Config{Token: f.token, Examples: examples, MaxBody: f.maxBody,

@@ -55,19 +55,16 @@ func simulate(out io.Writer, workloadPath string, f simulateFlags, scaleSet bool
 	if scaleSet && !(f.scale > 0) {
 		return fmt.Errorf("--scale %v must be positive", f.scale)
 	}
-	if err := checkOutputs(output{"--gantt", f.gantt, ganttFormat}, output{"--trace", f.trace, traceFormat}); err != nil {
+	if err := checkOutputs(output{"--gantt", f.gantt, app.GanttFormat}, output{"--trace", f.trace, app.TraceFormat}); err != nil {
 		return err
 	}
-	w, pl, p, err := app.LoadOn(workloadPath, f.platform, f.plan)
+	pr, p, done, err := loadProblem(f.cmd, workloadPath, f.platform, f.plan)
 	if err != nil {
 		return err
 	}
-	est, costNote, err := costModel(f.cmd, pl, w)
-	if err != nil {
-		return err
-	}
-	defer printCostNote(f.cmd, costNote)
-	in := app.EvaluateInput{Problem: app.Problem{Workload: w, Platform: pl, Cost: est}, Plan: p, Seed: f.seed}
+	defer done()
+	w, pl := pr.Workload, pr.Platform
+	in := app.EvaluateInput{Problem: pr, Plan: p, Seed: f.seed}
 	if scaleSet {
 		in.Scale = f.scale
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/report"
+	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/trainreport"
 	"github.com/inlay-dev/inlay/train"
 )
@@ -94,7 +95,7 @@ func newTrainSimulateCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.resolve(cmd)
-			if err := checkOutputs(output{"--trace", f.trace, traceFormat}, output{"--gantt", f.gantt, ganttFormat}); err != nil {
+			if err := checkOutputs(output{"--trace", f.trace, app.TraceFormat}, output{"--gantt", f.gantt, app.GanttFormat}); err != nil {
 				return err
 			}
 			req, res, err := train.Predict(f.spec, train.Options{Trace: f.trace != "" || f.gantt != ""})
@@ -189,8 +190,8 @@ func newTrainCalibrateCmd() *cobra.Command {
 			"(train/calibrated.go is the embedded one).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bar := newBar(1, "fitting")
-			in.Progress = barProgress(bar)
+			bar := progress.New(1, "fitting")
+			in.Progress = progress.Set(bar)
 			rep, err := app.TrainCalibrate(in)
 			if bar != nil {
 				_ = bar.Finish()

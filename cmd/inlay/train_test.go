@@ -22,6 +22,7 @@ func TestTrainSimulateCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	mustMatchOpenAPI(t, "TrainResult", out)
 	var res struct {
 		IterationS      float64 `json:"iteration_s"`
 		TokensPerS      float64 `json:"tokens_per_s"`

@@ -18,6 +18,7 @@ func TestTrainPlanJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err, out)
 	}
+	mustMatchOpenAPI(t, "TrainPlanFile", out)
 	var pf struct {
 		Planner    string          `json:"planner"`
 		TokensPerS float64         `json:"tokens_per_s"`

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,12 +46,7 @@ func WriteSim(w io.Writer, r *sim.Result, wall time.Duration) {
 // SimJSON is a simulation's --json document: the result without the
 // per-job rows, and the wall time in seconds (to the millisecond).
 func SimJSON(w io.Writer, r *sim.Result, wall time.Duration) error {
-	view := *r
-	view.PerJob = nil
-	return json.NewEncoder(w).Encode(struct {
-		*sim.Result
-		WallSeconds float64 `json:"wall_s"`
-	}{&view, math.Round(wall.Seconds()*1000) / 1000})
+	return json.NewEncoder(w).Encode(sim.NewOutcome(r, wall))
 }
 
 // WritePerJob writes every job's result and timeline as JSONL.

@@ -19,7 +19,10 @@
 // attained service. The artifact's simulator then runs each job on the
 // type that holds most of its replicas (ties to the faster type) and drops
 // the rest, which idle that round: types are capacity Pollux cannot tell
-// apart, and an allocation that straddles them loses GPUs.
+// apart, and an allocation that straddles them loses GPUs. A rigid job
+// runs its whole count on its majority type where that type still has the
+// room (largest jobs first), as the artifact's repair for fixed-size jobs
+// does, else not at all.
 //
 // The artifact runs NSGA-II with a second objective (cluster utility) but
 // takes the candidate with the best mean; here each generation keeps the
@@ -450,24 +453,62 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	}
 	best := pop[0] // sorted by fitness
 	place := make(map[int][]int, J)
+	free := make([]int, len(s.Cluster.Types))
+	for t := range free {
+		free[t] = s.Cluster.GPUs(t)
+	}
+	var rigid []int
 	for j := range s.Jobs {
-		a, kept := e.realize(j, e.row(best, j))
-		if len(a) == 0 {
+		v := &s.Jobs[j]
+		keep, kept := e.majority(j, e.row(best, j))
+		if keep < 0 {
 			continue
 		}
-		b, _ := s.Estimate(&s.Jobs[j], a, goodput.Knowledge{Agnostic: e.ref[j]})
+		place[v.ID] = kept
+		if v.Kind == adapt.Rigid {
+			rigid = append(rigid, j)
+			continue
+		}
+		n, servers := 0, map[int]bool{}
+		for i, k := range kept {
+			if k > 0 {
+				n += k
+				servers[e.v.node[i]] = true
+			}
+		}
+		a := goodput.Alloc{{Type: keep, GPUs: n, Nodes: len(servers)}}
+		b, _ := s.Estimate(v, a, goodput.Knowledge{Agnostic: e.ref[j]})
 		out[j] = adapt.Decision{Alloc: a, Batch: b}
-		place[s.Jobs[j].ID] = kept
+		free[keep] -= n
+	}
+	// Fixed-size jobs as the artifact's repair for them
+	// (repair_allocations_mip_fix): on their majority type, the largest
+	// first, each its whole count where the type still has it, else none.
+	sort.SliceStable(rigid, func(a, b int) bool { return s.Jobs[rigid[a]].GPUs > s.Jobs[rigid[b]].GPUs })
+	for _, j := range rigid {
+		v := &s.Jobs[j]
+		keep := -1
+		for i, k := range place[v.ID] {
+			if k > 0 {
+				keep = e.v.typ[i]
+				break
+			}
+		}
+		if keep < 0 || free[keep] < v.GPUs {
+			delete(place, v.ID)
+			continue
+		}
+		free[keep] -= v.GPUs
+		out[j] = adapt.Decision{Alloc: s.Single(keep, v.GPUs), Batch: v.Batch}
 	}
 	p.place, p.ran = place, ran
 	return out, nil
 }
 
-// realize is what the artifact's simulator runs of job j's replicas r:
-// those on the type that holds most of them (ties to the faster type),
-// the rest dropped; a rigid job short of its count runs nothing. It
-// returns the allocation and the replicas kept per virtual node.
-func (e *search) realize(j int, r []int) (goodput.Alloc, []int) {
+// majority is the type holding most of job j's replicas r (ties to the
+// faster type; -1: none it runs on) and the replicas on it per virtual
+// node: the artifact's simulator runs those and drops the rest.
+func (e *search) majority(j int, r []int) (int, []int) {
 	v := &e.s.Jobs[j]
 	byType := make([]int, len(e.s.Cluster.Types))
 	for i, n := range r {
@@ -482,18 +523,16 @@ func (e *search) realize(j int, r []int) (goodput.Alloc, []int) {
 			keep = t
 		}
 	}
-	if keep < 0 || v.Kind == adapt.Rigid && byType[keep] < v.GPUs {
-		return nil, nil
+	if keep < 0 {
+		return -1, nil
 	}
 	kept := make([]int, e.V)
-	servers := map[int]bool{}
 	for i, n := range r {
-		if n > 0 && e.v.typ[i] == keep {
+		if e.v.typ[i] == keep {
 			kept[i] = n
-			servers[e.v.node[i]] = true
 		}
 	}
-	return goodput.Alloc{{Type: keep, GPUs: byType[keep], Nodes: len(servers)}}, kept
+	return keep, kept
 }
 
 // faster reports whether job v runs faster on one GPU of type a than of b

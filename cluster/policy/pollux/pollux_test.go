@@ -113,31 +113,43 @@ func TestRepairFeasible(t *testing.T) {
 	}
 }
 
-// TestRealizeDrops: the simulator runs a job on the type holding most of
-// its replicas and drops the others; on a tie it keeps the faster type; a
-// rigid job short of its count runs nothing.
-func TestRealizeDrops(t *testing.T) {
+// TestMajorityDrops: the simulator runs a job on the type holding most of
+// its replicas and drops the others; on a tie it keeps the faster type.
+func TestMajorityDrops(t *testing.T) {
 	c := siaCluster()
-	js := []adapt.Job{job(0, adapt.Adaptive, 4, 1000, []float64{1, 2, 4}), job(1, adapt.Rigid, 12, 1000, []float64{1, 2, 4})}
+	js := []adapt.Job{job(0, adapt.Adaptive, 4, 1000, []float64{1, 2, 4})}
 	e, _ := New(1).newSearch(state(c, js))
 	r := make([]int, e.V)
 	r[0], r[1], r[12] = 4, 4, 4 // 8 T4s on two servers, 4 A100s
-	a, kept := e.realize(0, r)
-	if want := (goodput.Alloc{{Type: 0, GPUs: 8, Nodes: 2}}); !reflect.DeepEqual(a, want) {
-		t.Errorf("majority: %v, want %v", a, want)
-	}
-	if kept[12] != 0 || kept[0] != 4 {
-		t.Errorf("kept %v, want the A100 replicas dropped", kept)
+	keep, kept := e.majority(0, r)
+	if keep != 0 || kept[0] != 4 || kept[1] != 4 || kept[12] != 0 {
+		t.Errorf("majority: type %d, kept %v; want the 8 T4s, the A100s dropped", keep, kept)
 	}
 	clear(r)
 	r[0], r[12] = 4, 4 // a tie: the A100s are faster
-	if a, _ := e.realize(0, r); len(a) != 1 || a[0].Type != 2 || a[0].GPUs != 4 {
-		t.Errorf("tie: %v, want the 4 A100s", a)
+	if keep, _ := e.majority(0, r); keep != 2 {
+		t.Errorf("tie: type %d, want the A100s", keep)
 	}
-	clear(r)
-	r[0], r[1], r[12] = 4, 4, 4 // the rigid job keeps 8 of its 12
-	if a, _ := e.realize(1, r); a != nil {
-		t.Errorf("rigid job short of its count runs on %v", a)
+}
+
+// TestRigidWholeCount: rigid jobs run their whole count on one type (the
+// simulator's check refuses anything else) and all finish.
+func TestRigidWholeCount(t *testing.T) {
+	c := siaCluster()
+	var js []adapt.Job
+	for i := range 6 {
+		j := job(i, adapt.Rigid, 4+4*(i%3), 3000, []float64{1, 2, 4})
+		j.Arrival = float64(100 * i)
+		js = append(js, j)
+	}
+	p := New(5)
+	p.Population, p.Generations = 30, 20
+	r, err := adapt.Simulate(context.Background(), adapt.Config{Cluster: c, Round: 60, MaxHours: 50}, js, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.AvgJCT <= 0 {
+		t.Errorf("average JCT %g", r.AvgJCT)
 	}
 }
 

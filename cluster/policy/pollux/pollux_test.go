@@ -33,6 +33,20 @@ func job(id int, kind adapt.Kind, gpus int, steps float64, speed []float64) adap
 	return adapt.Job{ID: id, Model: m, GPUs: gpus, Batch: float64(gpus), Kind: kind}
 }
 
+// mixedJobs are n jobs, every rigidEvery-th rigid, the rest adaptive, of
+// gpus(i) GPUs and 1,000 steps.
+func mixedJobs(n, rigidEvery int, gpus func(i int) int) []adapt.Job {
+	var js []adapt.Job
+	for i := range n {
+		kind := adapt.Adaptive
+		if i%rigidEvery == 0 {
+			kind = adapt.Rigid
+		}
+		js = append(js, job(i, kind, gpus(i), 1000, []float64{1, 2, 4}))
+	}
+	return js
+}
+
 func state(c *adapt.Cluster, js []adapt.Job) *adapt.State {
 	s := &adapt.State{Cluster: c, Round: 60}
 	for i := range js {
@@ -58,14 +72,7 @@ func TestLayout(t *testing.T) {
 // than 16 virtual nodes, a rigid job at its whole count or nothing.
 func TestRepairFeasible(t *testing.T) {
 	c := siaCluster()
-	var js []adapt.Job
-	for i := range 12 {
-		kind := adapt.Adaptive
-		if i%4 == 0 {
-			kind = adapt.Rigid
-		}
-		js = append(js, job(i, kind, 4+4*(i%3), 1000, []float64{1, 2, 4}))
-	}
+	js := mixedJobs(12, 4, func(i int) int { return 4 + 4*(i%3) })
 	s := state(c, js)
 	p := New(1)
 	e, _ := p.newSearch(s)
@@ -207,14 +214,7 @@ func TestExploresGradually(t *testing.T) {
 // cluster (a rigid workload's queue).
 func BenchmarkAllocateQueue(b *testing.B) {
 	c := siaCluster()
-	var js []adapt.Job
-	for i := range 100 {
-		kind := adapt.Adaptive
-		if i%2 == 0 {
-			kind = adapt.Rigid
-		}
-		js = append(js, job(i, kind, 1<<(i%4), 1000, []float64{1, 2, 4}))
-	}
+	js := mixedJobs(100, 2, func(i int) int { return 1 << (i % 4) })
 	s := state(c, js)
 	s.Now = 600
 	for b.Loop() {

@@ -98,22 +98,30 @@ func layout(c *adapt.Cluster) vnodes {
 	return v
 }
 
+// full is every virtual node's GPUs, all free.
+func (v vnodes) full() []int {
+	free := make([]int, len(v.typ))
+	for i := range free {
+		free[i] = v.size
+	}
+	return free
+}
+
 // search is one round's genetic search.
 type search struct {
-	s       *adapt.State
-	p       *Policy
-	v       vnodes
-	rng     *rand.Rand
-	J, V    int
-	order   []int // jobs by least attained service, then arrival
-	maxRep  []int // replica cap a job
-	minRep  []int // rigid: its GPUs, else 0
-	ref     []int // type whose model estimates the job
-	fair    []float64
-	factor  []float64 // restart factor if the placement changes
-	base    []int     // J × V: the current placement
-	changed []bool    // scratch
-	cache   []map[[2]int]float64
+	s      *adapt.State
+	p      *Policy
+	v      vnodes
+	rng    *rand.Rand
+	J, V   int
+	order  []int // jobs by least attained service, then arrival
+	maxRep []int // replica cap a job
+	minRep []int // rigid: its GPUs, else 0
+	ref    []int // type whose model estimates the job
+	fair   []float64
+	factor []float64 // restart factor if the placement changes
+	base   []int     // J × V: the current placement
+	cache  []map[[2]int]float64
 }
 
 func (e *search) goodput(j, reps, nodes int) float64 {
@@ -210,10 +218,7 @@ func (e *search) repair(x []int) {
 		}
 	}
 	// capacity, filled in order of least attained service
-	free := make([]int, V)
-	for i := range free {
-		free[i] = e.v.size
-	}
+	free := e.v.full()
 	for _, j := range e.order {
 		r := e.row(x, j)
 		for i, n := range r {
@@ -239,11 +244,11 @@ func (e *search) repair(x []int) {
 
 // mutate is pollux_unaware.py's _mutation.
 func (e *search) mutate(x []int) {
-	J, V := e.J, e.V
+	J := e.J
 	for j := range J {
 		r := e.row(x, j)
 		if e.rng.Float64() < 0.1 { // back to the current placement
-			copy(r, e.base[j*V:(j+1)*V])
+			copy(r, e.row(e.base, j))
 		}
 		if e.rng.Float64() < 0.1 { // zero some elements
 			for i := range r {
@@ -256,10 +261,7 @@ func (e *search) mutate(x []int) {
 	// raise some elements: a free virtual node with probability 1/(free
 	// ones), one the job is on with 1/(its ones), to a count between the
 	// current and the cap
-	free := make([]int, V)
-	for i := range free {
-		free[i] = e.v.size
-	}
+	free := e.v.full()
 	for j := range J {
 		for i, n := range e.row(x, j) {
 			free[i] -= n
@@ -457,7 +459,8 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	for t := range free {
 		free[t] = s.Cluster.GPUs(t)
 	}
-	var rigid []int
+	type fixed struct{ j, keep int }
+	var rigid []fixed
 	for j := range s.Jobs {
 		v := &s.Jobs[j]
 		keep, kept := e.majority(j, e.row(best, j))
@@ -466,7 +469,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		}
 		place[v.ID] = kept
 		if v.Kind == adapt.Rigid {
-			rigid = append(rigid, j)
+			rigid = append(rigid, fixed{j, keep})
 			continue
 		}
 		n, servers := 0, map[int]bool{}
@@ -484,22 +487,15 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	// Fixed-size jobs as the artifact's repair for them
 	// (repair_allocations_mip_fix): on their majority type, the largest
 	// first, each its whole count where the type still has it, else none.
-	sort.SliceStable(rigid, func(a, b int) bool { return s.Jobs[rigid[a]].GPUs > s.Jobs[rigid[b]].GPUs })
-	for _, j := range rigid {
-		v := &s.Jobs[j]
-		keep := -1
-		for i, k := range place[v.ID] {
-			if k > 0 {
-				keep = e.v.typ[i]
-				break
-			}
-		}
-		if keep < 0 || free[keep] < v.GPUs {
+	sort.SliceStable(rigid, func(a, b int) bool { return s.Jobs[rigid[a].j].GPUs > s.Jobs[rigid[b].j].GPUs })
+	for _, r := range rigid {
+		v := &s.Jobs[r.j]
+		if free[r.keep] < v.GPUs {
 			delete(place, v.ID)
 			continue
 		}
-		free[keep] -= v.GPUs
-		out[j] = adapt.Decision{Alloc: s.Single(keep, v.GPUs), Batch: v.Batch}
+		free[r.keep] -= v.GPUs
+		out[r.j] = adapt.Decision{Alloc: s.Single(r.keep, v.GPUs), Batch: v.Batch}
 	}
 	p.place, p.ran = place, ran
 	return out, nil

@@ -133,6 +133,9 @@ func StageMemory(m *Model, p *Plan, s int, g *GPU, tp int) MemoryBreakdown {
 // Fits reports whether every stage of every replica of p fits its GPU's
 // memory on cluster c, without timing the plan.
 func Fits(m *Model, c *Cluster, p *Plan) bool {
+	if p.StageDP() {
+		return fitsGroups(m, c, p)
+	}
 	prec := planPrecision(p)
 	for s := range p.Stages {
 		params := stageParams(m, p, s)
@@ -163,8 +166,12 @@ func Fits(m *Model, c *Cluster, p *Plan) bool {
 	return true
 }
 
-// gpu is the cluster's GPU type called name (or an alias), nil if none.
+// gpu is the cluster's GPU type called name (or an alias; empty, the
+// cluster's only type, as plans read it), nil if none.
 func (c *Cluster) gpu(name string) *GPU {
+	if types := c.Types(); name == "" && len(types) == 1 {
+		name = types[0]
+	}
 	if g, ok := LookupGPU(name); ok {
 		name = g.Name
 	}

@@ -83,7 +83,14 @@ type Plan struct {
 	// Stages are the pipeline's layer ranges; every replica has the same.
 	Stages   []LayerRange `json:"stages"`
 	Replicas []Replica    `json:"replicas"`
-	// MicroBatch and GlobalBatch are sequences.
+	// Groups, in place of Replicas, give every stage data-parallel ranks
+	// of its own (one group a stage): each micro-batch passes through the
+	// stages once, split over each stage's ranks, and is re-sharded
+	// between stages whose ranks differ (Metis's device groups).
+	Groups []Group `json:"groups,omitempty"`
+	// MicroBatch and GlobalBatch are sequences. MicroBatch is a replica's
+	// micro-batch; with Groups, the whole micro-batch a stage's ranks
+	// share.
 	MicroBatch  int      `json:"micro_batch"`
 	GlobalBatch int      `json:"global_batch"`
 	Schedule    Schedule `json:"schedule"`
@@ -152,13 +159,19 @@ func (p *Plan) ContextParallel() int { return max(p.CP, 1) }
 // PP is the number of pipeline stages.
 func (p *Plan) PP() int { return len(p.Stages) }
 
-// DP is the number of replicas.
+// DP is the number of replicas (0 for a plan with Groups: see
+// StageDP).
 func (p *Plan) DP() int { return len(p.Replicas) }
 
 // GPUs is the number of GPUs the plan uses: TP × CP for every stage of
-// every replica.
+// every replica (or every rank of every group).
 func (p *Plan) GPUs() int {
 	n := 0
+	for _, g := range p.Groups {
+		for _, r := range g.Ranks {
+			n += r.TP * r.Count
+		}
+	}
 	for _, r := range p.Replicas {
 		for _, s := range r.Stages {
 			n += s.TP
@@ -245,6 +258,7 @@ type rawPlan struct {
 	Optimizer         string       `yaml:"optimizer"`
 	Stages            []rawStage   `yaml:"stages"`
 	Replicas          []rawReplica `yaml:"replicas"`
+	Groups            []Group      `yaml:"groups"`
 }
 
 type rawStage struct {
@@ -320,7 +334,7 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 		return nil, fmt.Errorf("schedule: %v", err)
 	}
 	var p *Plan
-	if len(r.Stages) == 0 && len(r.Replicas) == 0 {
+	if len(r.Stages) == 0 && len(r.Replicas) == 0 && len(r.Groups) == 0 {
 		if r.TP == 0 {
 			r.TP = 1
 		}
@@ -348,6 +362,16 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 		if len(p.Stages) == 0 {
 			p.Stages = []LayerRange{{0, m.Layers - 1}}
 		}
+		if len(r.Groups) > 0 && len(r.Replicas) > 0 {
+			return nil, fmt.Errorf("groups: give replicas or groups, not both")
+		}
+		for _, g := range r.Groups {
+			g.Ranks = append([]Rank(nil), g.Ranks...)
+			for j := range g.Ranks {
+				g.Ranks[j].fillDefaults()
+			}
+			p.Groups = append(p.Groups, g)
+		}
 		for i, rr := range r.Replicas {
 			rep := Replica{Batch: rr.Batch, MicroBatch: rr.MicroBatch}
 			switch {
@@ -369,8 +393,8 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 			}
 			p.Replicas = append(p.Replicas, rep)
 		}
-		if len(p.Replicas) == 0 {
-			return nil, fmt.Errorf("replicas: at least one is required")
+		if len(p.Replicas) == 0 && len(p.Groups) == 0 {
+			return nil, fmt.Errorf("replicas: at least one is required (or groups, one a stage)")
 		}
 		if err := p.splitBatch(); err != nil {
 			return nil, err
@@ -473,6 +497,35 @@ func (p *Plan) Check(m *Model) error {
 	if p.GlobalBatch <= 0 {
 		return fmt.Errorf("global_batch must be positive")
 	}
+	v := p.Schedule.chunks()
+	if len(p.Groups) > 0 {
+		if err := p.checkGroups(m); err != nil {
+			return err
+		}
+	} else if err := p.checkReplicas(m); err != nil {
+		return err
+	}
+	if m.Net != nil {
+		if err := p.checkNet(m); err != nil {
+			return err
+		}
+	}
+	if err := p.checkCP(m); err != nil {
+		return err
+	}
+	if v > 1 {
+		for i, s := range p.Stages {
+			if s.Count()%v != 0 {
+				return fmt.Errorf("stages[%d]: %d layers do not split into %d interleaved chunks", i, s.Count(), v)
+			}
+		}
+	}
+	return p.checkSettings()
+}
+
+// checkReplicas checks the replicas' placements, batches and
+// micro-batches.
+func (p *Plan) checkReplicas(m *Model) error {
 	total := 0
 	v := p.Schedule.chunks()
 	for r, rep := range p.Replicas {
@@ -494,34 +547,32 @@ func (p *Plan) Check(m *Model) error {
 		}
 		total += rep.Batch
 		for s, pl := range rep.Stages {
-			switch {
-			case pl.TP <= 0 || pl.TP > 1<<12:
-				return fmt.Errorf("replicas[%d].stages[%d].tp: %d must be in 1..4096", r, s, pl.TP)
-			case m.Heads%pl.TP != 0:
-				return fmt.Errorf("replicas[%d].stages[%d].tp: %d does not divide the %d attention heads", r, s, pl.TP, m.Heads)
-			case m.KVHeads > 0 && m.KVHeads%pl.TP != 0 && pl.TP%m.KVHeads != 0:
-				return fmt.Errorf("replicas[%d].stages[%d].tp: %d and the %d key/value heads do not divide one another", r, s, pl.TP, m.KVHeads)
+			if err := checkTP(m, pl.TP); err != nil {
+				return fmt.Errorf("replicas[%d].stages[%d].tp: %v", r, s, err)
 			}
 		}
 	}
 	if total != p.GlobalBatch {
 		return fmt.Errorf("replicas: batches add up to %d, not the global batch %d", total, p.GlobalBatch)
 	}
-	if m.Net != nil {
-		if err := p.checkNet(m); err != nil {
-			return err
-		}
+	return nil
+}
+
+// checkTP checks a tensor-parallel degree against the model's heads.
+func checkTP(m *Model, tp int) error {
+	switch {
+	case tp <= 0 || tp > 1<<12:
+		return fmt.Errorf("%d must be in 1..4096", tp)
+	case m.Heads%tp != 0:
+		return fmt.Errorf("%d does not divide the %d attention heads", tp, m.Heads)
+	case m.KVHeads > 0 && m.KVHeads%tp != 0 && tp%m.KVHeads != 0:
+		return fmt.Errorf("%d and the %d key/value heads do not divide one another", tp, m.KVHeads)
 	}
-	if err := p.checkCP(m); err != nil {
-		return err
-	}
-	if v > 1 {
-		for i, s := range p.Stages {
-			if s.Count()%v != 0 {
-				return fmt.Errorf("stages[%d]: %d layers do not split into %d interleaved chunks", i, s.Count(), v)
-			}
-		}
-	}
+	return nil
+}
+
+// checkSettings checks the plan-wide settings.
+func (p *Plan) checkSettings() error {
 	switch p.Recompute {
 	case "none", "selective", "full":
 	default:

@@ -53,7 +53,9 @@ func ParsePlanJSON(file string, data []byte, m *Model) (p *Plan, ok bool, err er
 	if pl, has := top["plan"]; has {
 		raw = pl
 	} else if _, has := top["replicas"]; !has {
-		return nil, false, nil
+		if _, has := top["groups"]; !has {
+			return nil, false, nil
+		}
 	}
 	p = &Plan{}
 	dec := json.NewDecoder(bytes.NewReader(raw))

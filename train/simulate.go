@@ -27,7 +27,10 @@ type Span struct {
 // StageResult is one stage of one replica: a tensor-parallel group of
 // identical GPUs.
 type StageResult struct {
+	// Replica is the replica, or with per-stage data parallelism the
+	// entry of the stage's group (Ranks identical ranks).
 	Replica int        `json:"replica"`
+	Ranks   int        `json:"ranks,omitempty"`
 	Stage   int        `json:"stage"`
 	GPU     string     `json:"gpu"`
 	TP      int        `json:"tp"`
@@ -107,6 +110,9 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	}
 	if err := p.Check(m); err != nil {
 		return nil, fmt.Errorf("train: plan: %v", err)
+	}
+	if p.StageDP() {
+		return simulateGroups(m, c, p, opt)
 	}
 	pl, err := place(c, p)
 	if err != nil {
@@ -504,71 +510,80 @@ func inFlightLayers(p *Plan, s int) float64 {
 // type, in Megatron-LM's rank order (tensor-parallel ranks fastest, then
 // CP ranks, then replicas, then stages), filling servers in order.
 func place(c *Cluster, p *Plan) ([]placed, error) {
-	types := c.Types()
 	P, D, CP := p.PP(), p.DP(), p.ContextParallel()
 	out := make([]placed, D*P)
 	next := map[string]int{}
 	for s := 0; s < P; s++ {
 		for r := 0; r < D; r++ {
 			pl := p.Replicas[r].Stages[s]
-			name := pl.GPU
-			if name == "" {
-				if len(types) != 1 {
-					return nil, fmt.Errorf("replicas[%d].stages[%d]: no GPU type, and the cluster has %d (%s)", r, s, len(types), strings.Join(types, ", "))
-				}
-				name = types[0]
-			}
-			g, ok := LookupGPU(name)
-			if ok {
-				name = g.Name
-			}
-			if c.GPUs(name) == 0 {
-				return nil, fmt.Errorf("replicas[%d].stages[%d]: the cluster has no %s GPUs (it has %s)", r, s, pl.GPU, strings.Join(types, ", "))
-			}
-			first := next[name]
-			width := pl.TP * CP // TP ranks innermost, then CP
-			next[name] += width
-			x := placed{tp: pl.TP, cp: CP}
-			// find the GPUs' servers
-			idx, node := 0, 0
-			for gi := range c.Groups {
-				grp := &c.Groups[gi]
-				if grp.GPU.Name != name {
-					node += grp.Nodes
-					continue
-				}
-				n := grp.Nodes * grp.GPUsPerNode
-				if first >= idx && first < idx+n {
-					x.gpu = &c.Groups[gi].GPU
-					x.group = gi
-					x.perNode = grp.GPUsPerNode
-					x.intra = grp.IntraGBs
-					x.firstNode = node + (first-idx)/grp.GPUsPerNode
-					lastIdx := first + width - 1
-					if lastIdx < idx+n {
-						x.lastNode = node + (lastIdx-idx)/grp.GPUsPerNode
-					} else {
-						x.lastNode = -1 // spills into the next group
-					}
-					for k := 0; k < CP; k++ {
-						a, b := first+k*pl.TP-idx, first+(k+1)*pl.TP-1-idx
-						x.tpCross = x.tpCross || b >= n || a/grp.GPUsPerNode != b/grp.GPUsPerNode
-					}
-					break
-				}
-				idx += n
-				node += grp.Nodes
-			}
-			if x.gpu == nil || next[name] > c.GPUs(name) {
-				return nil, fmt.Errorf("the plan needs %s GPUs beyond the cluster's %d (world size: the plan uses %d GPUs)", name, c.GPUs(name), p.GPUs())
-			}
-			if x.lastNode < 0 {
-				x.lastNode = x.firstNode + 1
+			x, err := c.take(next, pl.GPU, pl.TP, CP, p)
+			if err != nil {
+				return nil, fmt.Errorf("replicas[%d].stages[%d]: %v", r, s, err)
 			}
 			out[r*P+s] = x
 		}
 	}
 	return out, nil
+}
+
+// take places the next TP × CP GPUs of type name (empty: the cluster's
+// only type), next counting what each type has given already.
+func (c *Cluster) take(next map[string]int, name string, tp, cp int, p *Plan) (placed, error) {
+	types := c.Types()
+	asked := name
+	if name == "" {
+		if len(types) != 1 {
+			return placed{}, fmt.Errorf("no GPU type, and the cluster has %d (%s)", len(types), strings.Join(types, ", "))
+		}
+		name = types[0]
+	}
+	if g, ok := LookupGPU(name); ok {
+		name = g.Name
+	}
+	if c.GPUs(name) == 0 {
+		return placed{}, fmt.Errorf("the cluster has no %s GPUs (it has %s)", asked, strings.Join(types, ", "))
+	}
+	first := next[name]
+	width := tp * cp // TP ranks innermost, then CP
+	next[name] += width
+	x := placed{tp: tp, cp: cp}
+	// find the GPUs' servers
+	idx, node := 0, 0
+	for gi := range c.Groups {
+		grp := &c.Groups[gi]
+		if grp.GPU.Name != name {
+			node += grp.Nodes
+			continue
+		}
+		n := grp.Nodes * grp.GPUsPerNode
+		if first >= idx && first < idx+n {
+			x.gpu = &c.Groups[gi].GPU
+			x.group = gi
+			x.perNode = grp.GPUsPerNode
+			x.intra = grp.IntraGBs
+			x.firstNode = node + (first-idx)/grp.GPUsPerNode
+			lastIdx := first + width - 1
+			if lastIdx < idx+n {
+				x.lastNode = node + (lastIdx-idx)/grp.GPUsPerNode
+			} else {
+				x.lastNode = -1 // spills into the next group
+			}
+			for k := 0; k < cp; k++ {
+				a, b := first+k*tp-idx, first+(k+1)*tp-1-idx
+				x.tpCross = x.tpCross || b >= n || a/grp.GPUsPerNode != b/grp.GPUsPerNode
+			}
+			break
+		}
+		idx += n
+		node += grp.Nodes
+	}
+	if x.gpu == nil || next[name] > c.GPUs(name) {
+		return placed{}, fmt.Errorf("the plan needs %s GPUs beyond the cluster's %d (world size: the plan uses %d GPUs)", name, c.GPUs(name), p.GPUs())
+	}
+	if x.lastNode < 0 {
+		x.lastNode = x.firstNode + 1
+	}
+	return x, nil
 }
 
 // netPerGPU is the network bandwidth one GPU of x's server gets when all
@@ -614,17 +629,23 @@ func (c *Cluster) p2pLink(x, y *placed) link {
 	return a
 }
 
-// dpLink is the slowest link stage s's data-parallel group crosses: the
-// server's link when every replica's stage s shares one server, else the
-// network, shared by the server's GPUs but carried by as many of the
-// group's ranks as sit on one server.
+// dpLink is the slowest link stage s's data-parallel group crosses (see
+// dpLinkOf).
 func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
-	P, D := p.PP(), p.DP()
-	first := &pl[s]
+	P := p.PP()
+	return c.dpLinkOf(p.DP(), func(r int) *placed { return &pl[r*P+s] })
+}
+
+// dpLinkOf is the slowest link a data-parallel group of n ranks (rank r
+// at(r)) crosses: the server's link when every rank shares one server,
+// else the network, shared by the server's GPUs but carried by as many of
+// the group's ranks as sit on one server.
+func (c *Cluster) dpLinkOf(n int, at func(r int) *placed) link {
+	first := at(0)
 	same := true
 	slow := intraLink(first)
-	for r := 0; r < D; r++ {
-		x := &pl[r*P+s]
+	for r := 0; r < n; r++ {
+		x := at(r)
 		if x.firstNode != first.firstNode || x.lastNode != first.firstNode {
 			same = false
 		}
@@ -635,12 +656,12 @@ func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
 	if same {
 		return slow
 	}
-	// ranks of the group per server (consecutive replicas share servers;
+	// ranks of the group per server (consecutive ranks share servers;
 	// a replica's CP ranks of one TP rank share its servers)
 	perServer := 1
 	run := 1
-	for r := 1; r < D; r++ {
-		if pl[r*P+s].firstNode == pl[(r-1)*P+s].firstNode {
+	for r := 1; r < n; r++ {
+		if at(r).firstNode == at(r-1).firstNode {
 			run++
 		} else {
 			run = 1
@@ -649,8 +670,8 @@ func (c *Cluster) dpLink(pl []placed, p *Plan, s int) link {
 	}
 	perServer *= max(1, min(first.cp, first.perNode/first.tp))
 	net := c.netPerGPU(first, perServer)
-	for r := 1; r < D; r++ {
-		if l := c.netPerGPU(&pl[r*P+s], perServer); l.bw < net.bw {
+	for r := 1; r < n; r++ {
+		if l := c.netPerGPU(at(r), perServer); l.bw < net.bw {
 			net = l
 		}
 	}

@@ -44,6 +44,22 @@ func (r *Rank) fillDefaults() {
 // data-parallel ranks (Groups) rather than replicas of the pipeline.
 func (p *Plan) StageDP() bool { return len(p.Groups) > 0 }
 
+// EachGroup calls fn for every tensor-parallel group type the plan uses,
+// in order: each replica's stages, or each stage's ranks; n is how many
+// such groups (Count for ranks), each of tp × CP GPUs.
+func (p *Plan) EachGroup(fn func(gpu string, tp, n int)) {
+	for _, r := range p.Replicas {
+		for _, s := range r.Stages {
+			fn(s.GPU, s.TP*p.ContextParallel(), 1)
+		}
+	}
+	for _, g := range p.Groups {
+		for _, r := range g.Ranks {
+			fn(r.GPU, r.TP, r.Count)
+		}
+	}
+}
+
 // Micros is the number of micro-batches a replica-less plan runs: the
 // global batch over the micro-batch.
 func (p *Plan) Micros() int { return p.GlobalBatch / p.MicroBatch }

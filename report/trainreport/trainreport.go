@@ -109,8 +109,18 @@ func WriteResult(w io.Writer, req *train.Request, r *train.Result) error {
 	if c := req.Plan.ContextParallel(); c > 1 {
 		cp = fmt.Sprintf(", context parallel %d", c)
 	}
-	fmt.Fprintf(w, "%s on %d GPUs (%s): %d stages × %d replicas%s, micro-batch %d, global batch %d, %s, recompute %s, ZeRO %d, %s\n",
-		req.Model.Name, r.GPUs, req.Cluster.Name, req.Plan.PP(), req.Plan.DP(), cp, req.Plan.MicroBatch, req.Plan.GlobalBatch,
+	shape := fmt.Sprintf("%d stages × %d replicas", req.Plan.PP(), req.Plan.DP())
+	repl := "REPLICA"
+	if req.Plan.StageDP() {
+		var dp []string
+		for _, g := range req.Plan.Groups {
+			dp = append(dp, strconv.Itoa(g.DP()))
+		}
+		shape = fmt.Sprintf("%d stages of %s data-parallel ranks", req.Plan.PP(), strings.Join(dp, ", "))
+		repl = "RANKS" // a stage's identical ranks: the row's entry, then how many
+	}
+	fmt.Fprintf(w, "%s on %d GPUs (%s): %s%s, micro-batch %d, global batch %d, %s, recompute %s, ZeRO %d, %s\n",
+		req.Model.Name, r.GPUs, req.Cluster.Name, shape, cp, req.Plan.MicroBatch, req.Plan.GlobalBatch,
 		req.Plan.Schedule, req.Plan.Recompute, req.Plan.Zero, req.Plan.Precision)
 	fmt.Fprintf(w, "iteration %s   %s %s   MFU %.1f%%   bubble %.1f%%   peak memory %s   %s\n",
 		textfmt.SI(r.IterationS, "s"), textfmt.SI(r.TokensPerS, ""), rateUnit(r.SamplesPerS > 0), 100*r.MFU, 100*r.Bubble, textfmt.Bytes(int64(r.PeakMemoryBytes)), fits)
@@ -118,9 +128,13 @@ func WriteResult(w io.Writer, req *train.Request, r *train.Result) error {
 		fmt.Fprintf(w, "the plan file's measurement: %s per iteration, %s peak (nvidia-smi)\n",
 			textfmt.SI(req.Sailor.MeasuredIterationS, "s"), textfmt.Bytes(int64(req.Sailor.MeasuredPeakMemoryBytes)))
 	}
-	t := textfmt.Table{Header: []string{"REPLICA", "STAGE", "GPU", "TP", "LAYERS", "FWD/MB", "BWD/MB", "COMPUTE", "GRAD SYNC", "OPTIMIZER", "MEMORY", "FITS"}}
+	t := textfmt.Table{Header: []string{repl, "STAGE", "GPU", "TP", "LAYERS", "FWD/MB", "BWD/MB", "COMPUTE", "GRAD SYNC", "OPTIMIZER", "MEMORY", "FITS"}}
 	for _, s := range r.Stages {
-		t.Add(fmt.Sprint(s.Replica), fmt.Sprint(s.Stage), s.GPU, fmt.Sprint(s.TP), fmt.Sprintf("%d-%d", s.Layers.First, s.Layers.Last),
+		who := fmt.Sprint(s.Replica)
+		if s.Ranks > 0 {
+			who = fmt.Sprintf("%d×", s.Ranks)
+		}
+		t.Add(who, fmt.Sprint(s.Stage), s.GPU, fmt.Sprint(s.TP), fmt.Sprintf("%d-%d", s.Layers.First, s.Layers.Last),
 			textfmt.SI(s.ForwardS, "s"), textfmt.SI(s.BackwardS, "s"), textfmt.SI(s.ComputeS, "s"), textfmt.SI(s.SyncS, "s"), textfmt.SI(s.OptimizerS, "s"),
 			textfmt.Bytes(int64(s.Memory.Total)), yesNo(s.Fits))
 	}
@@ -185,7 +199,11 @@ func WritePlan(w io.Writer, pf *train.PlanFile, res *planner.Result, explain boo
 		fmt.Fprintf(w, "time to the token budget: %.1f h\n", pf.HoursToBudget)
 	}
 	fmt.Fprintf(w, "search: %.3f s, %d plans simulated\n", pf.SearchSeconds, pf.Evaluated)
-	t := &textfmt.Table{Header: []string{"stage", "layers", "replicas (GPU, TP)"}}
+	head := "replicas (GPU, TP)"
+	if res.Plan.StageDP() {
+		head = "ranks (GPU, TP, sequences of each micro-batch)"
+	}
+	t := &textfmt.Table{Header: []string{"stage", "layers", head}}
 	for s, r := range res.Plan.Stages {
 		t.Add(strconv.Itoa(s), fmt.Sprintf("%d-%d", r.First, r.Last), stageKinds(res.Plan, s))
 	}
@@ -207,6 +225,13 @@ func WritePlan(w io.Writer, pf *train.PlanFile, res *planner.Result, explain boo
 // stageKinds counts a stage's placements: "N× GPU tp T, …" in the order
 // the replicas first use them.
 func stageKinds(p *train.Plan, s int) string {
+	if p.StageDP() {
+		var out []string
+		for _, r := range p.Groups[s].Ranks {
+			out = append(out, fmt.Sprintf("%d× %s tp %d, %d", r.Count, r.GPU, r.TP, r.Share))
+		}
+		return strings.Join(out, "; ")
+	}
 	n := map[train.Placement]int{}
 	var order []train.Placement
 	for _, r := range p.Replicas {

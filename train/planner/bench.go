@@ -75,6 +75,19 @@ func Headroom(r *train.Result) float64 {
 // their own micro-batch where it is not the plan's), cp (when above 1),
 // micro batch, recomputation.
 func Shape(p *train.Plan) string {
+	if p.StageDP() {
+		out := fmt.Sprintf("pp%d", p.PP())
+		for s, g := range p.Groups {
+			out += fmt.Sprintf(" s%d:", s)
+			for i, r := range g.Ranks {
+				if i > 0 {
+					out += "+"
+				}
+				out += fmt.Sprintf("%dx[%s/tp%d sh%d]", r.Count, r.GPU, r.TP, r.Share)
+			}
+		}
+		return out + fmt.Sprintf(" mb%d rc:%s", p.MicroBatch, p.Recompute)
+	}
 	kinds := map[string]int{}
 	var order []string
 	for ri, r := range p.Replicas {

@@ -235,7 +235,7 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 		return fmt.Errorf("world size %d, plan %d GPUs", f.WorldSize, p.GPUs())
 	}
 	seen := map[[2]int]bool{}
-	batch := map[int]int{}
+	batch := map[[2]int]int{} // per stage and replica
 	for i, r := range f.Ranks {
 		if r.Rank != i || r.Node < 0 || r.Node >= len(f.Nodes) || f.Nodes[r.Node] != r.GPU {
 			return fmt.Errorf("rank %d: bad rank, node or GPU type", i)
@@ -249,29 +249,58 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 				return fmt.Errorf("rank %d: its TP group leaves node %d", i, r.Node)
 			}
 		}
-		if len(r.DPGroup) != p.DP() || len(r.PPGroup) != p.PP() {
+		dp, micro := p.DP(), 0
+		if p.StageDP() {
+			if r.Stage < 0 || r.Stage >= p.PP() {
+				return fmt.Errorf("rank %d: stage %d of %d", i, r.Stage, p.PP())
+			}
+			dp = p.Groups[r.Stage].DP()
+		}
+		if len(r.DPGroup) != dp || len(r.PPGroup) != p.PP() {
 			return fmt.Errorf("rank %d: groups of the wrong size", i)
 		}
 		if err := checkCPRank(f.Ranks, i, p.ContextParallel()); err != nil {
 			return err
 		}
-		if r.Replica < 0 || r.Replica >= p.DP() {
-			return fmt.Errorf("rank %d: replica %d of %d", i, r.Replica, p.DP())
+		if r.Replica < 0 || r.Replica >= dp {
+			return fmt.Errorf("rank %d: replica %d of %d", i, r.Replica, dp)
 		}
-		if r.MicroBatch != p.Micro(r.Replica) || r.MicroBatch*r.MicroBatches != r.Batch {
-			return fmt.Errorf("rank %d: micro-batches of %d × %d do not make its replica's batch of %d (micro-batch %d)", i, r.MicroBatches, r.MicroBatch, r.Batch, p.Micro(r.Replica))
+		if p.StageDP() {
+			micro = groupShare(p.Groups[r.Stage], r.Replica)
+		} else {
+			micro = p.Micro(r.Replica)
 		}
-		batch[r.Replica] = r.Batch
+		if r.MicroBatch != micro || r.MicroBatch*r.MicroBatches != r.Batch {
+			return fmt.Errorf("rank %d: micro-batches of %d × %d do not make its replica's batch of %d (micro-batch %d)", i, r.MicroBatches, r.MicroBatch, r.Batch, micro)
+		}
+		batch[[2]int{r.Stage, r.Replica}] = r.Batch
 	}
-	total := 0
-	for _, b := range batch {
-		total += b
+	// every stage (one for replicas, which share their stages) takes the
+	// global batch
+	total := map[int]int{}
+	for k, b := range batch {
+		if p.StageDP() || k[0] == 0 {
+			total[k[0]] += b
+		}
 	}
-	if total != p.GlobalBatch {
-		return fmt.Errorf("batches add up to %d, not %d", total, p.GlobalBatch)
+	for s := range total {
+		if total[s] != p.GlobalBatch {
+			return fmt.Errorf("batches add up to %d, not %d", total[s], p.GlobalBatch)
+		}
 	}
 	_ = c
 	return nil
+}
+
+// groupShare is the share of data-parallel rank d of a stage's group.
+func groupShare(g train.Group, d int) int {
+	for _, r := range g.Ranks {
+		if d < r.Count {
+			return r.Share
+		}
+		d -= r.Count
+	}
+	return -1
 }
 
 // checkCPRank checks rank i's context-parallel ring: none without CP;

@@ -20,6 +20,9 @@ var ExportFormats = []string{"megatron", "torchtitan", "deepspeed", "sailor", "r
 func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, error) {
 	var out []byte
 	var err error
+	if p.StageDP() && (format == "megatron" || format == "torchtitan" || format == "deepspeed" || format == "sailor") {
+		return nil, fmt.Errorf("export %s: the plan gives each stage its own data-parallel ranks, which %s cannot express (every stage of its pipelines has the same data parallelism); --export ranks writes it", format, format)
+	}
 	switch format {
 	case "megatron":
 		out, err = exportMegatron(m, p)
@@ -323,6 +326,9 @@ type RankFile struct {
 // ranks adjacent, then CP ranks (a stage's TP × CP GPUs consecutive);
 // ranks are numbered in that order.
 func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
+	if p.StageDP() {
+		return groupRanks(c, p)
+	}
 	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
 	firstNode := map[string][]int{} // per type: global node index of each of its nodes
 	per := map[string]int{}
@@ -389,6 +395,69 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		for t := 0; t < P; t++ {
 			tt := p.Replicas[r].Stages[t].TP
 			e.PPGroup = append(e.PPGroup, start[r][t]+c*tt+e.TPRank*tt/tp)
+		}
+	}
+	f.WorldSize = len(f.Ranks)
+	return f, nil
+}
+
+// groupRanks lays out a plan with per-stage data parallelism as the
+// simulator does: stage by stage, each stage's ranks in order, TP ranks
+// adjacent. A rank's replica is its data-parallel rank in its stage, its
+// batch its share of every micro-batch times the micro-batches; its
+// pp_group names, in every stage, the rank at the same place in the
+// micro-batch (whom it sends to and receives from when the stages' data
+// parallelism is the same; re-sharding spreads the exchange otherwise).
+func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
+	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
+	firstNode := map[string][]int{}
+	per := map[string]int{}
+	for _, g := range c.Groups {
+		for n := 0; n < g.Nodes; n++ {
+			firstNode[g.GPU.Name] = append(firstNode[g.GPU.Name], len(f.Nodes))
+			f.Nodes = append(f.Nodes, g.GPU.Name)
+		}
+		per[g.GPU.Name] = g.GPUsPerNode
+	}
+	next := map[string]int{}
+	start := make([][]int, p.PP()) // first rank of each stage's data-parallel ranks
+	tps := make([][]int, p.PP())
+	for s, grp := range p.Groups {
+		for _, r := range grp.Ranks {
+			g, ok := c.GPUType(r.GPU)
+			if !ok {
+				return nil, fmt.Errorf("the cluster has no %s", r.GPU)
+			}
+			for k := 0; k < r.Count; k++ {
+				d := len(start[s])
+				start[s] = append(start[s], len(f.Ranks))
+				tps[s] = append(tps[s], r.TP)
+				for j := 0; j < r.TP; j++ {
+					i := next[g.Name]
+					next[g.Name]++
+					nodeIdx := i / per[g.Name]
+					if nodeIdx >= len(firstNode[g.Name]) {
+						return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
+					}
+					f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
+						Replica: d, Stage: s, Layers: p.Stages[s], TPRank: j, Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share})
+				}
+			}
+		}
+	}
+	for i := range f.Ranks {
+		e := &f.Ranks[i]
+		s, d := e.Stage, e.Replica
+		tp := tps[s][d]
+		for k := 0; k < tp; k++ {
+			e.TPGroup = append(e.TPGroup, start[s][d]+k)
+		}
+		for q := range start[s] {
+			e.DPGroup = append(e.DPGroup, start[s][q]+e.TPRank*tps[s][q]/tp)
+		}
+		for t := range start {
+			q := d * len(start[t]) / len(start[s])
+			e.PPGroup = append(e.PPGroup, start[t][q]+e.TPRank*tps[t][q]/tp)
 		}
 	}
 	f.WorldSize = len(f.Ranks)

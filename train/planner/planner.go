@@ -174,14 +174,11 @@ func basePlan(c *train.Cluster, micro, global int, recompute string, zero int) *
 // picks its own attention kernel.
 func (e *evaluator) precision(p *train.Plan) {
 	p.Precision, p.FlashAttention = "bf16", true
-	for _, r := range p.Replicas {
-		for _, s := range r.Stages {
-			if g, ok := e.c.GPUType(s.GPU); ok && !g.BF16 {
-				p.Precision = "fp16"
-				return
-			}
+	p.EachGroup(func(gpu string, _, _ int) {
+		if g, ok := e.c.GPUType(gpu); ok && !g.BF16 {
+			p.Precision = "fp16"
 		}
-	}
+	})
 }
 
 // evaluator simulates candidate plans and keeps the best under the
@@ -212,11 +209,7 @@ func (e *evaluator) expired() bool { return time.Now().After(e.deadline) }
 // dollarsPerHour is the price of the GPUs p uses.
 func dollarsPerHour(p *train.Plan, prices map[string]float64) float64 {
 	d := 0.0
-	for _, r := range p.Replicas {
-		for _, s := range r.Stages {
-			d += float64(s.TP*p.ContextParallel()) * prices[s.GPU]
-		}
-	}
+	p.EachGroup(func(gpu string, gpus, n int) { d += float64(gpus*n) * prices[gpu] })
 	return d
 }
 

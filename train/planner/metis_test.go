@@ -1,0 +1,78 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+func TestMetisDeviceGroups(t *testing.T) {
+	// 8 GPUs in 3 stages: groups of at least 8/3 → 2, 2 and 4 in every order
+	if got := fmt.Sprint(metisDeviceGroups(8, 3, 4)); got != "[[2 2 4] [2 4 2] [4 2 2]]" {
+		t.Errorf("8 GPUs, 3 stages: %s", got)
+	}
+	// Metis's own example: six groups of 1 and one of 2, at most 6 blocks
+	// to permute: the ones merge into three pairs
+	got := metisPermute([]int{1, 1, 1, 1, 1, 1, 2}, 6)
+	if len(got) != 4 || fmt.Sprint(got[0]) != "[1 1 1 1 1 1 2]" {
+		t.Errorf("permute: %d orders, first %v", len(got), got[0])
+	}
+	for _, g := range metisDeviceGroups(512, 5, 4) {
+		n := 0
+		for _, x := range g {
+			n += x
+			if x < 512/5 || x&(x-1) != 0 {
+				t.Fatalf("group %v: %d is not a power of two of at least 102", g, x)
+			}
+		}
+		if n != 512 || len(g) != 5 {
+			t.Fatalf("groups %v", g)
+		}
+	}
+}
+
+// Metis gives stages their own data parallelism: on a V100-heavy mix its
+// plan's stages differ in data parallelism or mix the types, the plan fits,
+// exports to the per-rank file (which passes its check) and is refused,
+// with the reason, by Megatron-LM's form.
+func TestMetisStageGroups(t *testing.T) {
+	m, c := setup(t, "gpt-neo-2.7b", "16xA100-40,48xV100-16")
+	res, err := Metis{}.Plan(m, c, Options{GlobalBatch: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Plan
+	if !p.StageDP() || !res.Sim.Fits || p.GPUs() != 64 {
+		t.Fatalf("plan %s, fits %v, %d GPUs", Shape(p), res.Sim.Fits, p.GPUs())
+	}
+	unlike := false
+	for _, g := range p.Groups {
+		unlike = unlike || g.DP() != p.Groups[0].DP() || len(g.Ranks) > 1
+	}
+	if !unlike {
+		t.Errorf("every stage alike: %s", Shape(p))
+	}
+	if _, err := Export("ranks", m, c, p); err != nil {
+		t.Errorf("ranks: %v", err)
+	}
+	if _, err := Export("megatron", m, c, p); err == nil || !strings.Contains(err.Error(), "--export ranks") {
+		t.Errorf("megatron: %v", err)
+	}
+	again, err := Metis{}.Plan(m, c, Options{GlobalBatch: 256})
+	if err != nil || Shape(again.Plan) != Shape(p) || again.Sim.TokensPerS != res.Sim.TokensPerS {
+		t.Errorf("a second search differs: %s", Shape(again.Plan))
+	}
+	// a stage whose ranks straddle the types splits the micro-batch by speed
+	for _, g := range p.Groups {
+		if len(g.Ranks) > 1 && g.Ranks[0].GPU != g.Ranks[len(g.Ranks)-1].GPU {
+			a, _ := c.GPUType(g.Ranks[0].GPU)
+			b, _ := c.GPUType(g.Ranks[len(g.Ranks)-1].GPU)
+			if (a.TensorTFLOPS > b.TensorTFLOPS) != (g.Ranks[0].Share > g.Ranks[len(g.Ranks)-1].Share) && g.Ranks[0].Share != g.Ranks[len(g.Ranks)-1].Share {
+				t.Errorf("shares against speed: %+v", g.Ranks)
+			}
+		}
+	}
+	_ = train.Group{}
+}

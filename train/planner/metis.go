@@ -359,70 +359,87 @@ func (ms *metisSearch) candidate(line []string, dg []int, micro int, rc string) 
 // It reports false when the strategy is invalid: a TP the type cannot
 // take, a rank without a sequence or with more than Metis profiles.
 func (ms *metisSearch) ranks(line []string, st []metisStage, micro int) ([]train.Group, bool) {
-	e, c := ms.e, ms.e.c
 	out := make([]train.Group, len(st))
-	one := basePlan(c, 1, 1, "none", 1)
+	type run struct {
+		gpu        string
+		n          int // ranks
+		speed, rem float64
+		share      int
+	}
+	var runs []run
 	for s, x := range st {
-		if !ms.validTP(line[x.first], x.tp) || !ms.validTP(line[x.first+x.gpus-1], x.tp) {
+		if !ms.validTP(line[x.first], x.tp) || !ms.validTP(line[x.first+x.gpus-1], x.tp) || micro < x.dp {
 			return nil, false
 		}
-		types := make([]string, x.dp)
-		speed := make([]float64, x.dp)
+		// the line holds each type's GPUs together: a stage is a run or
+		// two (three or more types: more), each of whole TP groups
+		runs = runs[:0]
 		total := 0.0
-		for i := range types {
-			types[i] = line[x.first+i*x.tp]
-			if i > 0 && types[i] == types[i-1] {
-				speed[i] = speed[i-1]
-			} else {
-				k := train.Placement{GPU: types[i], TP: x.tp}
-				v, ok := ms.speed[k]
-				if !ok {
-					v = 1 / e.cost(types[i], x.tp, one).Layer
-					ms.speed[k] = v
+		for i := x.first; i < x.first+x.gpus; {
+			j := i
+			for j < x.first+x.gpus && line[j] == line[i] {
+				j++
+			}
+			if (j-i)%x.tp != 0 {
+				return nil, false // a TP group across two types
+			}
+			r := run{gpu: line[i], n: (j - i) / x.tp, speed: ms.speedOf(line[i], x.tp)}
+			total += r.speed * float64(r.n)
+			runs = append(runs, r)
+			i = j
+		}
+		g := &out[s]
+		if len(runs) == 1 {
+			if micro%x.dp != 0 || micro/x.dp > metisMaxShare {
+				return nil, false
+			}
+			g.Ranks = []train.Rank{{GPU: runs[0].gpu, TP: x.tp, Share: micro / x.dp, Count: x.dp}}
+			continue
+		}
+		// in proportion to speed, the remainder one sequence each to the
+		// ranks of the largest fractions, earlier ranks first on ties
+		left := micro
+		for i := range runs {
+			f := float64(micro) * runs[i].speed / total
+			runs[i].share = int(f)
+			runs[i].rem = f - float64(runs[i].share)
+			left -= runs[i].share * runs[i].n
+		}
+		idx := make([]int, len(runs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return runs[idx[a]].rem > runs[idx[b]].rem })
+		extra := make([]int, len(runs))
+		for _, i := range idx {
+			extra[i] = min(left, runs[i].n)
+			left -= extra[i]
+		}
+		for i, r := range runs {
+			for _, part := range [][2]int{{r.share + 1, extra[i]}, {r.share, r.n - extra[i]}} {
+				if part[1] == 0 {
+					continue
 				}
-				speed[i] = v
+				if part[0] < 1 || part[0] > metisMaxShare {
+					return nil, false
+				}
+				g.Ranks = append(g.Ranks, train.Rank{GPU: r.gpu, TP: x.tp, Share: part[0], Count: part[1]})
 			}
-			total += speed[i]
-		}
-		shares := make([]int, x.dp)
-		if types[0] == types[x.dp-1] {
-			if micro%x.dp != 0 {
-				return nil, false
-			}
-			for i := range shares {
-				shares[i] = micro / x.dp
-			}
-		} else {
-			left := micro
-			rem := make([]float64, x.dp)
-			for i := range shares {
-				f := float64(micro) * speed[i] / total
-				shares[i] = int(f)
-				rem[i] = f - float64(shares[i])
-				left -= shares[i]
-			}
-			idx := make([]int, x.dp)
-			for i := range idx {
-				idx[i] = i
-			}
-			sort.SliceStable(idx, func(a, b int) bool { return rem[idx[a]] > rem[idx[b]] })
-			for i := 0; i < left; i++ {
-				shares[idx[i]]++
-			}
-		}
-		for i, sh := range shares {
-			if sh < 1 || sh > metisMaxShare {
-				return nil, false
-			}
-			g := &out[s]
-			if n := len(g.Ranks); n > 0 && g.Ranks[n-1].GPU == types[i] && g.Ranks[n-1].Share == sh {
-				g.Ranks[n-1].Count++
-				continue
-			}
-			g.Ranks = append(g.Ranks, train.Rank{GPU: types[i], TP: x.tp, Share: sh, Count: 1})
 		}
 	}
 	return out, true
+}
+
+// speedOf is a rank's layers a second on type gpu at tp, micro-batch 1
+// (the profile DataLoadBalancer reads: tp{tp}_bs1).
+func (ms *metisSearch) speedOf(gpu string, tp int) float64 {
+	k := train.Placement{GPU: gpu, TP: tp}
+	v, ok := ms.speed[k]
+	if !ok {
+		v = 1 / ms.e.cost(gpu, tp, basePlan(ms.e.c, 1, 1, "none", 1)).Layer
+		ms.speed[k] = v
+	}
+	return v
 }
 
 // rankPlan is a replica plan in which every one of dp replicas runs as

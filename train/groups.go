@@ -60,6 +60,48 @@ func (p *Plan) EachGroup(fn func(gpu string, tp, n int)) {
 	}
 }
 
+// AsReplicas is a plan with per-stage data parallelism written as
+// replicas when it is one: every stage has the same data parallelism and
+// the i-th rank of every stage takes the same share, so rank i of each
+// stage makes replica i (its batch the share times the micro-batches, its
+// micro-batch the share). Replicas step on their own where the group's
+// ranks wait for one another, so the replica form is never slower; more
+// engines run it. It returns p and false otherwise.
+func (p *Plan) AsReplicas() (*Plan, bool) {
+	if !p.StageDP() {
+		return p, false
+	}
+	dp := p.Groups[0].DP()
+	shares := make([][]Rank, len(p.Groups)) // per stage, rank by rank
+	for s, g := range p.Groups {
+		if g.DP() != dp {
+			return p, false
+		}
+		for _, r := range g.Ranks {
+			for k := 0; k < r.Count; k++ {
+				shares[s] = append(shares[s], r)
+			}
+		}
+		for i := range shares[s] {
+			if shares[s][i].Share != shares[0][i].Share {
+				return p, false
+			}
+		}
+	}
+	q := *p
+	q.Groups = nil
+	q.Replicas = make([]Replica, dp)
+	for i := range q.Replicas {
+		r := &q.Replicas[i]
+		r.Batch = shares[0][i].Share * p.Micros()
+		r.MicroBatch = shares[0][i].Share
+		for s := range p.Groups {
+			r.Stages = append(r.Stages, Placement{GPU: shares[s][i].GPU, TP: shares[s][i].TP})
+		}
+	}
+	return &q, true
+}
+
 // Micros is the number of micro-batches a replica-less plan runs: the
 // global batch over the micro-batch.
 func (p *Plan) Micros() int { return p.GlobalBatch / p.MicroBatch }

@@ -145,3 +145,33 @@ func TestGroupsRoundTrip(t *testing.T) {
 		t.Errorf("read back %+v", q)
 	}
 }
+
+// A group plan whose stages share their data parallelism and shares is
+// replicas: written as such it is no slower.
+func TestAsReplicas(t *testing.T) {
+	m, _ := Preset("gpt3-1.7b")
+	c := mixCluster()
+	p := &Plan{MicroBatch: 8, GlobalBatch: 32, Stages: []LayerRange{{0, 23}},
+		Groups: []Group{{Ranks: []Rank{{GPU: "A100-80", TP: 1, Share: 1, Count: 4}, {GPU: "V100-32", TP: 2, Share: 1, Count: 4}}}}}
+	p.fillDefaults()
+	q, ok := p.AsReplicas()
+	if !ok || q.StageDP() || q.DP() != 8 || q.GPUs() != p.GPUs() || q.Check(&m) != nil {
+		t.Fatalf("ok %v, %+v", ok, q)
+	}
+	a, err := Simulate(&m, c, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Simulate(&m, c, q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.IterationS > a.IterationS*(1+1e-9) {
+		t.Errorf("replicas %.4f s, groups %.4f s", b.IterationS, a.IterationS)
+	}
+	two := asGroups(mustUniform(t, &m, 1, 2, 4, 1, 8))
+	two.Groups[1].Ranks = []Rank{{GPU: "", TP: 2, Share: 2, Count: 2}}
+	if _, ok := two.AsReplicas(); ok {
+		t.Error("stages of 4 and 2 ranks read as replicas")
+	}
+}

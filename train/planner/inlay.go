@@ -165,7 +165,9 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 		planGraph(e)
 		return e.finish("inlay", start)
 	}
-	seedAMP(e, start)
+	seed(e, start, AMP{})
+	seed(e, start, Metis{})
+	stageDP(e)
 outer:
 	for _, rc := range []string{"none", "selective", "full"} {
 		for _, pp := range ppOptions(m.Layers, c.GPUs("")) {
@@ -198,26 +200,30 @@ outer:
 // seedNote marks a plan taken from a baseline's search.
 type seedNote struct{ planner string }
 
-// seedAMP runs the amp baseline first, within a quarter of the budget,
-// and tries its plan (as the device planners seed their search with
-// HEFT): AMP's rank-order layouts put up to one stage run of each type in
-// a replica's pipeline, in any order of the types, which inlay's own
-// search covers for two types but not for three or more. Only for two
+// seed runs a baseline first, within a quarter of the budget, and tries
+// its plan (as the device planners seed their search with HEFT): AMP's
+// rank-order layouts put up to one stage run of each type in a replica's
+// pipeline, in any order of the types, which inlay's own search covers
+// for two types but not for three or more; Metis's device groups give
+// stages their own data parallelism, across the types. Only for two
 // types or more; the one-type grid is inside inlay's search.
-func seedAMP(e *evaluator, start time.Time) {
+func seed(e *evaluator, start time.Time, b Planner) {
 	if len(e.c.Types()) < 2 {
 		return
 	}
 	o := e.o
 	o.Budget = e.deadline.Sub(start) / 4
-	res, err := AMP{}.Plan(e.m, e.c, o)
+	res, err := b.Plan(e.m, e.c, o)
 	if err != nil {
 		return
 	}
 	e.n += res.Evaluated
 	p := *res.Plan
 	p.Name = ""
-	e.try(&p, seedNote{planner: "amp"})
+	e.try(&p, seedNote{planner: b.Name()})
+	if q, ok := p.AsReplicas(); ok {
+		e.try(q, seedNote{planner: b.Name()})
+	}
 }
 
 // settle tries the combinations of replica kinds for one setting.

@@ -245,7 +245,10 @@ func (e *evaluator) try(p *train.Plan, note any) *train.Result {
 	if err != nil || !r.Fits {
 		return nil
 	}
-	if s := e.objective(p, r); s > e.score*(1+1e-12) {
+	// at the same score, a plan of replicas beats one with per-stage data
+	// parallelism: every engine runs it
+	s := e.objective(p, r)
+	if s > e.score*(1+1e-12) || (e.best != nil && e.best.StageDP() && !p.StageDP() && s >= e.score*(1-1e-12)) {
 		e.score, e.best, e.bestSim, e.note = s, p, r, note
 	}
 	return r

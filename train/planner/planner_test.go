@@ -165,11 +165,7 @@ func TestHeterogeneousExport(t *testing.T) {
 
 func planTypes(p *train.Plan) map[string]bool {
 	out := map[string]bool{}
-	for _, r := range p.Replicas {
-		for _, s := range r.Stages {
-			out[s.GPU] = true
-		}
-	}
+	p.EachGroup(func(gpu string, _, _ int) { out[gpu] = true })
 	return out
 }
 

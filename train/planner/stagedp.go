@@ -1,0 +1,105 @@
+package planner
+
+import (
+	"sort"
+
+	"github.com/inlay-dev/inlay/train"
+)
+
+// stageDP tries pipelines whose stages have data parallelism of their
+// own (train.Plan.Groups): the first type's GPUs split evenly over ka
+// stages, then the second type's over kb, each type with its own TP, so
+// that each type runs at the data-parallel width its memory and speed
+// suit (Metis's device groups, at the type boundary, with inlay's
+// recomputation choices and layer balancer). Each split is priced from
+// the parts and balanced under the memory caps; the best few by estimate
+// are simulated.
+func stageDP(e *evaluator) {
+	m, c, B := e.m, e.c, e.o.GlobalBatch
+	types := c.Types()
+	if len(types) < 2 || m.Net != nil {
+		return
+	}
+	var cands []metisCand
+	for _, a := range types {
+		for _, b := range types {
+			if a == b {
+				continue
+			}
+			for ka := 1; ka <= 3; ka++ {
+				for kb := 1; kb <= 3 && ka+kb <= m.Layers; kb++ {
+					for _, ta := range tpOptions(m, c, a) {
+						for _, tb := range tpOptions(m, c, b) {
+							if e.expired() {
+								return
+							}
+							cands = append(cands, stageDPSplits(e, [2]string{a, b}, [2]int{ka, kb}, [2]int{ta, tb}, B)...)
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].est < cands[j].est })
+	for i := 0; i < len(cands) && i < 8 && !e.expired(); i++ {
+		e.try(cands[i].p, nil)
+	}
+}
+
+// stageDPSplits prices one layout (types, stages of each, TP of each) at
+// every micro-batch the stages' data parallelism divides (a rank taking
+// 1 to 16 sequences of it) and every recomputation.
+func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, B int) []metisCand {
+	m, c := e.m, e.c
+	var dp [2]int
+	for i := range types {
+		n := c.GPUs(types[i])
+		if n%(k[i]*tp[i]) != 0 {
+			return nil
+		}
+		dp[i] = n / (k[i] * tp[i])
+	}
+	if e.o.MaxGPUs > 0 && c.GPUs(types[0])+c.GPUs(types[1]) > e.o.MaxGPUs {
+		return nil
+	}
+	P := k[0] + k[1]
+	var out []metisCand
+	for M := 1; M <= B; M++ {
+		if B%M != 0 || M%dp[0] != 0 || M%dp[1] != 0 || M/dp[0] > 16 || M/dp[1] > 16 {
+			continue
+		}
+		for _, rc := range []string{"none", "selective", "full"} {
+			base := basePlan(c, M, B, rc, 1)
+			p := *base
+			p.Groups = make([]train.Group, P)
+			for s := range p.Groups {
+				i := 0
+				if s >= k[0] {
+					i = 1
+				}
+				p.Groups[s] = train.Group{Ranks: []train.Rank{{GPU: types[i], TP: tp[i], Share: M / dp[i], Count: dp[i]}}}
+			}
+			caps := make([]int, P)
+			pcs := make([]train.PartCost, P)
+			for s, g := range p.Groups {
+				r := g.Ranks[0]
+				q := rankPlan(base, r, r.Count, B/M, P)
+				caps[s] = layerCap(m, c, q, s, r.GPU, r.TP)
+				pcs[s] = e.cost(r.GPU, r.TP, q)
+			}
+			cost := func(s, n int) float64 { return stageTime(pcs[s], n, s, P) }
+			counts := balance(m.Layers, caps, cost)
+			if counts == nil {
+				continue
+			}
+			p.Stages = ranges(counts)
+			ts := make([]float64, P)
+			for s := range ts {
+				ts[s] = cost(s, counts[s])
+			}
+			out = append(out, metisCand{est: replicaTime(ts, B/M), p: &p})
+		}
+	}
+	return out
+}
+

@@ -102,4 +102,3 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, B int) []metisCa
 	}
 	return out
 }
-

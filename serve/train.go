@@ -340,6 +340,14 @@ func trainPlanned(row app.TrainCompared) TrainPlanned {
 func timeline(r *train.Result) *TrainTimeline {
 	t := &TrainTimeline{IterationS: r.IterationS, Bubble: r.Bubble, Shown: []int{}, Like: []int{}, Stages: []train.StageResult{},
 		Spans: []train.Span{}}
+	if len(r.Stages) > 0 && r.Stages[0].Ranks > 0 {
+		// stages with their own data parallelism run as one pipeline:
+		// every stage's kinds of rank, one pipeline of tasks
+		t.Replicas, t.Shown, t.Like, t.Stages = 1, []int{0}, []int{1}, r.Stages
+		t.Spans = r.Spans[:min(len(r.Spans), maxTrainSpans)]
+		t.Truncated = len(r.Spans) > maxTrainSpans
+		return t
+	}
 	kinds := map[string]int{} // kind → index in Shown
 	tasks := map[int]int{}
 	for _, sp := range r.Spans {

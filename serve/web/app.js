@@ -978,6 +978,13 @@ function bestPlan(a, objective) {
 }
 
 function planShape(p) {
+  if (p.groups && p.groups.length) {
+    const ranks = p.groups.flatMap((g) => g.ranks);
+    const gtypes = [...new Set(ranks.map((r) => r.gpu))].join(' + ');
+    const dps = p.groups.map((g) => g.ranks.reduce((n, r) => n + r.count, 0)).join('/');
+    const gtps = [...new Set(ranks.map((r) => r.tp))].join('/');
+    return `${gtypes}: pp ${p.stages.length}, stages of dp ${dps} (each its own), tp ${gtps}, micro-batch ${p.micro_batch} shared by each stage's ranks, recompute ${p.recompute}, ZeRO ${p.zero}`;
+  }
   const tps = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.tp)))].join('/');
   const types = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.gpu)))].join(' + ');
   return `${types}: pp ${p.stages.length} × dp ${p.replicas.length}, tp ${tps}, micro-batch ${p.micro_batch}, recompute ${p.recompute}, ZeRO ${p.zero}`;
@@ -1020,6 +1027,7 @@ function showTrainPlan(i) {
 }
 
 function stageName(st, tl) {
+  if (st.ranks) return `s${st.stage} ${st.ranks}× ${st.gpu}×${st.tp}`;
   const k = tl.shown.indexOf(st.replica);
   return `r${st.replica} s${st.stage} ${st.gpu}×${st.tp}` + (tl.like[k] > 1 ? ` (${tl.like[k]} alike)` : '');
 }

@@ -163,7 +163,11 @@ func WriteMemory(w io.Writer, r *train.Result) error {
 	b := func(x float64) string { return textfmt.Bytes(int64(x)) }
 	for _, s := range r.Stages {
 		m := s.Memory
-		t.Add(fmt.Sprint(s.Replica), fmt.Sprint(s.Stage), s.GPU, fmt.Sprint(s.TP), b(m.Parameters), b(m.Gradients), b(m.Optimizer), b(m.Activations), b(m.Buffers), b(m.Allocator), b(m.Total), b(s.CapacityBytes), yesNo(s.Fits))
+		who := fmt.Sprint(s.Replica)
+		if s.Ranks > 0 {
+			who = fmt.Sprintf("%d×", s.Ranks)
+		}
+		t.Add(who, fmt.Sprint(s.Stage), s.GPU, fmt.Sprint(s.TP), b(m.Parameters), b(m.Gradients), b(m.Optimizer), b(m.Activations), b(m.Buffers), b(m.Allocator), b(m.Total), b(s.CapacityBytes), yesNo(s.Fits))
 	}
 	_, err := t.WriteTo(w)
 	return err

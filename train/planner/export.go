@@ -330,16 +330,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		return groupRanks(c, p)
 	}
 	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
-	firstNode := map[string][]int{} // per type: global node index of each of its nodes
-	per := map[string]int{}
-	for _, g := range c.Groups {
-		for n := 0; n < g.Nodes; n++ {
-			firstNode[g.GPU.Name] = append(firstNode[g.GPU.Name], len(f.Nodes))
-			f.Nodes = append(f.Nodes, g.GPU.Name)
-		}
-		per[g.GPU.Name] = g.GPUsPerNode
-	}
-	next := map[string]int{}
+	slots := newGPUSlots(c, f)
 	P, D, CP := p.PP(), p.DP(), p.ContextParallel()
 	start := make([][]int, D) // first rank of each replica's stage
 	for r := range start {
@@ -355,13 +346,11 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 			start[r][s] = len(f.Ranks)
 			for j := 0; j < pl.TP*CP; j++ {
 				k := j % pl.TP
-				i := next[g.Name]
-				next[g.Name]++
-				nodeIdx := i / per[g.Name]
-				if nodeIdx >= len(firstNode[g.Name]) {
-					return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
+				node, local, err := slots.take(g.Name)
+				if err != nil {
+					return nil, err
 				}
-				e := RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
+				e := RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
 					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r)}
 				if CP > 1 {
 					c := j / pl.TP
@@ -401,6 +390,39 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 	return f, nil
 }
 
+// gpuSlots hands out a cluster's GPUs of each type in server order.
+type gpuSlots struct {
+	c         *train.Cluster
+	firstNode map[string][]int // per type: global node index of each of its nodes
+	per       map[string]int
+	next      map[string]int
+}
+
+// newGPUSlots lays out the cluster's nodes, writing each node's type
+// into f.
+func newGPUSlots(c *train.Cluster, f *RankFile) *gpuSlots {
+	g := &gpuSlots{c: c, firstNode: map[string][]int{}, per: map[string]int{}, next: map[string]int{}}
+	for _, grp := range c.Groups {
+		for n := 0; n < grp.Nodes; n++ {
+			g.firstNode[grp.GPU.Name] = append(g.firstNode[grp.GPU.Name], len(f.Nodes))
+			f.Nodes = append(f.Nodes, grp.GPU.Name)
+		}
+		g.per[grp.GPU.Name] = grp.GPUsPerNode
+	}
+	return g
+}
+
+// take is the next GPU of type name: its node and its place there.
+func (g *gpuSlots) take(name string) (node, local int, err error) {
+	i := g.next[name]
+	g.next[name]++
+	n := i / g.per[name]
+	if n >= len(g.firstNode[name]) {
+		return 0, 0, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", name, g.c.GPUs(name))
+	}
+	return g.firstNode[name][n], i % g.per[name], nil
+}
+
 // groupRanks lays out a plan with per-stage data parallelism as the
 // simulator does: stage by stage, each stage's ranks in order, TP ranks
 // adjacent. A rank's replica is its data-parallel rank in its stage, its
@@ -410,16 +432,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 // parallelism is the same; re-sharding spreads the exchange otherwise).
 func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
-	firstNode := map[string][]int{}
-	per := map[string]int{}
-	for _, g := range c.Groups {
-		for n := 0; n < g.Nodes; n++ {
-			firstNode[g.GPU.Name] = append(firstNode[g.GPU.Name], len(f.Nodes))
-			f.Nodes = append(f.Nodes, g.GPU.Name)
-		}
-		per[g.GPU.Name] = g.GPUsPerNode
-	}
-	next := map[string]int{}
+	slots := newGPUSlots(c, f)
 	start := make([][]int, p.PP()) // first rank of each stage's data-parallel ranks
 	tps := make([][]int, p.PP())
 	for s, grp := range p.Groups {
@@ -433,13 +446,11 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				start[s] = append(start[s], len(f.Ranks))
 				tps[s] = append(tps[s], r.TP)
 				for j := 0; j < r.TP; j++ {
-					i := next[g.Name]
-					next[g.Name]++
-					nodeIdx := i / per[g.Name]
-					if nodeIdx >= len(firstNode[g.Name]) {
-						return nil, fmt.Errorf("the plan needs more %s GPUs than the cluster's %d", g.Name, c.GPUs(g.Name))
+					node, local, err := slots.take(g.Name)
+					if err != nil {
+						return nil, err
 					}
-					f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: firstNode[g.Name][nodeIdx], LocalGPU: i % per[g.Name], GPU: g.Name,
+					f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
 						Replica: d, Stage: s, Layers: p.Stages[s], TPRank: j, Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share})
 				}
 			}

@@ -87,6 +87,7 @@ func FuzzPlanParse(f *testing.F) {
 		"micro_batch: 1\nglobal_batch: 4\ntp: 2\ndp: 2\ncp: 4\n",
 		"micro_batch: 1\nglobal_batch: 2\ncp: 2\nstages: [{layers: 0-3}, {layers: 4-7}]\nreplicas: [{gpu: A100-80, tp: 2}, {gpu: A100-80, tp: 4}]\n",
 		"micro_batch: 1\nglobal_batch: 1\ncp: 0\n",
+		"micro_batch: 4\nglobal_batch: 8\nstages: [{layers: 0-3}, {layers: 4-7}]\ngroups: [{ranks: [{gpu: A100-80, share: 2, count: 2}]}, {ranks: [{gpu: A100-80, tp: 2, share: 1, count: 4}]}]\n",
 		"",
 	} {
 		f.Add([]byte(s))
@@ -120,6 +121,7 @@ func FuzzPlanJSON(f *testing.F) {
 		`{"stages": [{"first": 0, "last": 3}, {"first": 4, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 1}, {"gpu": "A100-80", "tp": 2}], "batch": 4}], "micro_batch": 2, "global_batch": 4, "zero": 1}`,
 		`{"replicas": [], "cp": -1}`,
 		`{"plan": 3}`,
+		`{"stages": [{"first": 0, "last": 7}], "groups": [{"ranks": [{"gpu": "A100-80", "tp": 1, "share": 2, "count": 2}]}], "micro_batch": 4, "global_batch": 8}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -55,7 +55,7 @@ func (p *Plan) EachGroup(fn func(gpu string, tp, n int)) {
 	}
 	for _, g := range p.Groups {
 		for _, r := range g.Ranks {
-			fn(r.GPU, r.TP, r.Count)
+			fn(r.GPU, r.TP*p.ContextParallel(), r.Count)
 		}
 	}
 }
@@ -109,7 +109,8 @@ func (p *Plan) Micros() int { return p.GlobalBatch / p.MicroBatch }
 // checkGroups checks a plan with per-stage data parallelism: one group a
 // stage, every stage's shares adding up to the micro-batch, the global
 // batch a whole number of micro-batches. Such plans are of transformers,
-// with 1F1B or GPipe and without context parallelism.
+// with 1F1B or GPipe; under context parallelism every rank is TP × CP
+// GPUs.
 func (p *Plan) checkGroups(m *Model) error {
 	switch {
 	case len(p.Replicas) > 0:
@@ -118,8 +119,6 @@ func (p *Plan) checkGroups(m *Model) error {
 		return fmt.Errorf("groups: %d for %d stages (one a stage)", len(p.Groups), len(p.Stages))
 	case m.Net != nil:
 		return fmt.Errorf("groups: per-stage data parallelism is for transformers; %s is a graph network (use replicas)", m.Name)
-	case p.ContextParallel() > 1:
-		return fmt.Errorf("groups: per-stage data parallelism does not take context parallelism (cp %d)", p.CP)
 	case p.Schedule.chunks() > 1:
 		return fmt.Errorf("groups: per-stage data parallelism runs gpipe or 1f1b, not %s", p.Schedule)
 	case p.GlobalBatch%p.MicroBatch != 0:
@@ -178,7 +177,7 @@ func placeGroups(c *Cluster, p *Plan) ([][]placed, error) {
 	for s, g := range p.Groups {
 		for i, r := range g.Ranks {
 			for k := 0; k < r.Count; k++ {
-				x, err := c.take(next, r.GPU, r.TP, 1, p)
+				x, err := c.take(next, r.GPU, r.TP, p.ContextParallel(), p)
 				if err != nil {
 					return nil, fmt.Errorf("groups[%d].ranks[%d]: %v", s, i, err)
 				}
@@ -214,7 +213,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 		return nil, fmt.Errorf("train: plan: %v", err)
 	}
 	prec := planPrecision(p)
-	P := p.PP()
+	P, CP := p.PP(), p.ContextParallel()
 	res := &Result{Model: m.Name, GPUs: p.GPUs()}
 	fwd := make([]float64, P)
 	bwd := make([]float64, P)
@@ -225,12 +224,12 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 	for s := 0; s < P; s++ {
 		params[s] = stageParams(m, p, s)
 		g := p.Groups[s]
-		dp := g.DP()
+		dp := g.DP() * CP // gradients are reduced, and ZeRO shards, over DP × CP
 		ent := entryOf(g)
 		costs[s] = make([]rankCost, len(g.Ranks))
 		var dl link
 		if p.Zero == 3 && dp > 1 {
-			dl = c.dpLinkOf(dp, func(i int) *placed { return &pl[s][i] })
+			dl = c.dpLinkOf(len(pl[s]), func(i int) *placed { return &pl[s][i] })
 		}
 		for i := range pl[s] {
 			x := &pl[s][i]
@@ -254,7 +253,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 	}
 	// re-sharding between stages: rank i of a stage pairs with the rank of
 	// the other stage at the same place in the micro-batch
-	perSeq := float64(m.Seq*m.Hidden) * prec.act
+	perSeq := float64(m.Seq*m.Hidden) * prec.act / float64(CP)
 	for s := 0; s+1 < P; s++ {
 		a, b := p.Groups[s], p.Groups[s+1]
 		ea, eb := entryOf(a), entryOf(b)
@@ -294,7 +293,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 	var peakFlops, totalBusy float64
 	for s := 0; s < P; s++ {
 		g := p.Groups[s]
-		dp := g.DP()
+		dp := g.DP() * CP
 		syncT := 0.0
 		if dp > 1 && p.Zero < 3 {
 			minTP := pl[s][0].tp
@@ -302,7 +301,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 				minTP = min(minTP, pl[s][i].tp)
 			}
 			bytes := params[s] / float64(minTP) * prec.comm
-			ar := c.dpLinkOf(dp, func(i int) *placed { return &pl[s][i] }).allReduce(bytes, dp, p.DPAlgorithm == "tree")
+			ar := c.dpLinkOf(len(pl[s]), func(i int) *placed { return &pl[s][i] }).allReduce(bytes, dp, p.DPAlgorithm == "tree")
 			if p.OverlapGradReduce {
 				nb := math.Max(1, math.Ceil(bytes/(p.BucketMB*1e6)))
 				syncT = math.Max(ar/nb, ar-bwd[s]*(1-1/nb))
@@ -323,7 +322,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 			// the rank computes its own share; the rest of the stage's
 			// busy time it waits for the stage's slowest rank
 			own := busy[s] * (rc.f + rc.b) / (fwd[s] + bwd[s])
-			st := StageResult{Replica: e, Stage: s, Ranks: r.Count, GPU: x.gpu.Name, TP: r.TP, Layers: p.Stages[s],
+			st := StageResult{Replica: e, Stage: s, Ranks: r.Count, GPU: x.gpu.Name, TP: r.TP, CP: p.CP, Layers: p.Stages[s],
 				ForwardS: rc.f, BackwardS: rc.b, ComputeS: own, SyncS: syncT, OptimizerS: rc.optim, EndS: end,
 				TimeS: own + syncT + rc.optim}
 			st.Memory = stageMemory(m, p.rankView(s, r), s, x, prec, params[s])
@@ -336,7 +335,7 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 			res.PeakMemoryBytes = math.Max(res.PeakMemoryBytes, st.Memory.Total)
 			res.IterationS = math.Max(res.IterationS, end)
 			totalBusy += own * float64(r.Count)
-			peakFlops += newDevice(x.gpu, prec).peak * float64(r.TP*r.Count)
+			peakFlops += newDevice(x.gpu, prec).peak * float64(r.TP*CP*r.Count)
 			res.Stages = append(res.Stages, st)
 			if opt.Trace && e == 0 {
 				if syncT > 0 {

@@ -86,6 +86,9 @@ func Shape(p *train.Plan) string {
 				out += fmt.Sprintf("%dx[%s/tp%d sh%d]", r.Count, r.GPU, r.TP, r.Share)
 			}
 		}
+		if p.ContextParallel() > 1 {
+			out += fmt.Sprintf(" cp%d", p.CP)
+		}
 		return out + fmt.Sprintf(" mb%d rc:%s", p.MicroBatch, p.Recompute)
 	}
 	kinds := map[string]int{}

@@ -433,6 +433,7 @@ func (g *gpuSlots) take(name string) (node, local int, err error) {
 func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 	f := &RankFile{MicroBatch: p.MicroBatch, GlobalBatch: p.GlobalBatch}
 	slots := newGPUSlots(c, f)
+	CP := p.ContextParallel()
 	start := make([][]int, p.PP()) // first rank of each stage's data-parallel ranks
 	tps := make([][]int, p.PP())
 	for s, grp := range p.Groups {
@@ -445,13 +446,18 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				d := len(start[s])
 				start[s] = append(start[s], len(f.Ranks))
 				tps[s] = append(tps[s], r.TP)
-				for j := 0; j < r.TP; j++ {
+				for j := 0; j < r.TP*CP; j++ { // TP ranks innermost, then CP
 					node, local, err := slots.take(g.Name)
 					if err != nil {
 						return nil, err
 					}
-					f.Ranks = append(f.Ranks, RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
-						Replica: d, Stage: s, Layers: p.Stages[s], TPRank: j, Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share})
+					e := RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
+						Replica: d, Stage: s, Layers: p.Stages[s], TPRank: j % r.TP, Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share}
+					if CP > 1 {
+						c := j / r.TP
+						e.CPRank = &c
+					}
+					f.Ranks = append(f.Ranks, e)
 				}
 			}
 		}
@@ -460,15 +466,22 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		e := &f.Ranks[i]
 		s, d := e.Stage, e.Replica
 		tp := tps[s][d]
+		c := 0
+		if e.CPRank != nil {
+			c = *e.CPRank
+			for k := 0; k < CP; k++ {
+				e.CPGroup = append(e.CPGroup, start[s][d]+k*tp+e.TPRank)
+			}
+		}
 		for k := 0; k < tp; k++ {
-			e.TPGroup = append(e.TPGroup, start[s][d]+k)
+			e.TPGroup = append(e.TPGroup, start[s][d]+c*tp+k)
 		}
 		for q := range start[s] {
-			e.DPGroup = append(e.DPGroup, start[s][q]+e.TPRank*tps[s][q]/tp)
+			e.DPGroup = append(e.DPGroup, start[s][q]+c*tps[s][q]+e.TPRank*tps[s][q]/tp)
 		}
 		for t := range start {
 			q := d * len(start[t]) / len(start[s])
-			e.PPGroup = append(e.PPGroup, start[t][q]+e.TPRank*tps[t][q]/tp)
+			e.PPGroup = append(e.PPGroup, start[t][q]+c*tps[t][q]+e.TPRank*tps[t][q]/tp)
 		}
 	}
 	f.WorldSize = len(f.Ranks)

@@ -74,5 +74,35 @@ func TestMetisStageGroups(t *testing.T) {
 			}
 		}
 	}
-	_ = train.Group{}
+}
+
+// A plan with per-stage data parallelism under context parallelism
+// writes a per-rank file that passes its check: every rank's CP ring, TP
+// group and data-parallel peers within its stage.
+func TestGroupRanksCP(t *testing.T) {
+	m, c := setup(t, "llama-3-8b", "32xA100-40,32xV100-16")
+	p := basePlan(c, 8, 64, "none", 1)
+	p.CP = 2
+	p.Stages = []train.LayerRange{{First: 0, Last: 23}, {First: 24, Last: 31}}
+	p.Groups = []train.Group{
+		{Ranks: []train.Rank{{GPU: "A100-40", TP: 2, Share: 1, Count: 8}}},
+		{Ranks: []train.Rank{{GPU: "V100-16", TP: 4, Share: 2, Count: 4}}},
+	}
+	if err := p.Check(m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Ranks(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.WorldSize != 64 || f.Ranks[0].CPRank == nil || len(f.Ranks[0].CPGroup) != 2 || len(f.Ranks[0].DPGroup) != 8 || len(f.Ranks[63].DPGroup) != 4 {
+		t.Errorf("world %d, rank 0 %+v, rank 63 %+v", f.WorldSize, f.Ranks[0], f.Ranks[63])
+	}
+	if _, err := Export("ranks", m, c, p); err != nil {
+		t.Errorf("ranks: %v", err)
+	}
+	r, err := train.Simulate(m, c, p, train.Options{})
+	if err != nil || r.GPUs != 64 || r.Stages[0].CP != 2 {
+		t.Errorf("simulate: %v, %+v", err, r)
+	}
 }

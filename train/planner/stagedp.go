@@ -11,7 +11,7 @@ import (
 // stages, then the second type's over kb, each type with its own TP, so
 // that each type runs at the data-parallel width its memory and speed
 // suit (Metis's device groups, at the type boundary, with inlay's
-// recomputation choices and layer balancer). Each split is priced from
+// recomputation choices, context parallelism and layer balancer). Each split is priced from
 // the parts and balanced under the memory caps; the best few by estimate
 // are simulated.
 func stageDP(e *evaluator) {
@@ -30,10 +30,15 @@ func stageDP(e *evaluator) {
 				for kb := 1; kb <= 3 && ka+kb <= m.Layers; kb++ {
 					for _, ta := range tpOptions(m, c, a) {
 						for _, tb := range tpOptions(m, c, b) {
-							if e.expired() {
-								return
+							for _, cp := range cpOptions(m) {
+								if e.expired() {
+									return
+								}
+								if cp > 1 && (ta*cp > c.GPUsPerNode(a) || tb*cp > c.GPUsPerNode(b)) {
+									continue // the CP ring stays inside a server
+								}
+								cands = append(cands, stageDPSplits(e, [2]string{a, b}, [2]int{ka, kb}, [2]int{ta, tb}, cp, B)...)
 							}
-							cands = append(cands, stageDPSplits(e, [2]string{a, b}, [2]int{ka, kb}, [2]int{ta, tb}, B)...)
 						}
 					}
 				}
@@ -46,18 +51,19 @@ func stageDP(e *evaluator) {
 	}
 }
 
-// stageDPSplits prices one layout (types, stages of each, TP of each) at
+// stageDPSplits prices one layout (types, stages of each, TP of each, the
+// context-parallel degree) at
 // every micro-batch the stages' data parallelism divides (a rank taking
 // 1 to 16 sequences of it) and every recomputation.
-func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, B int) []metisCand {
+func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, cp, B int) []metisCand {
 	m, c := e.m, e.c
 	var dp [2]int
 	for i := range types {
 		n := c.GPUs(types[i])
-		if n%(k[i]*tp[i]) != 0 {
+		if n%(k[i]*tp[i]*cp) != 0 {
 			return nil
 		}
-		dp[i] = n / (k[i] * tp[i])
+		dp[i] = n / (k[i] * tp[i] * cp)
 	}
 	if e.o.MaxGPUs > 0 && c.GPUs(types[0])+c.GPUs(types[1]) > e.o.MaxGPUs {
 		return nil
@@ -70,6 +76,7 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, B int) []metisCa
 		}
 		for _, rc := range []string{"none", "selective", "full"} {
 			base := basePlan(c, M, B, rc, 1)
+			base.CP = cp
 			p := *base
 			p.Groups = make([]train.Group, P)
 			for s := range p.Groups {

@@ -189,6 +189,7 @@ outer:
 		}
 	}
 	refine(e)
+	refineShares(e)
 	res, err := e.finish("inlay", start)
 	if err != nil {
 		return nil, err

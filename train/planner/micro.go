@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/inlay-dev/inlay/train"
@@ -211,4 +212,117 @@ func leastWithin(hi float64, ok func(float64) bool) float64 {
 		}
 	}
 	return hi
+}
+
+// refineShares moves sequences between the best plan's kinds of replica
+// (replicas alike in placement, batch and micro-batch) and tries each
+// kind's other micro-batches, while the simulator says it helps. The
+// split above is set by estimates that leave out the gradient reduction
+// the last backward hides and the optimizer step, both of which favour
+// fewer, larger micro-batches on the fast type; the simulator has them.
+// A transfer moves the least whole amount both kinds can share evenly
+// (lcm of their counts), each replica of one giving as many sequences as
+// each of the other takes, divided by their counts.
+func refineShares(e *evaluator) {
+	for round := 0; round < 16 && e.best != nil && !e.expired(); round++ {
+		best := e.best
+		if best.StageDP() || best.Schedule.Kind != "1f1b" || best.GlobalBatch > 1<<14 {
+			return
+		}
+		kinds := replicaKinds(best)
+		before := e.score
+		for _, k := range kinds {
+			n := best.Replicas[k[0]].Batch
+			for d := 1; d <= min(n, maxOwnMicro) && !e.expired(); d++ {
+				if n%d == 0 && d != best.Micro(k[0]) {
+					e.try(withKind(best, k, n, d), e.note)
+				}
+			}
+		}
+		for _, a := range kinds {
+			for _, b := range kinds {
+				if &a[0] == &b[0] || e.expired() {
+					continue
+				}
+				t := lcm(len(a), len(b))
+				na, nb := best.Replicas[a[0]].Batch-t/len(a), best.Replicas[b[0]].Batch+t/len(b)
+				if na < 1 {
+					continue
+				}
+				for _, da := range microsFor(na, best.Micro(a[0])) {
+					q := withKind(best, a, na, da)
+					for _, db := range microsFor(nb, best.Micro(b[0])) {
+						e.try(withKind(q, b, nb, db), e.note)
+					}
+				}
+			}
+		}
+		if !(e.score > before) {
+			return
+		}
+	}
+}
+
+// replicaKinds groups a plan's replicas by placement, batch and
+// micro-batch, in the order they first appear.
+func replicaKinds(p *train.Plan) [][]int {
+	var out [][]int
+	for r := range p.Replicas {
+		found := false
+		for i, k := range out {
+			q := p.Replicas[k[0]]
+			if q.Batch == p.Replicas[r].Batch && p.Micro(k[0]) == p.Micro(r) && slices.Equal(q.Stages, p.Replicas[r].Stages) {
+				out[i] = append(out[i], r)
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, []int{r})
+		}
+	}
+	return out
+}
+
+// withKind is p with the replicas of kind k at batch n in micro-batches
+// of d.
+func withKind(p *train.Plan, k []int, n, d int) *train.Plan {
+	q := *p
+	q.Replicas = slices.Clone(p.Replicas)
+	for _, r := range k {
+		q.Replicas[r].Batch = n
+		q.Replicas[r].MicroBatch = d
+		if d == q.MicroBatch {
+			q.Replicas[r].MicroBatch = 0
+		}
+	}
+	return &q
+}
+
+// microsFor are the micro-batches tried for a share of n that ran d:
+// the largest divisor of n up to d (as much memory as before at most),
+// and the largest up to maxOwnMicro when that is another.
+func microsFor(n, d int) []int {
+	most := func(hi int) int {
+		for x := min(n, hi); x > 1; x-- {
+			if n%x == 0 {
+				return x
+			}
+		}
+		return 1
+	}
+	a, b := most(d), most(maxOwnMicro)
+	if a == b {
+		return []int{a}
+	}
+	return []int{a, b}
+}
+
+// lcm is the least common multiple of a and b.
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/train"
 )
@@ -56,5 +57,34 @@ func TestOwnMicroBatches(t *testing.T) {
 	}
 	if _, err := Export("megatron", &m, c, p); err == nil || !strings.Contains(err.Error(), "--export ranks") {
 		t.Errorf("megatron export: %v", err)
+	}
+}
+
+// TestRefineShares: with 16 sequences a replica's worth of batch on 32
+// A100-40 and 32 V100-16, the split's estimate leaves the A100s at the
+// V100s' micro-batch; the simulator-led moves give them more of the batch
+// in larger micro-batches, and the plan beats the split it started from.
+func TestRefineShares(t *testing.T) {
+	m, c := setup(t, "opt-350m", "32xA100-40,32xV100-16")
+	e := newEvaluator(m, c, Options{GlobalBatch: 1024}, time.Minute)
+	p := basePlan(c, 2, 1024, "none", 1)
+	p.Stages = []train.LayerRange{{First: 0, Last: m.Layers - 1}}
+	for i := 0; i < 64; i++ {
+		gpu, n := "A100-40", 24
+		if i >= 32 {
+			gpu, n = "V100-16", 8
+		}
+		p.Replicas = append(p.Replicas, train.Replica{Batch: n, Stages: []train.Placement{{GPU: gpu, TP: 1}}})
+	}
+	start := e.try(p, nil)
+	if start == nil {
+		t.Fatal("the starting plan does not fit")
+	}
+	refineShares(e)
+	if !(e.score > start.TokensPerS*1.02) || e.best.Check(m) != nil || !train.Fits(m, c, e.best) {
+		t.Errorf("%.0f tokens/s (%s) from %.0f", e.score, Shape(e.best), start.TokensPerS)
+	}
+	if e.best.Replicas[0].Batch <= 24 {
+		t.Errorf("the A100 replicas take %d sequences", e.best.Replicas[0].Batch)
 	}
 }

@@ -344,19 +344,9 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				return nil, fmt.Errorf("the cluster has no %s", pl.GPU)
 			}
 			start[r][s] = len(f.Ranks)
-			for j := 0; j < pl.TP*CP; j++ {
-				k := j % pl.TP
-				node, local, err := slots.take(g.Name)
-				if err != nil {
-					return nil, err
-				}
-				e := RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
-					Replica: r, Stage: s, Layers: p.Stages[s], TPRank: k, Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r)}
-				if CP > 1 {
-					c := j / pl.TP
-					e.CPRank = &c
-				}
-				f.Ranks = append(f.Ranks, e)
+			proto := RankEntry{Replica: r, Stage: s, Layers: p.Stages[s], Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r)}
+			if err := slots.place(f, g.Name, pl.TP, CP, proto); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -364,16 +354,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		e := &f.Ranks[i]
 		r, s := e.Replica, e.Stage
 		tp := p.Replicas[r].Stages[s].TP
-		c := 0
-		if e.CPRank != nil {
-			c = *e.CPRank
-			for k := 0; k < CP; k++ {
-				e.CPGroup = append(e.CPGroup, start[r][s]+k*tp+e.TPRank)
-			}
-		}
-		for k := 0; k < tp; k++ {
-			e.TPGroup = append(e.TPGroup, start[r][s]+c*tp+k)
-		}
+		c := e.tpcp(start[r][s], tp, CP)
 		for q := 0; q < D; q++ {
 			// the data-parallel peer holding the same shard: same TP rank
 			// when the TP degrees match, else the rank that holds its
@@ -423,6 +404,41 @@ func (g *gpuSlots) take(name string) (node, local int, err error) {
 	return g.firstNode[name][n], i % g.per[name], nil
 }
 
+// place appends a stage's TP × CP GPUs of type gpu as ranks like proto,
+// TP ranks innermost, then CP ranks.
+func (g *gpuSlots) place(f *RankFile, gpu string, tp, cp int, proto RankEntry) error {
+	for j := 0; j < tp*cp; j++ {
+		node, local, err := g.take(gpu)
+		if err != nil {
+			return err
+		}
+		e := proto
+		e.Rank, e.Node, e.LocalGPU, e.GPU, e.TPRank = len(f.Ranks), node, local, gpu, j%tp
+		if cp > 1 {
+			c := j / tp
+			e.CPRank = &c
+		}
+		f.Ranks = append(f.Ranks, e)
+	}
+	return nil
+}
+
+// tpcp fills rank e's CP ring and TP group, its stage's TP × CP GPUs
+// starting at rank first, and returns its CP rank (0 without CP).
+func (e *RankEntry) tpcp(first, tp, cp int) int {
+	c := 0
+	if e.CPRank != nil {
+		c = *e.CPRank
+		for k := 0; k < cp; k++ {
+			e.CPGroup = append(e.CPGroup, first+k*tp+e.TPRank)
+		}
+	}
+	for k := 0; k < tp; k++ {
+		e.TPGroup = append(e.TPGroup, first+c*tp+k)
+	}
+	return c
+}
+
 // groupRanks lays out a plan with per-stage data parallelism as the
 // simulator does: stage by stage, each stage's ranks in order, TP ranks
 // adjacent. A rank's replica is its data-parallel rank in its stage, its
@@ -446,18 +462,9 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				d := len(start[s])
 				start[s] = append(start[s], len(f.Ranks))
 				tps[s] = append(tps[s], r.TP)
-				for j := 0; j < r.TP*CP; j++ { // TP ranks innermost, then CP
-					node, local, err := slots.take(g.Name)
-					if err != nil {
-						return nil, err
-					}
-					e := RankEntry{Rank: len(f.Ranks), Node: node, LocalGPU: local, GPU: g.Name,
-						Replica: d, Stage: s, Layers: p.Stages[s], TPRank: j % r.TP, Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share}
-					if CP > 1 {
-						c := j / r.TP
-						e.CPRank = &c
-					}
-					f.Ranks = append(f.Ranks, e)
+				proto := RankEntry{Replica: d, Stage: s, Layers: p.Stages[s], Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share}
+				if err := slots.place(f, g.Name, r.TP, CP, proto); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -466,16 +473,7 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 		e := &f.Ranks[i]
 		s, d := e.Stage, e.Replica
 		tp := tps[s][d]
-		c := 0
-		if e.CPRank != nil {
-			c = *e.CPRank
-			for k := 0; k < CP; k++ {
-				e.CPGroup = append(e.CPGroup, start[s][d]+k*tp+e.TPRank)
-			}
-		}
-		for k := 0; k < tp; k++ {
-			e.TPGroup = append(e.TPGroup, start[s][d]+c*tp+k)
-		}
+		c := e.tpcp(start[s][d], tp, CP)
 		for q := range start[s] {
 			e.DPGroup = append(e.DPGroup, start[s][q]+c*tps[s][q]+e.TPRank*tps[s][q]/tp)
 		}

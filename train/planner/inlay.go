@@ -486,6 +486,9 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	if seed, ok := e.note.(seedNote); ok {
 		return explainSeed(e, res, seed)
 	}
+	if g, ok := e.note.(*stageDPNote); ok {
+		return explainStageDP(e, res, g)
+	}
 	n, _ := e.note.(*inlayNote)
 	if n == nil {
 		return x
@@ -542,34 +545,44 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		}
 		why += fmt.Sprintf("; memory allows at most %d here", capMin)
 		note.LayersWhy = why
-		switch {
-		case (r.Count() == capMin && capMin < e.m.Layers) || memFrac > 0.9:
-			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
-		case sim.Bubble > 0.25:
-			note.Binding = fmt.Sprintf("bubble: the pipeline idles %.0f %% of the iteration", 100*sim.Bubble)
-		default:
-			note.Binding = fmt.Sprintf("compute: %.1f ms a micro-batch", 1e3*stageMax)
-		}
+		note.Binding = stageBinding(e.m, r.Count(), capMin, memFrac, stageMax, sim)
 		if memFrac > worst.mem {
 			worst.mem = memFrac
 		}
 		x.Stages = append(x.Stages, note)
 	}
+	x.Binding = overallBinding(worst.mem, sim)
+	return x
+}
+
+// stageBinding is what binds a stage of n layers that memory caps at
+// capMin, its fullest GPU at memFrac, its slowest micro-batch stageMax.
+func stageBinding(m *train.Model, n, capMin int, memFrac, stageMax float64, sim *train.Result) string {
+	switch {
+	case (n == capMin && capMin < m.Layers) || memFrac > 0.9:
+		return fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)
+	case sim.Bubble > 0.25:
+		return fmt.Sprintf("bubble: the pipeline idles %.0f %% of the iteration", 100*sim.Bubble)
+	}
+	return fmt.Sprintf("compute: %.1f ms a micro-batch", 1e3*stageMax)
+}
+
+// overallBinding is the plan's binding constraint, its fullest GPU at
+// mem of its memory.
+func overallBinding(mem float64, sim *train.Result) string {
 	sync := 0.0
 	for _, st := range sim.Stages {
 		sync = math.Max(sync, st.SyncS)
 	}
 	switch {
-	case worst.mem > 0.9:
-		x.Binding = fmt.Sprintf("memory (%.0f %% of the fullest GPU)", 100*worst.mem)
+	case mem > 0.9:
+		return fmt.Sprintf("memory (%.0f %% of the fullest GPU)", 100*mem)
 	case sync > 0.1*sim.IterationS:
-		x.Binding = fmt.Sprintf("link (gradient reduction left exposed: %.0f %% of the iteration)", 100*sync/sim.IterationS)
+		return fmt.Sprintf("link (gradient reduction left exposed: %.0f %% of the iteration)", 100*sync/sim.IterationS)
 	case sim.Bubble > 0.2:
-		x.Binding = fmt.Sprintf("bubble (%.0f %% idle)", 100*sim.Bubble)
-	default:
-		x.Binding = "compute"
+		return fmt.Sprintf("bubble (%.0f %% idle)", 100*sim.Bubble)
 	}
-	return x
+	return "compute"
 }
 
 // kindMicro is the micro-batch of the first of p's replicas placed as
@@ -596,6 +609,11 @@ func explainSeed(e *evaluator, res *Result, seed seedNote) *Explain {
 			if k := fmt.Sprintf("%s tp %d", rep.Stages[s].GPU, rep.Stages[s].TP); !kinds[k] {
 				kinds[k] = true
 				note.Kinds = append(note.Kinds, k)
+			}
+		}
+		if p.StageDP() {
+			for _, r := range p.Groups[s].Ranks {
+				note.Kinds = append(note.Kinds, fmt.Sprintf("%d× %s tp %d taking %d of each micro-batch", r.Count, r.GPU, r.TP, r.Share))
 			}
 		}
 		memFrac := 0.0

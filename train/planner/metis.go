@@ -45,8 +45,9 @@ func (Metis) Name() string { return "metis" }
 
 // metisCand is a ranked candidate.
 type metisCand struct {
-	est float64
-	p   *train.Plan
+	est  float64
+	p    *train.Plan
+	note any // how the plan was made, for --explain
 }
 
 // metisMaxShare is the largest batch a rank takes (Metis's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inlay-dev/inlay/train"
 )
@@ -104,5 +105,27 @@ func TestGroupRanksCP(t *testing.T) {
 	r, err := train.Simulate(m, c, p, train.Options{})
 	if err != nil || r.GPUs != 64 || r.Stages[0].CP != 2 {
 		t.Errorf("simulate: %v, %+v", err, r)
+	}
+}
+
+// inlay explains a plan with per-stage data parallelism it found: the
+// layout of the types, the micro-batch, each stage's binding constraint.
+func TestExplainStageDP(t *testing.T) {
+	m, c := setup(t, "llama-3-8b", "32xA100-40,32xV100-16")
+	res, err := Inlay{}.Plan(m, c, Options{Budget: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Plan.StageDP() {
+		t.Fatalf("inlay's plan has replicas here (its stage pipelines with CP were 4 %% faster): %s", Shape(res.Plan))
+	}
+	x := res.Explain
+	if x == nil || len(x.Choices) < 3 || !strings.Contains(x.Choices[0], "own data parallelism") || len(x.Stages) != res.Plan.PP() || x.Binding == "" {
+		t.Fatalf("explain %+v", x)
+	}
+	for _, s := range x.Stages {
+		if s.Binding == "" || len(s.Kinds) == 0 {
+			t.Errorf("stage %+v", s)
+		}
 	}
 }

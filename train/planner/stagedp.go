@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"fmt"
+	"math"
 	"sort"
 
 	"github.com/inlay-dev/inlay/train"
@@ -47,7 +49,7 @@ func stageDP(e *evaluator) {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].est < cands[j].est })
 	for i := 0; i < len(cands) && i < 8 && !e.expired(); i++ {
-		e.try(cands[i].p, nil)
+		e.try(cands[i].p, cands[i].note)
 	}
 }
 
@@ -70,6 +72,9 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, cp, B int) []met
 	}
 	P := k[0] + k[1]
 	var out []metisCand
+	note := func(M int, rc string, caps, counts []int) *stageDPNote {
+		return &stageDPNote{types: types, k: k, tp: tp, dp: dp, cp: cp, micro: M, recompute: rc, caps: caps, counts: counts}
+	}
 	for M := 1; M <= B; M++ {
 		if B%M != 0 || M%dp[0] != 0 || M%dp[1] != 0 || M/dp[0] > 16 || M/dp[1] > 16 {
 			continue
@@ -104,8 +109,57 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, cp, B int) []met
 			for s := range ts {
 				ts[s] = cost(s, counts[s])
 			}
-			out = append(out, metisCand{est: replicaTime(ts, B/M), p: &p})
+			out = append(out, metisCand{est: replicaTime(ts, B/M), p: &p, note: note(M, rc, caps, counts)})
 		}
 	}
 	return out
+}
+
+// stageDPNote is how stageDP made a plan: the two types, the stages each
+// takes, their TP and data-parallel ranks, the CP degree, the
+// micro-batch, the recomputation, each stage's layer cap and the split.
+type stageDPNote struct {
+	types        [2]string
+	k, tp, dp    [2]int
+	cp, micro    int
+	recompute    string
+	caps, counts []int
+}
+
+// explainStageDP writes down why a plan with per-stage data parallelism
+// is as it is.
+func explainStageDP(e *evaluator, res *Result, n *stageDPNote) *Explain {
+	p, sim := res.Plan, res.Sim
+	x := &Explain{}
+	cp := ""
+	if n.cp > 1 {
+		cp = fmt.Sprintf(" × cp %d", n.cp)
+	}
+	x.Choices = append(x.Choices,
+		fmt.Sprintf("stages with their own data parallelism: %s over %d stage(s) at %d ranks of tp %d%s, then %s over %d at %d ranks of tp %d%s; the best of %d simulated plans for the %s objective",
+			n.types[0], n.k[0], n.dp[0], n.tp[0], cp, n.types[1], n.k[1], n.dp[1], n.tp[1], cp, res.Evaluated, e.o.Objective),
+		fmt.Sprintf("micro-batch %d: %d and %d sequences a rank, %d micro-batches; recompute %s", n.micro, n.micro/n.dp[0], n.micro/n.dp[1], p.GlobalBatch/n.micro, n.recompute),
+		"stage boundaries: "+fmt.Sprint(n.counts)+" layers, the least time of the slowest stage within each stage's memory (then moved a layer at a time while the simulator improved)")
+	mem := 0.0
+	for s, r := range p.Stages {
+		note := StageNote{Stage: s, Layers: r}
+		var stageMax, memFrac float64
+		for _, st := range sim.Stages {
+			if st.Stage == s {
+				stageMax = math.Max(stageMax, st.ForwardS+st.BackwardS)
+				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
+				note.Kinds = append(note.Kinds, fmt.Sprintf("%d× %s tp %d: %.1f ms a micro-batch", st.Ranks, st.GPU, st.TP, 1e3*(st.ForwardS+st.BackwardS)))
+			}
+		}
+		capMin := e.m.Layers
+		if s < len(n.caps) {
+			capMin = n.caps[s]
+		}
+		note.LayersWhy = fmt.Sprintf("%d layers; memory allows at most %d here", r.Count(), capMin)
+		note.Binding = stageBinding(e.m, r.Count(), capMin, memFrac, stageMax, sim)
+		mem = math.Max(mem, memFrac)
+		x.Stages = append(x.Stages, note)
+	}
+	x.Binding = overallBinding(mem, sim)
+	return x
 }

@@ -19,10 +19,7 @@ import (
 // --max-position-embeddings, at least the sequence length.
 func TestMegatronRequiredArgs(t *testing.T) {
 	m, c := setup(t, "llama-3-8b", "16xA100-40")
-	p, err := train.Uniform(m, "A100-40", 2, 1, 8, 1, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := uniformPlan(t, m, "A100-40", 2, 1, 8, 1, 64)
 	mega, err := Export("megatron", m, c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +45,7 @@ func TestMegatronRequiredArgs(t *testing.T) {
 	}
 	// OPT-350M: learned positions, tied, dropout on the hidden states
 	m, c = setup(t, "opt-350m", "16xA100-40")
-	p, _ = train.Uniform(m, "A100-40", 1, 1, 16, 1, 64)
+	p = uniformPlan(t, m, "A100-40", 1, 1, 16, 1, 64)
 	mega, err = Export("megatron", m, c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +61,7 @@ func TestMegatronRequiredArgs(t *testing.T) {
 // requires).
 func TestMegatronZeRO(t *testing.T) {
 	m, c := setup(t, "opt-350m", "16xA100-40")
-	p, _ := train.Uniform(m, "A100-40", 1, 1, 16, 1, 64)
+	p := uniformPlan(t, m, "A100-40", 1, 1, 16, 1, 64)
 	for zero, want := range map[int]string{0: "", 1: "--use-distributed-optimizer", 2: "--data-parallel-sharding-strategy optim_grads\n",
 		3: "--data-parallel-sharding-strategy optim_grads_params"} {
 		p.Zero = zero
@@ -94,10 +91,7 @@ func TestMegatronZeRO(t *testing.T) {
 // choices, the local batch without pipelining, ZeRO as FSDP settings.
 func TestTorchtitanForm(t *testing.T) {
 	m, c := setup(t, "gpt-neo-2.7b", "64xA100-40")
-	p, err := train.Uniform(m, "A100-40", 2, 4, 8, 2, 512)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := uniformPlan(t, m, "A100-40", 2, 4, 8, 2, 512)
 	p.Stages = ranges([]int{8, 8, 8, 8})
 	p.Schedule = train.Schedule{Kind: "interleaved", Chunks: 2}
 	tt, err := Export("torchtitan", m, c, p)
@@ -125,7 +119,7 @@ func TestTorchtitanForm(t *testing.T) {
 	}
 
 	// without pipelining, a step runs local_batch_size sequences at once
-	p, _ = train.Uniform(m, "A100-40", 2, 1, 32, 2, 512)
+	p = uniformPlan(t, m, "A100-40", 2, 1, 32, 2, 512)
 	for zero, want := range map[int]string{0: "data_parallel_replicate_degree = 32\ndata_parallel_shard_degree = 1\n",
 		1: `fsdp_reshard_after_forward = "never"`, 3: `fsdp_reshard_after_forward = "always"`} {
 		p.Zero = zero
@@ -146,7 +140,7 @@ func TestTorchtitanForm(t *testing.T) {
 // TestSailorZone: Sailor's simulator looks zones up in its network files.
 func TestSailorZone(t *testing.T) {
 	m, c := setup(t, "opt-350m", "16xA100-40")
-	p, _ := train.Uniform(m, "A100-40", 1, 2, 8, 1, 64)
+	p := uniformPlan(t, m, "A100-40", 1, 2, 8, 1, 64)
 	data, err := Export("sailor", m, c, p)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +153,7 @@ func TestSailorZone(t *testing.T) {
 // TestDeepSpeedSchedule: DeepSpeed's pipeline engine runs 1F1B only.
 func TestDeepSpeedSchedule(t *testing.T) {
 	m, c := setup(t, "opt-350m", "16xA100-40")
-	p, _ := train.Uniform(m, "A100-40", 1, 2, 8, 1, 64)
+	p := uniformPlan(t, m, "A100-40", 1, 2, 8, 1, 64)
 	for _, s := range []train.Schedule{{Kind: "gpipe"}, {Kind: "interleaved", Chunks: 2}} {
 		p.Schedule = s
 		if _, err := Export("deepspeed", m, c, p); err == nil {
@@ -178,7 +172,7 @@ func TestDeepSpeedSchedule(t *testing.T) {
 func TestExportUnnamedGPU(t *testing.T) {
 	m, c := setup(t, "opt-350m", "16xA100-40")
 	for _, gpu := range []string{"", "a100-40"} {
-		p, _ := train.Uniform(m, gpu, 1, 2, 8, 1, 64)
+		p := uniformPlan(t, m, gpu, 1, 2, 8, 1, 64)
 		for _, f := range ExportFormats {
 			data, err := Export(f, m, c, p)
 			if err != nil {
@@ -196,7 +190,7 @@ func TestExportUnnamedGPU(t *testing.T) {
 			t.Error("Export changed the caller's plan")
 		}
 	}
-	p, _ := train.Uniform(m, "V100-16", 1, 2, 8, 1, 64)
+	p := uniformPlan(t, m, "V100-16", 1, 2, 8, 1, 64)
 	if _, err := Export("ranks", m, c, p); err == nil {
 		t.Error("a V100-16 plan exported for an A100-40 cluster")
 	}
@@ -205,10 +199,7 @@ func TestExportUnnamedGPU(t *testing.T) {
 // FuzzCheckExport: the checks read any bytes without panicking.
 func FuzzCheckExport(f *testing.F) {
 	m, c := setup(f, "gpt-neo-2.7b", "64xA100-40")
-	p, err := train.Uniform(m, "A100-40", 2, 4, 8, 2, 512)
-	if err != nil {
-		f.Fatal(err)
-	}
+	p := uniformPlan(f, m, "A100-40", 2, 4, 8, 2, 512)
 	for i, format := range ExportFormats {
 		data, err := Export(format, m, c, p)
 		if err != nil {
@@ -219,4 +210,14 @@ func FuzzCheckExport(f *testing.F) {
 	f.Fuzz(func(t *testing.T, i int, data []byte) {
 		_ = CheckExport(ExportFormats[uint(i)%uint(len(ExportFormats))], m, c, p, data)
 	})
+}
+
+// uniformPlan is train.Uniform's plan, or the test's end.
+func uniformPlan(tb testing.TB, m *train.Model, gpu string, tp, pp, dp, micro, global int) *train.Plan {
+	tb.Helper()
+	p, err := train.Uniform(m, gpu, tp, pp, dp, micro, global)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

@@ -137,7 +137,8 @@ def main():
     dirs = {c: os.environ.get(c.upper() + '_DIR', '') for c in FORMATS}
     rows = []  # (case, consumer, verdict, message)
     items = {c: [] for c in FORMATS}  # consumer: [(case, checker argument)]
-    for i, (name, m, g, args, err) in enumerate(cases(inlay, work)):
+    all_cases = cases(inlay, work)
+    for i, (name, m, g, args, err) in enumerate(all_cases):
         if err:
             rows.append((name, '-', 'no plan', err))
             continue
@@ -192,7 +193,7 @@ def main():
             else:
                 verdict, _, msg = v.partition(': ')
                 rows.append((name, c, verdict, msg))
-    order = {n: i for i, n in enumerate(dict.fromkeys(r[0] for r in rows))}
+    order = {c[0]: i for i, c in enumerate(all_cases)}
     rows.sort(key=lambda r: (order[r[0]], list(FORMATS).index(r[1]) if r[1] in FORMATS else -1))
     for r in rows:
         print('\t'.join(r))

@@ -134,6 +134,7 @@ var megatronNames = map[string]bool{
 	"max-position-embeddings": true, "position-embedding-type": true, "untie-embeddings-and-output-weights": true,
 	"hidden-dropout": true, "attention-dropout": true, "num-experts": true, "moe-router-topk": true,
 	"use-megatron-fsdp": true, "data-parallel-sharding-strategy": true, "ckpt-format": true,
+	"optimizer-cpu-offload": true, "use-precision-aware-optimizer": true,
 }
 
 func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
@@ -214,6 +215,13 @@ func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
 	}
 	if zero != p.Zero || !fsdp && args["data-parallel-sharding-strategy"] != "" {
 		return fmt.Errorf("the arguments shard as ZeRO %d, the plan is ZeRO %d", zero, p.Zero)
+	}
+	_, offload := args["optimizer-cpu-offload"]
+	if _, aware := args["use-precision-aware-optimizer"]; offload && !aware {
+		return fmt.Errorf("The optimizer cpu offload must be used in conjunction with `--use-precision-aware-optimizer`")
+	}
+	if offload != p.Offload {
+		return fmt.Errorf("optimizer offload %v, the plan's %v", offload, p.Offload)
 	}
 	if args["recompute-granularity"] == "full" && args["recompute-method"] == "" {
 		return fmt.Errorf("full recompute needs --recompute-method")

@@ -86,6 +86,26 @@ func TestMegatronZeRO(t *testing.T) {
 	}
 }
 
+// TestMegatronOffload: optimizer offload is Megatron's hybrid device
+// optimizer, which validate_args runs on the precision-aware optimizer.
+func TestMegatronOffload(t *testing.T) {
+	m, c := setup(t, "opt-350m", "16xA100-40")
+	p := uniformPlan(t, m, "A100-40", 1, 1, 16, 2, 512)
+	p.Zero, p.Offload = 2, true
+	mega, err := Export("megatron", m, c, p)
+	if err != nil || !bytes.Contains(mega, []byte("--optimizer-cpu-offload")) {
+		t.Fatalf("%v\n%s", err, mega)
+	}
+	bad := bytes.Replace(mega, []byte(" \\\n  --use-precision-aware-optimizer"), nil, 1)
+	if err := CheckExport("megatron", m, c, p, bad); err == nil || !strings.Contains(err.Error(), "precision-aware") {
+		t.Errorf("offload without --use-precision-aware-optimizer: %v", err)
+	}
+	p.Offload = false
+	if CheckExport("megatron", m, c, p, mega) == nil {
+		t.Error("offloading arguments passed for a plan without offload")
+	}
+}
+
 // TestTorchtitanForm: the keys of JobConfig at v0.2.2 (no
 // pipeline_parallel_split_points: model parts instead), its precision
 // choices, the local batch without pipelining, ZeRO as FSDP settings.

@@ -181,6 +181,11 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 	case p.Zero == 1:
 		args = append(args, "--use-distributed-optimizer")
 	}
+	if p.Offload {
+		// the optimizer states and step on the host (Megatron's hybrid
+		// device optimizer runs on the precision-aware optimizer's path)
+		args = append(args, "--optimizer-cpu-offload", "--use-precision-aware-optimizer")
+	}
 	if p.OverlapGradReduce {
 		args = append(args, "--overlap-grad-reduce")
 	}

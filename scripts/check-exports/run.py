@@ -32,8 +32,8 @@ PLANNERS = ['inlay', 'megatron', 'metis', 'amp']
 CAPABILITY = {'V100': '7.0', 'A100': '8.0', 'A10': '8.6', 'L4': '8.9', 'L40': '8.9', 'H100': '9.0', 'H200': '9.0',
               'GH': '9.0', 'B200': '10.0'}
 
-# hand-written plans: name, model, --gpus, inlay train simulate flags (or
-# a plan file written below)
+# hand-written plans, each fitting inlay's memory model: name, model,
+# --gpus, inlay train simulate flags (or a plan file written below)
 UNEVEN = """name: uneven
 stages:
   - {layers: 0-6}
@@ -78,11 +78,11 @@ HAND = [
      ['--plan', 'uneven.yaml']),
     ('hand: opt-350m 32xA100-40 pp2 uneven 11/13 zero0 (plan file)', 'opt-350m', '32xA100-40',
      ['--plan', 'uneven2.yaml']),
-    ('hand: opt-350m 32xV100-16 tp2 pp2 fp16 gpipe', 'opt-350m', '32xV100-16',
-     ['--tp', '2', '--pp', '2', '--precision', 'fp16', '--schedule', 'gpipe', '--micro-batch', '2',
-      '--global-batch', '512']),
+    ('hand: opt-350m 32xV100-16 tp2 pp2 fp16 gpipe full-recompute', 'opt-350m', '32xV100-16',
+     ['--tp', '2', '--pp', '2', '--precision', 'fp16', '--schedule', 'gpipe', '--recompute', 'full',
+      '--micro-batch', '2', '--global-batch', '64']),
     ('hand: opt-350m 16xA100-40 dp16 zero2 offload', 'opt-350m', '16xA100-40',
-     ['--zero', '2', '--offload', '--micro-batch', '8', '--global-batch', '512']),
+     ['--zero', '2', '--offload', '--micro-batch', '2', '--global-batch', '512']),
 ]
 
 FORMATS = {'megatron': 'args', 'deepspeed': 'json', 'torchtitan': 'toml', 'sailor': 'json'}

@@ -241,3 +241,34 @@ func uniformPlan(tb testing.TB, m *train.Model, gpu string, tp, pp, dp, micro, g
 	}
 	return p
 }
+
+// TestExportUnnamedGroupGPU: a plan with per-stage data parallelism
+// whose ranks leave the GPU type out (one type in the cluster) goes to
+// the per-rank file under the cluster's name.
+func TestExportUnnamedGroupGPU(t *testing.T) {
+	m, c := setup(t, "opt-350m", "16xA100-40")
+	res, err := New("metis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := res.Plan(m, c, Options{GlobalBatch: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Plan.StageDP() {
+		t.Skip("metis returned replicas here")
+	}
+	for _, g := range r.Plan.Groups {
+		for i := range g.Ranks {
+			g.Ranks[i].GPU = ""
+		}
+	}
+	data, err := Export("ranks", m, c, r.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f RankFile
+	if json.Unmarshal(data, &f) != nil || f.Ranks[0].GPU != "A100-40" {
+		t.Errorf("ranks name %q", f.Ranks[0].GPU)
+	}
+}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/trainreport"
 	"github.com/inlay-dev/inlay/train"
+	"github.com/inlay-dev/inlay/train/planner"
 )
 
 func newTrainCmd() *cobra.Command {
@@ -46,6 +50,9 @@ type trainFlags struct {
 	spec         train.Spec
 	json         bool
 	trace, gantt string
+	// export and out (simulate only): the engine form to write the plan
+	// in, and the file.
+	export, out string
 }
 
 func (f *trainFlags) register(cmd *cobra.Command) {
@@ -98,9 +105,25 @@ func newTrainSimulateCmd() *cobra.Command {
 			if err := checkOutputs(output{"--trace", f.trace, app.TraceFormat}, output{"--gantt", f.gantt, app.GanttFormat}); err != nil {
 				return err
 			}
+			if f.export != "" && f.out == "" && f.json {
+				return fmt.Errorf("--export with --json needs -o FILE")
+			}
 			req, res, err := train.Predict(f.spec, train.Options{Trace: f.trace != "" || f.gantt != ""})
 			if err != nil {
 				return err
+			}
+			if f.export != "" {
+				data, err := planner.Export(f.export, &req.Model, req.Cluster, req.Plan)
+				if err != nil {
+					return err
+				}
+				if f.out == "" {
+					_, err = cmd.OutOrStdout().Write(data)
+					return err
+				}
+				if err := os.WriteFile(f.out, data, 0o644); err != nil {
+					return err
+				}
 			}
 			if err := writeTrainTimelines(res, f.trace, f.gantt); err != nil {
 				return err
@@ -115,6 +138,8 @@ func newTrainSimulateCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.trace, "trace", "", "write the iteration's timeline as Chrome trace events (.json, opens in Perfetto)")
 	cmd.Flags().StringVar(&f.gantt, "gantt", "", "write the iteration's Gantt chart (.svg or .png)")
+	cmd.Flags().StringVar(&f.export, "export", "", "also write the plan for an engine: "+strings.Join(planner.ExportFormats, ", "))
+	cmd.Flags().StringVarP(&f.out, "output", "o", "", "with --export: the file to write (default: standard output)")
 	return cmd
 }
 

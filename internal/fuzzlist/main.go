@@ -31,6 +31,7 @@ func main() {
 		"./train:FuzzSailorParse",
 		"./train:FuzzGPUList",
 		"./train:FuzzInputShape",
+		"./train/planner:FuzzCheckExport",
 		"./train/published:FuzzPublishedParse",
 		"./profile:FuzzParseAIHub",
 		"./app:FuzzFlagValues",

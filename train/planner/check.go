@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,19 +24,25 @@ import (
 //     (megatron/core/num_microbatches_calculator.py); world size = tp ×
 //     pp × cp × dp (megatron/core/parallel_state.py); with context
 //     parallelism the sequence a multiple of 2 × cp (the load-balanced
-//     split of megatron/core/utils.py's get_batch_on_this_cp_rank).
+//     split of megatron/core/utils.py's get_batch_on_this_cp_rank);
+//     --max-position-embeddings given and at least the sequence
+//     (validate_args); Megatron-FSDP with the fsdp_dtensor checkpoint
+//     format, and the sharding the plan's ZeRO stage.
 //   - deepspeed: deepspeed/runtime/config.py's batch assertion,
 //     train_batch_size = micro-batch × gradient accumulation × dp; ZeRO
 //     stage 0–3; its pipeline engine takes ZeRO stage 0 or 1 only
 //     (deepspeed/runtime/pipe/engine.py).
-//   - torchtitan: the parallel degrees (context_parallel_degree too)
-//     multiply to the world size; the
-//     global batch is the local batch × the data-parallel degree; the
-//     local batch a multiple of the pipeline micro-batch; pp − 1 split
-//     points, increasing.
+//   - torchtitan (v0.2.2, the last release that reads TOML): the keys
+//     JobConfig declares and its Literal values (ConfigManager); the
+//     degrees multiply to the world size (ParallelDims); the global batch
+//     a multiple of the local batch × the data-parallel degree (the
+//     trainer), the local batch the micro-batch without pipelining, else
+//     a multiple of the pipeline micro-batch; the model parts a multiple
+//     of pp, the layers in order, each rank's as many as its stage's.
 //   - sailor: inlay's reader of Sailor's plan_config (train.ParseSailorPlan,
 //     which follows Sailor's own loader) reads it back to the same stages,
-//     placements and batch.
+//     placements and batch; every zone is one of Sailor's network files
+//     (its simulator looks them up there).
 //   - ranks: every rank once, within the cluster's GPUs, TP groups inside
 //     one server, data-parallel groups one rank per replica, CP groups of
 //     cp ranks with the CP ranks 0..cp−1 (when cp > 1), batches adding up
@@ -49,6 +56,9 @@ func CheckExport(format string, m *train.Model, c *train.Cluster, p *train.Plan,
 	case "torchtitan":
 		return checkTorchtitan(p, data)
 	case "sailor":
+		if err := checkSailorZones(data); err != nil {
+			return err
+		}
 		q, _, err := train.ParseSailorPlan("export", data, m)
 		if err != nil {
 			return err
@@ -68,6 +78,48 @@ func CheckExport(format string, m *train.Model, c *train.Cluster, p *train.Plan,
 	return fmt.Errorf("unknown form %q", format)
 }
 
+// sailorZones are the zones of Sailor's network files at eth-easl/sailor
+// commit cf2c8e3 (sailor/providers/multizone_bandwidths_het.json,
+// gcp/communication_cost.json).
+var sailorZones = []string{"us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f", "us-west1-b"}
+
+// checkSailorZones checks the plan_config's zone and each placement's.
+func checkSailorZones(data []byte) error {
+	var f struct {
+		Zone      string `json:"zone"`
+		Pipelines []struct {
+			TMP [][][]json.RawMessage `json:"tmp_per_stage"`
+		} `json:"pipeline_list"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	zones := []string{f.Zone}
+	for _, pipe := range f.Pipelines {
+		for _, stage := range pipe.TMP {
+			for _, rep := range stage {
+				var vms [][]any
+				if len(rep) == 0 || json.Unmarshal(rep[0], &vms) != nil {
+					return fmt.Errorf("tmp_per_stage: want [[[gpu_type, gpus_per_node, zone]], tp]")
+				}
+				for _, vm := range vms {
+					if len(vm) != 3 {
+						return fmt.Errorf("tmp_per_stage: want [gpu_type, gpus_per_node, zone], not %v", vm)
+					}
+					z, _ := vm[2].(string)
+					zones = append(zones, z)
+				}
+			}
+		}
+	}
+	for _, z := range zones {
+		if !slices.Contains(sailorZones, z) {
+			return fmt.Errorf("zone %q is not in Sailor's network files (%s): its simulator fails with KeyError", z, strings.Join(sailorZones, ", "))
+		}
+	}
+	return nil
+}
+
 var megatronArg = regexp.MustCompile(`^--([a-z0-9-]+)(?: (\S+))?$`)
 
 // megatronNames are the argument names written, as arguments.py at
@@ -79,6 +131,10 @@ var megatronNames = map[string]bool{
 	"recompute-method": true, "recompute-num-layers": true, "sequence-parallel": true, "use-distributed-optimizer": true,
 	"overlap-grad-reduce": true, "use-flash-attn": true, "bf16": true, "fp16": true, "group-query-attention": true,
 	"num-query-groups": true, "swiglu": true, "num-virtual-stages-per-pipeline-rank": true, "context-parallel-size": true,
+	"max-position-embeddings": true, "position-embedding-type": true, "untie-embeddings-and-output-weights": true,
+	"hidden-dropout": true, "attention-dropout": true, "num-experts": true, "moe-router-topk": true,
+	"use-megatron-fsdp": true, "data-parallel-sharding-strategy": true, "ckpt-format": true,
+	"optimizer-cpu-offload": true, "use-precision-aware-optimizer": true,
 }
 
 func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
@@ -92,6 +148,14 @@ func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
 		args[g[1]] = g[2]
 	}
 	num := func(k string) int { n, _ := strconv.Atoi(args[k]); return n }
+	for _, k := range []string{"num-layers", "hidden-size", "num-attention-heads", "max-position-embeddings"} {
+		if _, ok := args[k]; !ok {
+			return fmt.Errorf("%s argument is None", strings.ReplaceAll(k, "-", "_"))
+		}
+	}
+	if num("max-position-embeddings") < num("seq-length") {
+		return fmt.Errorf("max_position_embeddings (%d) must be greater than or equal to seq_length (%d)", num("max-position-embeddings"), num("seq-length"))
+	}
 	L, tp, pp, mb, gb := num("num-layers"), num("tensor-model-parallel-size"), num("pipeline-model-parallel-size"), num("micro-batch-size"), num("global-batch-size")
 	if L != m.Layers || pp != p.PP() || mb != p.MicroBatch || gb != p.GlobalBatch {
 		return fmt.Errorf("layers, pp or batch differ from the plan")
@@ -139,6 +203,26 @@ func checkMegatron(m *train.Model, p *train.Plan, data []byte) error {
 	if m.Heads%tp != 0 {
 		return fmt.Errorf("num_attention_heads (%d) must be a multiple of tensor_model_parallel_size (%d)", m.Heads, tp)
 	}
+	_, fsdp := args["use-megatron-fsdp"]
+	if fsdp && args["ckpt-format"] != "fsdp_dtensor" {
+		return fmt.Errorf("Megatron-FSDP requires the `fsdp_dtensor` checkpointing format")
+	}
+	// the plan's ZeRO stage: the distributed optimizer shards the optimizer
+	// state (1); Megatron-FSDP's strategy the gradients (2) and parameters (3)
+	zero := map[string]int{"optim": 1, "optim_grads": 2, "optim_grads_params": 3}[args["data-parallel-sharding-strategy"]]
+	if _, ok := args["use-distributed-optimizer"]; ok && !fsdp {
+		zero = 1
+	}
+	if zero != p.Zero || !fsdp && args["data-parallel-sharding-strategy"] != "" {
+		return fmt.Errorf("the arguments shard as ZeRO %d, the plan is ZeRO %d", zero, p.Zero)
+	}
+	_, offload := args["optimizer-cpu-offload"]
+	if _, aware := args["use-precision-aware-optimizer"]; offload && !aware {
+		return fmt.Errorf("The optimizer cpu offload must be used in conjunction with `--use-precision-aware-optimizer`")
+	}
+	if offload != p.Offload {
+		return fmt.Errorf("optimizer offload %v, the plan's %v", offload, p.Offload)
+	}
 	if args["recompute-granularity"] == "full" && args["recompute-method"] == "" {
 		return fmt.Errorf("full recompute needs --recompute-method")
 	}
@@ -185,42 +269,159 @@ func checkDeepSpeed(p *train.Plan, data []byte) error {
 	return nil
 }
 
-var tomlLine = regexp.MustCompile(`^([a-z_]+) = (.+)$`)
+// torchtitanKeys are the keys written, by section, as JobConfig declares
+// them at torchtitan v0.2.2 (torchtitan/config/job_config.py), with the
+// values a Literal type allows ("" for any); ConfigManager rejects a key
+// its dataclass lacks ("Invalid field names").
+var torchtitanKeys = map[string]map[string][]string{
+	"training": {"local_batch_size": nil, "global_batch_size": nil, "seq_len": nil,
+		"mixed_precision_param": {"bfloat16", "float32"}, "enable_cpu_offload": nil},
+	"parallelism": {"data_parallel_replicate_degree": nil, "data_parallel_shard_degree": nil,
+		"fsdp_reshard_after_forward": {"default", "always", "never"}, "tensor_parallel_degree": nil,
+		"pipeline_parallel_degree": nil, "context_parallel_degree": nil, "pipeline_parallel_schedule": nil,
+		"pipeline_parallel_microbatch_size": nil, "module_fqns_per_model_part": nil},
+	"activation_checkpoint": {"mode": {"selective", "full", "memory_budget", "none"}, "selective_ac_option": nil},
+}
 
-func checkTorchtitan(p *train.Plan, data []byte) error {
+// readTOML reads the TOML the torchtitan export writes: [section]
+// headers, key = value lines, and arrays (of arrays) of strings over
+// several lines; values are kept as written, keyed "section.key".
+func readTOML(data []byte) (map[string]string, error) {
 	kv := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if g := tomlLine.FindStringSubmatch(strings.TrimSpace(line)); g != nil {
-			kv[g[1]] = g[2]
+	section, key, value, depth := "", "", "", 0
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if depth > 0 {
+			value += line
+			depth += strings.Count(line, "[") - strings.Count(line, "]")
+			if depth == 0 {
+				kv[section+"."+key] = value
+			}
+			continue
+		}
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = strings.TrimSpace(line[1 : len(line)-1])
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || section == "" {
+				return nil, fmt.Errorf("line %d: %q is not key = value in a section", i+1, line)
+			}
+			key, value = strings.TrimSpace(k), strings.TrimSpace(v)
+			if _, dup := kv[section+"."+key]; dup {
+				return nil, fmt.Errorf("line %d: %s.%s given twice", i+1, section, key)
+			}
+			if depth = strings.Count(value, "[") - strings.Count(value, "]"); depth == 0 {
+				kv[section+"."+key] = value
+			}
 		}
 	}
-	num := func(k string) int { n, _ := strconv.Atoi(kv[k]); return n }
-	dp, tp, pp := num("data_parallel_shard_degree")*max(num("data_parallel_replicate_degree"), 1), num("tensor_parallel_degree"), num("pipeline_parallel_degree")
-	cp := max(num("context_parallel_degree"), 1)
+	if depth != 0 {
+		return nil, fmt.Errorf("an array of %s.%s is not closed", section, key)
+	}
+	return kv, nil
+}
+
+// quoted matches one TOML basic string, innerList one list inside a list.
+var (
+	quoted    = regexp.MustCompile(`"([^"]*)"`)
+	innerList = regexp.MustCompile(`\[([^\[\]]*)\]`)
+)
+
+func checkTorchtitan(p *train.Plan, data []byte) error {
+	kv, err := readTOML(data)
+	if err != nil {
+		return err
+	}
+	for k, v := range kv {
+		sec, key, _ := strings.Cut(k, ".")
+		allowed, ok := torchtitanKeys[sec][key]
+		if !ok {
+			return fmt.Errorf("Invalid field names in %s: {'%s'} (not a key of torchtitan's JobConfig)", sec, key)
+		}
+		if allowed != nil && !slices.Contains(allowed, strings.Trim(v, `"`)) {
+			return fmt.Errorf("%s = %s: torchtitan's JobConfig takes %s", k, v, strings.Join(allowed, ", "))
+		}
+	}
+	num := func(k string, def int) int {
+		if v, ok := kv[k]; ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+		return def
+	}
+	rep, shard := num("parallelism.data_parallel_replicate_degree", 1), num("parallelism.data_parallel_shard_degree", -1)
+	tp, pp, cp := num("parallelism.tensor_parallel_degree", 1), num("parallelism.pipeline_parallel_degree", 1), num("parallelism.context_parallel_degree", 1)
 	if cp != p.ContextParallel() {
 		return fmt.Errorf("context_parallel_degree %d, the plan's cp %d", cp, p.ContextParallel())
 	}
-	if dp*tp*pp*cp != p.GPUs() {
-		return fmt.Errorf("parallel degrees %d × %d × %d × %d do not make the world size %d", dp, tp, pp, cp, p.GPUs())
-	}
-	if num("global_batch_size") != num("local_batch_size")*dp {
-		return fmt.Errorf("global batch %d is not local batch %d × dp %d", num("global_batch_size"), num("local_batch_size"), dp)
-	}
-	if pp > 1 {
-		if num("local_batch_size")%num("pipeline_parallel_microbatch_size") != 0 {
-			return fmt.Errorf("local batch not a multiple of the pipeline micro-batch")
+	// ParallelDims._validate (torchtitan/distributed/parallel_dims.py)
+	for _, d := range []int{rep, tp, pp, cp, shard} {
+		if d > 1<<20 {
+			return fmt.Errorf("parallel degree %d: more than the plan's %d GPUs", d, p.GPUs())
 		}
-		pts := strings.Split(strings.Trim(kv["pipeline_parallel_split_points"], "[]"), ",")
-		if len(pts) != pp-1 {
-			return fmt.Errorf("%d split points for %d stages", len(pts), pp)
+	}
+	if rep < 1 || tp < 1 || pp < 1 || cp < 1 || shard == 0 || shard < -1 {
+		return fmt.Errorf("Parallelism degree should be >= 1, except for dp_shard")
+	}
+	if shard < 0 {
+		if shard = p.GPUs() / (rep * cp * tp * pp); shard < 1 {
+			return fmt.Errorf("dp_shard must be >= 1")
 		}
-		last := 0
-		for i, s := range pts {
-			n, err := strconv.Atoi(strings.TrimPrefix(strings.Trim(strings.TrimSpace(s), `"`), "layers."))
-			if err != nil || n <= last || n != p.Stages[i+1].First {
-				return fmt.Errorf("split point %q", s)
+	}
+	if dp := rep * shard; rep*shard*cp*tp*pp != p.GPUs() || dp != p.DP() || pp != p.PP() {
+		return fmt.Errorf("Invalid parallel dims: dp_replicate(%d) * dp_shard(%d) * cp(%d) * tp(%d) * pp(%d) != WORLD_SIZE(%d), or not the plan's dp %d and pp %d", rep, shard, cp, tp, pp, p.GPUs(), p.DP(), p.PP())
+	}
+	// the trainer (torchtitan/train.py): gradient accumulation over local batches
+	local, global := num("training.local_batch_size", 8), num("training.global_batch_size", -1)
+	if local <= 0 || local > 1<<30 || global%(local*rep*shard) != 0 || global != p.GlobalBatch {
+		return fmt.Errorf("global batch size %d must be a multiple of the local batch size %d times the data-parallel degree %d (and the plan's %d)", global, local, rep*shard, p.GlobalBatch)
+	}
+	if pp == 1 {
+		if local != p.MicroBatch {
+			return fmt.Errorf("without pipeline parallelism a step runs local_batch_size %d sequences at once; the plan's micro-batch is %d", local, p.MicroBatch)
+		}
+		return nil
+	}
+	mb := num("parallelism.pipeline_parallel_microbatch_size", 1)
+	if mb <= 0 || local%mb != 0 || mb != p.MicroBatch {
+		return fmt.Errorf("Batch size %d must be divisible by microbatch_size %d (the plan's micro-batch %d)", local, mb, p.MicroBatch)
+	}
+	// the model parts (torchtitan/distributed/pipeline_parallel.py
+	// pipeline_module_split): pp × V of them, part k·pp + s on rank s
+	var parts [][]string
+	outer := strings.TrimSpace(kv["parallelism.module_fqns_per_model_part"])
+	if len(outer) < 2 || outer[0] != '[' || outer[len(outer)-1] != ']' {
+		return fmt.Errorf("module_fqns_per_model_part = %q: want a list of lists of module names", outer)
+	}
+	for _, row := range innerList.FindAllStringSubmatch(outer[1:len(outer)-1], -1) {
+		var part []string
+		for _, q := range quoted.FindAllStringSubmatch(row[1], -1) {
+			part = append(part, q[1])
+		}
+		parts = append(parts, part)
+	}
+	if len(parts)%pp != 0 {
+		return fmt.Errorf("num_stages %d must be evenly divisible by pp_degree %d", len(parts), pp)
+	}
+	next, count := 0, make([]int, pp)
+	for i, part := range parts {
+		for _, name := range part {
+			if n, ok := strings.CutPrefix(name, "layers."); ok {
+				if l, err := strconv.Atoi(n); err != nil || l != next {
+					return fmt.Errorf("model part %d: %q where layers.%d comes next", i, name, next)
+				}
+				next++
+				count[i%pp]++
+			} else if name != "tok_embeddings" && name != "norm" && name != "output" {
+				return fmt.Errorf("model part %d: %q is not a module of torchtitan's decoder", i, name)
 			}
-			last = n
+		}
+	}
+	for s := range count {
+		if count[s] != p.Stages[s].Count() {
+			return fmt.Errorf("rank %d holds %d layers, the plan's stage %d has %d", s, count[s], s, p.Stages[s].Count())
 		}
 	}
 	return nil

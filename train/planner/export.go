@@ -18,8 +18,11 @@ var ExportFormats = []string{"megatron", "torchtitan", "deepspeed", "sailor", "r
 // torchtitan and DeepSpeed take one GPU type, identical replicas and an
 // even batch) gets an error that says why and points to the per-rank file.
 func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, error) {
+	p, err := byName(c, p)
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %v", format, err)
+	}
 	var out []byte
-	var err error
 	if p.StageDP() && (format == "megatron" || format == "torchtitan" || format == "deepspeed" || format == "sailor") {
 		return nil, fmt.Errorf("export %s: the plan gives each stage its own data-parallel ranks, which %s cannot express (every stage of its pipelines has the same data parallelism); --export ranks writes it", format, format)
 	}
@@ -44,6 +47,51 @@ func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]b
 		return nil, fmt.Errorf("export %s: the written form fails its consumer's check: %v", format, err)
 	}
 	return out, nil
+}
+
+// byName returns p with every placement's GPU type by the cluster's name
+// for it: a plan file or the flags may leave the type out on a cluster of
+// one type, or give an alias (a100-40), which the simulator accepts and
+// the engines' forms must not.
+func byName(c *train.Cluster, p *train.Plan) (*train.Plan, error) {
+	types := c.Types()
+	name := func(gpu, where string) (string, error) {
+		switch g, ok := c.GPUType(gpu); {
+		case ok:
+			return g.Name, nil
+		case gpu == "" && len(types) == 1:
+			return types[0], nil
+		}
+		return "", fmt.Errorf("%s: the cluster has no GPU type %q (it has %s)", where, gpu, strings.Join(types, ", "))
+	}
+	q := *p
+	q.Replicas = make([]train.Replica, len(p.Replicas))
+	for r, rep := range p.Replicas {
+		q.Replicas[r] = rep
+		q.Replicas[r].Stages = make([]train.Placement, len(rep.Stages))
+		for s, pl := range rep.Stages {
+			var err error
+			if pl.GPU, err = name(pl.GPU, fmt.Sprintf("replicas[%d].stages[%d]", r, s)); err != nil {
+				return nil, err
+			}
+			q.Replicas[r].Stages[s] = pl
+		}
+	}
+	q.Groups = make([]train.Group, len(p.Groups))
+	for s, g := range p.Groups {
+		q.Groups[s].Ranks = make([]train.Rank, len(g.Ranks))
+		for i, rk := range g.Ranks {
+			var err error
+			if rk.GPU, err = name(rk.GPU, fmt.Sprintf("groups[%d].ranks[%d]", s, i)); err != nil {
+				return nil, err
+			}
+			q.Groups[s].Ranks[i] = rk
+		}
+	}
+	if p.Groups == nil {
+		q.Groups = nil
+	}
+	return &q, nil
 }
 
 // uniform returns the plan's single GPU type and TP when every stage of
@@ -89,6 +137,7 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 	if cp := p.ContextParallel(); cp > 1 {
 		args = append(args, fmt.Sprintf("--context-parallel-size %d", cp))
 	}
+	args = append(args, megatronModel(m)...)
 	if m.KVHeads > 0 && m.KVHeads != m.Heads {
 		args = append(args, "--group-query-attention", fmt.Sprintf("--num-query-groups %d", m.KVHeads))
 	}
@@ -124,8 +173,18 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 	if p.SequenceParallel && tp > 1 {
 		args = append(args, "--sequence-parallel")
 	}
-	if p.Zero >= 1 {
+	switch {
+	case p.Zero >= 2:
+		// Megatron-FSDP shards gradients (ZeRO 2) and parameters too (3)
+		strategy := map[bool]string{true: "optim_grads_params", false: "optim_grads"}[p.Zero >= 3]
+		args = append(args, "--use-distributed-optimizer", "--use-megatron-fsdp", "--data-parallel-sharding-strategy "+strategy, "--ckpt-format fsdp_dtensor")
+	case p.Zero == 1:
 		args = append(args, "--use-distributed-optimizer")
+	}
+	if p.Offload {
+		// the optimizer states and step on the host (Megatron's hybrid
+		// device optimizer runs on the precision-aware optimizer's path)
+		args = append(args, "--optimizer-cpu-offload", "--use-precision-aware-optimizer")
 	}
 	if p.OverlapGradReduce {
 		args = append(args, "--overlap-grad-reduce")
@@ -146,23 +205,87 @@ func exportMegatron(m *train.Model, p *train.Plan) ([]byte, error) {
 	return []byte(strings.Join(args, " \\\n  ") + "\n"), nil
 }
 
-// exportTorchtitan writes a torchtitan job TOML (sections and keys of
-// torchtitan's config manager): the split points name the first layer of
-// every stage after the first.
+// megatronModel is the model's shape beyond the sizes, in Megatron-LM's
+// arguments: the position embedding (max_position_embeddings is required
+// by validate_args, and at least the sequence), untied output weights,
+// dropout off where the model has none (Megatron's default is 0.1), and a
+// mixture of experts.
+func megatronModel(m *train.Model) []string {
+	var args []string
+	if m.Positions > 0 {
+		args = append(args, fmt.Sprintf("--max-position-embeddings %d", max(m.Positions, m.Seq)))
+	} else {
+		args = append(args, "--position-embedding-type rope", fmt.Sprintf("--max-position-embeddings %d", m.Seq))
+	}
+	if !m.Tied {
+		args = append(args, "--untie-embeddings-and-output-weights")
+	}
+	if !m.Dropout {
+		args = append(args, "--hidden-dropout 0")
+	}
+	if !m.AttentionDropout {
+		args = append(args, "--attention-dropout 0")
+	}
+	if m.Experts > 1 {
+		args = append(args, fmt.Sprintf("--num-experts %d", m.Experts), fmt.Sprintf("--moe-router-topk %d", max(m.TopK, 1)))
+	}
+	return args
+}
+
+// exportTorchtitan writes a torchtitan job TOML, in the sections and
+// keys of torchtitan's JobConfig (torchtitan/config/job_config.py) at
+// v0.2.2, the last release that reads TOML files (pytorch/torchtitan
+// commit 73a0e69; its config system moved to Python registries after
+// it). Without pipeline parallelism a step runs local_batch_size
+// sequences on each rank and accumulates gradients up to
+// global_batch_size, so the local batch is the plan's micro-batch; with
+// it the local batch is the replica's share, run in micro-batches of
+// pipeline_parallel_microbatch_size. The stages are model parts
+// (module_fqns_per_model_part: tok_embeddings, layers.N, norm, output;
+// pp × V of them, part k·pp + s on rank s, under the interleaved
+// schedule). ZeRO 0 is plain data parallelism (replicate), 1 and 2 FSDP
+// that keeps the gathered parameters from forward to backward
+// (fsdp_reshard_after_forward = "never"; torchtitan has no optimizer-only
+// sharding, so ZeRO 1 becomes 2, which holds less), 3 FSDP that reshards.
 func exportTorchtitan(m *train.Model, p *train.Plan) ([]byte, error) {
 	_, tp, err := uniform(p, "torchtitan")
 	if err != nil {
 		return nil, err
 	}
+	param := "bfloat16"
+	switch p.Precision {
+	case "fp16":
+		return nil, fmt.Errorf("torchtitan's mixed precision is bfloat16 or float32 (training.mixed_precision_param); this plan trains in fp16 (use --export megatron or deepspeed)")
+	case "fp32", "tf32":
+		param = "float32"
+	}
 	var b bytes.Buffer
-	dp := p.DP()
-	fmt.Fprintf(&b, "# torchtitan job config written by inlay train plan\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %q\n\n",
-		p.GlobalBatch/dp, p.GlobalBatch, m.Seq, map[bool]string{true: "bfloat16", false: "float16"}[p.Precision == "bf16"])
-	fmt.Fprintf(&b, "[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = %d\ntensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", dp, tp, p.PP())
+	dp, P := p.DP(), p.PP()
+	local := p.MicroBatch
+	if P > 1 {
+		local = p.GlobalBatch / dp
+	}
+	fmt.Fprintf(&b, "# torchtitan job config written by inlay train plan\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\nmixed_precision_param = %q\n",
+		local, p.GlobalBatch, m.Seq, param)
+	if p.Offload {
+		b.WriteString("enable_cpu_offload = true\n")
+	}
+	replicate, shard, reshard := 1, dp, "never"
+	switch p.Zero {
+	case 0:
+		replicate, shard = dp, 1
+	case 3:
+		reshard = "always"
+	}
+	fmt.Fprintf(&b, "\n[parallelism]\ndata_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n", replicate, shard)
+	if shard > 1 {
+		fmt.Fprintf(&b, "fsdp_reshard_after_forward = %q\n", reshard)
+	}
+	fmt.Fprintf(&b, "tensor_parallel_degree = %d\npipeline_parallel_degree = %d\n", tp, P)
 	if cp := p.ContextParallel(); cp > 1 {
 		fmt.Fprintf(&b, "context_parallel_degree = %d\n", cp)
 	}
-	if p.PP() > 1 {
+	if P > 1 {
 		sched := "1F1B"
 		switch p.Schedule.Kind {
 		case "gpipe":
@@ -170,15 +293,49 @@ func exportTorchtitan(m *train.Model, p *train.Plan) ([]byte, error) {
 		case "interleaved":
 			sched = "Interleaved1F1B"
 		}
-		var pts []string
-		for _, s := range p.Stages[1:] {
-			pts = append(pts, fmt.Sprintf("%q", fmt.Sprintf("layers.%d", s.First)))
+		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\npipeline_parallel_microbatch_size = %d\nmodule_fqns_per_model_part = [\n", sched, p.MicroBatch)
+		for _, part := range torchtitanParts(p) {
+			fmt.Fprintf(&b, "  [%s],\n", strings.Join(part, ", "))
 		}
-		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\npipeline_parallel_microbatch_size = %d\npipeline_parallel_split_points = [%s]\n", sched, p.MicroBatch, strings.Join(pts, ", "))
+		b.WriteString("]\n")
 	}
-	mode := p.Recompute
-	fmt.Fprintf(&b, "\n[activation_checkpoint]\nmode = %q\n", mode)
+	mode, option := p.Recompute, ""
+	if mode == "selective" {
+		option = "selective_ac_option = \"op\"\n" // per-op, not every n-th layer
+	}
+	fmt.Fprintf(&b, "\n[activation_checkpoint]\nmode = %q\n%s", mode, option)
 	return b.Bytes(), nil
+}
+
+// torchtitanParts are the plan's model parts in torchtitan's module
+// names, quoted: pp × V parts (V model chunks per stage), part k·pp + s
+// the k-th chunk of stage s, the layers handed out in part order; the
+// embedding with the first part, the final norm and the output with the
+// last.
+func torchtitanParts(p *train.Plan) [][]string {
+	P, V := p.PP(), max(p.Schedule.Chunks, 1)
+	if p.Schedule.Kind != "interleaved" {
+		V = 1
+	}
+	parts := make([][]string, 0, P*V)
+	layer := 0
+	for k := 0; k < V; k++ {
+		for s := 0; s < P; s++ {
+			var part []string
+			if k == 0 && s == 0 {
+				part = append(part, `"tok_embeddings"`)
+			}
+			for i := 0; i < p.Stages[s].Count()/V; i++ {
+				part = append(part, fmt.Sprintf(`"layers.%d"`, layer))
+				layer++
+			}
+			if k == V-1 && s == P-1 {
+				part = append(part, `"norm"`, `"output"`)
+			}
+			parts = append(parts, part)
+		}
+	}
+	return parts
 }
 
 // deepSpeedConfig is the part of DeepSpeed's JSON config written.
@@ -201,6 +358,9 @@ func exportDeepSpeed(p *train.Plan) ([]byte, error) {
 	if cp := p.ContextParallel(); cp > 1 {
 		return nil, fmt.Errorf("DeepSpeed has no context parallelism (DeepSpeed-Ulysses splits the attention heads, a different scheme); this plan has cp %d (use --export ranks)", cp)
 	}
+	if p.PP() > 1 && (p.Schedule.Kind == "gpipe" || p.Schedule.Kind == "interleaved" && p.Schedule.Chunks > 1) {
+		return nil, fmt.Errorf("DeepSpeed's pipeline engine runs one schedule, 1F1B (deepspeed/runtime/pipe/schedule.py TrainSchedule); this plan's is %s (use --export megatron or torchtitan)", p.Schedule)
+	}
 	dp := p.DP()
 	cfg := deepSpeedConfig{TrainBatchSize: p.GlobalBatch, MicroBatch: p.MicroBatch, GradAccum: p.GlobalBatch / (p.MicroBatch * dp),
 		Zero: map[string]any{"stage": p.Zero, "overlap_comm": p.OverlapGradReduce, "reduce_bucket_size": int(p.BucketMB * 1e6)}}
@@ -218,6 +378,12 @@ func exportDeepSpeed(p *train.Plan) ([]byte, error) {
 	}
 	return json.MarshalIndent(cfg, "", "  ")
 }
+
+// sailorZone is the zone written in a plan_config: Sailor's simulator
+// looks zones up in its network files (sailor/providers/
+// multizone_bandwidths_het.json, gcp/communication_cost.json), whose
+// zones are Google Cloud's; us-central1-a is its own cluster configs'.
+const sailorZone = "us-central1-a"
 
 // exportSailor writes Sailor's plan_config JSON: every run of identical
 // replicas one pipeline entry, layers in Sailor's numbering (the
@@ -267,9 +433,12 @@ func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, erro
 			if !ok {
 				return nil, fmt.Errorf("Sailor has no GPU type for %s", pl.GPU)
 			}
+			if pl.TP > per {
+				return nil, fmt.Errorf("Sailor's %s nodes have %d GPUs; this plan's stage %d runs tp %d across nodes (use --export ranks)", name, per, s, pl.TP)
+			}
 			var reps [][]any
 			for r := i; r < j; r++ {
-				reps = append(reps, []any{[]any{[]any{name, per, "zone-a"}}, pl.TP})
+				reps = append(reps, []any{[]any{[]any{name, per, sailorZone}}, pl.TP})
 				gpus[pl.GPU] += pl.TP
 			}
 			pp.TMP = append(pp.TMP, reps)
@@ -283,7 +452,7 @@ func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, erro
 		_, per, _ := train.SailorName(t)
 		nodes += (n + per - 1) / per
 	}
-	out := map[string]any{"zone": "zone-a", "pipeline_list": pipes, "mbs": p.MicroBatch, "gbs": p.GlobalBatch, "N": nodes}
+	out := map[string]any{"zone": sailorZone, "pipeline_list": pipes, "mbs": p.MicroBatch, "gbs": p.GlobalBatch, "N": nodes}
 	return json.MarshalIndent(out, "", "  ")
 }
 

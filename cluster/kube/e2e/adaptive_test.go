@@ -98,22 +98,7 @@ func TestAdaptiveReplay(t *testing.T) {
 		polName = s
 	}
 	mixed := os.Getenv("INLAY_E2E_ADAPT_MIXED") == "1"
-	cl := adapt.FromSia(b.Cluster)
-	models, err := adapt.Models(b, b.Cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ws, err := b.Workloads("philly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n <= 0 || n > len(ws[0]) {
-		n = len(ws[0])
-	}
-	jobs, err := adapt.Jobs("workload-1.csv", ws[0][:n], models, cl, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, models, jobs := siatest.PhillyJobs(t, b, n, nil)
 	t0 := jobs[0].Arrival
 	for i := range jobs {
 		jobs[i].Arrival -= t0

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -63,14 +64,7 @@ func checkParseErrors(t *testing.T, parse func([]byte, string) ([]Published, err
 // fuzzParse fuzzes a parser of published latencies: its errors are one
 // line, and no row it accepts is bad.
 func fuzzParse(f *testing.F, parse func([]byte, string) ([]Published, error), bad func(Published) bool) {
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := parse(data, "f.csv")
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
-			return
-		}
+	fuzzcheck.Accepted(f, func(data []byte) ([]Published, error) { return parse(data, "f.csv") }, func(t *testing.T, rows []Published) {
 		for _, r := range rows {
 			if bad(r) {
 				t.Fatalf("accepted a bad row %+v", r)

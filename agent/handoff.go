@@ -120,9 +120,8 @@ func (s *Server) handOff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	free, taken := s.takeDevice(ctx)
+	free, taken := s.queueForDevice(ctx, w, "handoff")
 	if !taken {
-		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: handoff: cancelled while queued")
 		return
 	}
 	defer free()

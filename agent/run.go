@@ -119,9 +119,8 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	free, taken := s.takeDevice(ctx)
+	free, taken := s.queueForDevice(ctx, w, "run")
 	if !taken {
-		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: run: cancelled while queued")
 		return
 	}
 	defer free()

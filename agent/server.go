@@ -285,6 +285,16 @@ func (s *Server) takeDevice(ctx context.Context) (release func(), ok bool) {
 	}
 }
 
+// queueForDevice is takeDevice for a handler: when ctx ends first it
+// answers 503 (agent: OP: cancelled while queued) and ok is false.
+func (s *Server) queueForDevice(ctx context.Context, w http.ResponseWriter, op string) (release func(), ok bool) {
+	release, ok = s.takeDevice(ctx)
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, CodeBusy, "agent: "+op+": cancelled while queued")
+	}
+	return release, ok
+}
+
 // readBody takes a place in the queue (the caller releases it with
 // s.waiting.Add(-1) when ok) and reads a size-limited body; on failure it
 // has answered.

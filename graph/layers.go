@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -311,26 +313,18 @@ func (lg *LayerGraph) link() {
 	lg.Edges = dedup
 	lg.Preds, lg.Succs = make([][]int, nl), make([][]int, nl)
 	for i := 0; i < nl; i++ {
-		lg.Preds[i] = sortedIntKeys(preds[i])
-		lg.Succs[i] = sortedIntKeys(succs[i])
+		lg.Preds[i] = sortedKeys(preds[i])
+		lg.Succs[i] = sortedKeys(succs[i])
 	}
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
+// sortedKeys are a set's members in order.
+func sortedKeys[K cmp.Ordered](m map[K]bool) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedIntKeys(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
+	slices.Sort(out)
 	return out
 }
 

@@ -371,20 +371,28 @@ func TestTransfer(t *testing.T) {
 	}
 }
 
+// roundTrip encodes p and parses the text back as file; it returns the
+// platform read and the text.
+func roundTrip(t *testing.T, p *Platform, file string) (*Platform, string) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Encode(&b, p); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse(file, b.Bytes())
+	if err != nil {
+		t.Fatalf("%s: re-reading the encoded platform: %v\n%s", file, err, b.String())
+	}
+	return q, b.String()
+}
+
 func TestEncodeRoundTrip(t *testing.T) {
 	for _, n := range Presets() {
 		p, _ := Preset(n)
-		var b bytes.Buffer
-		if err := Encode(&b, p); err != nil {
-			t.Fatal(err)
-		}
-		q, err := Parse(n+".yaml", b.Bytes())
-		if err != nil {
-			t.Fatalf("%s: re-reading the encoded platform: %v\n%s", n, err, b.String())
-		}
+		q, text := roundTrip(t, p, n+".yaml")
 		q.Source = p.Source
 		if !reflect.DeepEqual(p, q) {
-			t.Errorf("%s: round trip differs\n%s", n, b.String())
+			t.Errorf("%s: round trip differs\n%s", n, text)
 		}
 	}
 }
@@ -431,16 +439,9 @@ func TestMemoryCapacities(t *testing.T) {
 	if got := p.MemoryLimits(); !reflect.DeepEqual(got, want) {
 		t.Errorf("limits %+v, want %+v", got, want)
 	}
-	var b bytes.Buffer
-	if err := Encode(&b, p); err != nil {
-		t.Fatal(err)
-	}
-	q, err := Parse("again.yaml", b.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, text := roundTrip(t, p, "again.yaml")
 	if !reflect.DeepEqual(q.MemoryLimits(), want) {
-		t.Errorf("round trip lost the capacities:\n%s", b.String())
+		t.Errorf("round trip lost the capacities:\n%s", text)
 	}
 	if (&Platform{Name: "x"}).MemoryLimits() != nil {
 		t.Error("a platform without capacities has limits")
@@ -506,14 +507,7 @@ func TestPresetContention(t *testing.T) {
 			t.Errorf("host core %d shares %v, want the LLC and the memory channel", i, s)
 		}
 	}
-	var buf bytes.Buffer
-	if err := Encode(&buf, h); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Parse("round.yaml", buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	back, _ := roundTrip(t, h, "round.yaml")
 	if !reflect.DeepEqual(back.Shared, h.Shared) {
 		t.Errorf("round trip: %+v, want %+v", back.Shared, h.Shared)
 	}

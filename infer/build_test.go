@@ -26,38 +26,40 @@ func (b *builder) input(name string, dt graph.DType, s ...int64) *builder {
 
 // weight is an initializer without values (Raw nil).
 func (b *builder) weight(name string, dt graph.DType, s ...int64) *builder {
-	sh := graph.Shape(append([]int64{}, s...))
-	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: dt, Shape: sh, Kind: graph.Initializer, Producer: -1,
-		Data: &graph.Data{DType: dt, Dims: sh}}
-	return b
+	return b.initializer(name, dt, graph.Shape(append([]int64{}, s...)), nil)
 }
 
 // ints is an int64 initializer with values; shape nil means 1-D.
 func (b *builder) ints(name string, shape graph.Shape, v ...int64) *builder {
-	if shape == nil {
-		shape = graph.Shape{int64(len(v))}
-	}
 	raw := make([]byte, 8*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(raw[8*i:], uint64(x))
 	}
-	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: graph.Int64, Shape: shape, Kind: graph.Initializer, Producer: -1,
-		Data: &graph.Data{DType: graph.Int64, Dims: shape, Raw: raw}}
-	return b
+	return b.initializer(name, graph.Int64, oneD(shape, len(v)), raw)
 }
 
 // floats is a float32 initializer with values; shape nil means 1-D.
 func (b *builder) floats(name string, shape graph.Shape, v ...float32) *builder {
-	if shape == nil {
-		shape = graph.Shape{int64(len(v))}
-	}
 	raw := make([]byte, 4*len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
 	}
-	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: graph.Float32, Shape: shape, Kind: graph.Initializer, Producer: -1,
-		Data: &graph.Data{DType: graph.Float32, Dims: shape, Raw: raw}}
+	return b.initializer(name, graph.Float32, oneD(shape, len(v)), raw)
+}
+
+// initializer adds the initializer with its shape and raw values.
+func (b *builder) initializer(name string, dt graph.DType, shape graph.Shape, raw []byte) *builder {
+	b.m.Tensors[name] = &graph.Tensor{Name: name, DType: dt, Shape: shape, Kind: graph.Initializer, Producer: -1,
+		Data: &graph.Data{DType: dt, Dims: shape, Raw: raw}}
 	return b
+}
+
+// oneD is shape, or the 1-D shape of n values when shape is nil.
+func oneD(shape graph.Shape, n int) graph.Shape {
+	if shape == nil {
+		return graph.Shape{int64(n)}
+	}
+	return shape
 }
 
 func (b *builder) node(op string, ins, outs []string, attrs ...graph.Attr) *builder {

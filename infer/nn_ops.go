@@ -99,16 +99,25 @@ func (w window) outSize(i int, in int64) (int64, error) {
 	return out, nil
 }
 
+// convWeight is a convolution's weight (input 1, rank ≥ 3, the rank of
+// input x) and its group attribute (default 1), for Conv and ConvTranspose.
+func (c *ctx) convWeight(x graph.Shape) (graph.Shape, int64, error) {
+	wt, err := c.needRank(1, 3)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(wt) != len(x) {
+		return nil, 0, fmt.Errorf("input %s and weight %s differ in rank", x, wt)
+	}
+	return wt, c.attrs().Int("group", 1), nil
+}
+
 func convRule() rule {
 	return rankRule(3, func(c *ctx, x graph.Shape) error {
-		wt, err := c.needRank(1, 3)
+		wt, group, err := c.convWeight(x)
 		if err != nil {
 			return err
 		}
-		if len(wt) != len(x) {
-			return fmt.Errorf("input %s and weight %s differ in rank", x, wt)
-		}
-		group := c.attrs().Int("group", 1)
 		if group <= 0 || x[1]%group != 0 || wt[0]%group != 0 {
 			return fmt.Errorf("group %d does not divide input channels %d and output channels %d", group, x[1], wt[0])
 		}
@@ -162,14 +171,10 @@ func convRule() rule {
 
 func convTransposeRule() rule {
 	return rankRule(3, func(c *ctx, x graph.Shape) error {
-		wt, err := c.needRank(1, 3)
+		wt, group, err := c.convWeight(x)
 		if err != nil {
 			return err
 		}
-		if len(wt) != len(x) {
-			return fmt.Errorf("input %s and weight %s differ in rank", x, wt)
-		}
-		group := c.attrs().Int("group", 1)
 		if group <= 0 || x[1]%group != 0 || x[1] != wt[0] {
 			return fmt.Errorf("input channels %d do not match weight %s with group %d", x[1], wt, group)
 		}

@@ -251,24 +251,25 @@ func scanModel() *mb {
 }
 
 func TestLoopAndScan(t *testing.T) {
-	m, err := Decode(loopModel().bytes(t), "loop.onnx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := m.Tensor("all").Shape; !s.Equal(graph.Shape{5, 2, 4}) {
-		t.Errorf("scan output %v", s)
-	}
-	if macs := m.Nodes[0].Work.MACs; macs != 5*2*4*4 {
-		t.Errorf("loop MACs %d", macs)
-	}
-	m, err = Decode(scanModel().bytes(t), "scan.onnx", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := m.Tensor("outs").Shape; !s.Equal(graph.Shape{2, 4, 6}) {
-		t.Errorf("scan output %v", s)
-	}
-	if macs := m.Nodes[0].Work.MACs; macs != 6*2*4*4 {
-		t.Errorf("scan MACs %d", macs)
+	for _, tc := range []struct {
+		name   string
+		model  *mb
+		output string
+		shape  graph.Shape
+		macs   int64
+	}{
+		{"loop", loopModel(), "all", graph.Shape{5, 2, 4}, 5 * 2 * 4 * 4},
+		{"scan", scanModel(), "outs", graph.Shape{2, 4, 6}, 6 * 2 * 4 * 4},
+	} {
+		m, err := Decode(tc.model.bytes(t), tc.name+".onnx", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := m.Tensor(tc.output).Shape; !s.Equal(tc.shape) {
+			t.Errorf("%s output %v", tc.name, s)
+		}
+		if macs := m.Nodes[0].Work.MACs; macs != tc.macs {
+			t.Errorf("%s MACs %d", tc.name, macs)
+		}
 	}
 }

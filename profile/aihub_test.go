@@ -32,7 +32,7 @@ func TestParseAIHub(t *testing.T) {
 	if !IsAIHub([]byte(aihubHeader)) || IsAIHub([]byte(publishedHeader)) {
 		t.Error("IsAIHub tells the layouts apart wrongly")
 	}
-	for _, tc := range []struct{ data, want string }{
+	checkParseErrors(t, ParseAIHub, "a.csv", []parseErrorCase{
 		{"", "empty file"},
 		{"model,bogus\n", `unknown column "bogus"`},
 		{"model,aihub_dir,precision,device,runtime\n", `no column "inference_ms"`},
@@ -41,31 +41,13 @@ func TestParseAIHub(t *testing.T) {
 		{aihubHeader + ",resnet18,float,S23,qnn_dlc,1,NPU,1,1,,,\n", "a.csv:2: model: empty"},
 		{aihubHeader + "ResNet-18,resnet18,float,S23,qnn_dlc,1\n", "6 fields"},
 		{aihubHeader, "no rows"},
-	} {
-		_, err := ParseAIHub([]byte(tc.data), "a.csv")
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%q: got %v, want one line with %q", tc.data, err, tc.want)
-		}
-	}
+	})
 }
 
 func FuzzParseAIHub(f *testing.F) {
 	f.Add([]byte(aihubHeader + "ResNet-18,resnet18,float,Samsung Galaxy S23,qnn_dlc,1.266,NPU,53,53,,,30\n"))
 	f.Add([]byte("model,aihub_dir\n\"x"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := ParseAIHub(data, "f.csv")
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
-			return
-		}
-		for _, r := range rows {
-			if r.Latency <= 0 || r.Device == "" || r.Network == "" {
-				t.Fatalf("bad row %+v", r)
-			}
-		}
-	})
+	fuzzParse(f, ParseAIHub, func(r Published) bool { return r.Latency <= 0 || r.Device == "" || r.Network == "" })
 }
 
 // aihubRows reads shared/measurements/aihub-published.csv; without it the

@@ -414,11 +414,7 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
 			}
 			cf.Evals += evals
-			pb, err := pd.predict(before, test)
-			if err != nil {
-				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
-			}
-			pa, err := pd.predict(eff, test)
+			pb, pa, err := pd.predictBoth(before, eff, test)
 			if err != nil {
 				return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
 			}
@@ -448,17 +444,25 @@ func fitClass(pl *hw.Platform, start []cost.Efficiency, rep int, all []Sample, o
 		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
 	}
 	cf.After, cf.Fit, cf.Evals = eff, len(ss), cf.Evals+evals
-	pb, err := pd.predict(before, ss)
-	if err != nil {
-		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
-	}
-	pa, err := pd.predict(eff, ss)
+	pb, pa, err := pd.predictBoth(before, eff, ss)
 	if err != nil {
 		return nil, fmt.Errorf("profile: calibrate %s: %w", pr.Name, err)
 	}
 	cf.FitMAPEBefore, cf.FitMAPEAfter = mapeOf(pb, ss, opt.UseMin), mapeOf(pa, ss, opt.UseMin)
 	cf.Cold = fitCold(pa, ss)
 	return cf, nil
+}
+
+// predictBoth predicts the samples with the factors before and after a
+// fit.
+func (p predictor) predictBoth(before, after cost.Efficiency, ss []Sample) (pb, pa []float64, err error) {
+	if pb, err = p.predict(before, ss); err != nil {
+		return nil, nil, err
+	}
+	if pa, err = p.predict(after, ss); err != nil {
+		return nil, nil, err
+	}
+	return pb, pa, nil
 }
 
 // fitEfficiency fits the factors, from before, to the samples (see

@@ -59,13 +59,7 @@ func TestEstimatorHitsAndMisses(t *testing.T) {
 	failedSet := graph.Range(5, 7)
 	cfg0 := pl.DefaultConfig(0)
 	probe := NewEstimator(st, "dev", base)
-	k, err := probe.Key(lg, measuredSet, cfg0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(Record{Key: k, Timing: Timing{Median: 123 * time.Microsecond, Reps: 5}}); err != nil {
-		t.Fatal(err)
-	}
+	k := putTiming(t, st, probe, lg, measuredSet, cfg0, Timing{Median: 123 * time.Microsecond, Reps: 5})
 	kf, _ := probe.Key(lg, failedSet, cfg0)
 	if err := st.Put(Record{Key: kf, Error: "could not run"}); err != nil {
 		t.Fatal(err)
@@ -178,6 +172,33 @@ type platformless struct{ cost.Estimator }
 
 // hostSetup is MobileNetV2's layers, a two-core host, its analytic model
 // and an empty store (closed when the test ends).
+// putTiming stores tm as the measurement of set on cfg, keyed as e keys
+// it, and returns the key.
+func putTiming(t *testing.T, st *Store, e *Estimator, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, tm Timing) Key {
+	t.Helper()
+	k, err := e.Key(lg, set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(Record{Key: k, Timing: tm}); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// putInSitu stores an in-situ figure of set on cfg (typical, and tm's
+// timing), keyed as e keys it.
+func putInSitu(t *testing.T, st *Store, e *Estimator, lg *graph.LayerGraph, set graph.LayerSet, cfg hw.Config, typical time.Duration, tm Timing) {
+	t.Helper()
+	k, err := e.Key(lg, set, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutInSitu(InSitu{Key: k, Typical: typical, Timing: tm}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func hostSetup(t *testing.T) (*graph.LayerGraph, *hw.Platform, *cost.Analytic, *Store) {
 	t.Helper()
 	lg := testLayers(t, "mobilenet_v2")
@@ -224,13 +245,7 @@ func TestEstimatorHandOff(t *testing.T) {
 			t.Errorf("unpinned %v, from %d: %v, want %v", tc.unpinned, tc.from, got, tc.want)
 		}
 	}
-	k, err := e.Key(lg, set, cfg0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutInSitu(InSitu{Key: k, Typical: 200 * us, Timing: Timing{Median: 150 * us, Reps: 50}}); err != nil {
-		t.Fatal(err)
-	}
+	putInSitu(t, st, e, lg, set, cfg0, 200*us, Timing{Median: 150 * us, Reps: 50})
 	es := NewEstimator(st, "dev", base)
 	if got := es.HandOff(lg, set, cfg0, 1); got != 0 {
 		t.Errorf("in-situ subgraph: hand-off %v, want 0", got)
@@ -314,13 +329,7 @@ func TestEstimatorWake(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("hand-offs", NewEstimator(st, "dev", base), map[int]time.Duration{-1: 300 * us, 0: 5 * us, 1: 70 * us})
-	k, err := e.Key(lg, measured, cfg0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.PutInSitu(InSitu{Key: k, Typical: 2000 * us, Timing: Timing{Median: 1900 * us, Reps: 50}}); err != nil {
-		t.Fatal(err)
-	}
+	putInSitu(t, st, e, lg, measured, cfg0, 2000*us, Timing{Median: 1900 * us, Reps: 50})
 	es := NewEstimator(st, "dev", base)
 	if got := es.HandOff(lg, measured, cfg0, -1); got != 0 {
 		t.Errorf("in-situ subgraph: start %v, want 0", got)

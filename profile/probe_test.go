@@ -40,13 +40,7 @@ func TestSpeedEstimator(t *testing.T) {
 	lg, pl, base, st := hostSetup(t)
 	set, cfg0, cfg1 := graph.Range(0, 5), pl.DefaultConfig(0), pl.DefaultConfig(1)
 	probe := NewEstimator(st, "dev", base)
-	k, err := probe.Key(lg, set, cfg0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Put(Record{Key: k, Timing: Timing{Median: 400 * time.Microsecond, Reps: 5}}); err != nil {
-		t.Fatal(err)
-	}
+	putTiming(t, st, probe, lg, set, cfg0, Timing{Median: 400 * time.Microsecond, Reps: 5})
 	if err := st.PutHandOff("dev", HandOff{Pinned: true, Same: 5 * time.Microsecond, Cross: 70 * time.Microsecond, Samples: 10}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -29,7 +30,7 @@ func TestParsePublished(t *testing.T) {
 		rows[0].Precision != graph.Float16 || !rows[0].Input.Equal(graph.Shape{1, 3, 224, 224}) {
 		t.Fatalf("rows %+v", rows)
 	}
-	for _, tc := range []struct{ data, want string }{
+	checkParseErrors(t, ParsePublished, "p.csv", []parseErrorCase{
 		{"", "p.csv: empty file"},
 		{"model,input\n", `p.csv:1: no column "precision"`},
 		{"model,input,precision,processor,runtime,latency_ms,colour\n", `p.csv:1: unknown column "colour"`},
@@ -42,31 +43,40 @@ func TestParsePublished(t *testing.T) {
 		{publishedHeader + "resnet18,1x3x224x224,float16,npu,onnx,1\n", "p.csv:2: 6 fields, the header has 11"},
 		{publishedHeader + "resnet18,1x3x224x224,float16,,onnx,1,1,1,0,0,1\n", "p.csv:2: processor: empty"},
 		{publishedHeader + "\"resnet18,1x3\n", "p.csv: line"},
-	} {
-		_, err := ParsePublished([]byte(tc.data), "p.csv")
+	})
+}
+
+// parseErrorCase is a file's bytes and what its error must say.
+type parseErrorCase struct{ data, want string }
+
+// checkParseErrors: parse refuses every case's data, named file, with an
+// error of one line that contains the case's want.
+func checkParseErrors(t *testing.T, parse func([]byte, string) ([]Published, error), file string, cases []parseErrorCase) {
+	t.Helper()
+	for _, tc := range cases {
+		_, err := parse([]byte(tc.data), file)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: got %v, want one line with %q", tc.data, err, tc.want)
 		}
 	}
 }
 
-func FuzzParsePublished(f *testing.F) {
-	f.Add([]byte(publishedHeader + "resnet18,1x3x224x224,float16,npu,onnx,1.156,55,55,0,0,60\n"))
-	f.Add([]byte("model,input,precision,processor,runtime,latency_ms\nmobilenet_v2,1x3x224x224,int8,npu,tflite,0.5\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := ParsePublished(data, "f.csv")
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
-			return
-		}
+// fuzzParse fuzzes a parser of published latencies: its errors are one
+// line, and no row it accepts is bad.
+func fuzzParse(f *testing.F, parse func([]byte, string) ([]Published, error), bad func(Published) bool) {
+	fuzzcheck.Accepted(f, func(data []byte) ([]Published, error) { return parse(data, "f.csv") }, func(t *testing.T, rows []Published) {
 		for _, r := range rows {
-			if r.Latency <= 0 || len(r.Input) == 0 || r.Model == "" {
+			if bad(r) {
 				t.Fatalf("accepted a bad row %+v", r)
 			}
 		}
 	})
+}
+
+func FuzzParsePublished(f *testing.F) {
+	f.Add([]byte(publishedHeader + "resnet18,1x3x224x224,float16,npu,onnx,1.156,55,55,0,0,60\n"))
+	f.Add([]byte("model,input,precision,processor,runtime,latency_ms\nmobilenet_v2,1x3x224x224,int8,npu,tflite,0.5\n"))
+	fuzzParse(f, ParsePublished, func(r Published) bool { return r.Latency <= 0 || len(r.Input) == 0 || r.Model == "" })
 }
 
 // TestFitPublishedRecovers: latencies made by a known set of factors are

@@ -81,14 +81,7 @@ CREATE TABLE devices (
 );
 CREATE TABLE measurements (
 ` + keyColumns + `	model_name  TEXT NOT NULL,
-	median_ns   INTEGER NOT NULL,
-	p90_ns      INTEGER NOT NULL,
-	min_ns      INTEGER NOT NULL,
-	max_ns      INTEGER NOT NULL,
-	stddev_ns   INTEGER NOT NULL,
-	reps        INTEGER NOT NULL,
-	ort_version TEXT NOT NULL,
-	error       TEXT NOT NULL,
+` + timingColumns + `	error       TEXT NOT NULL,
 	measured_at TEXT NOT NULL,
 	cold_ns     INTEGER NOT NULL DEFAULT 0,
 	cold_reps   INTEGER NOT NULL DEFAULT 0,
@@ -123,6 +116,17 @@ const keyColumns = `	device      TEXT NOT NULL,
 	shapes      TEXT NOT NULL,
 `
 
+// timingColumns are a timing's statistics and the ONNX Runtime version
+// it was taken with, in the measurements and the in-situ figures.
+const timingColumns = `	median_ns   INTEGER NOT NULL,
+	p90_ns      INTEGER NOT NULL,
+	min_ns      INTEGER NOT NULL,
+	max_ns      INTEGER NOT NULL,
+	stddev_ns   INTEGER NOT NULL,
+	reps        INTEGER NOT NULL,
+	ort_version TEXT NOT NULL,
+`
+
 // insituSchema is the tables of in-situ measurements (PutInSitu,
 // AddArrivalLag), of measured hand-offs (PutHandOff; handoff_curve holds
 // each one's HandOff.CrossAfter) and of the speed
@@ -133,14 +137,7 @@ const insituSchema = `
 CREATE TABLE IF NOT EXISTS insitu (
 ` + keyColumns + `	model_name  TEXT NOT NULL,
 	typical_ns  INTEGER NOT NULL,
-	median_ns   INTEGER NOT NULL,
-	p90_ns      INTEGER NOT NULL,
-	min_ns      INTEGER NOT NULL,
-	max_ns      INTEGER NOT NULL,
-	stddev_ns   INTEGER NOT NULL,
-	reps        INTEGER NOT NULL,
-	ort_version TEXT NOT NULL,
-	measured_at TEXT NOT NULL,
+` + timingColumns + `	measured_at TEXT NOT NULL,
 	PRIMARY KEY (device, model, layers, processor, backend, dtype, shapes)
 );
 CREATE TABLE IF NOT EXISTS insitu_arrivals (

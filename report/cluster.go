@@ -160,16 +160,26 @@ func lines(p *plot.Plot, series []Series, points bool) error {
 	return nil
 }
 
-// JCTCDF draws the empirical CDF of each series' JCTs (X holds the JCTs in
-// hours; Y is ignored and may be empty), on a logarithmic time axis.
-func JCTCDF(w io.Writer, format, title string, series []Series) error {
+// titledPlot is a new plot with its title and axis labels, once the
+// format is known to be one save writes.
+func titledPlot(format, title, x, y string) (*plot.Plot, error) {
 	if err := checkFormat(format); err != nil {
-		return err
+		return nil, err
 	}
 	p := plot.New()
 	p.Title.Text = title
-	p.X.Label.Text = "JCT (h)"
-	p.Y.Label.Text = "fraction of jobs"
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	return p, nil
+}
+
+// JCTCDF draws the empirical CDF of each series' JCTs (X holds the JCTs in
+// hours; Y is ignored and may be empty), on a logarithmic time axis.
+func JCTCDF(w io.Writer, format, title string, series []Series) error {
+	p, err := titledPlot(format, title, "JCT (h)", "fraction of jobs")
+	if err != nil {
+		return err
+	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top, p.Legend.Left = false, false
@@ -200,13 +210,10 @@ func JCTCDF(w io.Writer, format, title string, series []Series) error {
 // JCTvsRate draws average JCT (Y, hours) against input rate (X, jobs per
 // hour), one line per policy.
 func JCTvsRate(w io.Writer, format, title string, series []Series) error {
-	if err := checkFormat(format); err != nil {
+	p, err := titledPlot(format, title, "input rate (jobs/h)", "average JCT (h)")
+	if err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "input rate (jobs/h)"
-	p.Y.Label.Text = "average JCT (h)"
 	p.Legend.Top, p.Legend.Left = true, true
 	if err := lines(p, series, true); err != nil {
 		return err

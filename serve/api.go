@@ -134,9 +134,8 @@ func (v *validateRequest) check() error { return v.Workload.check() }
 // validate loads a workload as inlay plan would, and answers its models
 // and groups, or the CLI's one-line error (with its line) as a 400.
 func (s *Server) validate(w http.ResponseWriter, r *http.Request) {
-	var req validateRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[validateRequest](w, r)
+	if !ok {
 		return
 	}
 	wl, pl, err := s.load(req.Workload)
@@ -240,9 +239,8 @@ func seedOf(p *int64) int64 {
 
 // simulate re-simulates a plan, with its what-if changes: no search.
 func (s *Server) simulate(w http.ResponseWriter, r *http.Request) {
-	var req SimulateRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[SimulateRequest](w, r)
+	if !ok {
 		return
 	}
 	o, err := s.simulatePlan(r.Context(), &req)
@@ -305,9 +303,8 @@ func (q *InspectRequest) check() error {
 // inspect answers inlay inspect --json of a model: the symbolic summary
 // when dimensions stay open, the plain one otherwise.
 func (s *Server) inspect(w http.ResponseWriter, r *http.Request) {
-	var req InspectRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[InspectRequest](w, r)
+	if !ok {
 		return
 	}
 	if _, err := zoo.Lookup(req.Model); err == nil {

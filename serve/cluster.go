@@ -106,9 +106,8 @@ func (q *ClusterRequest) check() error {
 // text/event-stream it streams "progress" ({done, total}) and then
 // "result" or "error".
 func (s *Server) clusterSimulate(w http.ResponseWriter, r *http.Request) {
-	var req ClusterRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[ClusterRequest](w, r)
+	if !ok {
 		return
 	}
 	t, err := throughput.Gavel()

@@ -49,6 +49,17 @@ func decode(r *http.Request, v any) error {
 	return decodeBytes(data, v)
 }
 
+// request is a handler's decode: the request body as a T, or false once
+// it has answered the error.
+func request[T any](w http.ResponseWriter, r *http.Request) (T, bool) {
+	var req T
+	if err := decode(r, &req); err != nil {
+		fail(w, err)
+		return req, false
+	}
+	return req, true
+}
+
 // decodeBytes is decode of a body already read.
 func decodeBytes(data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {

@@ -74,9 +74,8 @@ func (q *platformRequest) check() error {
 // platformFile reads a platform file's text (an upload) as inlay
 // platforms show FILE does.
 func (s *Server) platformFile(w http.ResponseWriter, r *http.Request) {
-	var req platformRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[platformRequest](w, r)
+	if !ok {
 		return
 	}
 	pl, err := hw.Parse(s.path(req.Name), []byte(req.YAML))

@@ -321,9 +321,8 @@ func (q *BenchRequest) check() error {
 // "progress" (a planner starts on a scenario), "scenario" (a scenario's
 // row) and then "result" (the report with its summary).
 func (s *Server) bench(w http.ResponseWriter, r *http.Request) {
-	var req BenchRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[BenchRequest](w, r)
+	if !ok {
 		return
 	}
 	budget, err := s.budget(req.BudgetMs, req.Evals)

@@ -462,6 +462,22 @@ func TestInspect(t *testing.T) {
 	mustMatchSchema(t, "ModelSummary", body)
 }
 
+// answer asks h, wants 200, checks the answer against openapi.yaml's
+// schema and decodes it.
+func answer[T any](t *testing.T, h http.Handler, method, path, body, schema string) T {
+	t.Helper()
+	st, got := do(t, h, method, path, body)
+	if st != 200 {
+		t.Fatalf("%s %s: %d %s", method, path, st, got)
+	}
+	mustMatchSchema(t, schema, got)
+	var out T
+	if err := json.Unmarshal([]byte(got), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // mustMatchSchema checks an answer against openapi.yaml's schema.
 func mustMatchSchema(t *testing.T, schema, body string) {
 	t.Helper()
@@ -481,15 +497,7 @@ func TestPlatformIsTheFile(t *testing.T) {
 	s, _ := New(Config{Examples: "../examples"})
 	h := s.Handler()
 	for _, name := range hw.Presets() {
-		st, body := do(t, h, "GET", "/api/platforms/"+name, "")
-		if st != 200 {
-			t.Fatalf("%s: %d %s", name, st, body)
-		}
-		mustMatchSchema(t, "Platform", body)
-		var out PlatformOut
-		if err := json.Unmarshal([]byte(body), &out); err != nil {
-			t.Fatal(err)
-		}
+		out := answer[PlatformOut](t, h, "GET", "/api/platforms/"+name, "", "Platform")
 		want, err := hw.Preset(name)
 		if err != nil {
 			t.Fatal(err)

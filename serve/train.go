@@ -279,9 +279,8 @@ type TrainTimeline struct {
 // as each ends and then "result" (TrainCompare) or "error". The request
 // going away stops it before the next planner.
 func (s *Server) trainPlan(w http.ResponseWriter, r *http.Request) {
-	var req TrainPlanRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, err)
+	req, ok := request[TrainPlanRequest](w, r)
+	if !ok {
 		return
 	}
 	budget := defaultTrainBudget

@@ -17,15 +17,7 @@ import (
 
 func TestTrainModels(t *testing.T) {
 	s, _ := New(Config{})
-	st, body := do(t, s.Handler(), "GET", "/api/train/models", "")
-	if st != 200 {
-		t.Fatalf("%d %s", st, body)
-	}
-	mustMatchSchema(t, "TrainInfo", body)
-	var info TrainInfo
-	if err := json.Unmarshal([]byte(body), &info); err != nil {
-		t.Fatal(err)
-	}
+	info := answer[TrainInfo](t, s.Handler(), "GET", "/api/train/models", "", "TrainInfo")
 	if len(info.Models) != len(train.Presets()) || len(info.GPUs) != len(train.GPUs()) || !slices.Contains(info.Planners, "inlay") {
 		t.Errorf("%d models, %d GPU types, planners %v; want the presets, the catalogue and inlay", len(info.Models), len(info.GPUs), info.Planners)
 	}
@@ -37,15 +29,7 @@ func TestTrainModels(t *testing.T) {
 func TestTrainPlan(t *testing.T) {
 	s, _ := New(Config{})
 	req := `{"model": "opt-350m", "gpus": "16xA100-40,16xV100-16", "planners": ["inlay", "megatron"], "budget_ms": 500}`
-	st, body := do(t, s.Handler(), "POST", "/api/train/plan", req)
-	if st != 200 {
-		t.Fatalf("%d %s", st, body)
-	}
-	mustMatchSchema(t, "TrainCompare", body)
-	var out TrainCompare
-	if err := json.Unmarshal([]byte(body), &out); err != nil {
-		t.Fatal(err)
-	}
+	out := answer[TrainCompare](t, s.Handler(), "POST", "/api/train/plan", req, "TrainCompare")
 	if out.Model != "opt-350m" || out.GPUs != 32 || len(out.Plans) != 2 || out.Plans[0].Planner != "inlay" || out.Plans[1].Planner != "megatron" {
 		t.Fatalf("answer for %s on %d GPUs with planners %v", out.Model, out.GPUs, out.Plans)
 	}

@@ -23,6 +23,17 @@ import (
 // chain, one with Poisson arrivals).
 func nineModels(tb testing.TB) *workload.Workload { return zootest.Nine(tb, "phone") }
 
+// nineOnPhone is the nine-model scenario on the phone preset with its
+// analytic cost model.
+func nineOnPhone(tb testing.TB) (*workload.Workload, *hw.Platform, *cost.Analytic) {
+	tb.Helper()
+	pl, err := hw.Preset("phone")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return nineModels(tb), pl, cost.NewAnalytic(pl)
+}
+
 func planWith(tb testing.TB, name string, w *workload.Workload, pl *hw.Platform, est cost.Estimator) *plan.Plan {
 	tb.Helper()
 	pn, err := search.New(name)
@@ -89,12 +100,7 @@ func TestZooScenario(t *testing.T) {
 // BenchmarkMaxSustainableScale is the bisection of the nine-model scenario
 // on the phone with the HEFT plan (program compiled once).
 func BenchmarkMaxSustainableScale(b *testing.B) {
-	w := nineModels(b)
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		b.Fatal(err)
-	}
-	est := cost.NewAnalytic(pl)
+	w, pl, est := nineOnPhone(b)
 	for _, name := range []string{"bestmap", "heft"} {
 		p := planWith(b, name, w, pl, est)
 		prog, err := sim.Compile(w, pl, est, p)
@@ -122,12 +128,7 @@ func BenchmarkMaxSustainableScale(b *testing.B) {
 // and by the process's CPU time (getrusage), which a loaded machine
 // disturbs less than the two runs taken apart minutes from each other.
 func BenchmarkEvaluate(b *testing.B) {
-	w := nineModels(b)
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		b.Fatal(err)
-	}
-	est := cost.NewAnalytic(pl)
+	w, pl, est := nineOnPhone(b)
 	p := planWith(b, "heft", w, pl, est)
 	evs := map[bool]*sim.Evaluator{}
 	for _, off := range []bool{false, true} {
@@ -139,6 +140,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	}{{"contended", false}, {"uncontended", true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			var sc plan.Score
+			var err error
 			for i := 0; i < b.N; i++ {
 				if sc, err = evs[mode.off].Evaluate(context.Background(), p); err != nil {
 					b.Fatal(err)

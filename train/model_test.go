@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func TestPresetsValidate(t *testing.T) {
@@ -111,9 +112,7 @@ func FuzzModelLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ParseModelLine(s)
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			fuzzcheck.OneLine(t, err)
 			return
 		}
 		if m.Params() <= 0 || m.FLOPsPerToken() <= 0 {

@@ -3,6 +3,8 @@ package train
 import (
 	"strings"
 	"testing"
+
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func tinyModel() Model {
@@ -95,20 +97,12 @@ func FuzzPlanParse(f *testing.F) {
 	m := tinyModel()
 	g, _ := LookupGPU("A100-80")
 	c, _ := UniformCluster(g, 64, 8, 300, 100)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ParsePlan("f.yaml", data, &m)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
-			return
-		}
+	fuzzcheck.Accepted(f, func(data []byte) (*Plan, error) { return ParsePlan("f.yaml", data, &m) }, func(t *testing.T, p *Plan) {
 		if p.GPUs() > 4096 || p.GlobalBatch > 1<<16 {
 			return
 		}
-		if _, err := Simulate(&m, c, p, Options{}); err != nil && strings.Contains(err.Error(), "\n") {
-			t.Fatalf("multi-line error %q", err)
-		}
+		_, err := Simulate(&m, c, p, Options{})
+		fuzzcheck.OneLine(t, err)
 	})
 }
 
@@ -142,8 +136,7 @@ func FuzzPlanJSON(f *testing.F) {
 		if p.GPUs() > 4096 || p.GlobalBatch > 1<<16 {
 			return
 		}
-		if _, err := Simulate(&m, c, p, Options{}); err != nil && strings.Contains(err.Error(), "\n") {
-			t.Fatalf("multi-line error %q", err)
-		}
+		_, err = Simulate(&m, c, p, Options{})
+		fuzzcheck.OneLine(t, err)
 	})
 }

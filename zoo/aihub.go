@@ -147,15 +147,7 @@ func deepLabV3PlusMobileNet(in graph.Shape) *graph.Model {
 		if si >= 5 { // output stride 16: stride 1, dilation 2
 			dil = 2
 		}
-		for i := int64(0); i < s[2]; i++ {
-			stride := int64(1)
-			if i == 0 {
-				stride = s[3]
-			}
-			n.scope("backbone.features.%d", idx)
-			idx++
-			x = invertedResidual(x, s[0], s[1], stride, dil)
-		}
+		x, idx = n.invertedStage(x, s, dil, "backbone.features", idx)
 		if si == 1 {
 			low = x // stride 4, 24 channels
 		}

@@ -52,20 +52,29 @@ func mobileNetV2(in graph.Shape) *graph.Model {
 	}
 	idx := 1
 	for _, s := range settings {
-		for i := int64(0); i < s[2]; i++ {
-			stride := int64(1)
-			if i == 0 {
-				stride = s[3]
-			}
-			n.scope("features.%d", idx)
-			idx++
-			x = invertedResidual(x, s[0], s[1], stride, 1)
-		}
+		x, idx = n.invertedStage(x, s, 1, "features", idx)
 	}
 	n.scope("features.%d", idx)
 	x = x.Conv(1280, 1, 1).BN().Relu6()
 	n.output(classifier(x, 1000))
 	return n.m
+}
+
+// invertedStage adds a MobileNetV2 stage s (expansion t, channels c,
+// repeats n, stride s) of inverted residuals with the dilation, named
+// prefix.idx, prefix.idx+1, ...; it returns the stage's output and the
+// next index.
+func (n *net) invertedStage(x T, s [4]int64, dilation int64, prefix string, idx int) (T, int) {
+	for i := int64(0); i < s[2]; i++ {
+		stride := int64(1)
+		if i == 0 {
+			stride = s[3]
+		}
+		n.scope("%s.%d", prefix, idx)
+		idx++
+		x = invertedResidual(x, s[0], s[1], stride, dilation)
+	}
+	return x, idx
 }
 
 // invertedResidual is MobileNetV2's block: a 1×1 expansion by t (none when

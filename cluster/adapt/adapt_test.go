@@ -13,20 +13,7 @@ import (
 )
 
 func setup(t *testing.T, n int, force *adapt.Kind) (*adapt.Cluster, []adapt.Job) {
-	b := siatest.Load(t)
-	cl := adapt.FromSia(b.Cluster)
-	models, err := adapt.Models(b, b.Cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ws, err := b.Workloads("philly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := adapt.Jobs("workload-1.csv", ws[0][:n], models, cl, force, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, _, js := siatest.PhillyJobs(t, siatest.Load(t), n, force)
 	return cl, js
 }
 

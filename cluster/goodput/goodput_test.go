@@ -31,12 +31,20 @@ func TestFitRecoversModel(t *testing.T) {
 	}
 }
 
-func TestSharedModels(t *testing.T) {
+// cifar10 is the goodput model of Sia's cifar10 job on the benchmark's
+// cluster.
+func cifar10(t *testing.T) *goodput.Model {
+	t.Helper()
 	b := siatest.Load(t)
 	m, err := goodput.NewModel(b, b.Models["cifar10"], b.Cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestSharedModels(t *testing.T) {
+	m := cifar10(t)
 	for i, f := range m.Fits {
 		// Pollux's model should fit the measured step times to a few tens
 		// of percent.
@@ -83,11 +91,7 @@ func TestSharedModels(t *testing.T) {
 // Even split or a planned model share evenly; a Proportional split gives
 // the faster type (A100) a larger share than the slower (T4).
 func TestLocalBatches(t *testing.T) {
-	b := siatest.Load(t)
-	m, err := goodput.NewModel(b, b.Models["cifar10"], b.Cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := cifar10(t)
 	sum := func(a goodput.Alloc, s []float64) float64 {
 		v := 0.0
 		for i, p := range a {

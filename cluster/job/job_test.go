@@ -8,6 +8,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cluster/hw"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 )
 
 func gavel(t testing.TB) *throughput.Table {
@@ -144,9 +145,7 @@ func FuzzTraceParse(f *testing.F) {
 		file = strings.ReplaceAll(file, "\n", "") // paths are one line
 		jobs, err := Parse(file, data, "")
 		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("multi-line error %q", err)
-			}
+			fuzzcheck.OneLine(t, err)
 			return
 		}
 		for i := range jobs {

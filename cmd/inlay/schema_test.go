@@ -2,13 +2,10 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/clischema"
 	"github.com/inlay-dev/inlay/internal/openapi"
 	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/serve"
@@ -59,31 +56,11 @@ func TestEveryJSONCommandHasASchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Flags().Lookup("json") != nil {
-			path := strings.TrimPrefix(c.CommandPath(), "inlay ")
-			seen[path] = true
-			if _, ok := jsonSchemas[path]; !ok {
-				t.Errorf("inlay %s has --json but no schema in jsonSchemas (describe its output in serve/openapi.yaml and check it in a test)", path)
-			}
-		}
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
-	}
-	walk(newRootCmd())
+	schemas := map[string][]string{}
 	for path, js := range jsonSchemas {
-		if !seen[path] {
-			t.Errorf("jsonSchemas lists inlay %s, which has no --json", path)
-		}
-		for _, s := range js.schemas {
-			if !slices.Contains(doc.Schemas(), s) {
-				t.Errorf("inlay %s: serve/openapi.yaml has no schema %s", path, s)
-			}
-		}
+		schemas[path] = js.schemas
 	}
+	clischema.Check(t, newRootCmd(), doc, schemas)
 }
 
 // TestJSONMatchesOpenAPI checks the --json output of the commands whose

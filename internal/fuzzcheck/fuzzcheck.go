@@ -21,3 +21,28 @@ func OneLineErrors(f *testing.F, parse func(data []byte) error, seeds ...[]byte)
 		}
 	})
 }
+
+// Accepted is OneLineErrors for a parser whose accepted values have more
+// to check: check gets each and may fail the test on it.
+func Accepted[T any](f *testing.F, parse func(data []byte) (T, error), check func(t *testing.T, v T), seeds ...[]byte) {
+	f.Helper()
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := parse(data)
+		if err != nil {
+			OneLine(t, err)
+			return
+		}
+		check(t, v)
+	})
+}
+
+// OneLine fails the test when err's message has a newline.
+func OneLine(t testing.TB, err error) {
+	t.Helper()
+	if err != nil && strings.Contains(err.Error(), "\n") {
+		t.Fatalf("multi-line error %q", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"os"
 	"slices"
 	"strings"
 
@@ -26,6 +27,16 @@ import (
 // Doc is a loaded OpenAPI document.
 type Doc struct {
 	schemas map[string]any
+}
+
+// ReadFile is Load of the file at path (tests that cannot import serve
+// read serve/openapi.yaml with it).
+func ReadFile(path string) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(data)
 }
 
 // Load reads an OpenAPI document (YAML or JSON).

@@ -355,6 +355,19 @@ func (d *Driver) Selection() *plan.Selection {
 // Best is the best plan evaluated so far, and its score (nil before any).
 func (d *Driver) Best() (*plan.Plan, plan.Score) { return d.best, d.bestScore }
 
+// Result is the search's answer: a copy of the best plan, credited to the
+// planner, with its selection record and decisions; an error when the
+// budget ended before any plan was evaluated.
+func (d *Driver) Result(planner string) (*plan.Plan, error) {
+	if d.best == nil {
+		return nil, fmt.Errorf("%s: the budget ended before any plan was evaluated", planner)
+	}
+	out := *d.best
+	out.Planner, out.Selection = planner, d.Selection()
+	out.Decisions = d.Decisions(&out)
+	return &out, nil
+}
+
 func (d *Driver) report() {
 	if d.req.Progress != nil {
 		d.req.Progress(plan.Progress{Evals: d.evals, Best: d.bestScore, Note: d.note, Stopped: d.stopped})

@@ -235,20 +235,15 @@ func afterEdges(w *workload.Workload) [][2]int {
 
 // sinks are the layers without successors, sources those without
 // predecessors.
-func sinks(lg *graph.LayerGraph) []int {
-	var out []int
-	for l := range lg.Layers {
-		if len(lg.Succs[l]) == 0 {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+func sinks(lg *graph.LayerGraph) []int { return unlinked(lg.Succs) }
 
-func sources(lg *graph.LayerGraph) []int {
+func sources(lg *graph.LayerGraph) []int { return unlinked(lg.Preds) }
+
+// unlinked are the layers without neighbours in adj, in order.
+func unlinked(adj [][]int) []int {
 	var out []int
-	for l := range lg.Layers {
-		if len(lg.Preds[l]) == 0 {
+	for l, next := range adj {
+		if len(next) == 0 {
 			out = append(out, l)
 		}
 	}

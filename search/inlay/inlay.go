@@ -31,7 +31,6 @@ package inlay
 
 import (
 	"context"
-	"errors"
 	"math"
 	"math/rand"
 	"sort"
@@ -108,14 +107,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 	if err := s.localSearch(ctx, d, f, ws, append(pool, balanced...), workers); err != nil {
 		return nil, err
 	}
-	best, _ := d.Best()
-	if best == nil {
-		return nil, errors.New("inlay: the budget ended before any plan was evaluated")
-	}
-	out := *best
-	out.Planner, out.Selection = p.Name(), d.Selection()
-	out.Decisions = d.Decisions(&out)
-	return &out, nil
+	return d.Result(p.Name())
 }
 
 // newSearch is a search of sp for req; stop reports whether the budget is

@@ -42,6 +42,29 @@ func lnsInstance(t *testing.T) *milp.Formulation {
 	return formulate(t, &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1})
 }
 
+// lnsAssignments are lnsInstance's 64 assignments, by mask: bit i places
+// layer i%3 of model i/3 (a, then b) on P0 (0) or P1 (1).
+func lnsAssignments() []*space.Assignment {
+	out := make([]*space.Assignment, 64)
+	for mask := range out {
+		out[mask] = &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+	}
+	return out
+}
+
+// lnsOptimum is the first of lnsAssignments with the least load, and that
+// load.
+func lnsOptimum(f *milp.Formulation) (*space.Assignment, float64) {
+	var opt *space.Assignment
+	best := math.Inf(1)
+	for _, a := range lnsAssignments() {
+		if l := f.Load(a); l < best {
+			best, opt = l, a
+		}
+	}
+	return opt, best
+}
+
 // formulate is the MILP, with deadlines, of req's search space.
 func formulate(tb testing.TB, req *plan.Request) *milp.Formulation {
 	tb.Helper()
@@ -63,14 +86,12 @@ func formulate(tb testing.TB, req *plan.Request) *milp.Formulation {
 func TestImproveReachesOptimum(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
-	best := math.Inf(1)
-	for mask := range 64 {
-		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
+	for mask, a := range lnsAssignments() {
 		if err := f.Model.Check(f.Start(a), 1e-6); err != nil {
 			t.Fatalf("assignment %06b: %v", mask, err)
 		}
-		best = math.Min(best, f.Load(a))
 	}
+	_, best := lnsOptimum(f)
 	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
 	if f.Load(start) <= best*(1+1e-6) {
 		t.Fatalf("the start (load %g) is already optimal (%g): the instance tests nothing", f.Load(start), best)
@@ -111,13 +132,7 @@ func TestImproveReachesOptimum(t *testing.T) {
 func TestImproveNeverWorse(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
-	var opt *space.Assignment
-	for mask := range 64 {
-		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
-		if opt == nil || f.Load(a) < f.Load(opt) {
-			opt = a
-		}
-	}
+	opt, _ := lnsOptimum(f)
 	got, st, err := f.Improve(context.Background(), opt, milp.ImproveOptions{SubLimit: 20 * time.Second, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -142,14 +157,7 @@ func TestImproveNeverWorse(t *testing.T) {
 func TestSolveAgain(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
-	best := math.Inf(1)
-	var opt *space.Assignment
-	for mask := range 64 {
-		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
-		if l := f.Load(a); l < best {
-			best, opt = l, a
-		}
-	}
+	opt, best := lnsOptimum(f)
 	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
 	weak := best / 2
 	proof := &plan.Proof{Status: "stopped", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
@@ -184,11 +192,7 @@ func TestSolveAgain(t *testing.T) {
 func TestImproveAndProveBeside(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
-	best := math.Inf(1)
-	for mask := range 64 {
-		a := &space.Assignment{Proc: [][]int{{mask & 1, mask >> 1 & 1, mask >> 2 & 1}, {mask >> 3 & 1, mask >> 4 & 1, mask >> 5 & 1}}, Priority: []int{0, 1}}
-		best = math.Min(best, f.Load(a))
-	}
+	_, best := lnsOptimum(f)
 	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
 	weak := best / 2
 	for _, parallel := range []bool{true, false} {

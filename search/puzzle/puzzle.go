@@ -43,7 +43,6 @@ package puzzle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -216,14 +215,7 @@ func (p *Planner) Plan(ctx context.Context, req *plan.Request, eval plan.Evaluat
 		sort.SliceStable(all, func(i, j int) bool { return all[i].score > all[j].score })
 		pop = all[:p.opt.Population]
 	}
-	best, _ := d.Best()
-	if best == nil {
-		return nil, errors.New("puzzle: the budget ended before any plan was evaluated")
-	}
-	out := *best
-	out.Planner, out.Selection = p.Name(), d.Selection()
-	out.Decisions = d.Decisions(&out)
-	return &out, nil
+	return d.Result(p.Name())
 }
 
 func (g *ga) random() *genome {

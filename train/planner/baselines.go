@@ -11,6 +11,21 @@ import (
 // otherwise; the baselines are meant to finish their grids.
 const baselineBudget = 120 * time.Second
 
+// startBaseline begins a baseline's search: the time it starts and an
+// evaluator with the baselines' budget; it refuses graph networks and
+// options that do not fit the model and cluster, and fills o's defaults
+// (Options.check).
+func startBaseline(name string, m *train.Model, c *train.Cluster, o *Options) (*evaluator, time.Time, error) {
+	start := time.Now()
+	if err := transformerOnly(name, m); err != nil {
+		return nil, start, err
+	}
+	if err := o.check(m, c); err != nil {
+		return nil, start, err
+	}
+	return newEvaluator(m, c, *o, baselineBudget), start, nil
+}
+
 // Megatron is what a Megatron-LM user does by hand: one GPU type (each
 // of the cluster's types in turn, alone), uniform stages (pp dividing the
 // layers, as Megatron-LM requires without its uneven-stage arguments),
@@ -25,14 +40,10 @@ func (Megatron) Name() string { return "megatron" }
 
 // Plan searches the grid.
 func (Megatron) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
-	start := time.Now()
-	if err := transformerOnly("megatron", m); err != nil {
+	e, start, err := startBaseline("megatron", m, c, &o)
+	if err != nil {
 		return nil, err
 	}
-	if err := o.check(m, c); err != nil {
-		return nil, err
-	}
-	e := newEvaluator(m, c, o, baselineBudget)
 	B := o.GlobalBatch
 	for _, t := range c.Types() {
 		N := c.GPUs(t)
@@ -92,14 +103,10 @@ func (AMP) Name() string { return "amp" }
 
 // Plan searches.
 func (AMP) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
-	start := time.Now()
-	if err := transformerOnly("amp", m); err != nil {
+	e, start, err := startBaseline("amp", m, c, &o)
+	if err != nil {
 		return nil, err
 	}
-	if err := o.check(m, c); err != nil {
-		return nil, err
-	}
-	e := newEvaluator(m, c, o, baselineBudget)
 	B := o.GlobalBatch
 	N := c.GPUs("")
 	if o.MaxGPUs > 0 {

@@ -3,7 +3,6 @@ package planner
 import (
 	"math"
 	"sort"
-	"time"
 
 	"github.com/inlay-dev/inlay/train"
 )
@@ -56,14 +55,10 @@ const metisMaxShare = 16
 
 // Plan searches.
 func (Metis) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) {
-	start := time.Now()
-	if err := transformerOnly("metis", m); err != nil {
+	e, start, err := startBaseline("metis", m, c, &o)
+	if err != nil {
 		return nil, err
 	}
-	if err := o.check(m, c); err != nil {
-		return nil, err
-	}
-	e := newEvaluator(m, c, o, baselineBudget)
 	ms := &metisSearch{e: e, caps: map[metisCapKey]int{}, tps: map[string][]int{}, speed: map[train.Placement]float64{}}
 	var cands []metisCand
 	for _, order := range permutations(c.Types()) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -63,24 +62,18 @@ func ParseProfiles(file string, data []byte) ([]LayerCase, error) {
 	}
 	groups := map[key]*acc{}
 	var order []key
-	for line := 2; ; line++ {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("published: %s: %v", file, err)
-		}
+	err = eachRecord(rd, file, func(line int, rec []string) error {
 		var n [3]int
+		var err error
 		for i, c := range []int{2, 3, 4} {
 			if n[i], err = strconv.Atoi(rec[c]); err != nil || n[i] < 0 || n[i] > 1<<20 {
-				return nil, fmt.Errorf("published: %s:%d: %s: %q is not a count", file, line, want[c], rec[c])
+				return fmt.Errorf("published: %s:%d: %s: %q is not a count", file, line, want[c], rec[c])
 			}
 		}
 		f, err1 := strconv.ParseFloat(rec[5], 64)
 		b, err2 := strconv.ParseFloat(rec[6], 64)
 		if err1 != nil || err2 != nil || f < 0 || b < 0 || f > 1e6 || b > 1e6 {
-			return nil, fmt.Errorf("published: %s:%d: fwd_s and bwd_s must be seconds", file, line)
+			return fmt.Errorf("published: %s:%d: fwd_s and bwd_s must be seconds", file, line)
 		}
 		k := key{rec[0], rec[1], n[0], n[1]}
 		a := groups[k]
@@ -92,6 +85,10 @@ func ParseProfiles(file string, data []byte) ([]LayerCase, error) {
 		a.f = append(a.f, f)
 		a.b = append(a.b, b)
 		a.layer = append(a.layer, n[2])
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]

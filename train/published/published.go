@@ -61,18 +61,15 @@ func Parse(file string, data []byte) ([]Case, error) {
 	for i, h := range header {
 		t.col[strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))] = i
 	}
-	for line := 2; ; line++ {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("published: %s: %v", file, err)
-		}
+	err = eachRecord(rd, file, func(line int, rec []string) error {
 		if len(rec) != len(header) {
-			return nil, fmt.Errorf("published: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
+			return fmt.Errorf("published: %s:%d: %d fields, the header has %d", file, line, len(rec), len(header))
 		}
 		t.rows = append(t.rows, rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var read func(*table) ([]Case, error)
 	switch {
@@ -95,6 +92,23 @@ func Parse(file string, data []byte) ([]Case, error) {
 		return nil, fmt.Errorf("published: %s: no rows", file)
 	}
 	return cases, nil
+}
+
+// eachRecord calls each with every record after the header and its line
+// (the header is line 1); a read error names file.
+func eachRecord(rd *csv.Reader, file string, each func(line int, rec []string) error) error {
+	for line := 2; ; line++ {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("published: %s: %v", file, err)
+		}
+		if err := each(line, rec); err != nil {
+			return err
+		}
+	}
 }
 
 type table struct {

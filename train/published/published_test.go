@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"github.com/inlay-dev/inlay/train"
 )
 
@@ -111,21 +112,13 @@ func FuzzPublishedParse(f *testing.F) {
 	f.Add([]byte("gpus,global_batch,micro_batch,hidden_size,attention_heads,layers,seq_len,tp,dp,pp,iteration_ms\n2,16,8,1024,16,24,1024,1,1,2,372.1\n"))
 	f.Add([]byte("model,nodes,gpus,gpu_type,dp,pp,tp,micro_batch,global_batch,microbatches_per_replica,layers_total,layers_per_stage,measured_iteration_s,measured_peak_mem_bytes,red_grads_s,source_file\nOPT-350,2,8,GH-96,1,2,4,8,32,4,26,12;14,0.65705,26942111744,0.00414,x\n"))
 	f.Add([]byte("model,calculon_model,hidden,heads,layers,seq,ffn_hidden,gpus,tp,pp,dp,global_batch,micro_batch,pipeline_interleaving,full_recompute_s,selective_sp_s\n22B,m,6144,64,48,2048,24576,8,8,1,1,4,4,1,1.42,1.1\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cs, err := Parse("f.csv", data)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
-			return
-		}
+	fuzzcheck.Accepted(f, func(data []byte) ([]Case, error) { return Parse("f.csv", data) }, func(t *testing.T, cs []Case) {
 		for i := range cs {
 			if cs[i].Plan.GPUs() > 4096 || cs[i].Plan.GlobalBatch > 1<<13 || cs[i].Model.Layers > 256 {
 				continue
 			}
-			if _, _, err := Predict(&cs[i], Start); err != nil && strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error %q", err)
-			}
+			_, _, err := Predict(&cs[i], Start)
+			fuzzcheck.OneLine(t, err)
 		}
 	})
 }

@@ -40,6 +40,27 @@ func newKey() (*ecdsa.PrivateKey, []byte, error) {
 	return k, der, err
 }
 
+// issue makes a key and a certificate for it from tmpl (given a serial
+// number and ten years' validity from an hour ago), signed by parent's
+// key signer, or by itself when parent is nil.
+func issue(tmpl, parent *x509.Certificate, signer *ecdsa.PrivateKey) (key *ecdsa.PrivateKey, keyDER, certDER []byte, err error) {
+	key, keyDER, err = newKey()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(10*365*24*time.Hour)
+	if parent == nil {
+		parent, signer = tmpl, key
+	}
+	certDER, err = x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return key, keyDER, certDER, nil
+}
+
 func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
 	return n
@@ -70,33 +91,20 @@ func newPKI(dir string) (*pki, error) {
 		saKey: filepath.Join(dir, "sa.key"), saPub: filepath.Join(dir, "sa.pub"),
 		tokenFile: filepath.Join(dir, "tokens.csv"), tokens: map[string]string{},
 	}
-	now := time.Now()
-	caKey, caDER, err := newKey()
-	if err != nil {
-		return nil, err
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: "inlay-local-ca"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(10 * 365 * 24 * time.Hour),
+	caKey, caDER, caCertDER, err := issue(&x509.Certificate{
+		Subject:  pkix.Name{CommonName: "inlay-local-ca"},
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, IsCA: true, BasicConstraintsValid: true,
-	}
-	caCertDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	}, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	ca, _ := x509.ParseCertificate(caCertDER)
-	srvKey, srvDER, err := newKey()
-	if err != nil {
-		return nil, err
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: serial(), Subject: pkix.Name{CommonName: "kube-apiserver"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(10 * 365 * 24 * time.Hour),
+	_, srvDER, srvCertDER, err := issue(&x509.Certificate{
+		Subject:  pkix.Name{CommonName: "kube-apiserver"},
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-	}
-	srvCertDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
+	}, ca, caKey)
 	if err != nil {
 		return nil, err
 	}

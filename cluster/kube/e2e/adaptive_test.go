@@ -98,22 +98,7 @@ func TestAdaptiveReplay(t *testing.T) {
 		polName = s
 	}
 	mixed := os.Getenv("INLAY_E2E_ADAPT_MIXED") == "1"
-	cl := adapt.FromSia(b.Cluster)
-	models, err := adapt.Models(b, b.Cluster)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ws, err := b.Workloads("philly")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n <= 0 || n > len(ws[0]) {
-		n = len(ws[0])
-	}
-	jobs, err := adapt.Jobs("workload-1.csv", ws[0][:n], models, cl, nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, models, jobs := siatest.PhillyJobs(t, b, n, nil)
 	t0 := jobs[0].Arrival
 	for i := range jobs {
 		jobs[i].Arrival -= t0
@@ -159,13 +144,7 @@ func TestAdaptiveReplay(t *testing.T) {
 	res, err := replay.RunAdaptive(ctx, replay.AdaptiveConfig{Client: e.cs, Jobs: jobs, Types: types, Split: split, Clock: clock,
 		Namespace: "default", Queue: run, Run: run, Tolerate: siaTaint, Timeout: limit, Progress: progress(t)})
 	elapsed := time.Since(wall)
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("scheduler: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	endReplay(t, stop, done, err)
 	st := s.Stats()
 	ratio := res.AvgJCT / sr.AvgJCT
 	t.Logf("%s, %d Philly jobs (workload-1), mixed %v: avg JCT replay %.3f h, simulator %.3f h, ratio %.3f; restarts a job %.2f vs %.2f; wall %.0f s, clock held %.0f s (speedup %g); scheduler: %d rounds, %d binds, %d suspends, %d resumes",

@@ -151,6 +151,19 @@ func trace(t *testing.T, e *env, n int, rate float64, shrink float64, seed uint6
 	return jobs
 }
 
+// endReplay stops a scheduler that ran beside a replay: the scheduler's
+// error fails the test, then the replay's (replayErr) stops it.
+func endReplay(t *testing.T, stop context.CancelFunc, done <-chan error, replayErr error) {
+	t.Helper()
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("scheduler: %v", err)
+	}
+	if replayErr != nil {
+		t.Fatal(replayErr)
+	}
+}
+
 func startScheduler(t *testing.T, ctx context.Context, cs kubernetes.Interface, e *env, pol, queue string, speedup float64) (*scheduler.Scheduler, context.CancelFunc, chan error) {
 	t.Helper()
 	return startSchedulerAs(t, ctx, cs, e, pol, queue, speedup, "", nil)
@@ -319,13 +332,7 @@ func TestReplay(t *testing.T) {
 		Namespace: "default", Queue: "replay", Run: "replay200", Policy: "gavel", Timeout: limit, Progress: progress(t),
 		RealTimeLatency: realTime, Clock: clock, Timeline: tl.add})
 	elapsed := time.Since(wall)
-	stop()
-	if err := <-done; err != nil {
-		t.Errorf("scheduler: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	endReplay(t, stop, done, err)
 	if res.Unfinished != 0 {
 		t.Errorf("%d jobs unfinished", res.Unfinished)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inlay-dev/inlay/cluster/kube/controlplane"
+	"github.com/inlay-dev/inlay/internal/openapi"
 )
 
 // TestBenchSmall (make test-kube) runs the benchmark small: 500 nodes of
@@ -117,5 +119,51 @@ func BenchmarkScheduler1000(b *testing.B) {
 		b.ReportMetric(res.KubeSchedulerPodsPerSecond, "kube-scheduler-pods/s")
 		b.ReportMetric(res.P99BindSeconds, "inlay-p99-bind-s")
 		b.ReportMetric(res.RoundP99Seconds, "inlay-round-p99-s")
+	}
+}
+
+// TestResultMatchesOpenAPI: inlay-scheduler bench --json (a Result)
+// matches serve/openapi.yaml's SchedulerBench, with every field set (so
+// that a field the schema does not describe fails) and with only what is
+// always written.
+func TestResultMatchesOpenAPI(t *testing.T) {
+	doc, err := openapi.ReadFile("../../../serve/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full Result
+	fill(reflect.ValueOf(&full).Elem())
+	full.Mode = "jobs"
+	bare := Result{Mode: "pods", Runs: []Run{{Scheduler: KubeScheduler}}}
+	for name, r := range map[string]Result{"full": full, "bare": bare} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Validate("SchedulerBench", b); err != nil {
+			t.Errorf("%s: %v\n%s", name, err, b)
+		}
+	}
+}
+
+// fill sets every field of v to a value that is not zero: numbers 1,
+// strings "x", slices one element.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fill(v.Field(i))
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Int, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Float64:
+		v.SetFloat(1)
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inlay-dev/inlay/cluster/adapt"
+	"github.com/inlay-dev/inlay/cluster/goodput"
 	"github.com/inlay-dev/inlay/cluster/sia"
 )
 
@@ -40,4 +42,29 @@ func Load(t testing.TB) *sia.Bench {
 		t.Skip(err)
 	}
 	return b
+}
+
+// PhillyJobs is the benchmark's cluster, its goodput models and the first
+// n jobs of Philly's workload-1.csv on it as adaptive jobs (n ≤ 0 or over
+// the workload's size: every job), their kind forced where force is not
+// nil.
+func PhillyJobs(t testing.TB, b *sia.Bench, n int, force *adapt.Kind) (*adapt.Cluster, map[string]*goodput.Model, []adapt.Job) {
+	t.Helper()
+	cl := adapt.FromSia(b.Cluster)
+	models, err := adapt.Models(b, b.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ws, err := b.Workloads("philly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n <= 0 || n > len(ws[0]) {
+		n = len(ws[0])
+	}
+	js, err := adapt.Jobs("workload-1.csv", ws[0][:n], models, cl, force, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, models, js
 }

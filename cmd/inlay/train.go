@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inlay-dev/inlay/app"
-	"github.com/inlay-dev/inlay/internal/outfile"
-	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/report/progress"
 	"github.com/inlay-dev/inlay/report/trainreport"
 	"github.com/inlay-dev/inlay/train"
@@ -50,9 +48,25 @@ type trainFlags struct {
 	spec         train.Spec
 	json         bool
 	trace, gantt string
-	// export and out (simulate only): the engine form to write the plan
-	// in, and the file.
-	export, out string
+	export, out  string // simulate only
+}
+
+// exportFlags registers --export and -o: an engine's form of the plan, and
+// its file (else standard output, and then nothing else: not with --json).
+func exportFlags(cmd *cobra.Command, form, out *string) {
+	cmd.Flags().StringVar(form, "export", "", "also write the plan for an engine: "+strings.Join(planner.ExportFormats, ", "))
+	cmd.Flags().StringVarP(out, "output", "o", "", "with --export: the file to write (default: standard output)")
+}
+
+var errExportJSON = fmt.Errorf("--export with --json needs -o FILE")
+
+// writeExport writes an exported plan to out, or to w (done: all it prints).
+func writeExport(w io.Writer, out string, data []byte) (done bool, err error) {
+	if out == "" {
+		_, err = w.Write(data)
+		return true, err
+	}
+	return false, os.WriteFile(out, data, 0o644)
 }
 
 func (f *trainFlags) register(cmd *cobra.Command) {
@@ -106,7 +120,7 @@ func newTrainSimulateCmd() *cobra.Command {
 				return err
 			}
 			if f.export != "" && f.out == "" && f.json {
-				return fmt.Errorf("--export with --json needs -o FILE")
+				return errExportJSON
 			}
 			req, res, err := train.Predict(f.spec, train.Options{Trace: f.trace != "" || f.gantt != ""})
 			if err != nil {
@@ -117,15 +131,11 @@ func newTrainSimulateCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if f.out == "" {
-					_, err = cmd.OutOrStdout().Write(data)
-					return err
-				}
-				if err := os.WriteFile(f.out, data, 0o644); err != nil {
+				if done, err := writeExport(cmd.OutOrStdout(), f.out, data); done || err != nil {
 					return err
 				}
 			}
-			if err := writeTrainTimelines(res, f.trace, f.gantt); err != nil {
+			if err := trainreport.WriteTimelines(res, f.trace, f.gantt); err != nil {
 				return err
 			}
 			res.Spans = nil
@@ -138,26 +148,8 @@ func newTrainSimulateCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.trace, "trace", "", "write the iteration's timeline as Chrome trace events (.json, opens in Perfetto)")
 	cmd.Flags().StringVar(&f.gantt, "gantt", "", "write the iteration's Gantt chart (.svg or .png)")
-	cmd.Flags().StringVar(&f.export, "export", "", "also write the plan for an engine: "+strings.Join(planner.ExportFormats, ", "))
-	cmd.Flags().StringVarP(&f.out, "output", "o", "", "with --export: the file to write (default: standard output)")
+	exportFlags(cmd, &f.export, &f.out)
 	return cmd
-}
-
-// writeTrainTimelines writes the trace and the Gantt chart asked for.
-func writeTrainTimelines(r *train.Result, tracePath, ganttPath string) error {
-	if tracePath != "" {
-		if err := outfile.Write(tracePath, func(w io.Writer) error { return trainreport.WriteTrace(w, r) }); err != nil {
-			return err
-		}
-	}
-	if ganttPath == "" {
-		return nil
-	}
-	format, err := report.GanttFormatOf(ganttPath)
-	if err != nil {
-		return err
-	}
-	return outfile.Write(ganttPath, func(w io.Writer) error { return trainreport.WriteGantt(w, format, r) })
 }
 
 func newTrainMemoryCmd() *cobra.Command {

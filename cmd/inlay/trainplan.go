@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -46,14 +44,13 @@ func newTrainPlanCmd() *cobra.Command {
 	fl.Float64Var(&in.TokenBudget, "tokens", 0, "token budget for --objective time")
 	fl.BoolVar(&f.json, "json", false, "print the plan file as JSON (simulate --plan reads it)")
 	fl.BoolVar(&f.explain, "explain", false, "print why each stage is as it is and what binds")
-	fl.StringVar(&in.Export, "export", "", "also write the plan for an engine: "+strings.Join(planner.ExportFormats, ", "))
-	fl.StringVarP(&f.out, "output", "o", "", "with --export: the file to write (default: standard output)")
+	exportFlags(cmd, &in.Export, &f.out)
 	return cmd
 }
 
 func runTrainPlan(cmd *cobra.Command, f *trainPlanFlags) error {
 	if f.in.Export != "" && f.out == "" && f.json {
-		return fmt.Errorf("--export with --json needs -o FILE")
+		return errExportJSON
 	}
 	res, err := app.TrainPlan(f.in)
 	if err != nil {
@@ -61,11 +58,7 @@ func runTrainPlan(cmd *cobra.Command, f *trainPlanFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	if f.in.Export != "" {
-		if f.out == "" {
-			_, err = w.Write(res.Export)
-			return err
-		}
-		if err := os.WriteFile(f.out, res.Export, 0o644); err != nil {
+		if done, err := writeExport(w, f.out, res.Export); done || err != nil {
 			return err
 		}
 	}

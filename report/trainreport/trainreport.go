@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inlay-dev/inlay/internal/outfile"
 	"github.com/inlay-dev/inlay/internal/textfmt"
 	"github.com/inlay-dev/inlay/report"
 	"github.com/inlay-dev/inlay/train"
@@ -266,4 +267,22 @@ func WriteBench(w io.Writer, rows []planner.BenchRow) error {
 	}
 	_, err := t.WriteTo(w)
 	return err
+}
+
+// WriteTimelines writes the iteration's Chrome trace to tracePath and its
+// Gantt chart to ganttPath, each when asked for.
+func WriteTimelines(r *train.Result, tracePath, ganttPath string) error {
+	if tracePath != "" {
+		if err := outfile.Write(tracePath, func(w io.Writer) error { return WriteTrace(w, r) }); err != nil {
+			return err
+		}
+	}
+	if ganttPath == "" {
+		return nil
+	}
+	format, err := report.GanttFormatOf(ganttPath)
+	if err != nil {
+		return err
+	}
+	return outfile.Write(ganttPath, func(w io.Writer) error { return WriteGantt(w, format, r) })
 }

@@ -518,13 +518,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	}
 	for s, r := range p.Stages {
 		note := StageNote{Stage: s, Layers: r}
-		var stageMax, memFrac float64
-		for _, st := range sim.Stages {
-			if st.Stage == s {
-				stageMax = math.Max(stageMax, st.ForwardS+st.BackwardS)
-				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
-			}
-		}
+		stageMax, memFrac := stageLoad(sim, s)
 		capMin := e.m.Layers
 		for _, k := range n.kinds {
 			capMin = min(capMin, k.caps[s])
@@ -553,6 +547,18 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	}
 	x.Binding = overallBinding(worst.mem, sim)
 	return x
+}
+
+// stageLoad is stage s's slowest micro-batch (forward and backward) and
+// the fullest of its GPUs, as a fraction of the GPU's memory.
+func stageLoad(sim *train.Result, s int) (stageMax, memFrac float64) {
+	for _, st := range sim.Stages {
+		if st.Stage == s {
+			stageMax = math.Max(stageMax, st.ForwardS+st.BackwardS)
+			memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
+		}
+	}
+	return stageMax, memFrac
 }
 
 // stageBinding is what binds a stage of n layers that memory caps at

@@ -143,11 +143,9 @@ func explainStageDP(e *evaluator, res *Result, n *stageDPNote) *Explain {
 	mem := 0.0
 	for s, r := range p.Stages {
 		note := StageNote{Stage: s, Layers: r}
-		var stageMax, memFrac float64
+		stageMax, memFrac := stageLoad(sim, s)
 		for _, st := range sim.Stages {
 			if st.Stage == s {
-				stageMax = math.Max(stageMax, st.ForwardS+st.BackwardS)
-				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
 				note.Kinds = append(note.Kinds, fmt.Sprintf("%d× %s tp %d: %.1f ms a micro-batch", st.Ranks, st.GPU, st.TP, 1e3*(st.ForwardS+st.BackwardS)))
 			}
 		}

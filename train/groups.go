@@ -304,7 +304,13 @@ func simulateGroups(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error)
 			ar := c.dpLinkOf(len(pl[s]), func(i int) *placed { return &pl[s][i] }).allReduce(bytes, dp, p.DPAlgorithm == "tree")
 			if p.OverlapGradReduce {
 				nb := math.Max(1, math.Ceil(bytes/(p.BucketMB*1e6)))
-				syncT = math.Max(ar/nb, ar-bwd[s]*(1-1/nb))
+				// hidden behind the shortest backward of the stage's
+				// ranks, as replicas are behind the shortest of theirs
+				window := bwd[s]
+				for _, rc := range costs[s] {
+					window = math.Min(window, rc.b)
+				}
+				syncT = math.Max(ar/nb, ar-window*(1-1/nb))
 			} else {
 				syncT = ar
 			}

@@ -177,3 +177,28 @@ func TestAsReplicas(t *testing.T) {
 		t.Error("stages of 4 and 2 ranks read as replicas")
 	}
 }
+
+// Unlike ranks in one stage are priced as unlike replicas are: a plan of
+// one stage written either way takes the same time.
+func TestGroupsMatchUnlikeReplicas(t *testing.T) {
+	m, _ := Preset("gpt3-1.7b")
+	c := mixCluster()
+	p := &Plan{MicroBatch: 12, GlobalBatch: 48, Stages: []LayerRange{{0, 23}}, OverlapGradReduce: true,
+		Groups: []Group{{Ranks: []Rank{{GPU: "A100-80", TP: 1, Share: 2, Count: 4}, {GPU: "V100-32", TP: 2, Share: 1, Count: 4}}}}}
+	p.fillDefaults()
+	q, ok := p.AsReplicas()
+	if !ok {
+		t.Fatal("one stage is replicas")
+	}
+	a, err := Simulate(&m, c, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Simulate(&m, c, q, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(a.IterationS/b.IterationS-1) > 1e-9 {
+		t.Errorf("groups %.6f s, replicas %.6f s", a.IterationS, b.IterationS)
+	}
+}

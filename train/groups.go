@@ -151,20 +151,25 @@ func (p *Plan) checkGroups(m *Model) error {
 	return nil
 }
 
-// rankView is p as rank entry r of stage s runs it: a plan of the stage's
-// DP replicas, each with the rank's share as its micro-batch and that
-// many micro-batches, so that the replica-plan pricing and memory model
-// apply unchanged.
+// rankView is p as rank entry r of stage s runs it (AsRank).
 func (p *Plan) rankView(s int, r Rank) *Plan {
+	return p.AsRank(r.Share, p.Groups[s].DP(), p.Micros())
+}
+
+// AsRank is p as each of dp identical data-parallel ranks runs it that
+// takes share sequences of each of micros micro-batches: a plan of dp
+// replicas with share as their micro-batch, so that the replica-plan
+// pricing and memory model apply to one rank of a stage with its own data
+// parallelism.
+func (p *Plan) AsRank(share, dp, micros int) *Plan {
 	q := *p
 	q.Groups = nil
-	q.MicroBatch = r.Share
-	dp := p.Groups[s].DP()
+	q.MicroBatch = share
 	q.Replicas = make([]Replica, dp)
 	for i := range q.Replicas {
-		q.Replicas[i].Batch = p.Micros() * r.Share
+		q.Replicas[i].Batch = micros * share
 	}
-	q.GlobalBatch = dp * p.Micros() * r.Share
+	q.GlobalBatch = dp * micros * share
 	return &q
 }
 

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"math"
 	"sort"
 
 	"github.com/inlay-dev/inlay/train"
@@ -286,34 +285,15 @@ func (ms *metisSearch) candidate(line []string, dg []int, micro int, rc string) 
 		headroom := make([]float64, P) // free memory, for the next step
 		if ok {
 			p := *base
-			p.Stages = train.EvenStages(m.Layers, P)
 			p.Groups = groups
-			caps := make([]int, P)
-			pcs := make([][]train.PartCost, P)
-			for s := range caps {
-				caps[s] = m.Layers
-				for _, r := range groups[s].Ranks {
-					caps[s] = min(caps[s], ms.layerCap(base, r, s, P, groups[s].DP(), batches))
-					q := *base
-					q.MicroBatch = r.Share
-					pcs[s] = append(pcs[s], e.cost(r.GPU, r.TP, &q))
-				}
+			sp := groupSplit(e, base, groups, batches, func(s int, r train.Rank) int {
+				return ms.layerCap(base, r, s, P, groups[s].DP(), batches)
+			})
+			if sp.counts != nil {
+				p.Stages = ranges(sp.counts)
+				return metisCand{est: sp.est, p: &p}, true
 			}
-			cost := func(s, n int) float64 {
-				t := 0.0
-				for _, pc := range pcs[s] {
-					t = math.Max(t, stageTime(pc, n, s, P))
-				}
-				return t
-			}
-			if counts := balance(m.Layers, caps, cost); counts != nil {
-				p.Stages = ranges(counts)
-				ts := make([]float64, P)
-				for s := range ts {
-					ts[s] = cost(s, counts[s])
-				}
-				return metisCand{est: replicaTime(ts, batches), p: &p}, true
-			}
+			caps, cost := sp.caps, sp.cost
 			// the stage whose memory is shortest against its share of
 			// the layers by speed
 			speed, total := make([]float64, P), 0.0
@@ -438,17 +418,10 @@ func (ms *metisSearch) speedOf(gpu string, tp int) float64 {
 	return v
 }
 
-// rankPlan is a replica plan in which every one of dp replicas runs as
-// rank r does (its share a micro-batch, batches of them), so that the
-// replica-plan costs and memory apply to it.
+// rankPlan is base as each of dp ranks like r runs it, batches
+// micro-batches (train.Plan.AsRank), with room for P stages.
 func rankPlan(base *train.Plan, r train.Rank, dp, batches, P int) *train.Plan {
-	q := *base
-	q.MicroBatch = r.Share
-	q.GlobalBatch = dp * batches * r.Share
+	q := base.AsRank(r.Share, dp, batches)
 	q.Stages = make([]train.LayerRange, P)
-	q.Replicas = make([]train.Replica, dp)
-	for i := range q.Replicas {
-		q.Replicas[i].Batch = batches * r.Share
-	}
-	return &q
+	return q
 }

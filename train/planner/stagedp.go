@@ -91,28 +91,60 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, cp, B int) []met
 				}
 				p.Groups[s] = train.Group{Ranks: []train.Rank{{GPU: types[i], TP: tp[i], Share: M / dp[i], Count: dp[i]}}}
 			}
-			caps := make([]int, P)
-			pcs := make([]train.PartCost, P)
-			for s, g := range p.Groups {
-				r := g.Ranks[0]
-				q := rankPlan(base, r, r.Count, B/M, P)
-				caps[s] = layerCap(m, c, q, s, r.GPU, r.TP)
-				pcs[s] = e.cost(r.GPU, r.TP, q)
-			}
-			cost := func(s, n int) float64 { return stageTime(pcs[s], n, s, P) }
-			counts := balance(m.Layers, caps, cost)
-			if counts == nil {
+			sp := groupSplit(e, base, p.Groups, B/M, func(s int, r train.Rank) int {
+				return layerCap(m, c, rankPlan(base, r, r.Count, B/M, P), s, r.GPU, r.TP)
+			})
+			if sp.counts == nil {
 				continue
 			}
-			p.Stages = ranges(counts)
-			ts := make([]float64, P)
-			for s := range ts {
-				ts[s] = cost(s, counts[s])
-			}
-			out = append(out, metisCand{est: replicaTime(ts, B/M), p: &p, note: note(M, rc, caps, counts)})
+			p.Stages = ranges(sp.counts)
+			out = append(out, metisCand{est: sp.est, p: &p, note: note(M, rc, sp.caps, sp.counts)})
 		}
 	}
 	return out
+}
+
+// split is a plan with per-stage groups priced from the parts: each
+// stage's layer cap (the least any of its kinds of rank holds), its time
+// with n layers (its slowest kind's), the balanced split (nil when none
+// fits) and its 1F1B estimate.
+type split struct {
+	caps   []int
+	cost   func(s, n int) float64
+	counts []int
+	est    float64
+}
+
+// groupSplit prices groups on base's settings, batches micro-batches a
+// step; capOf is the most layers a kind of rank r holds on stage s.
+func groupSplit(e *evaluator, base *train.Plan, groups []train.Group, batches int, capOf func(s int, r train.Rank) int) split {
+	P := len(groups)
+	sp := split{caps: make([]int, P)}
+	pcs := make([][]train.PartCost, P)
+	for s, g := range groups {
+		sp.caps[s] = e.m.Layers
+		for _, r := range g.Ranks {
+			sp.caps[s] = min(sp.caps[s], capOf(s, r))
+			q := *base
+			q.MicroBatch = r.Share
+			pcs[s] = append(pcs[s], e.cost(r.GPU, r.TP, &q))
+		}
+	}
+	sp.cost = func(s, n int) float64 {
+		t := 0.0
+		for _, pc := range pcs[s] {
+			t = math.Max(t, stageTime(pc, n, s, P))
+		}
+		return t
+	}
+	if sp.counts = balance(e.m.Layers, sp.caps, sp.cost); sp.counts != nil {
+		ts := make([]float64, P)
+		for s := range ts {
+			ts[s] = sp.cost(s, sp.counts[s])
+		}
+		sp.est = replicaTime(ts, batches)
+	}
+	return sp
 }
 
 // stageDPNote is how stageDP made a plan: the two types, the stages each

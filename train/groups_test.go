@@ -155,18 +155,9 @@ func TestAsReplicas(t *testing.T) {
 	c := mixCluster()
 	p := &Plan{MicroBatch: 8, GlobalBatch: 32, Stages: []LayerRange{{0, 23}},
 		Groups: []Group{{Ranks: []Rank{{GPU: "A100-80", TP: 1, Share: 1, Count: 4}, {GPU: "V100-32", TP: 2, Share: 1, Count: 4}}}}}
-	p.fillDefaults()
-	q, ok := p.AsReplicas()
-	if !ok || q.StageDP() || q.DP() != 8 || q.GPUs() != p.GPUs() || q.Check(&m) != nil {
-		t.Fatalf("ok %v, %+v", ok, q)
-	}
-	a, err := Simulate(&m, c, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Simulate(&m, c, q, Options{})
-	if err != nil {
-		t.Fatal(err)
+	q, a, b := bothForms(t, &m, c, p)
+	if q.StageDP() || q.DP() != 8 || q.GPUs() != p.GPUs() || q.Check(&m) != nil {
+		t.Fatalf("%+v", q)
 	}
 	if b.IterationS > a.IterationS*(1+1e-9) {
 		t.Errorf("replicas %.4f s, groups %.4f s", b.IterationS, a.IterationS)
@@ -185,20 +176,29 @@ func TestGroupsMatchUnlikeReplicas(t *testing.T) {
 	c := mixCluster()
 	p := &Plan{MicroBatch: 12, GlobalBatch: 48, Stages: []LayerRange{{0, 23}}, OverlapGradReduce: true,
 		Groups: []Group{{Ranks: []Rank{{GPU: "A100-80", TP: 1, Share: 2, Count: 4}, {GPU: "V100-32", TP: 2, Share: 1, Count: 4}}}}}
+	_, a, b := bothForms(t, &m, c, p)
+	if math.Abs(a.IterationS/b.IterationS-1) > 1e-9 {
+		t.Errorf("groups %.6f s, replicas %.6f s", a.IterationS, b.IterationS)
+	}
+}
+
+// bothForms writes a one-stage group plan (its defaults filled) as
+// replicas and simulates both: the replica form, then the groups' result
+// and the replicas'.
+func bothForms(t *testing.T, m *Model, c *Cluster, p *Plan) (*Plan, *Result, *Result) {
+	t.Helper()
 	p.fillDefaults()
 	q, ok := p.AsReplicas()
 	if !ok {
 		t.Fatal("one stage is replicas")
 	}
-	a, err := Simulate(&m, c, p, Options{})
+	a, err := Simulate(m, c, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Simulate(&m, c, q, Options{})
+	b, err := Simulate(m, c, q, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(a.IterationS/b.IterationS-1) > 1e-9 {
-		t.Errorf("groups %.6f s, replicas %.6f s", a.IterationS, b.IterationS)
-	}
+	return q, a, b
 }

@@ -622,12 +622,7 @@ func explainSeed(e *evaluator, res *Result, seed seedNote) *Explain {
 				note.Kinds = append(note.Kinds, fmt.Sprintf("%d× %s tp %d taking %d of each micro-batch", r.Count, r.GPU, r.TP, r.Share))
 			}
 		}
-		memFrac := 0.0
-		for _, st := range sim.Stages {
-			if st.Stage == s {
-				memFrac = math.Max(memFrac, st.Memory.Total/st.CapacityBytes)
-			}
-		}
+		_, memFrac := stageLoad(sim, s)
 		note.Binding = "compute"
 		if memFrac > 0.9 {
 			note.Binding = fmt.Sprintf("memory: %.0f %% of the GPU used", 100*memFrac)

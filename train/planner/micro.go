@@ -239,9 +239,9 @@ func refineShares(e *evaluator) {
 				}
 			}
 		}
-		for _, a := range kinds {
-			for _, b := range kinds {
-				if &a[0] == &b[0] || e.expired() {
+		for i, a := range kinds {
+			for j, b := range kinds {
+				if i == j || e.expired() {
 					continue
 				}
 				t := lcm(len(a), len(b))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/inlay-dev/inlay/train"
@@ -23,7 +24,7 @@ func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]b
 		return nil, fmt.Errorf("export %s: %v", format, err)
 	}
 	var out []byte
-	if p.StageDP() && (format == "megatron" || format == "torchtitan" || format == "deepspeed" || format == "sailor") {
+	if p.StageDP() && format != "ranks" && slices.Contains(ExportFormats, format) {
 		return nil, fmt.Errorf("export %s: the plan gives each stage its own data-parallel ranks, which %s cannot express (every stage of its pipelines has the same data parallelism); --export ranks writes it", format, format)
 	}
 	switch format {
@@ -56,11 +57,8 @@ func Export(format string, m *train.Model, c *train.Cluster, p *train.Plan) ([]b
 func byName(c *train.Cluster, p *train.Plan) (*train.Plan, error) {
 	types := c.Types()
 	name := func(gpu, where string) (string, error) {
-		switch g, ok := c.GPUType(gpu); {
-		case ok:
+		if g, ok := c.GPUType(gpu); ok { // "" is the only type of a one-type cluster
 			return g.Name, nil
-		case gpu == "" && len(types) == 1:
-			return types[0], nil
 		}
 		return "", fmt.Errorf("%s: the cluster has no GPU type %q (it has %s)", where, gpu, strings.Join(types, ", "))
 	}

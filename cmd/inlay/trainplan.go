@@ -36,7 +36,7 @@ func newTrainPlanCmd() *cobra.Command {
 	registerTarget(cmd, &in.Spec)
 	fl.StringVar(&in.Objective, "objective", "throughput", "throughput (tokens/s), cost (dollars per token; needs --prices) or time (hours to --tokens)")
 	fl.StringVar(&in.Planner, "planner", "inlay", "planner: "+strings.Join(planner.Names(), ", "))
-	fl.DurationVar(&in.Budget, "budget", 0, "search time budget (default: 1s for inlay, 120s for the baselines)")
+	fl.DurationVar(&in.Budget, "budget", 0, "search time budget (default: 1s for inlay, 5s with three GPU types or more; 120s for the baselines)")
 	fl.IntVar(&in.GlobalBatch, "global-batch", 0, "sequences per iteration (default: about 2M tokens)")
 	fl.IntVar(&in.MaxGPUs, "max-gpus", 0, "use at most this many GPUs (0: no cap)")
 	fl.Float64Var(&in.MaxDollarsPerHour, "max-dollars-per-hour", 0, "spend at most this many dollars an hour (needs --prices)")

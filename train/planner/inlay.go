@@ -160,7 +160,7 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 	if err := o.check(m, c); err != nil {
 		return nil, err
 	}
-	e := newEvaluator(m, c, o, time.Second)
+	e := newEvaluator(m, c, o, inlayBudget(c))
 	if m.Net != nil {
 		planGraph(e)
 		return e.finish("inlay", start)
@@ -196,6 +196,17 @@ outer:
 	}
 	res.Explain = explainInlay(e, res)
 	return res, nil
+}
+
+// inlayBudget is Inlay's default search budget: a second, five with
+// three GPU types or more, whose combinations of kinds are many more (the
+// search of the three-type scenarios tried ends in 2–5 s; Sailor's takes
+// over an hour).
+func inlayBudget(c *train.Cluster) time.Duration {
+	if len(c.Types()) > 2 {
+		return 5 * time.Second
+	}
+	return time.Second
 }
 
 // seedNote marks a plan taken from a baseline's search.
@@ -287,7 +298,11 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 // balanced split (within every kind's memory caps) and the even split.
 func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string) {
 	m := e.m
-	if e.beyondReach(base, ks) {
+	// far kinds still get their own micro-batches, which ownMicro prices
+	// itself: the kinds' rates at micro-batch 1 understate them (a fast
+	// type's replica runs far larger micro-batches)
+	far := e.beyondReach(base, ks)
+	if far && base.MicroBatch != 1 {
 		return
 	}
 	withCP := *base
@@ -326,8 +341,10 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 			continue
 		}
 		note := &inlayNote{pp: pp, micro: base.MicroBatch, zero: base.Zero, recompute: base.Recompute, kinds: ks, split: name, alternatives: alts}
-		if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
-			e.try(p, note)
+		if !far {
+			if p := assemble(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
+				e.try(p, note)
+			}
 		}
 		if base.MicroBatch == 1 {
 			// own micro-batches: once per setting, from the
@@ -338,7 +355,7 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 				e.try(p, &own)
 			}
 		}
-		if len(ks) > 1 {
+		if len(ks) > 1 && !far {
 			if p := evenShares(base, counts, ks, e.o.GlobalBatch); p != nil && !e.hopeless(p, ks) {
 				even := *note
 				even.shares = "even"

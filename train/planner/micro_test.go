@@ -88,3 +88,34 @@ func TestRefineShares(t *testing.T) {
 		t.Errorf("the A100 replicas take %d sequences", e.best.Replicas[0].Batch)
 	}
 }
+
+// TestFarKindsKeepOwnMicro: on three types, with AMP's three-type
+// pipeline as the best so far, the kinds' rates at micro-batch 1 put the
+// all-data-parallel combination out of reach, yet with micro-batches of
+// their own (the A100s' far larger) its replicas beat the pipeline; the
+// search must still try them.
+func TestFarKindsKeepOwnMicro(t *testing.T) {
+	m, c := setup(t, "opt-350m", "16xA100-40,16xV100-16,32xRTX-2080Ti")
+	e := newEvaluator(m, c, Options{GlobalBatch: 1024}, time.Minute)
+	seed(e, time.Now(), AMP{})
+	if e.best == nil {
+		t.Fatal("no AMP plan")
+	}
+	ampRate := e.score
+	base := basePlan(c, 1, 1024, "none", 1)
+	base.Stages = train.EvenStages(m.Layers, 1)
+	var ks []kind
+	for _, gpu := range c.Types() {
+		ks = append(ks, newKind(e, base, pure(gpu, 1, 1), c.GPUs(gpu)))
+	}
+	if !e.beyondReach(base, ks) {
+		t.Fatalf("the case no longer tests the prune (update it): the kinds are within reach of AMP's %.0f tokens/s", ampRate)
+	}
+	settle(e, 1, 1, "none", 1)
+	if u := planTypes(e.best); len(u) != 3 || e.best.PP() != 1 {
+		t.Errorf("best %s, want every type's replicas at one stage", Shape(e.best))
+	}
+	if e.score < 1.1*ampRate {
+		t.Errorf("%.0f tokens/s (%s), AMP's pipeline %.0f", e.score, Shape(e.best), ampRate)
+	}
+}

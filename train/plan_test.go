@@ -76,7 +76,7 @@ func TestPlanWorldSize(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	p, _ = Uniform(&m, "H100-SXM", 2, 1, 1, 1, 1)
-	if _, err := Simulate(&m, c, p, Options{}); err == nil || !strings.Contains(err.Error(), "no H100-SXM GPUs") {
+	if _, err := Simulate(&m, c, p, Options{}); err == nil || !strings.Contains(err.Error(), `no "H100-SXM" GPUs`) {
 		t.Errorf("got %v", err)
 	}
 }
@@ -89,6 +89,7 @@ func FuzzPlanParse(f *testing.F) {
 		"micro_batch: 1\nglobal_batch: 4\ntp: 2\ndp: 2\ncp: 4\n",
 		"micro_batch: 1\nglobal_batch: 2\ncp: 2\nstages: [{layers: 0-3}, {layers: 4-7}]\nreplicas: [{gpu: A100-80, tp: 2}, {gpu: A100-80, tp: 4}]\n",
 		"micro_batch: 1\nglobal_batch: 1\ncp: 0\n",
+		"micro_batch: 1\nglobal_batch: 4\nrecompute: full\nstages: [{layers: 0-3}, {layers: 4-7}]\nreplicas: [{gpu: A100-80, tp: 2, recompute: none, micro_batch: 2, batch: 2}, {gpu: A100-80, tp: 2, recompute: Selective}]\n",
 		"micro_batch: 4\nglobal_batch: 8\nstages: [{layers: 0-3}, {layers: 4-7}]\ngroups: [{ranks: [{gpu: A100-80, share: 2, count: 2}]}, {ranks: [{gpu: A100-80, tp: 2, share: 1, count: 4}]}]\n",
 		"",
 	} {
@@ -114,6 +115,7 @@ func FuzzPlanJSON(f *testing.F) {
 		`{"plan": {"stages": [{"first": 0, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 2}], "batch": 2}], "micro_batch": 1, "global_batch": 2, "cp": 2}}`,
 		`{"stages": [{"first": 0, "last": 3}, {"first": 4, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 1}, {"gpu": "A100-80", "tp": 2}], "batch": 4}], "micro_batch": 2, "global_batch": 4, "zero": 1}`,
 		`{"replicas": [], "cp": -1}`,
+		`{"stages": [{"first": 0, "last": 7}], "replicas": [{"stages": [{"gpu": "A100-80", "tp": 1}], "batch": 2, "recompute": "none"}, {"stages": [{"gpu": "A100-80", "tp": 1}], "batch": 2, "recompute": "x"}], "micro_batch": 1, "global_batch": 4, "recompute": "full"}`,
 		`{"plan": 3}`,
 		`{"stages": [{"first": 0, "last": 7}], "groups": [{"ranks": [{"gpu": "A100-80", "tp": 1, "share": 2, "count": 2}]}], "micro_batch": 4, "global_batch": 8}`,
 	} {

@@ -145,7 +145,7 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 			pr := p.forReplica(r)
 			var f, b float64
 			if m.Net != nil {
-				f, b = netStage(m.Net, p.Stages[s], &d, prec, pr.MicroBatch, p.Recompute == "full")
+				f, b = netStage(m.Net, p.Stages[s], &d, prec, pr.MicroBatch, pr.Recompute == "full")
 			} else {
 				f, b = transformerStage(m, pr, s, x, &d, prec, c)
 			}
@@ -272,16 +272,17 @@ func Simulate(m *Model, c *Cluster, p *Plan, opt Options) (*Result, error) {
 	peak := 0.0
 	var totalBusy float64
 	type memKey struct {
-		s     int
-		gpu   *GPU
-		tp    int
-		micro int
+		s         int
+		gpu       *GPU
+		tp        int
+		micro     int
+		recompute string
 	}
 	memo := map[memKey]MemoryBreakdown{}
 	for i := range res.Stages {
 		st := &res.Stages[i]
 		x := &pl[st.Replica*P+st.Stage]
-		k := memKey{st.Stage, x.gpu, x.tp, p.Micro(st.Replica)}
+		k := memKey{st.Stage, x.gpu, x.tp, p.Micro(st.Replica), p.RecomputeOf(st.Replica)}
 		mem, ok := memo[k]
 		if !ok {
 			mem = stageMemory(m, p.forReplica(st.Replica), st.Stage, x, prec, params[st.Stage])
@@ -541,7 +542,7 @@ func (c *Cluster) take(next map[string]int, name string, tp, cp int, p *Plan) (p
 		name = g.Name
 	}
 	if c.GPUs(name) == 0 {
-		return placed{}, fmt.Errorf("the cluster has no %s GPUs (it has %s)", asked, strings.Join(types, ", "))
+		return placed{}, fmt.Errorf("the cluster has no %q GPUs (it has %s)", asked, strings.Join(types, ", "))
 	}
 	first := next[name]
 	width := tp * cp // TP ranks innermost, then CP

@@ -140,13 +140,14 @@ func Fits(m *Model, c *Cluster, p *Plan) bool {
 	for s := range p.Stages {
 		params := stageParams(m, p, s)
 		type use struct {
-			pl    Placement
-			micro int
+			pl        Placement
+			micro     int
+			recompute string
 		}
-		var done []use // replicas with the same placement and micro-batch need the same memory
+		var done []use // replicas with the same placement, micro-batch and recomputation need the same memory
 	next:
 		for ri, r := range p.Replicas {
-			u := use{r.Stages[s], p.Micro(ri)}
+			u := use{r.Stages[s], p.Micro(ri), p.RecomputeOf(ri)}
 			for _, d := range done {
 				if d == u {
 					continue next

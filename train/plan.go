@@ -64,6 +64,10 @@ type Replica struct {
 	// plan's): unlike replicas each run their batch share in
 	// micro-batches their GPUs' memory and speed suit.
 	MicroBatch int `json:"micro_batch,omitempty"`
+	// Recompute is the replica's own recomputation (empty: the plan's): a
+	// type short of memory recomputes while a roomier one need not, as
+	// each replica's ranks run their own activation checkpointing.
+	Recompute string `json:"recompute,omitempty"`
 }
 
 // LayerRange is a stage's transformer layers, First to Last inclusive
@@ -142,15 +146,34 @@ func (p *Plan) Micro(r int) int {
 	return p.MicroBatch
 }
 
+// RecomputeOf is replica r's recomputation: its own, else the plan's.
+func (p *Plan) RecomputeOf(r int) string {
+	if rc := p.Replicas[r].Recompute; rc != "" {
+		return rc
+	}
+	return p.Recompute
+}
+
 // forReplica is p as replica r runs it: with the replica's own
-// micro-batch as the plan's.
+// micro-batch and recomputation as the plan's.
 func (p *Plan) forReplica(r int) *Plan {
-	if mb := p.Micro(r); mb != p.MicroBatch {
+	if mb, rc := p.Micro(r), p.RecomputeOf(r); mb != p.MicroBatch || rc != p.Recompute {
 		q := *p
-		q.MicroBatch = mb
+		q.MicroBatch, q.Recompute = mb, rc
 		return &q
 	}
 	return p
+}
+
+// OwnSettings reports whether some replica runs a micro-batch or a
+// recomputation of its own (what only the per-rank file carries).
+func (p *Plan) OwnSettings() bool {
+	for r := range p.Replicas {
+		if p.Micro(r) != p.MicroBatch || p.RecomputeOf(r) != p.Recompute {
+			return true
+		}
+	}
+	return false
 }
 
 // ContextParallel is the plan's context-parallel degree (at least 1).
@@ -268,6 +291,7 @@ type rawStage struct {
 type rawReplica struct {
 	Batch      int         `yaml:"batch"`
 	MicroBatch int         `yaml:"micro_batch"`
+	Recompute  string      `yaml:"recompute"`
 	GPU        string      `yaml:"gpu"`
 	TP         int         `yaml:"tp"`
 	Stages     []Placement `yaml:"stages"`
@@ -373,7 +397,7 @@ func (r *rawPlan) build(m *Model) (*Plan, error) {
 			p.Groups = append(p.Groups, g)
 		}
 		for i, rr := range r.Replicas {
-			rep := Replica{Batch: rr.Batch, MicroBatch: rr.MicroBatch}
+			rep := Replica{Batch: rr.Batch, MicroBatch: rr.MicroBatch, Recompute: strings.ToLower(rr.Recompute)}
 			switch {
 			case len(rr.Stages) > 0 && (rr.GPU != "" || rr.TP != 0):
 				return nil, fmt.Errorf("replicas[%d]: give gpu/tp or stages, not both", i)
@@ -535,6 +559,9 @@ func (p *Plan) checkReplicas(m *Model) error {
 		if rep.MicroBatch < 0 || rep.MicroBatch > 1<<20 {
 			return fmt.Errorf("replicas[%d].micro_batch: %d must be in 0..%d (0: the plan's)", r, rep.MicroBatch, 1<<20)
 		}
+		if err := checkRecompute(rep.Recompute, true); err != nil {
+			return fmt.Errorf("replicas[%d].%v", r, err)
+		}
 		if rep.Batch <= 0 || rep.Batch%p.Micro(r) != 0 {
 			return fmt.Errorf("replicas[%d].batch: %d is not a positive multiple of the micro-batch %d", r, rep.Batch, p.Micro(r))
 		}
@@ -573,10 +600,8 @@ func checkTP(m *Model, tp int) error {
 
 // checkSettings checks the plan-wide settings.
 func (p *Plan) checkSettings() error {
-	switch p.Recompute {
-	case "none", "selective", "full":
-	default:
-		return fmt.Errorf("recompute: %q: want none, selective or full", p.Recompute)
+	if err := checkRecompute(p.Recompute, false); err != nil {
+		return err
 	}
 	switch p.Precision {
 	case "bf16", "fp16", "fp32", "tf32":
@@ -600,6 +625,16 @@ func (p *Plan) checkSettings() error {
 		return fmt.Errorf("bucket_mb: must be in (0, 1e6]")
 	}
 	return nil
+}
+
+// checkRecompute checks a recomputation setting (empty allowed where the
+// plan's applies).
+func checkRecompute(rc string, empty bool) error {
+	switch {
+	case rc == "" && empty, rc == "none", rc == "selective", rc == "full":
+		return nil
+	}
+	return fmt.Errorf("recompute: %q: want none, selective or full", rc)
 }
 
 // checkCP checks the context-parallel degree: positive, and splitting the

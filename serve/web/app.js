@@ -987,7 +987,10 @@ function planShape(p) {
   }
   const tps = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.tp)))].join('/');
   const types = [...new Set(p.replicas.flatMap((r) => r.stages.map((s) => s.gpu)))].join(' + ');
-  return `${types}: pp ${p.stages.length} × dp ${p.replicas.length}, tp ${tps}, micro-batch ${p.micro_batch}, recompute ${p.recompute}, ZeRO ${p.zero}`;
+  // replicas may run micro-batches and recomputation of their own
+  const mbs = [...new Set(p.replicas.map((r) => r.micro_batch || p.micro_batch))].join('/');
+  const rcs = [...new Set(p.replicas.map((r) => r.recompute || p.recompute))].join('/');
+  return `${types}: pp ${p.stages.length} × dp ${p.replicas.length}, tp ${tps}, micro-batch ${mbs}, recompute ${rcs}, ZeRO ${p.zero}`;
 }
 
 // drawTrainTable draws the planners' table: the rows so far, or all.

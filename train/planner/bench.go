@@ -106,6 +106,9 @@ func Shape(p *train.Plan) string {
 		if mb := p.Micro(ri); mb != p.MicroBatch {
 			k += fmt.Sprintf(" mb%d", mb)
 		}
+		if rc := p.RecomputeOf(ri); rc != p.Recompute {
+			k += " rc:" + rc
+		}
 		if kinds[k] == 0 {
 			order = append(order, k)
 		}

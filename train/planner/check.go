@@ -466,10 +466,14 @@ func checkRanks(c *train.Cluster, p *train.Plan, data []byte) error {
 		if r.Replica < 0 || r.Replica >= dp {
 			return fmt.Errorf("rank %d: replica %d of %d", i, r.Replica, dp)
 		}
+		rc := p.Recompute
 		if p.StageDP() {
 			micro = groupShare(p.Groups[r.Stage], r.Replica)
 		} else {
-			micro = p.Micro(r.Replica)
+			micro, rc = p.Micro(r.Replica), p.RecomputeOf(r.Replica)
+		}
+		if r.Recompute != rc {
+			return fmt.Errorf("rank %d: recompute %q, its replica's %q", i, r.Recompute, rc)
 		}
 		if r.MicroBatch != micro || r.MicroBatch*r.MicroBatches != r.Batch {
 			return fmt.Errorf("rank %d: micro-batches of %d × %d do not make its replica's batch of %d (micro-batch %d)", i, r.MicroBatches, r.MicroBatch, r.Batch, micro)

@@ -103,6 +103,9 @@ func uniform(p *train.Plan, engine string) (string, int, error) {
 		if r.MicroBatch != 0 && r.MicroBatch != p.MicroBatch {
 			return "", 0, fmt.Errorf("%s runs one micro-batch on every replica; this plan's replicas run %d and %d (use --export ranks)", engine, p.MicroBatch, r.MicroBatch)
 		}
+		if r.Recompute != "" && r.Recompute != p.Recompute {
+			return "", 0, fmt.Errorf("%s recomputes alike on every replica; this plan's replicas recompute %s and %s (use --export ranks)", engine, p.Recompute, r.Recompute)
+		}
 		for _, s := range r.Stages {
 			if s != first {
 				return "", 0, fmt.Errorf("%s runs one GPU type and one TP degree; this plan has %s tp %d and %s tp %d (use --export ranks)", engine, first.GPU, first.TP, s.GPU, s.TP)
@@ -397,6 +400,9 @@ func exportSailor(m *train.Model, c *train.Cluster, p *train.Plan) ([]byte, erro
 		if r.MicroBatch != 0 && r.MicroBatch != p.MicroBatch {
 			return nil, fmt.Errorf("Sailor's plan_config has one micro-batch (mbs) for every replica; this plan's replicas run %d and %d (use --export ranks)", p.MicroBatch, r.MicroBatch)
 		}
+		if r.Recompute != "" && r.Recompute != p.Recompute {
+			return nil, fmt.Errorf("Sailor's plan_config has no recomputation per replica; this plan's replicas recompute %s and %s (use --export ranks)", p.Recompute, r.Recompute)
+		}
 	}
 	P := p.PP()
 	ids := make([][]int, P)
@@ -477,6 +483,9 @@ type RankEntry struct {
 	Batch        int `json:"batch"`
 	MicroBatches int `json:"micro_batches"`
 	MicroBatch   int `json:"micro_batch"`
+	// Recompute is the rank's activation recomputation (none, selective,
+	// full): its replica's own, else the plan's.
+	Recompute string `json:"recompute"`
 }
 
 // RankFile is the per-rank file a launcher reads.
@@ -511,7 +520,7 @@ func Ranks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				return nil, fmt.Errorf("the cluster has no %s", pl.GPU)
 			}
 			start[r][s] = len(f.Ranks)
-			proto := RankEntry{Replica: r, Stage: s, Layers: p.Stages[s], Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r)}
+			proto := RankEntry{Replica: r, Stage: s, Layers: p.Stages[s], Batch: p.Replicas[r].Batch, MicroBatches: p.Replicas[r].Batch / p.Micro(r), MicroBatch: p.Micro(r), Recompute: p.RecomputeOf(r)}
 			if err := slots.place(f, g.Name, pl.TP, CP, proto); err != nil {
 				return nil, err
 			}
@@ -629,7 +638,7 @@ func groupRanks(c *train.Cluster, p *train.Plan) (*RankFile, error) {
 				d := len(start[s])
 				start[s] = append(start[s], len(f.Ranks))
 				tps[s] = append(tps[s], r.TP)
-				proto := RankEntry{Replica: d, Stage: s, Layers: p.Stages[s], Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share}
+				proto := RankEntry{Replica: d, Stage: s, Layers: p.Stages[s], Batch: r.Share * p.Micros(), MicroBatches: p.Micros(), MicroBatch: r.Share, Recompute: p.Recompute}
 				if err := slots.place(f, g.Name, r.TP, CP, proto); err != nil {
 					return nil, err
 				}

@@ -36,8 +36,11 @@ func (Inlay) Name() string { return "inlay" }
 // every stage, or one type's stages followed by another's), and the
 // context-parallel degree of its stages.
 type kind struct {
-	place  []train.Placement
-	cp     int
+	place []train.Placement
+	cp    int
+	// rc is the kind's own recomputation, heavier than the plan's, when
+	// only that makes it fit (empty: the plan's)
+	rc     string
 	pcs    []train.PartCost // per stage
 	caps   []int
 	counts []int // its own balanced split
@@ -59,6 +62,9 @@ func (k *kind) name() string {
 	}
 	if k.cp > 1 {
 		out += fmt.Sprintf(", cp %d", k.cp)
+	}
+	if k.rc != "" {
+		out += ", recompute " + k.rc
 	}
 	return out
 }
@@ -136,7 +142,7 @@ func evenShares(base *train.Plan, counts []int, ks []kind, B int) *train.Plan {
 	p.Replicas = nil
 	for _, k := range ks {
 		for r := 0; r < k.avail; r++ {
-			p.Replicas = append(p.Replicas, train.Replica{Batch: M / R * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...)})
+			p.Replicas = append(p.Replicas, train.Replica{Batch: M / R * base.MicroBatch, Stages: append([]train.Placement(nil), k.place...), Recompute: k.rc})
 		}
 	}
 	return &p
@@ -238,6 +244,24 @@ func seed(e *evaluator, start time.Time, b Planner) {
 	}
 }
 
+// heavier prices a kind that does not fit at the plan's recomputation
+// with the next heavier that makes it fit, as its own (a type short of
+// memory recomputes beside a roomier one that need not); the kind
+// without a split when none does.
+func heavier(e *evaluator, base *train.Plan, place []train.Placement, avail int) kind {
+	order := []string{"none", "selective", "full"}
+	var k kind
+	for _, rc := range order[slices.Index(order, base.Recompute)+1:] {
+		q := *base
+		q.Recompute = rc
+		if k = newKind(e, &q, place, avail); k.counts != nil {
+			k.rc = rc
+			return k
+		}
+	}
+	return k
+}
+
 // settle tries the combinations of replica kinds for one setting.
 func settle(e *evaluator, pp, mb int, rc string, zero int) {
 	m, c, B := e.m, e.c, e.o.GlobalBatch
@@ -263,9 +287,15 @@ func settle(e *evaluator, pp, mb int, rc string, zero int) {
 					what += fmt.Sprintf(" cp %d", cp)
 				}
 				k := newKind(e, &withCP, pure(t, tp, pp), avail)
+				if k.counts == nil && len(c.Types()) > 1 {
+					k = heavier(e, &withCP, pure(t, tp, pp), avail)
+				}
 				if k.counts == nil {
 					alts[t] = append(alts[t], fmt.Sprintf("%s: does not fit (stage caps %v layers)", what, k.caps))
 					continue
+				}
+				if k.rc != "" {
+					what += ", recompute " + k.rc
 				}
 				alts[t] = append(alts[t], fmt.Sprintf("%s: %.3g sequences/s per GPU", what, k.rate*float64(mb)))
 				ks = append(ks, k)
@@ -349,10 +379,18 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		if base.MicroBatch == 1 {
 			// own micro-batches: once per setting, from the
 			// micro-batch-1 pass (its kinds' caps are the loosest)
-			if p := ownMicro(e, base, counts, ks); p != nil {
-				own := *note
-				own.shares = "own"
-				e.try(p, &own)
+			// micro-batch-1 pass (its kinds' caps are the loosest), at
+			// each kind's recomputation and, beside other kinds, with
+			// each replica's own (the estimate can prefer either wrongly)
+			for _, ownRC := range []bool{false, true} {
+				if ownRC && len(ks) < 2 {
+					break
+				}
+				if p := ownMicro(e, base, counts, ks, ownRC); p != nil {
+					own := *note
+					own.shares = "own"
+					e.try(p, &own)
+				}
 			}
 		}
 		if len(ks) > 1 && !far {
@@ -395,6 +433,12 @@ func withShares(base *train.Plan, counts []int, ks []kind, share [][]int, rep fu
 			}
 			r := rep(i, n)
 			r.Stages = append([]train.Placement(nil), k.place...)
+			if r.Recompute == "" {
+				r.Recompute = k.rc
+			}
+			if r.Recompute == p.Recompute {
+				r.Recompute = ""
+			}
 			p.Replicas = append(p.Replicas, r)
 		}
 	}
@@ -526,6 +570,9 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
 	if n.shares == "own" {
 		x.Choices = append(x.Choices, "micro-batches: each replica its own (of those from 1 to 16 that divide its batch share and fit, the one that runs the share fastest), shares set to even out their times")
+		if p.OwnSettings() && slices.ContainsFunc(p.Replicas, func(r train.Replica) bool { return r.Recompute != "" }) {
+			x.Choices = append(x.Choices, "recomputation: each replica its own where that runs its share faster (a type short of memory recomputes to hold larger micro-batches; a roomier one need not)")
+		}
 	}
 	if n.shares == "even" {
 		x.Choices = append(x.Choices, "batch: split evenly over the replicas (it simulated faster than the shares that even out the estimated times)")
@@ -540,10 +587,13 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 		for _, k := range n.kinds {
 			capMin = min(capMin, k.caps[s])
 			pc, of := k.pcs[s], ""
-			if mb := kindMicro(p, k.place); mb != p.MicroBatch {
+			if mb, rc := kindSettings(p, k.place); mb != p.MicroBatch || rc != p.Recompute {
 				q := *p
-				q.MicroBatch = mb
+				q.MicroBatch, q.Recompute = mb, rc
 				pc, of = e.cost(k.place[s].GPU, k.place[s].TP, &q), fmt.Sprintf(" of %d", mb)
+				if rc != p.Recompute {
+					of += ", recompute " + rc
+				}
 			}
 			note.Kinds = append(note.Kinds, fmt.Sprintf("%s tp %d: %.1f ms a micro-batch%s", k.place[s].GPU, k.place[s].TP, 1e3*stageTime(pc, r.Count(), s, p.PP()), of))
 		}
@@ -609,14 +659,15 @@ func overallBinding(mem float64, sim *train.Result) string {
 }
 
 // kindMicro is the micro-batch of the first of p's replicas placed as
-// place (the plan's when none is).
-func kindMicro(p *train.Plan, place []train.Placement) int {
+// kindSettings is the micro-batch and recomputation of the first of p's
+// replicas placed as place (the plan's when none is).
+func kindSettings(p *train.Plan, place []train.Placement) (int, string) {
 	for r, rep := range p.Replicas {
 		if slices.Equal(rep.Stages, place) {
-			return p.Micro(r)
+			return p.Micro(r), p.RecomputeOf(r)
 		}
 	}
-	return p.MicroBatch
+	return p.MicroBatch, p.Recompute
 }
 
 // explainSeed explains a plan taken from a baseline's search.

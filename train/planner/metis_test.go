@@ -108,17 +108,22 @@ func TestGroupRanksCP(t *testing.T) {
 	}
 }
 
-// inlay explains a plan with per-stage data parallelism it found: the
-// layout of the types, the micro-batch, each stage's binding constraint.
+// inlay explains a plan with per-stage data parallelism it found (its
+// stage pipelines alone; with the rest of its search a plan of replicas
+// recomputing on their own wins here): the layout of the types, the
+// micro-batch, each stage's binding constraint.
 func TestExplainStageDP(t *testing.T) {
 	m, c := setup(t, "llama-3-8b", "32xA100-40,32xV100-16")
-	res, err := Inlay{}.Plan(m, c, Options{Budget: time.Minute})
+	e := newEvaluator(m, c, Options{GlobalBatch: 256}, time.Minute)
+	stageDP(e)
+	res, err := e.finish("inlay", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Plan.StageDP() {
-		t.Fatalf("inlay's plan has replicas here (its stage pipelines with CP were 4 %% faster): %s", Shape(res.Plan))
+		t.Fatalf("inlay's stage pipelines gave a plan of replicas: %s", Shape(res.Plan))
 	}
+	res.Explain = explainInlay(e, res)
 	x := res.Explain
 	if x == nil || len(x.Choices) < 3 || !strings.Contains(x.Choices[0], "own data parallelism") || len(x.Stages) != res.Plan.PP() || x.Binding == "" {
 		t.Fatalf("explain %+v", x)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -12,12 +13,14 @@ import (
 const maxOwnMicro = 16
 
 // microTable is what one kind's replica costs with each batch share on a
-// split when it picks its own micro-batch: time[n] the estimated time of
-// n sequences (the fastest over the micro-batches that divide n and fit),
-// micro[n] the micro-batch that gives it.
+// split when it picks its own micro-batch and recomputation: time[n] the
+// estimated time of n sequences (the fastest over the micro-batches that
+// divide n and the recomputations with which they fit), micro[n] and
+// recompute[n] the setting that gives it.
 type microTable struct {
-	time  []float64
-	micro []int
+	time      []float64
+	micro     []int
+	recompute []string
 	// low[n] is the least time of any share of n sequences or more: the
 	// largest share within a time T is the last n with low[n] ≤ T.
 	low []float64
@@ -44,30 +47,57 @@ func fitsMicro(e *evaluator, base *train.Plan, counts []int, k *kind, d, D int) 
 	return true
 }
 
-// newMicroTable prices kind k's replica on the split for every share up
-// to B sequences, each with its best micro-batch of 1 to maxOwnMicro.
-func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D int) microTable {
-	P := len(counts)
-	var ts [][]float64 // ts[d-1]: stage times per micro-batch of d
-	for d := 1; d <= min(maxOwnMicro, B); d++ {
-		if !fitsMicro(e, base, counts, k, d, D) {
-			break
+// recomputes are the recomputations a replica may run, rc (the plan's)
+// first.
+func recomputes(rc string) []string {
+	out := []string{rc}
+	for _, x := range []string{"none", "selective", "full"} {
+		if x != rc {
+			out = append(out, x)
 		}
-		q := *base
-		q.MicroBatch = d
-		st := make([]float64, P)
-		for s, n := range counts {
-			st[s] = stageTime(e.cost(k.place[s].GPU, k.place[s].TP, &q), n, s, P)
-		}
-		ts = append(ts, st)
 	}
-	t := microTable{time: make([]float64, B+1), micro: make([]int, B+1), low: make([]float64, B+1)}
+	return out
+}
+
+// newMicroTable prices kind k's replica on the split for every share up
+// to B sequences, each with its best micro-batch of 1 to maxOwnMicro and
+// its best recomputation: a type short of memory recomputes to run larger
+// micro-batches while a roomier one need not (at equal times, the kind's
+// own). The tables are cached: a kind meets the same split in many
+// combinations.
+func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D int, ownRC bool) *microTable {
+	key := fmt.Sprint(k.place, k.rc, ownRC, base.ContextParallel(), base.Recompute, base.Zero, base.Precision, base.Offload, counts, B, D)
+	if t, ok := e.micros[key]; ok {
+		return t
+	}
+	P := len(counts)
+	t := &microTable{time: make([]float64, B+1), micro: make([]int, B+1), recompute: make([]string, B+1), low: make([]float64, B+1)}
 	for n := 1; n <= B; n++ {
 		t.time[n] = math.Inf(1)
-		for d := 1; d <= len(ts); d++ {
-			if n%d == 0 {
-				if x := replicaTime(ts[d-1], n/d); x < t.time[n] {
-					t.time[n], t.micro[n] = x, d
+	}
+	rc0 := base.Recompute
+	if k.rc != "" {
+		rc0 = k.rc
+	}
+	st := make([]float64, P) // stage times per micro-batch of d
+	rcs := []string{rc0}
+	if ownRC {
+		rcs = recomputes(rc0)
+	}
+	for _, rc := range rcs {
+		q := *base
+		q.Recompute = rc
+		for d := 1; d <= min(maxOwnMicro, B); d++ {
+			if !fitsMicro(e, &q, counts, k, d, D) {
+				break
+			}
+			q.MicroBatch = d
+			for s, n := range counts {
+				st[s] = stageTime(e.cost(k.place[s].GPU, k.place[s].TP, &q), n, s, P)
+			}
+			for n := d; n <= B; n += d {
+				if x := replicaTime(st, n/d); x < t.time[n] {
+					t.time[n], t.micro[n], t.recompute[n] = x, d, rc
 				}
 			}
 		}
@@ -76,7 +106,28 @@ func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D i
 	for n := B - 1; n >= 0; n-- {
 		t.low[n] = math.Min(t.time[n], t.low[n+1])
 	}
+	e.micros[key] = t
 	return t
+}
+
+// ownReach is at most the sequences a second kind k's replicas run on
+// the split with micro-batches and recomputation of their own: every
+// replica at its best rate over the micro-batches up to maxOwnMicro,
+// without recomputation and whether or not they fit, with no pipeline
+// fill. It spares far kinds their tables.
+func ownReach(e *evaluator, base *train.Plan, counts []int, k *kind) float64 {
+	q := *base
+	q.Recompute = "none"
+	best := 0.0
+	for d := 1; d <= maxOwnMicro; d++ {
+		q.MicroBatch = d
+		slowest := 0.0
+		for s, n := range counts {
+			slowest = math.Max(slowest, stageTime(e.cost(k.place[s].GPU, k.place[s].TP, &q), n, s, len(counts)))
+		}
+		best = math.Max(best, float64(d)/slowest)
+	}
+	return best * float64(k.avail)
 }
 
 // most is the largest share whose time is within T.
@@ -89,21 +140,31 @@ func (t *microTable) most(T float64) int {
 // replica takes a larger share in larger micro-batches (fewer, better
 // filled kernels) while a small GPU's keeps the micro-batch its memory
 // holds. Shares are set so that the slowest replica's estimated time is
-// least. It returns nil when the kinds cannot take the batch or the
+// least. With ownRC each replica also picks its recomputation (else its
+// kind's). It returns nil when the kinds cannot take the batch or the
 // estimate cannot beat the best plan so far.
-func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind) *train.Plan {
+func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind, ownRC bool) *train.Plan {
 	B := e.o.GlobalBatch
 	if B > 1<<14 || base.Schedule.Kind != "1f1b" {
 		return nil
+	}
+	if e.best != nil && e.o.Objective != "cost" {
+		reach := 0.0
+		for i := range ks {
+			reach += ownReach(e, base, counts, &ks[i])
+		}
+		if 1.1*reach*float64(e.m.Seq) < e.score {
+			return nil // out of reach even so
+		}
 	}
 	D := 0
 	for _, k := range ks {
 		D += k.avail
 	}
-	tabs := make([]microTable, len(ks))
+	tabs := make([]*microTable, len(ks))
 	hi := math.Inf(1) // one replica taking the batch alone
 	for i := range ks {
-		tabs[i] = newMicroTable(e, base, counts, &ks[i], B, D)
+		tabs[i] = newMicroTable(e, base, counts, &ks[i], B, D, ownRC)
 		hi = math.Min(hi, tabs[i].time[B])
 	}
 	if math.IsInf(hi, 1) {
@@ -195,7 +256,7 @@ func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind) *train.Pl
 		if d := tabs[i].micro[n]; d != common {
 			r.MicroBatch = d
 		}
-		return r
+		return train.Replica{Batch: n, MicroBatch: r.MicroBatch, Recompute: tabs[i].recompute[n]}
 	})
 }
 
@@ -263,15 +324,15 @@ func refineShares(e *evaluator) {
 	}
 }
 
-// replicaKinds groups a plan's replicas by placement, batch and
-// micro-batch, in the order they first appear.
+// replicaKinds groups a plan's replicas by placement, batch,
+// micro-batch and recomputation, in the order they first appear.
 func replicaKinds(p *train.Plan) [][]int {
 	var out [][]int
 	for r := range p.Replicas {
 		found := false
 		for i, k := range out {
 			q := p.Replicas[k[0]]
-			if q.Batch == p.Replicas[r].Batch && p.Micro(k[0]) == p.Micro(r) && slices.Equal(q.Stages, p.Replicas[r].Stages) {
+			if q.Batch == p.Replicas[r].Batch && p.Micro(k[0]) == p.Micro(r) && p.RecomputeOf(k[0]) == p.RecomputeOf(r) && slices.Equal(q.Stages, p.Replicas[r].Stages) {
 				out[i] = append(out[i], r)
 				found = true
 				break

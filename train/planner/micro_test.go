@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,55 @@ func TestFarKindsKeepOwnMicro(t *testing.T) {
 	}
 	if e.score < 1.1*ampRate {
 		t.Errorf("%.0f tokens/s (%s), AMP's pipeline %.0f", e.score, Shape(e.best), ampRate)
+	}
+}
+
+// TestOwnRecompute: Llama-3-8B on 32 A100-40 and 32 V100-16 at one
+// stage. The V100s hold a replica only with full recomputation, which the
+// A100s need not pay: their replicas run without it, the V100 replicas
+// recompute on their own. The plan beats the same replicas all at full
+// recomputation, fits, and only the per-rank file carries it.
+func TestOwnRecompute(t *testing.T) {
+	m, c := setup(t, "llama-3-8b", "32xA100-40,32xV100-16")
+	e := newEvaluator(m, c, Options{GlobalBatch: 256}, time.Minute)
+	settle(e, 1, 1, "none", 2)
+	p := e.best
+	if p == nil {
+		t.Fatal("no plan")
+	}
+	rcs := map[string]string{}
+	for r, rep := range p.Replicas {
+		rcs[rep.Stages[0].GPU] = p.RecomputeOf(r)
+	}
+	if rcs["A100-40"] != "none" || rcs["V100-16"] == "" || rcs["V100-16"] == "none" {
+		t.Fatalf("plan %s: recompute by type %v, want the A100s none and the V100s some", Shape(p), rcs)
+	}
+	if !e.bestSim.Fits || !train.Fits(m, c, p) {
+		t.Errorf("plan %s does not fit", Shape(p))
+	}
+	all := *p
+	all.Recompute = rcs["V100-16"]
+	all.Replicas = slices.Clone(p.Replicas)
+	for r := range all.Replicas {
+		all.Replicas[r].Recompute = ""
+	}
+	one, err := train.Simulate(m, c, &all, train.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(e.bestSim.TokensPerS > one.TokensPerS) {
+		t.Errorf("%.0f tokens/s with each type's own recomputation, %.0f with all at %s", e.bestSim.TokensPerS, one.TokensPerS, all.Recompute)
+	}
+	f, err := Ranks(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range f.Ranks {
+		if r.Recompute != rcs[r.GPU] {
+			t.Fatalf("rank %d on %s: recompute %q, want %q", r.Rank, r.GPU, r.Recompute, rcs[r.GPU])
+		}
+	}
+	if _, err := Export("megatron", m, c, p); err == nil || !strings.Contains(err.Error(), "--export ranks") {
+		t.Errorf("megatron export: %v", err)
 	}
 }

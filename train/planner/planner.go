@@ -194,6 +194,9 @@ type evaluator struct {
 	score    float64
 	note     any
 	costs    map[costKey]train.PartCost
+	// micros caches the kinds' own-micro-batch tables (newMicroTable) by
+	// what they are priced on
+	micros map[string]*microTable
 }
 
 func newEvaluator(m *train.Model, c *train.Cluster, o Options, def time.Duration) *evaluator {
@@ -201,7 +204,7 @@ func newEvaluator(m *train.Model, c *train.Cluster, o Options, def time.Duration
 	if b <= 0 {
 		b = def
 	}
-	return &evaluator{m: m, c: c, o: o, deadline: time.Now().Add(b), score: math.Inf(-1), costs: map[costKey]train.PartCost{}}
+	return &evaluator{m: m, c: c, o: o, deadline: time.Now().Add(b), score: math.Inf(-1), costs: map[costKey]train.PartCost{}, micros: map[string]*microTable{}}
 }
 
 func (e *evaluator) expired() bool { return time.Now().After(e.deadline) }

@@ -26,21 +26,40 @@ type microTable struct {
 	low []float64
 }
 
-// fitsMicro reports whether a replica of kind k runs micro-batches of d
+// microFit checks whether a replica of kind k runs micro-batches of d
 // sequences on the split within its GPUs' memory, with the most
 // micro-batches in flight the schedule keeps (pp − s on stage s) and the
-// optimizer states sharded over D replicas.
-func fitsMicro(e *evaluator, base *train.Plan, counts []int, k *kind, d, D int) bool {
-	q := *base
-	q.MicroBatch = d
-	q.Stages = ranges(counts)
-	q.Replicas = make([]train.Replica, max(D, 1))
-	for i := range q.Replicas {
-		q.Replicas[i] = train.Replica{Batch: d * len(counts), Stages: k.place}
+// optimizer states sharded over D replicas: one template plan of D
+// replicas, reused for every setting.
+type microFit struct {
+	e    *evaluator
+	q    train.Plan
+	k    *kind
+	gpus []train.GPU // of each stage
+}
+
+func newMicroFit(e *evaluator, base *train.Plan, counts []int, k *kind, D int) *microFit {
+	f := &microFit{e: e, q: *base, k: k}
+	f.q.Stages = ranges(counts)
+	f.q.Replicas = make([]train.Replica, max(D, 1))
+	for i := range f.q.Replicas {
+		f.q.Replicas[i] = train.Replica{Stages: k.place}
 	}
-	for s, pl := range k.place {
+	for _, pl := range k.place {
 		g, _ := e.c.GPUType(pl.GPU)
-		if train.StageMemory(e.m, &q, s, &g, pl.TP).Total > g.MemoryBytes() {
+		f.gpus = append(f.gpus, g)
+	}
+	return f
+}
+
+// fits reports whether micro-batches of d fit with recomputation rc.
+func (f *microFit) fits(rc string, d int) bool {
+	f.q.Recompute, f.q.MicroBatch = rc, d
+	for i := range f.q.Replicas {
+		f.q.Replicas[i].Batch = d * len(f.q.Stages)
+	}
+	for s, pl := range f.k.place {
+		if train.StageMemory(f.e.m, &f.q, s, &f.gpus[s], pl.TP).Total > f.gpus[s].MemoryBytes() {
 			return false
 		}
 	}
@@ -80,6 +99,7 @@ func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D i
 		rc0 = k.rc
 	}
 	st := make([]float64, P) // stage times per micro-batch of d
+	fit := newMicroFit(e, base, counts, k, D)
 	rcs := []string{rc0}
 	if ownRC {
 		rcs = recomputes(rc0)
@@ -88,7 +108,7 @@ func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D i
 		q := *base
 		q.Recompute = rc
 		for d := 1; d <= min(maxOwnMicro, B); d++ {
-			if !fitsMicro(e, &q, counts, k, d, D) {
+			if !fit.fits(rc, d) {
 				break
 			}
 			q.MicroBatch = d
@@ -110,16 +130,16 @@ func newMicroTable(e *evaluator, base *train.Plan, counts []int, k *kind, B, D i
 	return t
 }
 
-// ownReach is at most the sequences a second kind k's replicas run on
+// ownReach is about the most sequences a second kind k's replicas run on
 // the split with micro-batches and recomputation of their own: every
-// replica at its best rate over the micro-batches up to maxOwnMicro,
-// without recomputation and whether or not they fit, with no pipeline
-// fill. It spares far kinds their tables.
+// replica at its best rate over the power-of-two micro-batches up to
+// maxOwnMicro, without recomputation and whether or not they fit, with
+// no pipeline fill. It spares far kinds their tables.
 func ownReach(e *evaluator, base *train.Plan, counts []int, k *kind) float64 {
 	q := *base
 	q.Recompute = "none"
 	best := 0.0
-	for d := 1; d <= maxOwnMicro; d++ {
+	for d := 1; d <= maxOwnMicro; d *= 2 { // a GPU's rate grows with its micro-batch, to a plateau
 		q.MicroBatch = d
 		slowest := 0.0
 		for s, n := range counts {
@@ -153,7 +173,7 @@ func ownMicro(e *evaluator, base *train.Plan, counts []int, ks []kind, ownRC boo
 		for i := range ks {
 			reach += ownReach(e, base, counts, &ks[i])
 		}
-		if 1.1*reach*float64(e.m.Seq) < e.score {
+		if reach*float64(e.m.Seq) < e.score {
 			return nil // out of reach even so
 		}
 	}

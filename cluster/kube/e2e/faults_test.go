@@ -400,10 +400,7 @@ func load(pods []*corev1.Pod) (jobspec.Requests, []string) {
 		if !live(q) {
 			continue
 		}
-		r := jobspec.PodRequests(&q.Spec)
-		used.GPUs += r.GPUs
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
+		used.Add(jobspec.PodRequests(&q.Spec))
 		going := ""
 		if q.DeletionTimestamp != nil {
 			going = ", going"

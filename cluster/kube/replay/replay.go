@@ -231,10 +231,8 @@ func (e *emu) fitsSomewhere(p *corev1.Pod) bool {
 		if q.Spec.NodeName == "" || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		r, u := jobspec.PodRequests(&q.Spec), used[q.Spec.NodeName]
-		u.GPUs += r.GPUs
-		u.MilliCPU += r.MilliCPU
-		u.Memory += r.Memory
+		u := used[q.Spec.NodeName]
+		u.Add(jobspec.PodRequests(&q.Spec))
 		used[q.Spec.NodeName] = u
 	}
 	want := jobspec.PodRequests(&p.Spec)

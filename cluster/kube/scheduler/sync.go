@@ -640,10 +640,7 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		if !live(p) {
 			continue
 		}
-		r := jobspec.PodRequests(&p.Spec)
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		used.GPUs += r.GPUs
+		used.Add(jobspec.PodRequests(&p.Spec))
 		count++
 	}
 	for uid := range s.assumedOn[node] {
@@ -651,16 +648,11 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		if !s.stillAssumed(uid) {
 			continue
 		}
-		used.MilliCPU += a.req.MilliCPU
-		used.Memory += a.req.Memory
-		used.GPUs += a.req.GPUs
+		used.Add(a.req)
 		count++
 	}
 	for _, p := range pods {
-		r := jobspec.PodRequests(&p.Spec)
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		used.GPUs += r.GPUs
+		used.Add(jobspec.PodRequests(&p.Spec))
 		count++
 	}
 	al := n.Status.Allocatable

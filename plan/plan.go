@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -126,9 +127,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 	var fp file
 	switch f {
 	case YAML:
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&fp); err != nil {
+		if err := yamlpath.DecodeStrict(data, &fp); err != nil {
 			return nil, fmt.Errorf("plan: %s: %s", name, yamlMessage(err))
 		}
 	case JSON:

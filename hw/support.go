@@ -59,7 +59,7 @@ func (s *Support) why(m *graph.Model, n *graph.Node) string {
 				}
 			}
 		}
-		if len(s.TensorDTypes) > 0 && t.DType != graph.Undefined && !containsDType(s.TensorDTypes, t.DType) {
+		if len(s.TensorDTypes) > 0 && t.DType != graph.Undefined && !slices.Contains(s.TensorDTypes, t.DType) {
 			return fmt.Sprintf("tensor %q is %s", name, t.DType)
 		}
 		return ""
@@ -107,13 +107,4 @@ func kernelSide(m *graph.Model, n *graph.Node) int64 {
 		}
 	}
 	return k
-}
-
-func containsDType(list []graph.DType, d graph.DType) bool {
-	for _, x := range list {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }

@@ -496,7 +496,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 	var dtypes []graph.DType
 	count := map[graph.DType]int{}
 	for _, s := range samples {
-		if !containsDType(dtypes, s.Config.DType) {
+		if !slices.Contains(dtypes, s.Config.DType) {
 			dtypes = append(dtypes, s.Config.DType)
 		}
 		count[s.Config.DType]++
@@ -700,15 +700,6 @@ func setFit(pr *hw.Processor, d graph.DType, f *hw.DTypeFit) {
 			pr.DTypes[i].Fit = f
 		}
 	}
-}
-
-func containsDType(list []graph.DType, d graph.DType) bool {
-	for _, x := range list {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 // modelNames are the samples' models, sorted.

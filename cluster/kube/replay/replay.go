@@ -424,6 +424,31 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 
 func ptr[T any](v T) *T { return &v }
 
+// runSelector selects the objects of run (label RunLabel).
+func runSelector(run string) string {
+	return labels.SelectorFromSet(labels.Set{RunLabel: run}).String()
+}
+
+// runInformers returns a replay's informer factories: fac for the Jobs
+// and pods of run (label RunLabel) in namespace ns, nfac for the nodes.
+func runInformers(cs kubernetes.Interface, ns, run string) (fac, nfac informers.SharedInformerFactory) {
+	sel := runSelector(run)
+	fac = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+	return fac, informers.NewSharedInformerFactory(cs, 0)
+}
+
+// startAndSync starts the factories, then waits for their caches to sync
+// (or for ctx to end).
+func startAndSync(ctx context.Context, facs ...informers.SharedInformerFactory) {
+	for _, f := range facs {
+		f.Start(ctx.Done())
+	}
+	for _, f := range facs {
+		f.WaitForCacheSync(ctx.Done())
+	}
+}
+
 // Run replays the trace and returns the report.
 func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if cfg.Namespace == "" {
@@ -469,10 +494,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 		}
 		e.mu.Unlock()
 	}()
-	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
-	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	nfac := informers.NewSharedInformerFactory(cfg.Client, 0)
+	fac, nfac := runInformers(cfg.Client, cfg.Namespace, cfg.Run)
 	jobInf, podInf := fac.Batch().V1().Jobs(), fac.Core().V1().Pods()
 	e.jobs, e.pods, e.nodes = jobInf.Lister(), podInf.Lister(), nfac.Core().V1().Nodes().Lister()
 	_ = podInf.Informer().AddIndexers(cache.Indexers{"job": func(o any) ([]string, error) {
@@ -507,10 +529,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if _, err := podInf.Informer().AddEventHandler(h); err != nil {
 		return nil, err
 	}
-	fac.Start(wctx.Done())
-	nfac.Start(wctx.Done())
-	fac.WaitForCacheSync(wctx.Done())
-	nfac.WaitForCacheSync(wctx.Done())
+	startAndSync(wctx, fac, nfac)
 	for i := range cfg.Jobs {
 		e.spec[JobName(cfg.Run, cfg.Jobs[i].ID)] = &cfg.Jobs[i]
 	}
@@ -648,7 +667,7 @@ wait:
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	list, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).List(rctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).List(rctx, metav1.ListOptions{LabelSelector: runSelector(cfg.Run)})
 	if err != nil {
 		return nil, fmt.Errorf("replay: read the Jobs back: %w", err)
 	}

@@ -288,7 +288,7 @@ func gang(j *batchv1.Job, pods corelisters.PodLister, nodeL corelisters.NodeList
 	count := map[int]int{}
 	onNodes := map[int]map[string]bool{}
 	for _, p := range list {
-		if !ownedByUID(p, j.UID) || p.DeletionTimestamp != nil || p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
+		if !jobspec.OwnedBy(p, j.UID) || p.DeletionTimestamp != nil || p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		n, err := nodeL.Get(p.Spec.NodeName)

@@ -207,7 +207,7 @@ func (e *emu) inTransit(j *batchv1.Job, objs []any) bool {
 	live := 0
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !ownedByUID(p, j.UID) || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if !jobspec.OwnedBy(p, j.UID) || p.DeletionTimestamp != nil || !jobspec.Live(p) {
 			continue
 		}
 		live++
@@ -228,7 +228,7 @@ func (e *emu) fitsSomewhere(p *corev1.Pod) bool {
 	used := map[string]jobspec.Requests{}
 	for _, o := range e.podIx.List() {
 		q := o.(*corev1.Pod)
-		if q.Spec.NodeName == "" || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
+		if q.Spec.NodeName == "" || !jobspec.Live(q) {
 			continue
 		}
 		u := used[q.Spec.NodeName]
@@ -736,7 +736,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	objs, _ := e.podIx.ByIndex("job", name)
 	if r != nil {
 		for _, o := range objs {
-			if p := o.(*corev1.Pod); ownedByUID(p, j.UID) && p.Status.Phase == corev1.PodSucceeded {
+			if p := o.(*corev1.Pod); jobspec.OwnedBy(p, j.UID) && p.Status.Phase == corev1.PodSucceeded {
 				// The training ended (KWOK completed a pod at the run's
 				// finish time): the Job controller's bookkeeping after
 				// that is not the job's.
@@ -788,10 +788,10 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	bound := false
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !ownedByUID(p, j.UID) {
+		if !jobspec.OwnedBy(p, j.UID) {
 			continue
 		}
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && jobspec.Live(p) {
 			bound = true
 		}
 		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" && e.nodeReady(p.Spec.NodeName) {
@@ -1019,15 +1019,6 @@ func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) 
 		rate = 0
 	}
 	return rate, gpus
-}
-
-func ownedByUID(p *corev1.Pod, uid types.UID) bool {
-	for _, r := range p.OwnerReferences {
-		if r.UID == uid {
-			return true
-		}
-	}
-	return false
 }
 
 func patchJob(ctx context.Context, cs kubernetes.Interface, j *batchv1.Job, a map[string]string) error {

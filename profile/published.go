@@ -152,7 +152,7 @@ func readCSV(data []byte, file string, columns []string, required int, row func(
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if !containsStr(columns, h) {
+		if !slices.Contains(columns, h) {
 			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(columns, ","))
 		}
 		if _, dup := col[h]; dup {
@@ -196,15 +196,6 @@ func csvErr(err error) string {
 		return fmt.Sprintf("line %d: %v", pe.Line, pe.Err)
 	}
 	return err.Error()
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // PublishedParams are the factors a whole-model fit adjusts for the

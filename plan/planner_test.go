@@ -18,15 +18,13 @@ func TestCounting(t *testing.T) {
 	c := &Counting{E: fixedScore(2)}
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 25 {
 				if s, err := c.Evaluate(context.Background(), &Plan{}); err != nil || s.Scale != 2 {
 					t.Errorf("Evaluate = %+v, %v", s, err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := c.Count(); n != 100 {

@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/goodput"
 	"github.com/inlay-dev/inlay/cluster/sia"
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 // Dir is the benchmark's folder: $INLAY_SIA, else shared/sia beside the
@@ -36,10 +37,7 @@ func Load(t testing.TB) *sia.Bench {
 	t.Helper()
 	b, err := sia.Load(Dir())
 	if err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		assets.Missing(t, err.Error())
 	}
 	return b
 }

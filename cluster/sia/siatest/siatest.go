@@ -21,15 +21,11 @@ func Dir() string {
 	if d := os.Getenv("INLAY_SIA"); d != "" {
 		return d
 	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, sia.DefaultDir)
-		}
-		if filepath.Dir(d) == d {
-			return sia.DefaultDir
-		}
+	root, err := assets.ModuleRoot()
+	if err != nil {
+		return sia.DefaultDir
 	}
+	return filepath.Join(root, sia.DefaultDir)
 }
 
 // Load loads the benchmark or skips (fails under make test).

@@ -16,6 +16,7 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/syncbuf"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
@@ -53,10 +54,7 @@ func TestAgentCommandErrors(t *testing.T) {
 // core no machine here has.
 func writeAgentPlatform(t *testing.T) string {
 	t.Helper()
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	pl.Processors = pl.Processors[:1]
 	pl.Processors[0].Cores = []int{4095}
 	var buf bytes.Buffer

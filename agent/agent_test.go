@@ -22,6 +22,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
@@ -55,10 +56,7 @@ func newFake(t *testing.T) *fakeDevice {
 
 func phonePlatform(t testing.TB) *hw.Platform {
 	t.Helper()
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	return pl
 }
 

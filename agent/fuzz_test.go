@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func FuzzHandOff(f *testing.F) {
 				t.Fatalf("processors %q reached the prober", opt.Procs)
 			}
 			for _, name := range opt.Procs {
-				if id, err := pl.Find(name); err != nil || !contains(pl.Processors[id].Backends, runtime.Backend) {
+				if id, err := pl.Find(name); err != nil || !slices.Contains(pl.Processors[id].Backends, runtime.Backend) {
 					t.Fatalf("processor %q reached the prober", name)
 				}
 			}

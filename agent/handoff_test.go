@@ -197,6 +197,17 @@ func TestHandOffBadRequests(t *testing.T) {
 	}
 }
 
+// staysOut fails the test with msg when something enters within 50 ms: a
+// request queued behind the one on the device must not reach it.
+func staysOut(t *testing.T, entered <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-entered:
+		t.Fatal(msg)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 // TestHandOffSerialised checks that a probe waits for the measurement on
 // the device, as runs do, and holds the device in turn.
 func TestHandOffSerialised(t *testing.T) {
@@ -213,11 +224,7 @@ func TestHandOffSerialised(t *testing.T) {
 	probed := make(chan error, 1)
 	go func() { _, err := c.HandOff(context.Background(), HandOffOptions{}); probed <- err }()
 	waitFor(t, "probe queued", func() bool { return s.waiting.Load() == 2 })
-	select {
-	case <-pr.entered:
-		t.Fatal("the probe began while a measurement was on the device")
-	case <-time.After(50 * time.Millisecond):
-	}
+	staysOut(t, pr.entered, "the probe began while a measurement was on the device")
 	dev.gate <- struct{}{}
 	if err := <-measured; err != nil {
 		t.Fatal(err)
@@ -227,11 +234,7 @@ func TestHandOffSerialised(t *testing.T) {
 	again := make(chan error, 1)
 	go func() { _, err := c.Measure(context.Background(), tinyRequest(t, "cpu-prime")); again <- err }()
 	waitFor(t, "measurement queued", func() bool { return s.waiting.Load() == 2 })
-	select {
-	case <-dev.entered:
-		t.Fatal("a measurement began while the probe held the device")
-	case <-time.After(50 * time.Millisecond):
-	}
+	staysOut(t, dev.entered, "a measurement began while the probe held the device")
 	pr.gate <- struct{}{}
 	if err := <-probed; err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/onnx"
@@ -17,10 +18,7 @@ import (
 func localAgent(t *testing.T) (*Client, *hw.Platform) {
 	t.Helper()
 	lib := assets.Require(t, assets.ORTLibrary())
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	dev, err := profile.NewLocal(lib, pl)
 	if err != nil {
 		t.Fatal(err)

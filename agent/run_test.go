@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/runtime"
@@ -178,10 +178,7 @@ func TestRunBadRequests(t *testing.T) {
 // TestRunLocal runs a plan for real through the agent on this machine.
 func TestRunLocal(t *testing.T) {
 	lib := assets.Require(t, assets.ORTLibrary())
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	ts, _ := startAgent(t, newFake(t), Options{Executor: &LocalExecutor{Library: lib, Platform: pl}})
 	wpath, ppath := writeRunFiles(t, pl.Processors[0].Name, "ort-cpu")
 	rb, err := RunFiles(wpath, ppath, RunOptions{Duration: 300 * time.Millisecond, Seed: 1})

@@ -11,6 +11,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -375,7 +376,7 @@ func (s *Server) check(req profile.MeasureRequest, mp *onnxpb.ModelProto, pl *hw
 		return fmt.Errorf("unknown processor %q (this device has %s)", req.Processor, strings.Join(pl.Names(), ", "))
 	}
 	pr := pl.Processors[id]
-	if req.Backend != "" && !contains(pr.Backends, req.Backend) {
+	if req.Backend != "" && !slices.Contains(pr.Backends, req.Backend) {
 		return fmt.Errorf("processor %s has no backend %q (it has %s)", pr.Name, req.Backend, strings.Join(pr.Backends, ", "))
 	}
 	if req.DType != "" {
@@ -514,15 +515,6 @@ func checkInputs(inputs []profile.TensorSpec, mp *onnxpb.ModelProto, maxBytes in
 func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "application/json"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) logf(format string, args ...any) {

@@ -101,7 +101,7 @@ func searchWith(ctx context.Context, planner plan.Planner, in SearchInput) (*Sea
 				in.Progress(pg)
 			}
 		}}
-	eval := &counting{e: sim.NewEvaluator(w, pl, est, sim.Options{Seed: in.Seed, NoContention: in.NoContention})}
+	eval := &plan.Counting{E: sim.NewEvaluator(w, pl, est, sim.Options{Seed: in.Seed, NoContention: in.NoContention})}
 	if in.ClockLimit > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, in.ClockLimit)
@@ -110,7 +110,7 @@ func searchWith(ctx context.Context, planner plan.Planner, in SearchInput) (*Sea
 	start := time.Now()
 	p, proof, err := plan.PlanWithProof(ctx, planner, req, eval)
 	out.Seconds = time.Since(start).Seconds()
-	out.Evals = eval.count()
+	out.Evals = eval.Count()
 	if err == nil && p == nil {
 		err = errors.New("the planner returned no plan")
 	}
@@ -123,26 +123,6 @@ func searchWith(ctx context.Context, planner plan.Planner, in SearchInput) (*Sea
 	p.StampHashes(w)
 	out.Plan, out.Proof = p, proof
 	return out, nil
-}
-
-// counting counts a planner's evaluations.
-type counting struct {
-	e  plan.Evaluator
-	mu sync.Mutex
-	n  int
-}
-
-func (c *counting) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return c.e.Evaluate(ctx, p)
-}
-
-func (c *counting) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
 }
 
 // EvaluateInput asks for a plan's outcome in simulation.

@@ -27,7 +27,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -277,11 +276,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				}
 				req := &plan.Request{Workload: w, Platform: cfg.Platform, Cost: cfg.Cost, Seed: cfg.Seed + int64(r),
 					Budget: cfg.Budget, Evals: cfg.Evals, Workers: cfg.Workers}
-				eval := &counting{e: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed, NoContention: blind[pi]})}
+				eval := &plan.Counting{E: sim.NewEvaluator(w, cfg.Platform, cfg.Cost, sim.Options{Seed: cfg.Seed, NoContention: blind[pi]})}
 				start := time.Now()
 				p, proof, err := plan.PlanWithProof(ctx, pl, req, eval)
 				secs = append(secs, time.Since(start).Seconds())
-				res.Evals += eval.n
+				res.Evals += eval.Count()
 				if err != nil {
 					res.Error = err.Error()
 					break
@@ -516,20 +515,6 @@ func resultOf(sr ScenarioResult, name string) (PlannerResult, bool) {
 		}
 	}
 	return PlannerResult{}, false
-}
-
-// counting counts the evaluations a planner asks for.
-type counting struct {
-	e  plan.Evaluator
-	n  int
-	mu sync.Mutex
-}
-
-func (c *counting) Evaluate(ctx context.Context, p *plan.Plan) (plan.Score, error) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	return c.e.Evaluate(ctx, p)
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

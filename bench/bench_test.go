@@ -4,17 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 )
 
 // TestRunSmall benches every planner on two small scenarios with a small
 // evaluation budget and checks the report's structure and invariants: no
 // planner beats the upper bound, and the summary covers every planner.
 func TestRunSmall(t *testing.T) {
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	planners := []string{"single:npu", "bestmap", "heft", "puzzle", "inlay"}
 	rep, err := Run(context.Background(), Config{Platform: pl, Planners: planners, Scenarios: 2, Seed: 1, Evals: 24, Workers: 2})
 	if err != nil {

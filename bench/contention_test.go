@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/workload"
 )
 
@@ -17,10 +17,7 @@ import (
 // equal medians would mean the blind entry is not blind (or the contention
 // model is not in the judge). The unseen Poisson judge is logged.
 func TestContentionAwarePlanning(t *testing.T) {
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	w, err := workload.Load("../examples/phone-zoo.yaml")
 	if err != nil {
 		t.Fatal(err)

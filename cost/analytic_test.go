@@ -10,6 +10,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 )
 
 // chain builds x → [Conv → Relu] × n → y: every Conv has the given MACs on
@@ -44,15 +45,6 @@ func chain(n int, macs int64, c, h, w int64) *graph.LayerGraph {
 	return lg
 }
 
-func preset(t testing.TB, name string) *hw.Platform {
-	t.Helper()
-	p, err := hw.Preset(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func cfg(t testing.TB, p *hw.Platform, proc string) hw.Config {
 	t.Helper()
 	id, err := p.Find(proc)
@@ -63,7 +55,7 @@ func cfg(t testing.TB, p *hw.Platform, proc string) hw.Config {
 }
 
 func TestMonotonic(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	for _, proc := range []string{"cpu-prime", "cpu-eff", "gpu", "npu"} {
 		c := cfg(t, p, proc)
@@ -104,7 +96,7 @@ func TestMonotonic(t *testing.T) {
 
 // TestSaturatingEfficiency: a larger layer reaches a larger share of peak.
 func TestSaturatingEfficiency(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	// The GPU: its default factors saturate (the phone NPU's published fit
 	// has no saturation size).
@@ -127,7 +119,7 @@ func TestSaturatingEfficiency(t *testing.T) {
 // TestNonAdditive: fused neighbours cost less together than apart, by more
 // than the saved dispatch when their tensor stays on chip.
 func TestNonAdditive(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	lg := chain(2, 1e5, 64, 56, 56) // memory-bound layers, 800 KB float32 activations
 	for _, proc := range []string{"cpu-prime", "gpu", "npu"} {
@@ -155,7 +147,7 @@ func TestNonAdditive(t *testing.T) {
 // memory-bound layer runs faster in it, and a higher peak runs compute-bound
 // layers faster.
 func TestPrecision(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	cpu, _ := p.Find("cpu-prime")
 	f32 := hw.Config{Proc: cpu, Backend: "xnnpack", DType: graph.Float32}
@@ -180,7 +172,7 @@ func TestPrecision(t *testing.T) {
 }
 
 func TestUnsupported(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	lg := chain(3, 1e6, 8, 8, 8)
 	lg.Model.Nodes[2].Op = "LSTM" // layer 1's anchor
@@ -202,7 +194,7 @@ func TestUnsupported(t *testing.T) {
 }
 
 func TestSubgraphErrors(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	lg := chain(2, 1e6, 8, 8, 8)
 	npu, _ := p.Find("npu")
@@ -227,7 +219,7 @@ func TestSubgraphErrors(t *testing.T) {
 }
 
 func TestTransferMatchesPlatform(t *testing.T) {
-	p := preset(t, "desktop")
+	p := hwtest.Preset(t, "desktop")
 	a := NewAnalytic(p)
 	if got, want := a.Transfer(1<<20, 0, 1), p.Transfer(1<<20, 0, 1); got != want || got == 0 {
 		t.Errorf("Transfer = %v, platform says %v", got, want)
@@ -238,7 +230,7 @@ func TestTransferMatchesPlatform(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	p := preset(t, "jetson-orin")
+	p := hwtest.Preset(t, "jetson-orin")
 	a := NewAnalytic(p)
 	lg := chain(8, 1e7, 32, 28, 28)
 	want := mustSubgraph(t, a, chain(8, 1e7, 32, 28, 28), graph.Range(0, 8), p.DefaultConfig(1))
@@ -315,7 +307,7 @@ func TestEfficiency(t *testing.T) {
 			t.Errorf("bad efficiency %d accepted", i)
 		}
 	}
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	effs := make([]Efficiency, len(p.Processors))
 	for i, pr := range p.Processors {
 		effs[i] = DefaultEfficiency(pr.Kind)
@@ -340,7 +332,7 @@ func TestEfficiency(t *testing.T) {
 }
 
 func BenchmarkSubgraph(b *testing.B) {
-	p := preset(b, "phone")
+	p := hwtest.Preset(b, "phone")
 	a := NewAnalytic(p)
 	lg := chain(100, 1e7, 32, 28, 28)
 	set := graph.Range(10, 60)
@@ -357,7 +349,7 @@ func BenchmarkSubgraph(b *testing.B) {
 }
 
 func TestExplain(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	lg := chain(5, 3e6, 32, 28, 28)
 	for _, proc := range []string{"cpu-prime", "gpu", "npu"} {

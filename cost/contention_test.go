@@ -7,6 +7,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
@@ -51,10 +52,7 @@ func TestLoadUse(t *testing.T) {
 // memory-bound network (a wide element-wise-heavy one) is more sensitive
 // than a compute-bound one, and every figure is finite and in range.
 func TestAnalyticLoad(t *testing.T) {
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	a := NewAnalytic(pl)
 	cpu, _ := pl.Find("cpu-prime")
 	on := pl.DefaultConfig(cpu)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/zoo"
 )
 
@@ -22,10 +22,7 @@ func TestLayerLowerBound(t *testing.T) {
 	lgs := zooLayers(t)
 	rng := rand.New(rand.NewSource(1))
 	for _, preset := range []string{"phone", "jetson-orin", "desktop"} {
-		pl, err := hw.Preset(preset)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := hwtest.Preset(t, preset)
 		a := NewAnalytic(pl)
 		for _, name := range zoo.Names() { // sorted: the random draws are reproducible
 			lg := lgs[name]

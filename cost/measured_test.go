@@ -9,11 +9,12 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/testfile"
 )
 
 func TestMeasuredOverride(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	base := NewAnalytic(p)
 	lg := chain(4, 1e7, 32, 28, 28)
 	lg.Model.Hash = "abc123"
@@ -68,7 +69,7 @@ func TestMeasuredOverride(t *testing.T) {
 // TestMeasuredKeepsUnsupported: a measurement never makes an unsupported
 // node cheap.
 func TestMeasuredKeepsUnsupported(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	lg := chain(2, 1e6, 8, 8, 8)
 	lg.Model.Name = "lstmnet"
 	lg.Model.Nodes[0].Op = "LSTM"
@@ -82,7 +83,7 @@ func TestMeasuredKeepsUnsupported(t *testing.T) {
 }
 
 func TestMeasuredErrors(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	base := NewAnalytic(p)
 	entry := `[{"model": "h", "layers": "0-3", "processor": "npu", "backend": "qnn-htp", "dtype": "int8", "ms": 1}]`
 	tests := []struct {

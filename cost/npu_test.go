@@ -6,6 +6,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 )
 
 func TestChannelPadding(t *testing.T) {
@@ -88,7 +89,7 @@ func TestRequant(t *testing.T) {
 			t.Errorf("%s (%s): requantises %v, want %v", n.Name, n.Op, got, want[n.Name])
 		}
 	}
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	npu, _ := p.Find("npu")
 	e := DefaultEfficiency("npu")
 	e.RequantGBs = 1 // 1 byte per ns
@@ -119,7 +120,7 @@ func TestRequant(t *testing.T) {
 func TestWeightPrefetch(t *testing.T) {
 	lg := chain(8, 1<<16, 256, 4, 4) // small layers with 256×256 weights: weight-bound
 	for _, prefetch := range []bool{false, true} {
-		p := preset(t, "phone")
+		p := hwtest.Preset(t, "phone")
 		npu, _ := p.Find("npu")
 		p.Processors[npu].WeightPrefetch = prefetch
 		a := NewAnalytic(p)

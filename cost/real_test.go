@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/realmodel"
 )
@@ -16,7 +17,7 @@ import (
 // phone processor's default config and checks that models with LSTM or If
 // cannot use the NPU, so that their best processor is the CPU or the GPU.
 func TestRealModelsPhone(t *testing.T) {
-	p := preset(t, "phone")
+	p := hwtest.Preset(t, "phone")
 	a := NewAnalytic(p)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/zoo"
 	"github.com/inlay-dev/inlay/zoo/zootest"
 )
@@ -89,10 +90,7 @@ func TestZooLatencies(t *testing.T) {
 	ms := func(key, net string) float64 { return float64(lat[key][net]) / 1e6 }
 	// The published ratio below is float16's; the NPU's default config is
 	// int8.
-	phone, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	phone := hwtest.Preset(t, "phone")
 	npu, _ := phone.Find("npu")
 	f16 := hw.Config{Proc: npu, Backend: phone.DefaultConfig(npu).Backend, DType: graph.Float16}
 	npu16 := func(net string) float64 {

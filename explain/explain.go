@@ -155,30 +155,15 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 			}
 		}
 		// Boundary bytes between subgraph pairs, each tensor once per pair.
-		type pair struct{ from, to int }
-		bytes := map[pair]int64{}
-		seen := map[pair]map[string]bool{}
-		for _, e := range lg.Edges {
-			if e.From < 0 || e.To < 0 || owner[e.From] == owner[e.To] {
-				continue
-			}
-			k := pair{owner[e.From], owner[e.To]}
-			if seen[k] == nil {
-				seen[k] = map[string]bool{}
-			}
-			if !seen[k][e.Tensor] {
-				seen[k][e.Tensor] = true
-				bytes[k] += e.Bytes
-			}
-		}
+		crossings := lg.Crossings(owner)
 		// Isolated finish times as planned (subgraphs are listed in a
 		// topological order).
 		finish := make([]time.Duration, len(mp.Subgraphs))
 		for si := range mp.Subgraphs {
 			var start time.Duration
-			for k, b := range bytes {
-				if k.to == si {
-					start = max(start, finish[k.from]+est.Transfer(b, places[mi][k.from].proc, places[mi][si].proc))
+			for _, k := range crossings {
+				if k.To == si {
+					start = max(start, finish[k.From]+est.Transfer(k.Bytes, places[mi][k.From].proc, places[mi][si].proc))
 				}
 			}
 			finish[si] = start + places[mi][si].dur
@@ -241,14 +226,14 @@ func Explain(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *plan.
 				}
 				add(ScoreTime, ms(bestDur), "ms")
 				var transfer, start time.Duration
-				for k, b := range bytes {
+				for _, k := range crossings {
 					switch {
-					case k.to == si:
-						t := est.Transfer(b, places[mi][k.from].proc, q)
+					case k.To == si:
+						t := est.Transfer(k.Bytes, places[mi][k.From].proc, q)
 						transfer += t
-						start = max(start, finish[k.from]+t)
-					case k.from == si:
-						transfer += est.Transfer(b, q, places[mi][k.to].proc)
+						start = max(start, finish[k.From]+t)
+					case k.From == si:
+						transfer += est.Transfer(k.Bytes, q, places[mi][k.To].proc)
 					}
 				}
 				add(ScoreTransfer, ms(transfer), "ms")

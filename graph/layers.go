@@ -493,6 +493,45 @@ func (lg *LayerGraph) Boundary(s LayerSet) (inputs, outputs []string) {
 	return sortedKeys(ins), sortedKeys(outs)
 }
 
+// Crossing is what edges carry from one group of layers to another
+// (LayerGraph.Crossings).
+type Crossing struct {
+	From, To int
+	Bytes    int64
+}
+
+// Crossings are the bytes that edges carry between groups of layers, with
+// owner[l] layer l's group: for each ordered pair of different groups, the
+// bytes of the tensors going from a layer of one to a layer of the other,
+// each tensor counted once per pair. They are sorted by From, then To.
+func (lg *LayerGraph) Crossings(owner []int) []Crossing {
+	type pair struct{ from, to int }
+	bytes := map[pair]int64{}
+	seen := map[pair]map[string]bool{}
+	for _, e := range lg.Edges {
+		a, b := owner[e.From], owner[e.To]
+		if a == b {
+			continue
+		}
+		k := pair{a, b}
+		if seen[k] == nil {
+			seen[k] = map[string]bool{}
+		}
+		if !seen[k][e.Tensor] {
+			seen[k][e.Tensor] = true
+			bytes[k] += e.Bytes
+		}
+	}
+	out := make([]Crossing, 0, len(bytes))
+	for k, b := range bytes {
+		out = append(out, Crossing{From: k.from, To: k.to, Bytes: b})
+	}
+	slices.SortFunc(out, func(x, y Crossing) int {
+		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
+	})
+	return out
+}
+
 // Nodes returns the model node IDs of a layer set, in topological order
 // (ascending layer, then the layer's own order).
 func (lg *LayerGraph) Nodes(s LayerSet) []int {

@@ -1,6 +1,9 @@
 package graph
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // diamond builds in -> a(Conv) -> b(Relu) -> c(Conv) -> d(Add: b + c) -> out,
 // with a side branch a -> e(Conv) -> d2(Add: d + e).
@@ -158,5 +161,23 @@ func TestQDQFolds(t *testing.T) {
 		if e.From == 1 && e.To == 2 && e.Tensor != "q1" {
 			t.Errorf("edge 1→2 carries %q, want the quantized q1", e.Tensor)
 		}
+	}
+}
+
+// TestCrossings: bytes between groups of layers, a tensor counted once per
+// pair of groups however many edges carry it, none within a group, sorted.
+func TestCrossings(t *testing.T) {
+	lg := &LayerGraph{Edges: []LayerEdge{
+		{From: 0, To: 1, Tensor: "a", Bytes: 4},
+		{From: 0, To: 2, Tensor: "a", Bytes: 4},
+		{From: 0, To: 3, Tensor: "a", Bytes: 4},
+		{From: 1, To: 3, Tensor: "b", Bytes: 8},
+		{From: 2, To: 3, Tensor: "c", Bytes: 16},
+		{From: 3, To: 4, Tensor: "d", Bytes: 2},
+	}}
+	got := lg.Crossings([]int{0, 1, 1, 2, 2})
+	want := []Crossing{{From: 0, To: 1, Bytes: 4}, {From: 0, To: 2, Bytes: 4}, {From: 1, To: 2, Bytes: 24}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Crossings = %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package hw
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -181,9 +180,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 		return nil, fmt.Errorf("hw: %s: empty platform file", file)
 	}
 	var raw File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
+	if err := yamlpath.DecodeStrict(data, &raw); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("hw: %s: empty platform file", file)
 		}

@@ -2,6 +2,7 @@ package hw
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -24,10 +25,10 @@ func (p *Platform) Supports(proc ProcID, m *graph.Model, n *graph.Node) error {
 }
 
 func (s *Support) why(m *graph.Model, n *graph.Node) string {
-	if len(s.Ops) > 0 && !contains(s.Ops, n.Op) {
+	if len(s.Ops) > 0 && !slices.Contains(s.Ops, n.Op) {
 		return "operator not supported"
 	}
-	if contains(s.Unsupported, n.Op) {
+	if slices.Contains(s.Unsupported, n.Op) {
 		return "operator not supported"
 	}
 	maxRank := s.MaxRank
@@ -58,7 +59,7 @@ func (s *Support) why(m *graph.Model, n *graph.Node) string {
 				}
 			}
 		}
-		if len(s.TensorDTypes) > 0 && t.DType != graph.Undefined && !containsDType(s.TensorDTypes, t.DType) {
+		if len(s.TensorDTypes) > 0 && t.DType != graph.Undefined && !slices.Contains(s.TensorDTypes, t.DType) {
 			return fmt.Sprintf("tensor %q is %s", name, t.DType)
 		}
 		return ""
@@ -106,22 +107,4 @@ func kernelSide(m *graph.Model, n *graph.Node) int64 {
 		}
 	}
 	return k
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func containsDType(list []graph.DType, d graph.DType) bool {
-	for _, x := range list {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }

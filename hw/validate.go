@@ -134,17 +134,17 @@ func (pr *Processor) validate(domains map[string]bool) *fieldError {
 	if fe := checkName(pr.Name, "name"); fe != nil {
 		return fe
 	}
-	if !contains(Kinds, pr.Kind) {
+	if !slices.Contains(Kinds, pr.Kind) {
 		return ferr(fmt.Sprintf("unknown kind %q (kinds: %s)", pr.Kind, strings.Join(Kinds, ", ")), "kind")
 	}
 	if len(pr.Backends) == 0 {
 		return ferr("at least one backend is required", "backends")
 	}
 	for i, b := range pr.Backends {
-		if !contains(Backends, b) {
+		if !slices.Contains(Backends, b) {
 			return ferr(fmt.Sprintf("unknown backend %q (backends: %s)", b, strings.Join(Backends, ", ")), "backends", i)
 		}
-		if contains(pr.Backends[:i], b) {
+		if slices.Contains(pr.Backends[:i], b) {
 			return ferr(fmt.Sprintf("duplicate backend %q", b), "backends", i)
 		}
 	}

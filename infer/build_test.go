@@ -2,7 +2,6 @@ package infer
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/inlay-dev/inlay/graph"
 )
@@ -40,11 +39,7 @@ func (b *builder) ints(name string, shape graph.Shape, v ...int64) *builder {
 
 // floats is a float32 initializer with values; shape nil means 1-D.
 func (b *builder) floats(name string, shape graph.Shape, v ...float32) *builder {
-	raw := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
-	}
-	return b.initializer(name, graph.Float32, oneD(shape, len(v)), raw)
+	return b.initializer(name, graph.Float32, oneD(shape, len(v)), graph.Float32Raw(v))
 }
 
 // initializer adds the initializer with its shape and raw values.
@@ -98,10 +93,4 @@ func int64s(d *graph.Data) []int64 {
 }
 
 // float32s decodes a tensor's float32 data.
-func float32s(d *graph.Data) []float32 {
-	out := make([]float32, len(d.Raw)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.Raw[4*i:]))
-	}
-	return out
-}
+func float32s(d *graph.Data) []float32 { return graph.Float32s(d.Raw) }

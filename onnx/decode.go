@@ -201,9 +201,11 @@ type declared struct {
 	dims     []dim
 }
 
-func (d declared) shapeString() string {
+// shape is the declared shape, graph.Unknown for each unknown dimension
+// (nil without a shape).
+func (d declared) shape() graph.Shape {
 	if !d.hasShape {
-		return "(no shape)"
+		return nil
 	}
 	s := make(graph.Shape, len(d.dims))
 	for i, x := range d.dims {
@@ -212,7 +214,32 @@ func (d declared) shapeString() string {
 			s[i] = x.value
 		}
 	}
-	return s.String()
+	return s
+}
+
+func (d declared) shapeString() string {
+	if !d.hasShape {
+		return "(no shape)"
+	}
+	return d.shape().String()
+}
+
+// declaredEntry reads one entry of a graph's input or output list (what:
+// "input" or "output"): its declared type, which must have a name not in
+// seen; it adds the name to seen.
+func declaredEntry(vi *onnxpb.ValueInfoProto, what string, seen map[string]bool) (declared, error) {
+	d, err := declaredType(vi)
+	if err != nil {
+		return d, fmt.Errorf("graph %s %w", what, err)
+	}
+	if d.name == "" {
+		return d, fmt.Errorf("a graph %s has no name", what)
+	}
+	if seen[d.name] {
+		return d, fmt.Errorf("graph %s %q is listed twice", what, d.name)
+	}
+	seen[d.name] = true
+	return d, nil
 }
 
 func declaredType(vi *onnxpb.ValueInfoProto) (declared, error) {
@@ -300,17 +327,10 @@ func buildGraph(m *graph.Model, g *onnxpb.GraphProto, depth int) (*builtGraph, e
 	}
 	inputSeen := map[string]bool{}
 	for _, vi := range g.GetInput() {
-		d, err := declaredType(vi)
+		d, err := declaredEntry(vi, "input", inputSeen)
 		if err != nil {
-			return nil, fmt.Errorf("graph input %w", err)
+			return nil, err
 		}
-		if d.name == "" {
-			return nil, errors.New("a graph input has no name")
-		}
-		if inputSeen[d.name] {
-			return nil, fmt.Errorf("graph input %q is listed twice", d.name)
-		}
-		inputSeen[d.name] = true
 		if t := m.Tensors[d.name]; t != nil { // an initializer with a default value
 			if d.dtype != graph.Undefined && d.dtype != t.DType {
 				return nil, fmt.Errorf("graph input %q is declared %s but its initializer is %s", d.name, d.dtype, t.DType)
@@ -320,17 +340,7 @@ func buildGraph(m *graph.Model, g *onnxpb.GraphProto, depth int) (*builtGraph, e
 			}
 			continue
 		}
-		shape := graph.Shape(nil)
-		if d.hasShape {
-			shape = make(graph.Shape, len(d.dims))
-			for i, x := range d.dims {
-				shape[i] = graph.Unknown
-				if x.known {
-					shape[i] = x.value
-				}
-			}
-		}
-		m.Tensors[d.name] = &graph.Tensor{Name: d.name, DType: d.dtype, Shape: shape, Kind: graph.Input, Producer: -1}
+		m.Tensors[d.name] = &graph.Tensor{Name: d.name, DType: d.dtype, Shape: d.shape(), Kind: graph.Input, Producer: -1}
 		m.Inputs = append(m.Inputs, d.name)
 		out.inputs = append(out.inputs, d)
 	}
@@ -346,17 +356,10 @@ func buildGraph(m *graph.Model, g *onnxpb.GraphProto, depth int) (*builtGraph, e
 	}
 	outSeen := map[string]bool{}
 	for _, vi := range g.GetOutput() {
-		d, err := declaredType(vi)
+		d, err := declaredEntry(vi, "output", outSeen)
 		if err != nil {
-			return nil, fmt.Errorf("graph output %w", err)
+			return nil, err
 		}
-		if d.name == "" {
-			return nil, errors.New("a graph output has no name")
-		}
-		if outSeen[d.name] {
-			return nil, fmt.Errorf("graph output %q is listed twice", d.name)
-		}
-		outSeen[d.name] = true
 		m.Outputs = append(m.Outputs, d.name)
 		out.outputs = append(out.outputs, d)
 	}
@@ -379,18 +382,12 @@ func buildNode(m *graph.Model, n *graph.Node, np *onnxpb.NodeProto, depth int) e
 		}
 		names[a.Name] = true
 		n.Attrs = append(n.Attrs, a)
-		subs := ap.GetGraphs()
-		if ap.GetG() != nil {
-			subs = append([]*onnxpb.GraphProto{ap.GetG()}, subs...)
+		free, err := attrFreeVars(ap, depth)
+		if err != nil {
+			return fmt.Errorf("attribute %q: %w", a.Name, err)
 		}
-		for _, sub := range subs {
-			free, err := freeVars(sub, depth+1)
-			if err != nil {
-				return fmt.Errorf("attribute %q: %w", a.Name, err)
-			}
-			for _, f := range free {
-				implicit[f] = true
-			}
+		for _, f := range free {
+			implicit[f] = true
 		}
 	}
 	for name := range implicit {
@@ -444,18 +441,12 @@ func freeVars(g *onnxpb.GraphProto, depth int) ([]string, error) {
 			use(in)
 		}
 		for _, ap := range np.GetAttribute() {
-			subs := ap.GetGraphs()
-			if ap.GetG() != nil {
-				subs = append([]*onnxpb.GraphProto{ap.GetG()}, subs...)
+			inner, err := attrFreeVars(ap, depth)
+			if err != nil {
+				return nil, err
 			}
-			for _, sub := range subs {
-				inner, err := freeVars(sub, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				for _, f := range inner {
-					use(f)
-				}
+			for _, f := range inner {
+				use(f)
 			}
 		}
 	}
@@ -463,6 +454,25 @@ func freeVars(g *onnxpb.GraphProto, depth int) ([]string, error) {
 		use(vi.GetName())
 	}
 	return slices.Sorted(maps.Keys(free)), nil
+}
+
+// attrFreeVars returns the free names (freeVars) of the graphs an
+// attribute of a node at depth holds: its g, then its graphs; a name may
+// come more than once.
+func attrFreeVars(ap *onnxpb.AttributeProto, depth int) ([]string, error) {
+	subs := ap.GetGraphs()
+	if ap.GetG() != nil {
+		subs = append([]*onnxpb.GraphProto{ap.GetG()}, subs...)
+	}
+	var free []string
+	for _, sub := range subs {
+		inner, err := freeVars(sub, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		free = append(free, inner...)
+	}
+	return free, nil
 }
 
 // matches reports whether a known shape agrees with the declaration: same

@@ -2,8 +2,6 @@ package onnx
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math"
 	"strings"
 	"testing"
 
@@ -59,13 +57,7 @@ func TestInitializerInputIsNotAnInput(t *testing.T) {
 	}
 }
 
-func f32raw(v ...float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
+func f32raw(v ...float32) []byte { return graph.Float32Raw(v) }
 
 func TestTensorData(t *testing.T) {
 	dt := func(d graph.DType) *int32 { return proto.Int32(int32(d)) }

@@ -3,6 +3,7 @@ package onnx
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,7 +81,7 @@ func TestRealModels(t *testing.T) {
 		t.Fatalf("vad If: %v work %+v", ifNode, ifNode.Work)
 	}
 	for _, name := range []string{"c", "h", "input"} {
-		if !contains(ifNode.Implicit, name) {
+		if !slices.Contains(ifNode.Implicit, name) {
 			t.Errorf("vad If implicit inputs lack %q: %v", name, ifNode.Implicit)
 		}
 	}
@@ -91,15 +92,6 @@ func TestRealModels(t *testing.T) {
 	if ins, _ := lg.Boundary(graph.Range(0, len(lg.Layers))); strings.Join(ins, ",") != "c,h,input,sr" {
 		t.Errorf("vad boundary inputs %v", ins)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestRealDefaults: the models whose only symbolic dims are batch-like

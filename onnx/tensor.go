@@ -93,7 +93,13 @@ func tensorData(tp *onnxpb.TensorProto) (*graph.Data, error) {
 		}
 		return d, nil
 	}
-	count := func(have int, per int64) error {
+	// count checks the number of values a typed field holds: two a
+	// complex element (its real and imaginary parts), one any other.
+	per := int64(1)
+	if dt == graph.Complex64 || dt == graph.Complex128 {
+		per = 2
+	}
+	count := func(have int) error {
 		if int64(have) != n*per {
 			return fmt.Errorf("has %d values, shape %s of %s needs %d", have, dims, dt, n*per)
 		}
@@ -102,24 +108,13 @@ func tensorData(tp *onnxpb.TensorProto) (*graph.Data, error) {
 	switch dt {
 	case graph.Float32, graph.Complex64:
 		v := tp.GetFloatData()
-		per := int64(1)
-		if dt == graph.Complex64 {
-			per = 2
-		}
-		if err := count(len(v), per); err != nil {
+		if err := count(len(v)); err != nil {
 			return nil, err
 		}
-		d.Raw = make([]byte, 4*len(v))
-		for i, x := range v {
-			binary.LittleEndian.PutUint32(d.Raw[4*i:], math.Float32bits(x))
-		}
+		d.Raw = graph.Float32Raw(v)
 	case graph.Float64, graph.Complex128:
 		v := tp.GetDoubleData()
-		per := int64(1)
-		if dt == graph.Complex128 {
-			per = 2
-		}
-		if err := count(len(v), per); err != nil {
+		if err := count(len(v)); err != nil {
 			return nil, err
 		}
 		d.Raw = make([]byte, 8*len(v))
@@ -128,7 +123,7 @@ func tensorData(tp *onnxpb.TensorProto) (*graph.Data, error) {
 		}
 	case graph.Int64:
 		v := tp.GetInt64Data()
-		if err := count(len(v), 1); err != nil {
+		if err := count(len(v)); err != nil {
 			return nil, err
 		}
 		d.Raw = make([]byte, 8*len(v))
@@ -137,7 +132,7 @@ func tensorData(tp *onnxpb.TensorProto) (*graph.Data, error) {
 		}
 	case graph.Uint32, graph.Uint64:
 		v := tp.GetUint64Data()
-		if err := count(len(v), 1); err != nil {
+		if err := count(len(v)); err != nil {
 			return nil, err
 		}
 		sz := dt.Size()
@@ -160,7 +155,7 @@ func tensorData(tp *onnxpb.TensorProto) (*graph.Data, error) {
 		}
 	default: // int32 and the types ONNX stores widened in int32_data
 		v := tp.GetInt32Data()
-		if err := count(len(v), 1); err != nil {
+		if err := count(len(v)); err != nil {
 			return nil, err
 		}
 		sz := dt.Size()

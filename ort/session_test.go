@@ -101,11 +101,7 @@ func addModel(t *testing.T) []byte {
 }
 
 func f32Data(dims graph.Shape, vals ...float32) *graph.Data {
-	raw := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-	}
-	return &graph.Data{DType: graph.Float32, Dims: dims, Raw: raw}
+	return &graph.Data{DType: graph.Float32, Dims: dims, Raw: graph.Float32Raw(vals)}
 }
 
 func f32Values(t *testing.T, d *graph.Data) []float32 {
@@ -113,11 +109,7 @@ func f32Values(t *testing.T, d *graph.Data) []float32 {
 	if d.DType != graph.Float32 {
 		t.Fatalf("dtype %s, want float32", d.DType)
 	}
-	out := make([]float32, len(d.Raw)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.Raw[4*i:]))
-	}
-	return out
+	return graph.Float32s(d.Raw)
 }
 
 func TestOpenAndVersion(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/loadfile"
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -112,11 +114,7 @@ func Load(path string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
-	}
-	return Parse(data, f, path)
+	return loadfile.Read("plan", path, func(file string, data []byte) (*Plan, error) { return Parse(data, f, file) })
 }
 
 // Parse decodes a plan and checks its form: known fields only, model names
@@ -126,9 +124,7 @@ func Parse(data []byte, f Format, name string) (*Plan, error) {
 	var fp file
 	switch f {
 	case YAML:
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&fp); err != nil {
+		if err := yamlpath.DecodeStrict(data, &fp); err != nil {
 			return nil, fmt.Errorf("plan: %s: %s", name, yamlMessage(err))
 		}
 	case JSON:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -61,6 +62,29 @@ type Score struct {
 // simulate themselves.
 type Evaluator interface {
 	Evaluate(ctx context.Context, p *Plan) (Score, error)
+}
+
+// Counting is an Evaluator that passes each plan on to E and counts the
+// evaluations (the "evals" of the reports); it is safe for concurrent use.
+type Counting struct {
+	E  Evaluator
+	mu sync.Mutex
+	n  int
+}
+
+// Evaluate counts the evaluation and returns E's.
+func (c *Counting) Evaluate(ctx context.Context, p *Plan) (Score, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.E.Evaluate(ctx, p)
+}
+
+// Count is the number of evaluations so far.
+func (c *Counting) Count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 // Planner maps a workload onto a platform. Deterministic for a given request

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +164,7 @@ func FitDevices(rows []Published, opt DevicesOptions) ([]DeviceFit, error) {
 	nets := NewNetworks()
 	var out []DeviceFit
 	for _, dev := range AIHubDevices {
-		if opt.Devices != nil && !containsStr(opt.Devices, dev.Preset) {
+		if opt.Devices != nil && !slices.Contains(opt.Devices, dev.Preset) {
 			continue
 		}
 		df := DeviceFit{Device: dev.Device, Preset: dev.Preset}

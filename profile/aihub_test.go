@@ -9,6 +9,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 )
 
@@ -74,10 +75,7 @@ func TestWhollyOnNPUNotSplit(t *testing.T) {
 	nets := NewNetworks()
 	checked := map[string]bool{}
 	for _, dev := range AIHubDevices {
-		pl, err := hw.Preset(dev.Preset)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := hwtest.Preset(t, dev.Preset)
 		npu, err := pl.Find("npu")
 		if err != nil {
 			t.Fatal(err)
@@ -117,10 +115,7 @@ func TestWhollyOnNPUNotSplit(t *testing.T) {
 func TestPresetsCarryTheDeviceFits(t *testing.T) {
 	rows := aihubRows(t)
 	for _, dev := range AIHubDevices {
-		pl, err := hw.Preset(dev.Preset)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := hwtest.Preset(t, dev.Preset)
 		npu, _ := pl.Find("npu")
 		for _, ds := range pl.Processors[npu].DTypes {
 			if ds.Fit == nil || !strings.Contains(ds.Fit.FittedTo, "aihub-published.csv ("+dev.Device+", "+PredictedRuntime+")") || !strings.Contains(ds.Fit.HeldOut, "leave one model out") {

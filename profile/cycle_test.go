@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/plan"
@@ -384,10 +385,7 @@ func TestLocalMeasureCycle(t *testing.T) {
 // processor.
 func twoCoreHost(t *testing.T) *hw.Platform {
 	t.Helper()
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	if len(pl.Processors) < 2 {
 		t.Skip("the host preset has one processor here")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/zoo/zootest"
 )
 
@@ -19,10 +20,7 @@ func TestTwins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	phone, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	phone := hwtest.Preset(t, "phone")
 	mixed, _ := hw.Host([]int{0, 1, 2})
 	mixed.Processors[1].Cores = []int{1, 3} // two cores: another class
 	for _, tc := range []struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 )
 
 // takerDevice is a device that lists the optional measure fields it takes
@@ -39,10 +40,7 @@ func (d *takerDevice) Takes(f string) (bool, bool) {
 // the run before its first measurement, naming the field and the flag; one
 // that cannot tell, or that takes them all, does not.
 func TestProfilerChecksFields(t *testing.T) {
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	st := tempStore(t)
 	plan := []Job{{Kind: KindPlan}}
 	for _, tc := range []struct {

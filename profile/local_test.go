@@ -9,6 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/workload"
@@ -18,10 +19,7 @@ import (
 // hostLocal is the host preset and a local device on it.
 func hostLocal(tb testing.TB) (*hw.Platform, *Local) {
 	tb.Helper()
-	pl, err := hw.Preset("host")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	pl := hwtest.Preset(tb, "host")
 	dev, err := NewLocal(assets.ORTLibrary(), pl)
 	if err != nil {
 		tb.Fatal(err)

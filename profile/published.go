@@ -152,7 +152,7 @@ func readCSV(data []byte, file string, columns []string, required int, row func(
 	col := map[string]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if !containsStr(columns, h) {
+		if !slices.Contains(columns, h) {
 			return nil, fmt.Errorf("profile: %s:1: unknown column %q (columns: %s)", file, h, strings.Join(columns, ","))
 		}
 		if _, dup := col[h]; dup {
@@ -196,15 +196,6 @@ func csvErr(err error) string {
 		return fmt.Sprintf("line %d: %v", pe.Line, pe.Err)
 	}
 	return err.Error()
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // PublishedParams are the factors a whole-model fit adjusts for the
@@ -496,7 +487,7 @@ func FitPublished(pl *hw.Platform, rows []Published, opt PublishedOptions) (*Pub
 	var dtypes []graph.DType
 	count := map[graph.DType]int{}
 	for _, s := range samples {
-		if !containsDType(dtypes, s.Config.DType) {
+		if !slices.Contains(dtypes, s.Config.DType) {
 			dtypes = append(dtypes, s.Config.DType)
 		}
 		count[s.Config.DType]++
@@ -700,15 +691,6 @@ func setFit(pr *hw.Processor, d graph.DType, f *hw.DTypeFit) {
 			pr.DTypes[i].Fit = f
 		}
 	}
-}
-
-func containsDType(list []graph.DType, d graph.DType) bool {
-	for _, x := range list {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 // modelNames are the samples' models, sorted.

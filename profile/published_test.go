@@ -11,6 +11,7 @@ import (
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/fuzzcheck"
 	"github.com/inlay-dev/inlay/internal/stats"
@@ -83,10 +84,7 @@ func FuzzParsePublished(f *testing.F) {
 // fitted back, every model predicted within a few percent when left out,
 // and a CPU-fallback row is reported apart, not fitted.
 func TestFitPublishedRecovers(t *testing.T) {
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	pl = unfitted(pl)
 	npu, _ := pl.Find("npu")
 	truth := cost.DefaultEfficiency("npu")
@@ -166,10 +164,7 @@ func TestPhonePresetCarriesTheFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	npu, _ := pl.Find("npu")
 	for _, ds := range pl.Processors[npu].DTypes {
 		if ds.Fit == nil || !strings.Contains(ds.Fit.FittedTo, "galaxy-s23-npu.csv") {

@@ -170,18 +170,11 @@ func TestStoreInSitu(t *testing.T) {
 	}
 
 	// Merging pools the samples: samples {1,2,3} then {5,7} ms.
-	ms := func(xs ...int) []time.Duration {
-		out := make([]time.Duration, len(xs))
-		for i, x := range xs {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
-	}
 	key := prof.Key
 	key.Layers = "9-9"
 	// Typical drops the slowest tenth: of {1,2,3} ms none (ceil 0.9·3 = 3
 	// kept), of ten samples the slowest.
-	runs := []InSitu{NewInSitu(key, "m", ms(1, 2, 3), ""), NewInSitu(key, "m", ms(5, 7, 5, 5, 5, 5, 5, 5, 5, 5), "")}
+	runs := []InSitu{NewInSitu(key, "m", millis(1, 2, 3), ""), NewInSitu(key, "m", millis(5, 7, 5, 5, 5, 5, 5, 5, 5, 5), "")}
 	if runs[0].Typical != 2*time.Millisecond || runs[1].Typical != 5*time.Millisecond {
 		t.Fatalf("Typical = %v, %v; want 2ms, 5ms", runs[0].Typical, runs[1].Typical)
 	}
@@ -190,7 +183,7 @@ func TestStoreInSitu(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	all := Summarize(ms(1, 2, 3, 5, 7, 5, 5, 5, 5, 5, 5, 5, 5))
+	all := Summarize(millis(1, 2, 3, 5, 7, 5, 5, 5, 5, 5, 5, 5, 5))
 	recs, _ = st.InSituRecords("dev")
 	var merged InSitu
 	for _, r := range recs {
@@ -494,23 +487,25 @@ func TestStoreConcurrent(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
-	ms := func(xs ...int) []time.Duration {
-		out := make([]time.Duration, len(xs))
-		for i, x := range xs {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
+// millis is xs, each in milliseconds, as durations.
+func millis(xs ...int) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = time.Duration(x) * time.Millisecond
 	}
+	return out
+}
+
+func TestSummarize(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   []time.Duration
 		want Timing
 	}{
-		{"one", ms(5), Timing{Median: 5e6, P90: 5e6, Min: 5e6, Max: 5e6, Reps: 1}},
-		{"odd", ms(3, 1, 2), Timing{Median: 2e6, P90: 3e6, Min: 1e6, Max: 3e6, Stddev: 1e6, Reps: 3}},
-		{"even", ms(4, 1, 3, 2), Timing{Median: 2500e3, P90: 4e6, Min: 1e6, Max: 4e6, Stddev: 1290994, Reps: 4}},
-		{"ten", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), Timing{Median: 5500e3, P90: 9e6, Min: 1e6, Max: 10e6, Stddev: 3027650, Reps: 10}},
+		{"one", millis(5), Timing{Median: 5e6, P90: 5e6, Min: 5e6, Max: 5e6, Reps: 1}},
+		{"odd", millis(3, 1, 2), Timing{Median: 2e6, P90: 3e6, Min: 1e6, Max: 3e6, Stddev: 1e6, Reps: 3}},
+		{"even", millis(4, 1, 3, 2), Timing{Median: 2500e3, P90: 4e6, Min: 1e6, Max: 4e6, Stddev: 1290994, Reps: 4}},
+		{"ten", millis(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), Timing{Median: 5500e3, P90: 9e6, Min: 1e6, Max: 10e6, Stddev: 3027650, Reps: 10}},
 		{"none", nil, Timing{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -89,11 +89,7 @@ func float32s(d *graph.Data) ([]float32, error) {
 	if d == nil || d.DType != graph.Float32 {
 		return nil, fmt.Errorf("not a float32 value")
 	}
-	out := make([]float32, len(d.Raw)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.Raw[4*i:]))
-	}
-	return out, nil
+	return graph.Float32s(d.Raw), nil
 }
 
 // rangeOf is the range of values (the NaNs aside).
@@ -129,11 +125,7 @@ func encodeInts(dt graph.DType, dims graph.Shape, vals []int32) *graph.Data {
 
 // encodeFloats writes a float32 tensor.
 func encodeFloats(dims graph.Shape, vals []float32) *graph.Data {
-	raw := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-	}
-	return &graph.Data{DType: graph.Float32, Dims: dims.Clone(), Raw: raw}
+	return &graph.Data{DType: graph.Float32, Dims: dims.Clone(), Raw: graph.Float32Raw(vals)}
 }
 
 // quantizedWeight is a weight quantized per tensor or along one axis.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/inlay-dev/inlay/internal/textfmt"
 )
 
 // table is a small aligned text table: left-aligned text columns,
@@ -67,7 +69,7 @@ func formatDuration(d time.Duration) string {
 	s := ""
 	for _, u := range units {
 		if d >= u.size {
-			s = sig3(float64(d)/float64(u.size)) + " " + u.name
+			s = textfmt.Sig3(float64(d)/float64(u.size)) + " " + u.name
 			break
 		}
 	}
@@ -75,18 +77,6 @@ func formatDuration(d time.Duration) string {
 		s = "-" + s
 	}
 	return s
-}
-
-// sig3 formats v ≥ 0 with three significant digits (more for v ≥ 1000).
-func sig3(v float64) string {
-	switch {
-	case v >= 99.95:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 9.995:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
-	}
 }
 
 // formatPercent writes a ratio in [0, 1] as a percentage with one decimal.

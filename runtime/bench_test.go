@@ -13,6 +13,7 @@ import (
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/workload"
@@ -298,7 +299,7 @@ func plainRequests(b testing.TB, pr *prepared, cores []int, n int, period time.D
 		total += times[k]
 	}
 	slices.Sort(times)
-	return total / time.Duration(n), percentile(times, 0.5)
+	return total / time.Duration(n), stats.Percentile(times, 0.5)
 }
 
 // halvesPlan cuts every model into two halves of its layers, both on proc.

@@ -71,22 +71,13 @@ func checkProcessors(c *Config) error {
 	pl := c.Platform
 	for _, mp := range c.Plan.Models {
 		for si, sg := range mp.Subgraphs {
-			if !hasProc(pl.Names(), sg.Processor) {
+			if !slices.Contains(pl.Names(), sg.Processor) {
 				return fmt.Errorf("runtime: the plan puts model %q subgraph %d on processor %q, which platform %s lacks (it has %s)",
 					mp.Model, si, sg.Processor, pl.Name, strings.Join(pl.Names(), ", "))
 			}
 		}
 	}
 	return nil
-}
-
-func hasProc(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // check runs the checks that need no ONNX Runtime: processors, the plan's
@@ -169,7 +160,7 @@ func prepare(c *Config, rt *ort.Runtime) (_ *prepared, err error) {
 			}
 			key := mp.Model + "\x00" + in
 			if v := c.Values[in]; v != nil {
-				if v.DType != t.DType || !sameShape(v.Dims, t.Shape) {
+				if v.DType != t.DType || !v.Dims.Equal(t.Shape) {
 					return nil, fmt.Errorf("runtime: model %q: value of input %q is %s %s, the model takes %s %s",
 						mp.Model, in, v.DType, v.Dims, t.DType, t.Shape)
 				}
@@ -252,18 +243,6 @@ func (pr *prepared) warmup(n int) []string {
 		}
 	}
 	return warns
-}
-
-func sameShape(a, b graph.Shape) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // intersect returns the names in both sorted lists, sorted.

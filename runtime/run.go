@@ -15,6 +15,7 @@ import (
 
 	"github.com/inlay-dev/inlay/dispatch"
 	"github.com/inlay-dev/inlay/graph"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/ort"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/timeline"
@@ -852,7 +853,7 @@ func (l *loop) finish() *Result {
 		}
 		res.ArrivalLag = sum / time.Duration(n)
 		sort.Slice(l.lags, func(i, j int) bool { return l.lags[i] < l.lags[j] })
-		res.ArrivalLagP50 = percentile(l.lags, 0.5)
+		res.ArrivalLagP50 = stats.Percentile(l.lags, 0.5)
 	}
 	for pi := range res.Procs {
 		if res.Elapsed > 0 {
@@ -863,7 +864,7 @@ func (l *loop) finish() *Result {
 		gr := g.res
 		if n := len(g.lat); n > 0 {
 			sort.Slice(g.lat, func(i, j int) bool { return g.lat[i] < g.lat[j] })
-			gr.P50, gr.P99, gr.Max = percentile(g.lat, 0.5), percentile(g.lat, 0.99), g.lat[n-1]
+			gr.P50, gr.P99, gr.Max = stats.Percentile(g.lat, 0.5), stats.Percentile(g.lat, 0.99), g.lat[n-1]
 			var sum float64
 			for _, x := range g.lat {
 				sum += float64(x)
@@ -897,12 +898,6 @@ func (l *loop) finish() *Result {
 		}
 	}
 	return res
-}
-
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	rank := int(math.Ceil(q * float64(len(sorted))))
-	return sorted[max(rank, 1)-1]
 }
 
 // bufPool keeps byte buffers by size for reuse across requests. It is

@@ -9,6 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/internal/realmodel"
 	"github.com/inlay-dev/inlay/plan"
@@ -88,10 +89,7 @@ func TestBaselinesValid(t *testing.T) {
 		for _, preset := range hw.Presets() {
 			t.Run(wname+"/"+preset, func(t *testing.T) {
 				w := workloads[wname](t)
-				pl, err := hw.Preset(preset)
-				if err != nil {
-					t.Fatal(err)
-				}
+				pl := hwtest.Preset(t, preset)
 				req := &plan.Request{Workload: w, Platform: pl, Cost: cost.NewAnalytic(pl), Seed: 1}
 				for _, p := range baselines(t, pl) {
 					got, err := p.Plan(context.Background(), req, nil)
@@ -121,10 +119,7 @@ func TestBaselinesValid(t *testing.T) {
 // BenchmarkBaselines plans the nine zoo networks on the phone preset.
 func BenchmarkBaselines(b *testing.B) {
 	w := zooWorkload(b)
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		b.Fatal(err)
-	}
+	pl := hwtest.Preset(b, "phone")
 	for _, name := range []string{"single:npu", "bestmap", "heft"} {
 		p, err := New(name)
 		if err != nil {
@@ -153,10 +148,7 @@ func TestEvalsBudgetEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	phone, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	phone := hwtest.Preset(t, "phone")
 	zw := zooWorkload(t)
 	small := &workload.Workload{Models: []*workload.Model{zw.Model("mobilenet_v2")}, Groups: []*workload.Group{
 		{Name: "g", Models: []string{"mobilenet_v2"}, After: map[string][]string{}, Period: 100 * time.Millisecond, Deadline: 100 * time.Millisecond, Arrival: workload.Periodic},
@@ -213,10 +205,7 @@ func TestDemoStandInBaselines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	est := cost.NewAnalytic(pl)
 	req := &plan.Request{Workload: w, Platform: pl, Cost: est, Seed: 1}
 	judge := sim.NewEvaluator(w, pl, est, sim.Options{Seed: 1})

@@ -20,6 +20,7 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
@@ -276,10 +277,7 @@ func expectedBoxes(t *testing.T, path, planner string) (boxes int, scale float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := hw.Preset(w.Platform)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, w.Platform)
 	est := cost.NewAnalytic(pl)
 	pr, err := search.New(planner)
 	if err != nil {

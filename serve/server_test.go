@@ -18,6 +18,7 @@ import (
 
 	csim "github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/openapi"
 )
 
@@ -498,10 +499,7 @@ func TestPlatformIsTheFile(t *testing.T) {
 	h := s.Handler()
 	for _, name := range hw.Presets() {
 		out := answer[PlatformOut](t, h, "GET", "/api/platforms/"+name, "", "Platform")
-		want, err := hw.Preset(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := hwtest.Preset(t, name)
 		var fromJSON, fromPreset bytes.Buffer
 		// The JSON's domains carry their processors; the file's names are
 		// the rest.

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/inlay-dev/inlay/cost"
@@ -253,58 +252,32 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 		}
 	}
 	// Subgraph-to-subgraph edges with their bytes, each tensor once per pair.
-	type pair struct{ from, to int }
-	bytes := map[pair]int64{}
-	seen := map[pair]map[string]bool{}
-	for _, e := range lg.Edges {
-		a, b := owner[e.From], owner[e.To]
-		if a == b {
-			continue
-		}
-		k := pair{a, b}
-		if seen[k] == nil {
-			seen[k] = map[string]bool{}
-		}
-		if !seen[k][e.Tensor] {
-			seen[k][e.Tensor] = true
-			bytes[k] += e.Bytes
-		}
-	}
-	pairs := make([]pair, 0, len(bytes))
-	for k := range bytes {
-		pairs = append(pairs, k)
-	}
-	sort.Slice(pairs, func(i, j int) bool {
-		if pairs[i].from != pairs[j].from {
-			return pairs[i].from < pairs[j].from
-		}
-		return pairs[i].to < pairs[j].to
-	})
+	pairs := lg.Crossings(owner)
 	n := len(mp.Subgraphs)
 	hasSucc := make([]bool, n)
 	for _, k := range pairs {
-		hasSucc[k.from] = true
-		dep := k.from
-		pa, pb := procs[k.from], procs[k.to]
+		hasSucc[k.From] = true
+		dep := k.From
+		pa, pb := procs[k.From], procs[k.To]
 		if link, ok := pl.Link(pa, pb); ok {
-			if d := est.Transfer(bytes[k], pa, pb); d > 0 {
+			if d := est.Transfer(k.Bytes, pa, pb); d > 0 {
 				if withLoads {
 					mj.loads = append(mj.loads, cost.Load{})
 				}
 				mj.jobs = append(mj.jobs, dispatch.Job{
-					Kind: dispatch.Transfer, Subgraph: k.to, Proc: -1, Link: link, Duration: d, Bytes: bytes[k],
-					Label: fmt.Sprintf("%s[%s]>[%s]", name, mp.Subgraphs[k.from].Layers.Key(), mp.Subgraphs[k.to].Layers.Key()),
-					Deps:  []int{k.from},
+					Kind: dispatch.Transfer, Subgraph: k.To, Proc: -1, Link: link, Duration: d, Bytes: k.Bytes,
+					Label: fmt.Sprintf("%s[%s]>[%s]", name, mp.Subgraphs[k.From].Layers.Key(), mp.Subgraphs[k.To].Layers.Key()),
+					Deps:  []int{k.From},
 				})
 				dep = len(mj.jobs) - 1
 			}
 		}
-		mj.jobs[k.to].Deps = append(mj.jobs[k.to].Deps, dep)
+		mj.jobs[k.To].Deps = append(mj.jobs[k.To].Deps, dep)
 	}
 	if ho, ok := est.(cost.HandOffEstimator); ok {
 		hand := make([]time.Duration, n)
 		for _, k := range pairs {
-			hand[k.to] = max(hand[k.to], mj.handOff(ho, k.to, procs[k.from], mj.jobs[k.from].Duration))
+			hand[k.To] = max(hand[k.To], mj.handOff(ho, k.To, procs[k.From], mj.jobs[k.From].Duration))
 		}
 		for si, h := range hand {
 			mj.jobs[si].Duration += h
@@ -313,7 +286,7 @@ func compileModel(w *workload.Workload, pl *hw.Platform, est cost.Estimator, p *
 	}
 	edges := make([][2]int, len(pairs))
 	for i, k := range pairs {
-		edges[i] = [2]int{k.from, k.to}
+		edges[i] = [2]int{k.From, k.To}
 	}
 	if cyc := subgraphCycle(n, edges); cyc >= 0 {
 		return nil, fmt.Errorf("sim: model %q: subgraph %d (layers %s) depends on itself through other subgraphs (is it convex?)",

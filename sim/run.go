@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inlay-dev/inlay/dispatch"
+	"github.com/inlay-dev/inlay/internal/stats"
 	"github.com/inlay-dev/inlay/timeline"
 	"github.com/inlay-dev/inlay/workload"
 )
@@ -658,7 +659,7 @@ func (r *run) groupResult(gi int) GroupResult {
 	}
 	if len(st.lat) > 0 {
 		sort.Slice(st.lat, func(i, j int) bool { return st.lat[i] < st.lat[j] })
-		gr.P50, gr.P99 = percentile(st.lat, 0.50), percentile(st.lat, 0.99)
+		gr.P50, gr.P99 = stats.Percentile(st.lat, 0.50), stats.Percentile(st.lat, 0.99)
 		gr.Max = st.lat[len(st.lat)-1]
 		var sum float64
 		for _, l := range st.lat {
@@ -693,15 +694,6 @@ func joinLines(s []string) string {
 		out += x
 	}
 	return out
-}
-
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	rank := int(math.Ceil(q * float64(len(sorted))))
-	if rank < 1 {
-		rank = 1
-	}
-	return sorted[rank-1]
 }
 
 // capRequests scales the warm-up and measured request counts of the slowest

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/profile"
 	"github.com/inlay-dev/inlay/ratebound"
@@ -27,10 +28,7 @@ func nineModels(tb testing.TB) *workload.Workload { return zootest.Nine(tb, "pho
 // analytic cost model.
 func nineOnPhone(tb testing.TB) (*workload.Workload, *hw.Platform, *cost.Analytic) {
 	tb.Helper()
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		tb.Fatal(err)
-	}
+	pl := hwtest.Preset(tb, "phone")
 	return nineModels(tb), pl, cost.NewAnalytic(pl)
 }
 
@@ -56,10 +54,7 @@ func TestZooScenario(t *testing.T) {
 	}
 	w := nineModels(t)
 	for _, preset := range []string{"phone", "jetson-orin", "desktop"} {
-		pl, err := hw.Preset(preset)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := hwtest.Preset(t, preset)
 		est := cost.NewAnalytic(pl)
 		b, err := ratebound.Upper(w, pl, est)
 		if err != nil {
@@ -277,10 +272,7 @@ func TestZooContentionMatchesReference(t *testing.T) {
 	}
 	w := nineModels(t)
 	for _, preset := range []string{"phone", "jetson-orin"} {
-		pl, err := hw.Preset(preset)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pl := hwtest.Preset(t, preset)
 		est := cost.NewAnalytic(pl)
 		stretched := 0
 		for _, name := range []string{"bestmap", "heft"} {

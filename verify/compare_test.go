@@ -82,11 +82,7 @@ func compareData(got, want *graph.Data) string {
 }
 
 func f32s(dims graph.Shape, vals ...float32) *graph.Data {
-	raw := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-	}
-	return &graph.Data{DType: graph.Float32, Dims: dims, Raw: raw}
+	return &graph.Data{DType: graph.Float32, Dims: dims, Raw: graph.Float32Raw(vals)}
 }
 
 func TestCompareData(t *testing.T) {

@@ -156,6 +156,18 @@ func getFullRun(t testing.TB, src source) *fullRun {
 	return fr
 }
 
+// loaded is a source's full run (getFullRun) and its prepared model; a
+// model that does not load fails the test.
+func loaded(t *testing.T, src source) (*fullRun, *prepared) {
+	t.Helper()
+	fr := getFullRun(t, src)
+	p := prepare(t, src)
+	if p.err != nil {
+		t.Fatalf("load: %v", p.err)
+	}
+	return fr, p
+}
+
 // graphInputs returns a model's inputs that are not initializers, with the
 // dtype and shape to feed: the shape from the source's input shapes, else
 // the declared one with symbolic dims set to 1.

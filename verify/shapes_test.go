@@ -68,11 +68,7 @@ func checkShapes(t *testing.T, sources []source) {
 	var totalChecked, totalFolded, totalBad int
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
-			fr := getFullRun(t, src)
-			p := prepare(t, src)
-			if p.err != nil {
-				t.Fatalf("load: %v", p.err)
-			}
+			fr, p := loaded(t, src)
 			checked, folded, bad := compareShapes(fr, p)
 			t.Logf("%-34s %4d node outputs checked (%d folded values), %d mismatches", src.name, checked, folded, len(bad))
 			totalChecked += checked

@@ -35,11 +35,7 @@ func checkSubgraphs(t *testing.T, sources []source) {
 	var totalSets, totalNodes, totalBad, totalOuts, totalInts int
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
-			fr := getFullRun(t, src)
-			p := prepare(t, src)
-			if p.err != nil {
-				t.Fatalf("load: %v", p.err)
-			}
+			fr, p := loaded(t, src)
 			lg := p.layers
 			sets := randomConvexSets(lg, rand.New(rand.NewSource(seedOf(src.name))), setsPerModel)
 			var bad []string

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/onnx"
 	"github.com/inlay-dev/inlay/zoo"
 )
@@ -21,11 +21,7 @@ import (
 // slash or a .yaml/.yml extension). Models with the same source share one
 // loaded graph.
 func Load(path string) (*Workload, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
-	}
-	return LoadData(data, path)
+	return loadfile.Read("workload", path, func(file string, data []byte) (*Workload, error) { return LoadData(data, file) })
 }
 
 // LoadData is Load of a file's contents: path names the file in errors and

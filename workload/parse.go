@@ -92,12 +92,9 @@ func (p *parser) parse(data []byte) (*Workload, error) {
 }
 
 func (p *parser) models(w *Workload, n *yaml.Node) error {
-	items, err := p.seq(n, "models")
+	items, err := p.nonEmptySeq(n, "models")
 	if err != nil {
 		return err
-	}
-	if len(items) == 0 {
-		return p.errAt(n, "models", "empty list")
 	}
 	for i, item := range items {
 		place := fmt.Sprintf("models[%d]", i)
@@ -250,12 +247,9 @@ func (p *parser) precision(n *yaml.Node, place string) ([]graph.DType, error) {
 }
 
 func (p *parser) groups(w *Workload, n *yaml.Node) error {
-	items, err := p.seq(n, "groups")
+	items, err := p.nonEmptySeq(n, "groups")
 	if err != nil {
 		return err
-	}
-	if len(items) == 0 {
-		return p.errAt(n, "groups", "empty list")
 	}
 	for i, item := range items {
 		place := fmt.Sprintf("groups[%d]", i)
@@ -277,12 +271,9 @@ func (p *parser) groups(w *Workload, n *yaml.Node) error {
 		if f["models"] == nil {
 			return p.errAt(item, place, "no models")
 		}
-		ms, err := p.seq(f["models"], place+".models")
+		ms, err := p.nonEmptySeq(f["models"], place+".models")
 		if err != nil {
 			return err
-		}
-		if len(ms) == 0 {
-			return p.errAt(f["models"], place+".models", "empty list")
 		}
 		in := map[string]bool{}
 		for j, mn := range ms {
@@ -427,6 +418,15 @@ func (p *parser) seq(n *yaml.Node, place string) ([]*yaml.Node, error) {
 		return nil, p.errAt(n, place, "want a list, got %s", kindName(n))
 	}
 	return n.Content, nil
+}
+
+// nonEmptySeq is seq of a list that must have an item.
+func (p *parser) nonEmptySeq(n *yaml.Node, place string) ([]*yaml.Node, error) {
+	items, err := p.seq(n, place)
+	if err == nil && len(items) == 0 {
+		err = p.errAt(n, place, "empty list")
+	}
+	return items, err
 }
 
 func (p *parser) str(n *yaml.Node, place string) (string, error) {

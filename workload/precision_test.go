@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 )
 
 func TestPrecision(t *testing.T) {
@@ -38,10 +38,7 @@ groups:
 	if got := m.AllowedString(); got != "int8, float32, float16" {
 		t.Errorf("uint8-quantized model allows %s", got)
 	}
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	npu, _ := pl.Find("npu")
 	fm := &Model{Name: "f"}
 	cfg, err := fm.DefaultConfig(pl, npu)

@@ -162,11 +162,7 @@ func (n *net) constI64(vals []int64, shape ...int64) string {
 
 // constF32 returns a shared float32 constant with the given values and shape.
 func (n *net) constF32(vals []float32, shape ...int64) string {
-	raw := make([]byte, 4*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-	}
-	return n.constRaw(graph.Float32, raw, shape)
+	return n.constRaw(graph.Float32, graph.Float32Raw(vals), shape)
 }
 
 func (n *net) constRaw(dt graph.DType, raw []byte, shape []int64) string {

@@ -1,7 +1,6 @@
 package hw
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -97,9 +96,7 @@ func Parse(file string, data []byte) (*Platform, error) {
 		return nil, decodeError(file, err)
 	}
 	var raw rawPlatform
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
+	if err := yamlpath.DecodeStrict(data, &raw); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("cluster/hw: %s: empty cluster file", file)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/internal/yamlerr"
 	"github.com/inlay-dev/inlay/internal/errline"
 	"github.com/inlay-dev/inlay/internal/loadfile"
+	"github.com/inlay-dev/inlay/internal/yamlpath"
 )
 
 // Format is a trace file format.
@@ -173,9 +174,7 @@ func parseYAML(file string, data []byte) ([]Job, []int, error) {
 	var doc struct {
 		Jobs []yaml.Node `yaml:"jobs"`
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil {
+	if err := yamlpath.DecodeStrict(data, &doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, nil, fmt.Errorf("cluster/job: %s: empty job file", file)
 		}
@@ -202,9 +201,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 	if err != nil {
 		return err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(out))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
+	if err := yamlpath.DecodeStrict(out, v); err != nil {
 		// Lines of the re-encoded node are relative to it.
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -17,7 +16,9 @@ import (
 	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/graph"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/assets"
+	"github.com/inlay-dev/inlay/internal/syncbuf"
 	"github.com/inlay-dev/inlay/onnx/onnxpb"
 	"github.com/inlay-dev/inlay/onnx/onnxtest"
 	"github.com/inlay-dev/inlay/profile"
@@ -53,10 +54,7 @@ func TestAgentCommandErrors(t *testing.T) {
 // core no machine here has.
 func writeAgentPlatform(t *testing.T) string {
 	t.Helper()
-	pl, err := hw.Preset("host")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "host")
 	pl.Processors = pl.Processors[:1]
 	pl.Processors[0].Cores = []int{4095}
 	var buf bytes.Buffer
@@ -116,7 +114,7 @@ func TestAgentCommandServes(t *testing.T) {
 	defer stop()
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	var out syncBuffer
+	var out syncbuf.Buffer // the agent's goroutines write it
 	go func() { done <- runAgent(ctx, &out, &out, f, func(a string) { addr <- a }) }()
 	var url string
 	select {
@@ -205,22 +203,4 @@ func TestAgentCommandServes(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the agent's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/inlay-dev/inlay/cost"
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/internal/testfile"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/search"
@@ -30,10 +30,7 @@ func simulateSetup(t *testing.T, dir, text string) (wl, planFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	pn, err := search.New("bestmap")
 	if err != nil {
 		t.Fatal(err)

@@ -123,6 +123,25 @@ func RequireTraining(t testing.TB, rel string) string {
 	return RequireShared(t, filepath.Join("training", rel))
 }
 
+// ModuleRoot is the folder of the go.mod at or above the working directory
+// (in a test, its package folder): the checkout's root.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
 // RequireShared returns the path of rel inside the project's shared data
 // folder (shared/, beside the repository: ../shared from the module root),
 // or skips the test when the file is missing — unless INLAY_REQUIRE_ASSETS=1
@@ -130,19 +149,8 @@ func RequireTraining(t testing.TB, rel string) string {
 // says where the folder belongs.
 func RequireShared(t testing.TB, rel string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	for err == nil {
-		if _, e := os.Stat(filepath.Join(dir, "go.mod")); e == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			err = errors.New("no go.mod above the test")
-			break
-		}
-		dir = parent
-	}
-	path := filepath.Join(dir, "..", "shared", rel)
+	root, err := ModuleRoot()
+	path := filepath.Join(root, "..", "shared", rel)
 	if err == nil {
 		_, err = os.Stat(path)
 	}

@@ -2,6 +2,7 @@ package assets
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,5 +21,21 @@ func TestCheckFetched(t *testing.T) {
 	}
 	if err := CheckFetched(filepath.Join(t.TempDir(), "other.onnx")); err == nil || errors.Is(err, ErrMissing) {
 		t.Errorf("a path outside the cache: %v", err)
+	}
+}
+
+// TestModuleRoot: from this package's folder, the root is two folders up
+// and holds go.mod.
+func TestModuleRoot(t *testing.T) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if want := filepath.Dir(filepath.Dir(wd)); root != want {
+		t.Errorf("ModuleRoot = %s, want %s", root, want)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Error(err)
 	}
 }

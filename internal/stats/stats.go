@@ -1,9 +1,12 @@
 // Package stats holds the small summaries that several packages take of a
-// list of numbers or durations: the median and the mean. Neither changes
-// its argument.
+// list of numbers or durations: the median, the mean and a nearest-rank
+// percentile. None changes its argument.
 package stats
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Number is what Median and Mean take: floats, integers and durations.
 type Number interface {
@@ -36,6 +39,14 @@ func Mean[T Number](xs []T) float64 {
 		t += float64(x)
 	}
 	return t / float64(len(xs))
+}
+
+// Percentile is the nearest-rank q-quantile (0 < q ≤ 1) of sorted, which
+// is in ascending order and not empty: the value of rank ⌈q·n⌉, at least
+// the first.
+func Percentile[T Number](sorted []T, q float64) T {
+	rank := int(math.Ceil(q * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
 }
 
 // SumBy is the sum of f over xs.

@@ -61,3 +61,20 @@ func TestSumBy(t *testing.T) {
 		t.Errorf("SumBy(nil) = %g, want 0", got)
 	}
 }
+
+func TestPercentile(t *testing.T) {
+	sorted := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{
+		{0, 1}, {0.05, 1}, {0.1, 1}, {0.11, 2}, {0.5, 5}, {0.99, 10}, {1, 10},
+	} {
+		if got := Percentile(sorted, tc.q); got != tc.want {
+			t.Errorf("Percentile(1..10, %v) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if got := Percentile([]float64{7}, 0.5); got != 7 {
+		t.Errorf("Percentile of one value = %v", got)
+	}
+}

@@ -30,18 +30,19 @@ func si(x float64, unit string) string {
 		if x == math.Trunc(x) {
 			return sign + strconv.FormatFloat(x, 'f', 0, 64) + sep + unit
 		}
-		return sign + sig3(x) + sep + unit
+		return sign + Sig3(x) + sep + unit
 	}
 	k := 0
 	for x >= 999.5 && k < len(prefixes)-1 {
 		x /= 1000
 		k++
 	}
-	return sign + sig3(x) + sep + prefixes[k] + unit
+	return sign + Sig3(x) + sep + prefixes[k] + unit
 }
 
-// sig3 formats 0 <= x < 999.5 with three significant digits.
-func sig3(x float64) string {
+// Sig3 formats x ≥ 0 with three significant digits ("1.23", "12.3",
+// "123"; more digits from 999.5 on, where SI moves to the next prefix).
+func Sig3(x float64) string {
 	switch {
 	case x < 9.995:
 		return fmt.Sprintf("%.2f", x)

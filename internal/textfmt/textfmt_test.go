@@ -66,3 +66,17 @@ func TestTable(t *testing.T) {
 		})
 	}
 }
+
+func TestSig3(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{
+		{0, "0.00"}, {1.234, "1.23"}, {9.994, "9.99"}, {9.995, "10.0"}, {12.34, "12.3"},
+		{99.94, "99.9"}, {99.95, "100"}, {850, "850"}, {1500, "1500"},
+	} {
+		if got := Sig3(tc.x); got != tc.want {
+			t.Errorf("Sig3(%v) = %q, want %q", tc.x, got, tc.want)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 // Package yamlpath names places in a YAML document for one-line errors: a
 // field path such as nodes[2].gpu, the line it stands on, and the path of
-// the deepest key or item on a line.
+// the deepest key or item on a line. DecodeStrict is the strict decoding
+// the input files share.
 package yamlpath
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -11,6 +13,15 @@ import (
 
 	"github.com/inlay-dev/inlay/internal/errline"
 )
+
+// DecodeStrict decodes the first YAML document of data into v, rejecting
+// a field that v does not have (yaml.Decoder.KnownFields); input with no
+// document gives io.EOF.
+func DecodeStrict(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}
 
 // String writes a path of mapping keys (string) and sequence indices (int)
 // as "nodes[2].gpu". A key from the file is quoted unless plain

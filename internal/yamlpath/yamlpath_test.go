@@ -1,6 +1,9 @@
 package yamlpath
 
 import (
+	"errors"
+	"io"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -44,5 +47,22 @@ func TestPlaces(t *testing.T) {
 	}
 	if got := At(&root, 99); got != nil {
 		t.Errorf("At(99) = %v, want nil", got)
+	}
+}
+
+// TestDecodeStrict: known fields decode, an unknown one is an error naming
+// it, and no document is io.EOF.
+func TestDecodeStrict(t *testing.T) {
+	var v struct {
+		Name string `yaml:"name"`
+	}
+	if err := DecodeStrict([]byte("name: c\n"), &v); err != nil || v.Name != "c" {
+		t.Errorf("known field: %+v, %v", v, err)
+	}
+	if err := DecodeStrict([]byte("name: c\nextra: 1\n"), &v); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Errorf("unknown field: %v", err)
+	}
+	if err := DecodeStrict(nil, &v); !errors.Is(err, io.EOF) {
+		t.Errorf("empty input: %v, want io.EOF", err)
 	}
 }

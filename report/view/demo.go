@@ -86,7 +86,7 @@ func DemoFiles(d *app.Demo, sust sim.Sustained, res *sim.Result) ([]byte, error)
 // demoFiles renders the files of demoFileNames.
 func demoFiles(d *app.Demo, sust sim.Sustained, res *sim.Result) (map[string][]byte, error) {
 	name, pl := d.Rows[d.Best].Name, d.Platform
-	window := GanttWindow(d.Workload, res)
+	window := app.GanttWindow(d.Workload, res)
 	title := fmt.Sprintf("inlay demo on %s, %s plan at rate scale %.3g", pl.Name, name, sust.Scale)
 	var svg, png, trace, txt, html bytes.Buffer
 	if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, window}); err != nil {

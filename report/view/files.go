@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inlay-dev/inlay/app"
 	"github.com/inlay-dev/inlay/hw"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/report"
@@ -58,7 +59,7 @@ func PlanFiles(gantt, trace string, w *workload.Workload, planner, platform stri
 	}
 	if gantt != "" {
 		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(w.Path), platform, planner, res.Scale)
-		if err := GanttFile(gantt, title, res, GanttWindow(w, res)); err != nil {
+		if err := GanttFile(gantt, title, res, app.GanttWindow(w, res)); err != nil {
 			return err
 		}
 	}
@@ -74,7 +75,7 @@ func PlanFiles(gantt, trace string, w *workload.Workload, planner, platform stri
 func SimulationFiles(gantt, trace string, window time.Duration, w *workload.Workload, pl *hw.Platform, p *plan.Plan, res *sim.Result) error {
 	traceWindow := window
 	if window <= 0 {
-		window = GanttWindow(w, res)
+		window = app.GanttWindow(w, res)
 		traceWindow = 10 * window
 	}
 	if gantt != "" {

@@ -47,16 +47,6 @@ func SimRows(s *report.Summary, pl *hw.Platform, res, alone *sim.Result) {
 	}
 }
 
-// GanttWindow is the Gantt chart's default window for a run of w
-// (report.GanttWindow).
-func GanttWindow(w *workload.Workload, res *sim.Result) time.Duration {
-	periods := make([]time.Duration, len(w.Groups))
-	for i, g := range w.Groups {
-		periods[i] = g.Period
-	}
-	return report.GanttWindow(periods, res.Scale, res.End)
-}
-
 // planSummary is the report summary of a plan's evaluation.
 func planSummary(path string, pl *hw.Platform, ev *app.Evaluation, alone *sim.Result) report.Summary {
 	bound := ev.Bound
@@ -131,7 +121,7 @@ func PlanHTML(out io.Writer, workloadPath string, pl *hw.Platform, ev *app.Evalu
 	var svg bytes.Buffer
 	if res := ev.Run; res != nil && res.Spans != nil {
 		title := fmt.Sprintf("%s on %s, %s: rate scale %.3g", filepath.Base(workloadPath), pl.Name, ev.Outcome.Planner, res.Scale)
-		if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, GanttWindow(w, res)}); err != nil {
+		if err := report.Gantt(&svg, report.SVG, title, res.Lanes, res.Spans, [2]time.Duration{0, app.GanttWindow(w, res)}); err != nil {
 			return err
 		}
 	}

@@ -109,33 +109,32 @@ func bestFor(req *plan.Request, m *workload.Model, mem *memory) ([]plan.Subgraph
 	fallback := planutil.FallbackProc(pl)
 	var bestSubs []plan.Subgraph
 	var firstErr error
+	// reject filters a candidate out, keeping the first reason for when
+	// every processor is filtered out.
+	reject := func(c *plan.Candidate, filter string, err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+		c.Filter, c.Why = filter, err.Error()
+	}
 	chosen := -1
 	for proc := range pl.Processors {
 		c := &why.Candidates[proc]
 		c.Filter, c.Why, c.Scores = "", "", nil
 		key, err := planutil.Fallback(pl, m, proc, fallback)
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			c.Filter, c.Why = plan.FilterSupport, err.Error()
+			reject(c, plan.FilterSupport, err)
 			continue
 		}
 		blocks := partition.Maximal(lg, key)
 		cfgs, err := planutil.DefaultConfigs(pl, m, blocks)
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			c.Filter, c.Why = plan.FilterPrecision, err.Error()
+			reject(c, plan.FilterPrecision, err)
 			continue
 		}
 		d, err := planutil.Latency(req.Cost, lg, blocks, cfgs)
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			c.Filter, c.Why = plan.FilterSupport, err.Error()
+			reject(c, plan.FilterSupport, err)
 			continue
 		}
 		c.Scores = []plan.NamedScore{{Name: plan.ScoreFinish, Value: planutil.Millis(d), Unit: "ms"}}

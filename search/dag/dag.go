@@ -20,12 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/inlay-dev/inlay/internal/errline"
+	"github.com/inlay-dev/inlay/internal/loadfile"
 	"github.com/inlay-dev/inlay/search/heft"
 	"github.com/inlay-dev/inlay/search/inlay"
 	"github.com/inlay-dev/inlay/search/milp"
@@ -54,11 +54,7 @@ type Edge struct {
 
 // Load reads and checks a task graph file.
 func Load(path string) (*Graph, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("dag: %w", err)
-	}
-	return Parse(data, path)
+	return loadfile.Read("dag", path, func(file string, data []byte) (*Graph, error) { return Parse(data, file) })
 }
 
 // Parse decodes and checks a task graph; name labels errors.

@@ -19,12 +19,19 @@ func mustRead(path string) string {
 	return string(b)
 }
 
-func TestTopcuoglu(t *testing.T) {
-	g, err := Parse([]byte(topcuoglu), "t.json")
+// mustParse is the graph of a JSON text that must parse; name labels
+// errors.
+func mustParse(t *testing.T, text, name string) *Graph {
+	t.Helper()
+	g, err := Parse([]byte(text), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := HEFT(g)
+	return g
+}
+
+func TestTopcuoglu(t *testing.T) {
+	r, err := HEFT(mustParse(t, topcuoglu, "t.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +63,7 @@ func TestSmall(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := Parse([]byte(tc.json), "s.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := HEFT(g)
+			r, err := HEFT(mustParse(t, tc.json, "s.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,10 +149,7 @@ func FuzzDAGParse(f *testing.F) {
 }
 
 func TestInlayPlanner(t *testing.T) {
-	g, err := Parse([]byte(topcuoglu), "t.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := mustParse(t, topcuoglu, "t.json")
 	r, err := Planners()["inlay"](context.Background(), g, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -218,7 +218,17 @@ func (e *CycleError) Error() string {
 
 func (e *CycleError) Unwrap() error { return ErrCycle }
 
-// topoOrder is Kahn's algorithm taking the lowest ready index first.
+// TopoOrder is a topological order of n tasks under edges, the lowest
+// ready index first (Kahn's algorithm); a cycle is a *CycleError.
+func TopoOrder(n int, edges []Edge) ([]int, error) {
+	succ := make([][]int, n)
+	for i, e := range edges {
+		succ[e.From] = append(succ[e.From], i)
+	}
+	return topoOrder(n, edges, succ)
+}
+
+// topoOrder is TopoOrder with succ[t] the indices of the edges out of t.
 func topoOrder(n int, edges []Edge, succ [][]int) ([]int, error) {
 	indeg := make([]int, n)
 	for _, e := range edges {

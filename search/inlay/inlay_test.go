@@ -7,6 +7,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/ratebound"
 	"github.com/inlay-dev/inlay/search/bestmap"
@@ -18,10 +19,7 @@ import (
 
 func scenario(t testing.TB, seed int64) (*workload.Workload, *hw.Platform, cost.Estimator) {
 	t.Helper()
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	w, err := workload.Scenario(rand.New(rand.NewSource(seed)), workload.ScenarioOptions{Networks: zoo.Names()}, zoo.Layers)
 	if err != nil {
 		t.Fatal(err)
@@ -56,10 +54,7 @@ func TestDeterministic(t *testing.T) {
 func TestPresets(t *testing.T) {
 	for _, name := range hw.Presets() {
 		t.Run(name, func(t *testing.T) {
-			pl, err := hw.Preset(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pl := hwtest.Preset(t, name)
 			w, err := workload.Scenario(rand.New(rand.NewSource(5)), workload.ScenarioOptions{Networks: zoo.Names(), MaxModels: 4}, zoo.Layers)
 			if err != nil {
 				t.Fatal(err)

@@ -94,9 +94,9 @@ func ScheduleDAG(ctx context.Context, pb *heft.Problem, opt DAGOptions) (*heft.S
 	for i, e := range pb.Edges {
 		pred[e.To] = append(pred[e.To], i)
 	}
-	order, err := topoOrder(n, pb.Edges)
+	order, err := heft.TopoOrder(n, pb.Edges)
 	if err != nil {
-		return nil, Proof{}, err
+		return nil, Proof{}, heft.ErrCycle
 	}
 	// Horizon: the start's makespan, else everything in sequence on the
 	// cheapest processor of each task plus every communication.
@@ -442,36 +442,6 @@ func VerifySchedule(pb *heft.Problem, s *heft.Schedule, tol float64) error {
 		}
 	}
 	return nil
-}
-
-func topoOrder(n int, edges []heft.Edge) ([]int, error) {
-	indeg := make([]int, n)
-	succ := make([][]int, n)
-	for _, e := range edges {
-		indeg[e.To]++
-		succ[e.From] = append(succ[e.From], e.To)
-	}
-	var order, ready []int
-	for t := range n {
-		if indeg[t] == 0 {
-			ready = append(ready, t)
-		}
-	}
-	for len(ready) > 0 {
-		sort.Ints(ready)
-		t := ready[0]
-		ready = ready[1:]
-		order = append(order, t)
-		for _, s := range succ[t] {
-			if indeg[s]--; indeg[s] == 0 {
-				ready = append(ready, s)
-			}
-		}
-	}
-	if len(order) != n {
-		return nil, heft.ErrCycle
-	}
-	return order, nil
 }
 
 // reachability returns reach[a][b]: a path a → … → b exists.

@@ -65,6 +65,18 @@ func lnsOptimum(f *milp.Formulation) (*space.Assignment, float64) {
 	return opt, best
 }
 
+// lnsStart is lnsInstance's assignment of every layer to processor 0,
+// which is not optimal.
+func lnsStart() *space.Assignment {
+	return &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+}
+
+// weakProof is a proof with the given status, start as its incumbent and
+// bound as its (weak) bound.
+func weakProof(f *milp.Formulation, start *space.Assignment, bound float64, status string) *plan.Proof {
+	return &plan.Proof{Status: status, Incumbent: f.Load(start), Bound: bound, ScaleBound: 1 / bound, Gap: 1 - bound/f.Load(start)}
+}
+
 // formulate is the MILP, with deadlines, of req's search space.
 func formulate(tb testing.TB, req *plan.Request) *milp.Formulation {
 	tb.Helper()
@@ -92,7 +104,7 @@ func TestImproveReachesOptimum(t *testing.T) {
 		}
 	}
 	_, best := lnsOptimum(f)
-	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+	start := lnsStart()
 	if f.Load(start) <= best*(1+1e-6) {
 		t.Fatalf("the start (load %g) is already optimal (%g): the instance tests nothing", f.Load(start), best)
 	}
@@ -158,9 +170,8 @@ func TestSolveAgain(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
 	opt, best := lnsOptimum(f)
-	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
-	weak := best / 2
-	proof := &plan.Proof{Status: "stopped", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
+	start := lnsStart()
+	proof := weakProof(f, start, best/2, "stopped")
 	got, root := milp.SolveAgain(context.Background(), f, start, proof, 20*time.Second)
 	x := f.Start(got)
 	if err := f.Model.Check(x, 1e-6); err != nil {
@@ -193,10 +204,10 @@ func TestImproveAndProveBeside(t *testing.T) {
 	solvertest.RequireCBC(t)
 	f := lnsInstance(t)
 	_, best := lnsOptimum(f)
-	start := &space.Assignment{Proc: [][]int{{0, 0, 0}, {0, 0, 0}}, Priority: []int{0, 1}}
+	start := lnsStart()
 	weak := best / 2
 	for _, parallel := range []bool{true, false} {
-		proof := &plan.Proof{Status: "time limit", Incumbent: f.Load(start), Bound: weak, ScaleBound: 1 / weak, Gap: 1 - weak/f.Load(start)}
+		proof := weakProof(f, start, weak, "time limit")
 		end := time.Now().Add(1500 * time.Millisecond)
 		if parallel {
 			end = time.Now().Add(20 * time.Second)

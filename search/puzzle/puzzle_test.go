@@ -9,6 +9,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/sim"
 	"github.com/inlay-dev/inlay/workload"
@@ -66,10 +67,7 @@ func TestParseOptions(t *testing.T) {
 
 func scenario(t testing.TB) (*workload.Workload, *hw.Platform, cost.Estimator) {
 	t.Helper()
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	opt := workload.ScenarioOptions{Networks: []string{"mobilenet_v2", "resnet50", "mobilebert", "yolov5s"}, MinModels: 4}
 	w, err := workload.Scenario(rand.New(rand.NewSource(2)), opt, zoo.Layers)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/inlay-dev/inlay/cost"
 	"github.com/inlay-dev/inlay/graph"
-	"github.com/inlay-dev/inlay/hw"
+	"github.com/inlay-dev/inlay/hw/hwtest"
 	"github.com/inlay-dev/inlay/plan"
 	"github.com/inlay-dev/inlay/workload"
 	"github.com/inlay-dev/inlay/zoo"
@@ -13,10 +13,7 @@ import (
 
 func request(t *testing.T, names ...string) *plan.Request {
 	t.Helper()
-	pl, err := hw.Preset("phone")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := hwtest.Preset(t, "phone")
 	w := &workload.Workload{Platform: "phone"}
 	g := &workload.Group{Name: "g", Period: 1e8, Deadline: 1e8, Arrival: workload.Periodic}
 	for _, n := range names {

@@ -600,10 +600,7 @@ func ForTest(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
 	SkipUnlessEnabled(t)
 	if _, err := Binaries(opts.Bin); err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		assets.Missing(t, err.Error())
 	}
 	if opts.Dir == "" {
 		opts.Dir = t.TempDir()

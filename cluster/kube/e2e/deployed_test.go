@@ -1,37 +1,18 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/inlay-dev/inlay/cluster/kube/manifests"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
+	"github.com/inlay-dev/inlay/internal/syncbuf"
 )
-
-// lockedBuffer is a buffer a process writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestDeployedScheduler runs the scheduler as a cluster runs it: the
 // manifests applied server-side (setup; again here, which must change
@@ -64,7 +45,7 @@ func TestDeployedScheduler(t *testing.T) {
 	// a lease of its own.
 	args = append(args, "--kubeconfig", saKubeconfig(t, ctx, e), "--queue", run, "--speedup", "1500", "--lease-namespace", "inlay-system")
 	proc := exec.CommandContext(ctx, bin, args...)
-	var logs lockedBuffer
+	var logs syncbuf.Buffer // the process writes it while the test reads it
 	proc.Stderr = &logs
 	if err := proc.Start(); err != nil {
 		t.Fatal(err)

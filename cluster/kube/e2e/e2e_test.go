@@ -34,6 +34,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/sched"
 	"github.com/inlay-dev/inlay/cluster/sim"
 	"github.com/inlay-dev/inlay/cluster/throughput"
+	"github.com/inlay-dev/inlay/internal/assets"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -76,10 +77,7 @@ func setup(t *testing.T) *env {
 	t.Helper()
 	controlplane.SkipUnlessEnabled(t)
 	if _, err := controlplane.Binaries(""); err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		assets.Missing(t, err.Error())
 	}
 	envOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "inlay-e2e-")

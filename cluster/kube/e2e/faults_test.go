@@ -288,15 +288,6 @@ func (w *watcher) fault(format string, a ...any) {
 	}
 }
 
-func controller(p *corev1.Pod) string {
-	for _, r := range p.OwnerReferences {
-		if r.Kind == "Job" && r.Controller != nil && *r.Controller {
-			return p.Namespace + "/" + r.Name
-		}
-	}
-	return ""
-}
-
 func (w *watcher) pod(old, p *corev1.Pod, deleted bool) {
 	if p == nil {
 		return
@@ -318,7 +309,7 @@ func (w *watcher) pod(old, p *corev1.Pod, deleted bool) {
 	if p.Spec.NodeName != "" {
 		w.checkNode(p.Spec.NodeName)
 	}
-	job := controller(p)
+	job := jobspec.ControllerKey(p)
 	if job == "" {
 		return
 	}
@@ -347,7 +338,7 @@ func (w *watcher) pod(old, p *corev1.Pod, deleted bool) {
 // unbound (under mu).
 func (w *watcher) gang(job string) (bound, unbound int) {
 	for _, q := range w.pods {
-		if controller(q) != job || q.DeletionTimestamp != nil || !live(q) {
+		if jobspec.ControllerKey(q) != job || q.DeletionTimestamp != nil || !jobspec.Live(q) {
 			continue
 		}
 		if q.Spec.NodeName != "" {
@@ -357,10 +348,6 @@ func (w *watcher) gang(job string) (bound, unbound int) {
 		}
 	}
 	return bound, unbound
-}
-
-func live(p *corev1.Pod) bool {
-	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // checkNode compares a node's bound pods with what it has (under mu).
@@ -397,13 +384,10 @@ func load(pods []*corev1.Pod) (jobspec.Requests, []string) {
 	var used jobspec.Requests
 	var names []string
 	for _, q := range pods {
-		if !live(q) {
+		if !jobspec.Live(q) {
 			continue
 		}
-		r := jobspec.PodRequests(&q.Spec)
-		used.GPUs += r.GPUs
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
+		used.Add(jobspec.PodRequests(&q.Spec))
 		going := ""
 		if q.DeletionTimestamp != nil {
 			going = ", going"
@@ -464,13 +448,13 @@ func halfBound(ctx context.Context, cs kubernetes.Interface, run string) ([]stri
 	b, u := map[string]int{}, map[string]int{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.DeletionTimestamp != nil || !live(p) {
+		if p.DeletionTimestamp != nil || !jobspec.Live(p) {
 			continue
 		}
 		if p.Spec.NodeName != "" {
-			b[controller(p)]++
+			b[jobspec.ControllerKey(p)]++
 		} else {
-			u[controller(p)]++
+			u[jobspec.ControllerKey(p)]++
 		}
 	}
 	var out []string

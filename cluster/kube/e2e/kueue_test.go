@@ -10,6 +10,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/kube/kueue"
 	"github.com/inlay-dev/inlay/cluster/kube/nodes"
 	"github.com/inlay-dev/inlay/cluster/kube/replay"
+	"github.com/inlay-dev/inlay/internal/assets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,10 +31,7 @@ func TestReplayKueue(t *testing.T) {
 	}
 	e := setup(t)
 	if _, err := e.cp.KueueCRDs(); err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		assets.Missing(t, err.Error())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

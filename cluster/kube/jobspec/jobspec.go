@@ -269,6 +269,13 @@ type Requests struct {
 	GPUs     int64
 }
 
+// Add adds o's requests to r's.
+func (r *Requests) Add(o Requests) {
+	r.MilliCPU += o.MilliCPU
+	r.Memory += o.Memory
+	r.GPUs += o.GPUs
+}
+
 // PodRequests sums a pod's container requests (limits where a request is
 // missing, as the API server defaults them), taking the larger of that sum
 // and any init container's.
@@ -300,10 +307,7 @@ func PodRequests(p *corev1.PodSpec) Requests {
 	}
 	var sum Requests
 	for i := range p.Containers {
-		r := get(&p.Containers[i])
-		sum.MilliCPU += r.MilliCPU
-		sum.Memory += r.Memory
-		sum.GPUs += r.GPUs
+		sum.Add(get(&p.Containers[i]))
 	}
 	for i := range p.InitContainers {
 		r := get(&p.InitContainers[i])

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
@@ -166,17 +165,11 @@ func RunAdaptive(ctx context.Context, cfg AdaptiveConfig) (*AdaptiveResult, erro
 		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
 	}
-	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
-	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	nfac := informers.NewSharedInformerFactory(cfg.Client, 0)
+	fac, nfac := runInformers(cfg.Client, cfg.Namespace, cfg.Run)
 	jobs, pods, nodeL := fac.Batch().V1().Jobs().Lister(), fac.Core().V1().Pods().Lister(), nfac.Core().V1().Nodes().Lister()
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	fac.Start(wctx.Done())
-	nfac.Start(wctx.Done())
-	fac.WaitForCacheSync(wctx.Done())
-	nfac.WaitForCacheSync(wctx.Done())
+	startAndSync(wctx, fac, nfac)
 	clock := cfg.Clock
 	js := make([]*ajob, len(cfg.Jobs))
 	for i := range cfg.Jobs {
@@ -295,7 +288,7 @@ func gang(j *batchv1.Job, pods corelisters.PodLister, nodeL corelisters.NodeList
 	count := map[int]int{}
 	onNodes := map[int]map[string]bool{}
 	for _, p := range list {
-		if !ownedByUID(p, j.UID) || p.DeletionTimestamp != nil || p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
+		if !jobspec.OwnedBy(p, j.UID) || p.DeletionTimestamp != nil || p.Spec.NodeName == "" || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
 		n, err := nodeL.Get(p.Spec.NodeName)

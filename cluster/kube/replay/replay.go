@@ -207,7 +207,7 @@ func (e *emu) inTransit(j *batchv1.Job, objs []any) bool {
 	live := 0
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !ownedByUID(p, j.UID) || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if !jobspec.OwnedBy(p, j.UID) || p.DeletionTimestamp != nil || !jobspec.Live(p) {
 			continue
 		}
 		live++
@@ -228,13 +228,11 @@ func (e *emu) fitsSomewhere(p *corev1.Pod) bool {
 	used := map[string]jobspec.Requests{}
 	for _, o := range e.podIx.List() {
 		q := o.(*corev1.Pod)
-		if q.Spec.NodeName == "" || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
+		if q.Spec.NodeName == "" || !jobspec.Live(q) {
 			continue
 		}
-		r, u := jobspec.PodRequests(&q.Spec), used[q.Spec.NodeName]
-		u.GPUs += r.GPUs
-		u.MilliCPU += r.MilliCPU
-		u.Memory += r.Memory
+		u := used[q.Spec.NodeName]
+		u.Add(jobspec.PodRequests(&q.Spec))
 		used[q.Spec.NodeName] = u
 	}
 	want := jobspec.PodRequests(&p.Spec)
@@ -426,6 +424,31 @@ func Object(cfg *Config, j *job.Job) *batchv1.Job {
 
 func ptr[T any](v T) *T { return &v }
 
+// runSelector selects the objects of run (label RunLabel).
+func runSelector(run string) string {
+	return labels.SelectorFromSet(labels.Set{RunLabel: run}).String()
+}
+
+// runInformers returns a replay's informer factories: fac for the Jobs
+// and pods of run (label RunLabel) in namespace ns, nfac for the nodes.
+func runInformers(cs kubernetes.Interface, ns, run string) (fac, nfac informers.SharedInformerFactory) {
+	sel := runSelector(run)
+	fac = informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
+	return fac, informers.NewSharedInformerFactory(cs, 0)
+}
+
+// startAndSync starts the factories, then waits for their caches to sync
+// (or for ctx to end).
+func startAndSync(ctx context.Context, facs ...informers.SharedInformerFactory) {
+	for _, f := range facs {
+		f.Start(ctx.Done())
+	}
+	for _, f := range facs {
+		f.WaitForCacheSync(ctx.Done())
+	}
+}
+
 // Run replays the trace and returns the report.
 func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if cfg.Namespace == "" {
@@ -471,10 +494,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 		}
 		e.mu.Unlock()
 	}()
-	sel := labels.SelectorFromSet(labels.Set{RunLabel: cfg.Run}).String()
-	fac := informers.NewSharedInformerFactoryWithOptions(cfg.Client, 0, informers.WithNamespace(cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel }))
-	nfac := informers.NewSharedInformerFactory(cfg.Client, 0)
+	fac, nfac := runInformers(cfg.Client, cfg.Namespace, cfg.Run)
 	jobInf, podInf := fac.Batch().V1().Jobs(), fac.Core().V1().Pods()
 	e.jobs, e.pods, e.nodes = jobInf.Lister(), podInf.Lister(), nfac.Core().V1().Nodes().Lister()
 	_ = podInf.Informer().AddIndexers(cache.Indexers{"job": func(o any) ([]string, error) {
@@ -509,10 +529,7 @@ func Run(ctx context.Context, cfg Config) (*sim.Result, error) {
 	if _, err := podInf.Informer().AddEventHandler(h); err != nil {
 		return nil, err
 	}
-	fac.Start(wctx.Done())
-	nfac.Start(wctx.Done())
-	fac.WaitForCacheSync(wctx.Done())
-	nfac.WaitForCacheSync(wctx.Done())
+	startAndSync(wctx, fac, nfac)
 	for i := range cfg.Jobs {
 		e.spec[JobName(cfg.Run, cfg.Jobs[i].ID)] = &cfg.Jobs[i]
 	}
@@ -650,7 +667,7 @@ wait:
 	}
 	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	list, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).List(rctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := cfg.Client.BatchV1().Jobs(cfg.Namespace).List(rctx, metav1.ListOptions{LabelSelector: runSelector(cfg.Run)})
 	if err != nil {
 		return nil, fmt.Errorf("replay: read the Jobs back: %w", err)
 	}
@@ -719,7 +736,7 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	objs, _ := e.podIx.ByIndex("job", name)
 	if r != nil {
 		for _, o := range objs {
-			if p := o.(*corev1.Pod); ownedByUID(p, j.UID) && p.Status.Phase == corev1.PodSucceeded {
+			if p := o.(*corev1.Pod); jobspec.OwnedBy(p, j.UID) && p.Status.Phase == corev1.PodSucceeded {
 				// The training ended (KWOK completed a pod at the run's
 				// finish time): the Job controller's bookkeeping after
 				// that is not the job's.
@@ -771,10 +788,10 @@ func (e *emu) sync(ctx context.Context, name string) error {
 	bound := false
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !ownedByUID(p, j.UID) {
+		if !jobspec.OwnedBy(p, j.UID) {
 			continue
 		}
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+		if p.DeletionTimestamp == nil && p.Spec.NodeName != "" && jobspec.Live(p) {
 			bound = true
 		}
 		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName != "" && e.nodeReady(p.Spec.NodeName) {
@@ -1002,15 +1019,6 @@ func (e *emu) rate(spec *job.Job, pods []*corev1.Pod) (float64, map[string]int) 
 		rate = 0
 	}
 	return rate, gpus
-}
-
-func ownedByUID(p *corev1.Pod, uid types.UID) bool {
-	for _, r := range p.OwnerReferences {
-		if r.UID == uid {
-			return true
-		}
-	}
-	return false
 }
 
 func patchJob(ctx context.Context, cs kubernetes.Interface, j *batchv1.Job, a map[string]string) error {

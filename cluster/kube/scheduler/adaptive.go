@@ -339,7 +339,7 @@ func (s *Scheduler) batchSettled(st *jobState) bool {
 	objs, _ := s.podIx.ByIndex(podsByJob, st.key)
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.Spec.NodeName == "" || !live(p) || p.DeletionTimestamp != nil || !ownedBy(p, st.uid) {
+		if p.Spec.NodeName == "" || !jobspec.Live(p) || p.DeletionTimestamp != nil || !jobspec.OwnedBy(p, st.uid) {
 			continue
 		}
 		if b, ok := st.ad.batchOn[p.Spec.NodeName]; ok && p.Annotations[jobspec.BatchSizeAnno] != b {

@@ -190,7 +190,7 @@ func (a *churnAPI) state(t *testing.T) churnState {
 		t.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		k := jobKey(&p)
+		k := jobspec.ControllerKey(&p)
 		st.jobPods[k]++
 		if p.Spec.NodeName == "" {
 			st.pending++

@@ -516,7 +516,7 @@ func podIndexers() cache.Indexers {
 		},
 		podsByJob: func(o any) ([]string, error) {
 			if p, ok := o.(*corev1.Pod); ok {
-				if k := jobKey(p); k != "" {
+				if k := jobspec.ControllerKey(p); k != "" {
 					return []string{k}, nil
 				}
 			}
@@ -887,35 +887,12 @@ func (s *Scheduler) boundNodes(st *jobState) []string {
 	var out []string
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if p.Spec.NodeName != "" && live(p) && p.DeletionTimestamp == nil && ownedBy(p, st.uid) {
+		if p.Spec.NodeName != "" && jobspec.Live(p) && p.DeletionTimestamp == nil && jobspec.OwnedBy(p, st.uid) {
 			out = append(out, p.Spec.NodeName)
 		}
 	}
 	sort.Strings(out)
 	return out
-}
-
-// jobKey is namespace/name of the Job that controls a pod ("" if none).
-func jobKey(p *corev1.Pod) string {
-	for _, r := range p.OwnerReferences {
-		if r.Kind == "Job" && r.Controller != nil && *r.Controller {
-			return p.Namespace + "/" + r.Name
-		}
-	}
-	return ""
-}
-
-func ownedBy(p *corev1.Pod, uid types.UID) bool {
-	for _, r := range p.OwnerReferences {
-		if r.UID == uid {
-			return true
-		}
-	}
-	return false
-}
-
-func live(p *corev1.Pod) bool {
-	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
 // usable reports whether a node enters the policy's cluster.
@@ -951,7 +928,7 @@ func (s *Scheduler) foreignGPUs(node string) int {
 	n := 0
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !live(p) {
+		if !jobspec.Live(p) {
 			continue
 		}
 		if s.accounted(p) {
@@ -971,12 +948,12 @@ func (s *Scheduler) accounted(p *corev1.Pod) bool {
 	if p.Spec.SchedulerName != jobspec.SchedulerName {
 		return false
 	}
-	k := jobKey(p)
+	k := jobspec.ControllerKey(p)
 	if k == "" {
 		return false
 	}
 	st := s.st[k]
-	return st != nil && ownedBy(p, st.uid) && st.invalid == ""
+	return st != nil && jobspec.OwnedBy(p, st.uid) && st.invalid == ""
 }
 
 // clusterView builds the platform the policy sees from the usable nodes;

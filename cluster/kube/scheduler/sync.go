@@ -463,7 +463,7 @@ func (s *Scheduler) jobPods(j *batchv1.Job) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if live(p) && ownedBy(p, j.UID) {
+		if jobspec.Live(p) && jobspec.OwnedBy(p, j.UID) {
 			out = append(out, p)
 		}
 	}
@@ -576,7 +576,7 @@ func (s *Scheduler) stillAssumed(uid types.UID) bool {
 		return false
 	}
 	p, err := s.pods.Pods(a.ns).Get(a.name)
-	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
+	if err != nil || p.UID != uid || p.Spec.NodeName != "" || !jobspec.Live(p) || (!a.expires.IsZero() && time.Now().After(a.expires)) {
 		// Seen bound (the informer counts it where it is), gone, or
 		// its failed binding not made after all.
 		s.forget(uid)
@@ -637,13 +637,10 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 	objs, _ := s.podIx.ByIndex(podsByNode, node)
 	for _, o := range objs {
 		p := o.(*corev1.Pod)
-		if !live(p) {
+		if !jobspec.Live(p) {
 			continue
 		}
-		r := jobspec.PodRequests(&p.Spec)
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		used.GPUs += r.GPUs
+		used.Add(jobspec.PodRequests(&p.Spec))
 		count++
 	}
 	for uid := range s.assumedOn[node] {
@@ -651,16 +648,11 @@ func (s *Scheduler) fits(node string, pods []*corev1.Pod) string {
 		if !s.stillAssumed(uid) {
 			continue
 		}
-		used.MilliCPU += a.req.MilliCPU
-		used.Memory += a.req.Memory
-		used.GPUs += a.req.GPUs
+		used.Add(a.req)
 		count++
 	}
 	for _, p := range pods {
-		r := jobspec.PodRequests(&p.Spec)
-		used.MilliCPU += r.MilliCPU
-		used.Memory += r.Memory
-		used.GPUs += r.GPUs
+		used.Add(jobspec.PodRequests(&p.Spec))
 		count++
 	}
 	al := n.Status.Allocatable

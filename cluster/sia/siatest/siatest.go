@@ -12,6 +12,7 @@ import (
 	"github.com/inlay-dev/inlay/cluster/adapt"
 	"github.com/inlay-dev/inlay/cluster/goodput"
 	"github.com/inlay-dev/inlay/cluster/sia"
+	"github.com/inlay-dev/inlay/internal/assets"
 )
 
 // Dir is the benchmark's folder: $INLAY_SIA, else shared/sia beside the
@@ -20,15 +21,11 @@ func Dir() string {
 	if d := os.Getenv("INLAY_SIA"); d != "" {
 		return d
 	}
-	wd, _ := os.Getwd()
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return filepath.Join(d, sia.DefaultDir)
-		}
-		if filepath.Dir(d) == d {
-			return sia.DefaultDir
-		}
+	root, err := assets.ModuleRoot()
+	if err != nil {
+		return sia.DefaultDir
 	}
+	return filepath.Join(root, sia.DefaultDir)
 }
 
 // Load loads the benchmark or skips (fails under make test).
@@ -36,10 +33,7 @@ func Load(t testing.TB) *sia.Bench {
 	t.Helper()
 	b, err := sia.Load(Dir())
 	if err != nil {
-		if os.Getenv("INLAY_REQUIRE_ASSETS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
+		assets.Missing(t, err.Error())
 	}
 	return b
 }

@@ -165,17 +165,6 @@ func (p *Plan) forReplica(r int) *Plan {
 	return p
 }
 
-// OwnSettings reports whether some replica runs a micro-batch or a
-// recomputation of its own (what only the per-rank file carries).
-func (p *Plan) OwnSettings() bool {
-	for r := range p.Replicas {
-		if p.Micro(r) != p.MicroBatch || p.RecomputeOf(r) != p.Recompute {
-			return true
-		}
-	}
-	return false
-}
-
 // ContextParallel is the plan's context-parallel degree (at least 1).
 func (p *Plan) ContextParallel() int { return max(p.CP, 1) }
 

@@ -49,8 +49,8 @@ func TestReplicaRecompute(t *testing.T) {
 	if mixed.IterationS < none.IterationS || mixed.IterationS > full.IterationS {
 		t.Errorf("iteration %g s, outside none's %g and full's %g", mixed.IterationS, none.IterationS, full.IterationS)
 	}
-	if !p.OwnSettings() {
-		t.Error("OwnSettings: false for a replica with its own recomputation")
+	if p.RecomputeOf(0) != "none" || p.RecomputeOf(1) != "full" {
+		t.Errorf("RecomputeOf: %q, %q; want the replica's none, the plan's full", p.RecomputeOf(0), p.RecomputeOf(1))
 	}
 
 	// the YAML form, and a bad setting named by its place

@@ -67,7 +67,7 @@ func (Megatron) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, erro
 					if dp == 0 {
 						continue
 					}
-					for _, rc := range []string{"none", "selective", "full"} {
+					for _, rc := range recomputations {
 						if e.expired() {
 							return e.finish("megatron", start)
 						}

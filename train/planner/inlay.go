@@ -175,7 +175,7 @@ func (Inlay) Plan(m *train.Model, c *train.Cluster, o Options) (*Result, error) 
 	seed(e, start, Metis{})
 	stageDP(e)
 outer:
-	for _, rc := range []string{"none", "selective", "full"} {
+	for _, rc := range recomputations {
 		for _, pp := range ppOptions(m.Layers, c.GPUs("")) {
 			for _, mb := range []int{1, 2, 4, 8} {
 				if mb > o.GlobalBatch || o.GlobalBatch%mb != 0 {
@@ -249,9 +249,8 @@ func seed(e *evaluator, start time.Time, b Planner) {
 // memory recomputes beside a roomier one that need not); the kind
 // without a split when none does.
 func heavier(e *evaluator, base *train.Plan, place []train.Placement, avail int) kind {
-	order := []string{"none", "selective", "full"}
 	var k kind
-	for _, rc := range order[slices.Index(order, base.Recompute)+1:] {
+	for _, rc := range recomputations[slices.Index(recomputations, base.Recompute)+1:] {
 		q := *base
 		q.Recompute = rc
 		if k = newKind(e, &q, place, avail); k.counts != nil {
@@ -378,7 +377,6 @@ func combine(e *evaluator, base *train.Plan, ks []kind, alts map[string][]string
 		}
 		if base.MicroBatch == 1 {
 			// own micro-batches: once per setting, from the
-			// micro-batch-1 pass (its kinds' caps are the loosest)
 			// micro-batch-1 pass (its kinds' caps are the loosest), at
 			// each kind's recomputation and, beside other kinds, with
 			// each replica's own (the estimate can prefer either wrongly)
@@ -570,7 +568,7 @@ func explainInlay(e *evaluator, res *Result) *Explain {
 	x.Choices = append(x.Choices, "stage boundaries: "+n.split+" (then moved a layer at a time while the simulator improved)")
 	if n.shares == "own" {
 		x.Choices = append(x.Choices, "micro-batches: each replica its own (of those from 1 to 16 that divide its batch share and fit, the one that runs the share fastest), shares set to even out their times")
-		if p.OwnSettings() && slices.ContainsFunc(p.Replicas, func(r train.Replica) bool { return r.Recompute != "" }) {
+		if slices.ContainsFunc(p.Replicas, func(r train.Replica) bool { return r.Recompute != "" && r.Recompute != p.Recompute }) {
 			x.Choices = append(x.Choices, "recomputation: each replica its own where that runs its share faster (a type short of memory recomputes to hold larger micro-batches; a roomier one need not)")
 		}
 	}
@@ -658,7 +656,6 @@ func overallBinding(mem float64, sim *train.Result) string {
 	return "compute"
 }
 
-// kindMicro is the micro-batch of the first of p's replicas placed as
 // kindSettings is the micro-batch and recomputation of the first of p's
 // replicas placed as place (the plan's when none is).
 func kindSettings(p *train.Plan, place []train.Placement) (int, string) {

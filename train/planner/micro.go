@@ -70,7 +70,7 @@ func (f *microFit) fits(rc string, d int) bool {
 // first.
 func recomputes(rc string) []string {
 	out := []string{rc}
-	for _, x := range []string{"none", "selective", "full"} {
+	for _, x := range recomputations {
 		if x != rc {
 			out = append(out, x)
 		}

@@ -155,6 +155,9 @@ func precisionFor(c *train.Cluster) string {
 	return "bf16"
 }
 
+// recomputations are the recomputation settings, lightest first.
+var recomputations = []string{"none", "selective", "full"}
+
 // basePlan is the engine settings every planner's plans share: 1F1B,
 // bucketed gradient reduction overlapped with the backward pass, sequence
 // parallelism with TP, fused attention (on the types that run it: Ampere

@@ -79,7 +79,7 @@ func stageDPSplits(e *evaluator, types [2]string, k, tp [2]int, cp, B int) []met
 		if B%M != 0 || M%dp[0] != 0 || M%dp[1] != 0 || M/dp[0] > 16 || M/dp[1] > 16 {
 			continue
 		}
-		for _, rc := range []string{"none", "selective", "full"} {
+		for _, rc := range recomputations {
 			base := basePlan(c, M, B, rc, 1)
 			base.CP = cp
 			p := *base

@@ -183,25 +183,32 @@ func ffnetBasic(x T, out, stride int64) T {
 type ffnetSpec struct {
 	blocks, strides, chans []int64
 	narrow                 bool    // ResNetNarrow: a 3-conv stem, three stages
-	preDown                bool    // a stride-2 3×3 depthwise blur (GaussianConv2D) before the backbone
+	preDown                bool    // a stride-2 5×5 depthwise Gaussian blur (GaussianConv2D) before the backbone
 	adapter, up            []int64 // head type B: [64 128 128 256], [96 96 64 32]; C: [128 128 128 128], [128 16 16 16]
 	mid                    int64   // the segmentation head's 3×3 conv width
+	classK                 int64   // the classifier's kernel: 3 (task B), 1 (task C)
 }
 
 // ffnet follows Qualcomm's FFNet ("Simple and Efficient Architectures for
 // Semantic Segmentation", Mehta et al. 2022; the mobile variants AI Hub
-// publishes): a slim ResNet backbone (ResNetS: two stride-2 3×3 stem
-// convs; ResNetNarrow for the NS variants), the FFNetUpHead (3×3 adapter
-// convs per scale, an up branch adding nearest-upsampled coarser features
-// into 1×1-projected finer ones with a 3×3 conv per scale, the scales
-// upsampled and concatenated) and a 3×3 + 1×1 segmentation head, 19
-// Cityscapes classes, output at an eighth of the input.
+// publishes, as Qualcomm-AI-research/FFNet's models/ffnet_blocks.py and
+// models/resnet.py build them): a slim ResNet backbone (ResNetS: two
+// stride-2 3×3 stem convs; ResNetNarrow for the NS variants), the
+// FFNetUpHead (a 1×1 adapter conv per scale; the up branch, from the
+// coarsest scale, a 3×3 conv per scale to its output width and a 1×1 conv
+// to the next finer scale's width, nearest-upsampled and added to it; the
+// scales upsampled and concatenated) and the segmentation head (task B:
+// 3×3 to 256, 3×3 to the classes; task C: 3×3 to 128, 1×1 to the
+// classes), 19 Cityscapes classes, output at an eighth of the input.
 func ffnet(name string, in graph.Shape, s ffnetSpec) *graph.Model {
 	n := newNet(name)
 	x := n.input("image", graph.Float32, in...)
 	if s.preDown {
+		// A reflect pad of one row on each side (a pad here), then the
+		// blur without padding.
 		n.scope("pre_down")
-		x = x.DWConv(3, 2, 1)
+		x = x.Pad(0, 0, 1, 0, 0, 0, 1, 0)
+		x = x.ConvWith(conv{Out: x.Shape[1], KH: 5, KW: 5, Stride: 2, Group: x.Shape[1]})
 	}
 	n.scope("backbone.stem")
 	var feats []T
@@ -227,18 +234,17 @@ func ffnet(name string, in graph.Shape, s ffnetSpec) *graph.Model {
 	}
 	n.scope("head.adapter")
 	for i := range feats {
-		feats[i] = feats[i].Conv(s.adapter[i], 3, 1).BN().Relu()
+		feats[i] = feats[i].Conv(s.adapter[i], 1, 1).BN().Relu()
 	}
 	n.scope("head.up")
 	outs := make([]T, len(feats))
-	var prev T
+	x = feats[len(feats)-1]
 	for i := len(feats) - 1; i >= 0; i-- {
-		cur := feats[i]
-		if i < len(feats)-1 {
-			cur = cur.Conv(prev.Shape[1], 1, 1).BN().Add(prev.Resize(cur.Shape[2], cur.Shape[3], "nearest"))
+		outs[i] = x.Conv(s.up[i], 3, 1).BN().Relu()
+		if i > 0 {
+			f := feats[i-1]
+			x = x.Conv(f.Shape[1], 1, 1).BN().Relu().Resize(f.Shape[2], f.Shape[3], "nearest").Add(f)
 		}
-		outs[i] = cur.Conv(s.up[i], 3, 1).BN().Relu()
-		prev = cur
 	}
 	n.scope("head.cat")
 	h, w := outs[0].Shape[2], outs[0].Shape[3]
@@ -249,18 +255,18 @@ func ffnet(name string, in graph.Shape, s ffnetSpec) *graph.Model {
 	}
 	y = y.Concat(1, rest...)
 	n.scope("head.seg")
-	y = y.Conv(s.mid, 3, 1).BN().Relu().ConvWith(conv{Out: 19, KH: 1, KW: 1, Bias: true})
+	y = y.Conv(s.mid, 3, 1).BN().Relu().ConvWith(conv{Out: 19, KH: s.classK, KW: s.classK, PadH: -1, PadW: -1, Bias: true})
 	n.output(y)
 	return n.m
 }
 
 var (
-	ffnetHeadB = ffnetSpec{adapter: []int64{64, 128, 128, 256}, up: []int64{96, 96, 64, 32}, mid: 128}
-	ffnetHeadC = ffnetSpec{adapter: []int64{128, 128, 128, 128}, up: []int64{128, 16, 16, 16}, mid: 128}
+	ffnetHeadB = ffnetSpec{adapter: []int64{64, 128, 128, 256}, up: []int64{96, 96, 64, 32}, mid: 256, classK: 3}
+	ffnetHeadC = ffnetSpec{adapter: []int64{128, 128, 128, 128}, up: []int64{128, 16, 16, 16}, mid: 128, classK: 1}
 )
 
-func ffnetS(blocks []int64, dBBB bool) ffnetSpec {
-	s := ffnetHeadB
+func ffnetS(head ffnetSpec, blocks []int64, dBBB bool) ffnetSpec {
+	s := head
 	s.blocks, s.chans = blocks, []int64{64, 128, 192, 320}
 	s.strides = []int64{1, 2, 2, 2}
 	if dBBB {
@@ -271,20 +277,20 @@ func ffnetS(blocks []int64, dBBB bool) ffnetSpec {
 
 // ffnet40S, ffnet54S, ffnet78S: the dBBB mobile variants at 2048×1024.
 func ffnet40S(in graph.Shape) *graph.Model {
-	return ffnet("ffnet_40s", in, ffnetS([]int64{4, 5, 6, 4}, true))
+	return ffnet("ffnet_40s", in, ffnetS(ffnetHeadB, []int64{4, 5, 6, 4}, true))
 }
 func ffnet54S(in graph.Shape) *graph.Model {
-	return ffnet("ffnet_54s", in, ffnetS([]int64{5, 8, 8, 5}, true))
+	return ffnet("ffnet_54s", in, ffnetS(ffnetHeadB, []int64{5, 8, 8, 5}, true))
 }
 func ffnet78S(in graph.Shape) *graph.Model {
-	return ffnet("ffnet_78s", in, ffnetS([]int64{6, 12, 12, 8}, true))
+	return ffnet("ffnet_78s", in, ffnetS(ffnetHeadB, []int64{6, 12, 12, 8}, true))
 }
 
 // ffnet78SLowRes is AI Hub's low-resolution 78S (segmentation_ffnet78S_
 // BCC_mobile_pre_down): the input (1024×512) blurred and halved first,
-// then the 78S backbone without the extra stride.
+// then the 78S backbone without the extra stride, head and task C.
 func ffnet78SLowRes(in graph.Shape) *graph.Model {
-	s := ffnetS([]int64{6, 12, 12, 8}, false)
+	s := ffnetS(ffnetHeadC, []int64{6, 12, 12, 8}, false)
 	s.preDown = true
 	return ffnet("ffnet_78s_lowres", in, s)
 }

@@ -234,7 +234,7 @@ func randomFiller(seed int64) func(name string, d *graph.Data) ([]byte, error) {
 			case graph.Float64:
 				binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
 			case graph.Float16:
-				binary.LittleEndian.PutUint16(raw[2*i:], float16Bits(float32(x)))
+				binary.LittleEndian.PutUint16(raw[2*i:], graph.Float16Bits(float32(x)))
 			case graph.BFloat16:
 				binary.LittleEndian.PutUint16(raw[2*i:], uint16(math.Float32bits(float32(x))>>16))
 			default:
@@ -243,22 +243,6 @@ func randomFiller(seed int64) func(name string, d *graph.Data) ([]byte, error) {
 		}
 		return raw, nil
 	}
-}
-
-// float16Bits converts a float32 of small magnitude to IEEE half precision
-// (round toward zero; subnormals flushed to zero; no NaN or Inf inputs).
-func float16Bits(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23&0xff) - 127 + 15
-	mant := b & 0x7fffff
-	switch {
-	case exp <= 0:
-		return sign
-	case exp >= 31:
-		return sign | 0x7bff
-	}
-	return sign | uint16(exp)<<10 | uint16(mant>>13)
 }
 
 func putF32(b []byte, x float32) { binary.LittleEndian.PutUint32(b, math.Float32bits(x)) }

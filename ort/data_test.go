@@ -25,7 +25,7 @@ func TestRandomData(t *testing.T) {
 			return f >= -1 && f < 1
 		}},
 		{graph.Float16, graph.Shape{3, 3}, func(raw []byte, i int) bool {
-			f := float16Value(binary.LittleEndian.Uint16(raw[2*i:]))
+			f := graph.Float16Value(binary.LittleEndian.Uint16(raw[2*i:]))
 			return f >= -1 && f <= 1
 		}},
 		{graph.Int64, graph.Shape{10}, func(raw []byte, i int) bool { return binary.LittleEndian.Uint64(raw[8*i:]) < 4 }},
@@ -55,39 +55,5 @@ func TestRandomData(t *testing.T) {
 	}
 	if d := RandomData(graph.Float32, graph.Shape{1024}, rand.New(rand.NewSource(1))); bytes.Equal(d.Raw, make([]byte, len(d.Raw))) {
 		t.Error("random floats are all zero")
-	}
-}
-
-func TestFloat16(t *testing.T) {
-	tests := []struct {
-		f    float32
-		bits uint16
-	}{
-		{0, 0x0000},
-		{float32(math.Copysign(0, -1)), 0x8000},
-		{1, 0x3c00},
-		{-2, 0xc000},
-		{0.5, 0x3800},
-		{65504, 0x7bff},
-		{1e6, 0x7c00},                   // overflow → +Inf
-		{float32(math.Inf(-1)), 0xfc00}, // -Inf
-		{5.960464477539063e-08, 0x0001}, // smallest subnormal
-		{6.097555160522461e-05, 0x03ff}, // largest subnormal
-		{1.0009765625, 0x3c01},
-		{1.00048828125, 0x3c00}, // tie → even
-		{1.00146484375, 0x3c02}, // tie → even (up)
-	}
-	for _, tt := range tests {
-		if got := float16Bits(tt.f); got != tt.bits {
-			t.Errorf("float16Bits(%v) = %#04x, want %#04x", tt.f, got, tt.bits)
-		}
-		if tt.bits&0x7c00 != 0x7c00 || tt.bits&0x3ff != 0 { // finite values round-trip
-			if back := float16Value(tt.bits); back != tt.f && !(tt.f == 1.00048828125 || tt.f == 1.00146484375) {
-				t.Errorf("float16Value(%#04x) = %v, want %v", tt.bits, back, tt.f)
-			}
-		}
-	}
-	if !math.IsNaN(float64(float16Value(float16Bits(float32(math.NaN()))))) {
-		t.Error("NaN does not survive a round trip")
 	}
 }

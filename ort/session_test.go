@@ -169,7 +169,7 @@ func TestRunRoundTrip(t *testing.T) {
 		t.Fatalf("half = %s %s with %d bytes, want float16 2x3 with 12 bytes", half.DType, half.Dims, len(half.Raw))
 	}
 	for i, w := range wantSum {
-		if h := float16Value(binary.LittleEndian.Uint16(half.Raw[2*i:])); h != w {
+		if h := graph.Float16Value(binary.LittleEndian.Uint16(half.Raw[2*i:])); h != w {
 			t.Errorf("half[%d] = %v, want %v", i, h, w)
 		}
 	}

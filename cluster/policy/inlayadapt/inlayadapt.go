@@ -85,6 +85,17 @@ type Policy struct {
 	// every round as the waiting one ages, and neither gets past its
 	// restart (0: no hold).
 	Hold float64
+	// Restore, after the greedy, gives back a running job the allocation
+	// it holds when the greedy shrank, moved or stopped it to give its
+	// GPUs to others, unless what those others save in completion time
+	// exceeds what the job loses: its restart delays (the change now, the
+	// regrowth later) and its slower progress while they hold its GPUs.
+	// Each job's seconds count as much as another's (times its ageing):
+	// the greedy's rates weigh a long job's loss by its remaining time,
+	// which prices the restart it suffers at almost nothing. Restore is
+	// the weight of the victim's side (0: off; 1: seconds against
+	// seconds).
+	Restore float64
 
 	since map[int]held
 }
@@ -96,7 +107,7 @@ type held struct {
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2} }
+func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Restore: 1} }
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
@@ -286,6 +297,9 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		replan(jb, o, free)
 		jb.version++
 		push(it.j)
+	}
+	if p.Restore > 0 {
+		p.restore(s, jobs, free)
 	}
 	if p.Upgrade {
 		upgrade(jobs, free)
@@ -542,4 +556,200 @@ func hasType(a goodput.Alloc, t int) bool {
 		}
 	}
 	return false
+}
+
+// restore runs the Restore pass (see Policy.Restore) over the running
+// jobs whose plan changes their allocation, those that would idle the
+// most GPU-seconds in a restart first.
+func (p *Policy) restore(s *adapt.State, jobs []job, free []int) {
+	cur := make([]int, len(jobs)) // each job's current option (-1: none)
+	var victims []int
+	for j := range jobs {
+		cur[j] = -1
+		v := jobs[j].v
+		if len(v.Alloc) == 0 {
+			continue
+		}
+		for k := range jobs[j].options {
+			if adapt.SameCounts(v.Alloc, jobs[j].options[k].alloc) {
+				cur[j] = k
+			}
+		}
+		if cur[j] >= 0 && !adapt.SameCounts(v.Alloc, jobs[j].plan.alloc) && !grows(jobs[j].plan.alloc, v.Alloc) {
+			victims = append(victims, j)
+		}
+	}
+	idle := func(j int) float64 { return float64(jobs[j].v.Alloc.GPUs()) * jobs[j].v.Model.Restart }
+	sort.SliceStable(victims, func(a, b int) bool { return idle(victims[a]) > idle(victims[b]) })
+	for _, j := range victims {
+		p.restoreOne(s, jobs, free, cur, j)
+	}
+}
+
+// seconds is job jb's remaining time on option o: its remaining progress
+// at o's goodput, plus a restart delay when o changes what it holds.
+func seconds(jb *job, o *option) float64 {
+	if !(o.raw > 0) {
+		return math.Inf(1)
+	}
+	t := jb.rem / o.raw
+	if !adapt.SameCounts(jb.v.Alloc, o.alloc) {
+		t += jb.v.Model.Restart
+	}
+	return t
+}
+
+// restoreOne gives victim j its current option back if that costs the
+// jobs that took its GPUs fewer (aged) seconds than it saves j.
+func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j int) {
+	vj := &jobs[j]
+	want := vj.options[cur[j]]
+	// The GPUs j lacks for its current allocation once its plan is freed.
+	left := append([]int(nil), free...)
+	for _, part := range vj.plan.alloc {
+		left[part.Type] += part.GPUs
+	}
+	need := make([]int, len(free))
+	short := 0
+	for _, part := range want.alloc {
+		need[part.Type] = max(part.GPUs-left[part.Type], 0)
+		short += need[part.Type]
+	}
+	// The next completion: when a job cut off now would find GPUs.
+	wait := math.Inf(1)
+	for i := range jobs {
+		if i != j && len(jobs[i].plan.alloc) > 0 {
+			wait = math.Min(wait, jobs[i].rem/jobs[i].plan.raw)
+		}
+	}
+	wait = math.Max(wait, s.Round)
+	aged := func(i int) float64 { return jobs[i].w * jobs[i].rem }
+	// Cut the takers (jobs holding more of a needed type than they did),
+	// cheapest seconds per needed GPU first.
+	cut := map[int]int{} // job → option index (-1: nothing)
+	plan := func(i int) goodput.Alloc {
+		if k, ok := cut[i]; ok {
+			if k < 0 {
+				return nil
+			}
+			return jobs[i].options[k].alloc
+		}
+		return jobs[i].plan.alloc
+	}
+	cost, hold := 0.0, s.Round
+	for short > 0 {
+		bi, bk, bc, bf := -1, 0, math.Inf(1), 0
+		for i := range jobs {
+			if i == j || len(plan(i)) == 0 {
+				continue
+			}
+			ib := &jobs[i]
+			now := plan(i)
+			if !takes(now, ib.v.Alloc, need) {
+				continue
+			}
+			base := seconds(ib, &ib.plan)
+			try := func(k int, a goodput.Alloc, t float64) {
+				f := 0
+				for _, part := range now {
+					f += min(part.GPUs-count(a, part.Type), need[part.Type])
+				}
+				if f <= 0 {
+					return
+				}
+				c := (t - base) * aged(i)
+				if k0, ok := cut[i]; ok { // already cut (not to nothing): the further cost
+					c = (t - seconds(ib, &ib.options[k0])) * aged(i)
+				}
+				if c/float64(f) < bc/float64(max(bf, 1)) || bi < 0 {
+					bi, bk, bc, bf = i, k, c, f
+				}
+			}
+			for k := range ib.options {
+				o := &ib.options[k]
+				if o.raw > 0 && within(o.alloc, now) && !adapt.SameCounts(o.alloc, now) {
+					try(k, o.alloc, seconds(ib, o))
+				}
+			}
+			// Cut off, it waits for the next completion, and at least
+			// as long as it would have run: under shortest-first, the
+			// GPUs it waits for go to jobs like it.
+			try(-1, nil, base+math.Max(wait, ib.rem/ib.plan.raw))
+		}
+		if bi < 0 {
+			return // j's GPUs went to no taker that can give them back
+		}
+		for _, part := range plan(bi) {
+			f := part.GPUs
+			if bk >= 0 {
+				f -= count(jobs[bi].options[bk].alloc, part.Type)
+			}
+			d := min(f, need[part.Type])
+			need[part.Type] -= d
+			short -= d
+		}
+		if _, ok := cut[bi]; !ok {
+			hold = math.Max(hold, seconds(&jobs[bi], &jobs[bi].plan))
+		}
+		cut[bi] = bk
+		cost += bc
+	}
+	// What j loses with its plan over the takers' hold: a restart now and
+	// one to regrow (one if it stops: the resume), and the progress its
+	// plan runs slower.
+	g0 := want.raw
+	hold = math.Min(hold, seconds(vj, &vj.plan))
+	lose := vj.v.Model.Restart
+	if len(vj.plan.alloc) > 0 {
+		lose *= 2
+	}
+	lose += hold * (1 - math.Min(vj.plan.raw, g0)/g0)
+	if !(cost < p.Restore*lose*aged(j)) {
+		return
+	}
+	replan(vj, want, free)
+	idx := make([]int, 0, len(cut))
+	for i := range cut {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		if k := cut[i]; k >= 0 {
+			replan(&jobs[i], jobs[i].options[k], free)
+		} else {
+			replan(&jobs[i], option{}, free)
+		}
+	}
+}
+
+// takes reports whether a holds more of some needed type than before.
+func takes(a, before goodput.Alloc, need []int) bool {
+	for _, part := range a {
+		if need[part.Type] > 0 && part.GPUs > count(before, part.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether a holds no more of any type than b (and only
+// types b holds).
+func within(a, b goodput.Alloc) bool {
+	for _, part := range a {
+		if part.GPUs > count(b, part.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// count is a's GPUs of type t.
+func count(a goodput.Alloc, t int) int {
+	n := 0
+	for _, part := range a {
+		if part.Type == t {
+			n += part.GPUs
+		}
+	}
+	return n
 }

@@ -615,14 +615,27 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 		need[part.Type] = max(part.GPUs-left[part.Type], 0)
 		short += need[part.Type]
 	}
-	// The next completion: when a job cut off now would find GPUs.
-	wait := math.Inf(1)
+	// The next completion of another job (not j, not the taker): when a
+	// taker cut off now would find GPUs.
+	next := [2]float64{math.Inf(1), math.Inf(1)}
+	first := -1
 	for i := range jobs {
-		if i != j && len(jobs[i].plan.alloc) > 0 {
-			wait = math.Min(wait, jobs[i].rem/jobs[i].plan.raw)
+		if i == j || len(jobs[i].plan.alloc) == 0 {
+			continue
+		}
+		switch t := jobs[i].rem / jobs[i].plan.raw; {
+		case t < next[0]:
+			next[1], next[0], first = next[0], t, i
+		case t < next[1]:
+			next[1] = t
 		}
 	}
-	wait = math.Max(wait, s.Round)
+	wait := func(i int) float64 {
+		if i == first {
+			return math.Max(next[1], s.Round)
+		}
+		return math.Max(next[0], s.Round)
+	}
 	aged := func(i int) float64 { return jobs[i].w * jobs[i].rem }
 	// Cut the takers (jobs holding more of a needed type than they did),
 	// cheapest seconds per needed GPU first.
@@ -674,7 +687,7 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 			// Cut off, it waits for the next completion, and at least
 			// as long as it would have run: under shortest-first, the
 			// GPUs it waits for go to jobs like it.
-			try(-1, nil, base+math.Max(wait, ib.rem/ib.plan.raw))
+			try(-1, nil, base+math.Max(wait(i), ib.rem/ib.plan.raw))
 		}
 		if bi < 0 {
 			return // j's GPUs went to no taker that can give them back

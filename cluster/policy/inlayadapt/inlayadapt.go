@@ -615,15 +615,19 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 		need[part.Type] = max(part.GPUs-left[part.Type], 0)
 		short += need[part.Type]
 	}
-	// The next completion of another job (not j, not the taker): when a
-	// taker cut off now would find GPUs.
+	// The next completion of a job other than the taker (j's on its
+	// current allocation): when a taker cut off now would find GPUs.
 	next := [2]float64{math.Inf(1), math.Inf(1)}
 	first := -1
 	for i := range jobs {
-		if i == j || len(jobs[i].plan.alloc) == 0 {
+		o := &jobs[i].plan
+		if i == j {
+			o = &want
+		}
+		if len(o.alloc) == 0 {
 			continue
 		}
-		switch t := jobs[i].rem / jobs[i].plan.raw; {
+		switch t := jobs[i].rem / o.raw; {
 		case t < next[0]:
 			next[1], next[0], first = next[0], t, i
 		case t < next[1]:

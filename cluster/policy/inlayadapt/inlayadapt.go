@@ -575,7 +575,7 @@ func (p *Policy) restore(s *adapt.State, jobs []job, free []int) {
 				cur[j] = k
 			}
 		}
-		if cur[j] >= 0 && !adapt.SameCounts(v.Alloc, jobs[j].plan.alloc) && !grows(jobs[j].plan.alloc, v.Alloc) {
+		if cur[j] >= 0 && jobs[j].options[cur[j]].raw > 0 && !adapt.SameCounts(v.Alloc, jobs[j].plan.alloc) && !grows(jobs[j].plan.alloc, v.Alloc) {
 			victims = append(victims, j)
 		}
 	}
@@ -711,16 +711,15 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 		cut[bi] = bk
 		cost += bc
 	}
-	// What j loses with its plan over the takers' hold: a restart now and
-	// one to regrow (one if it stops: the resume), and the progress its
-	// plan runs slower.
-	g0 := want.raw
-	hold = math.Min(hold, seconds(vj, &vj.plan))
+	// What j loses with its plan over the takers' hold: the restart now,
+	// and on a slower plan one more to regrow (none if it stops: the
+	// resume is the one), plus the progress it makes slower there (less
+	// than nothing on a faster one: a move).
 	lose := vj.v.Model.Restart
-	if len(vj.plan.alloc) > 0 {
+	if len(vj.plan.alloc) > 0 && vj.plan.raw < want.raw {
 		lose *= 2
 	}
-	lose += hold * (1 - math.Min(vj.plan.raw, g0)/g0)
+	lose += math.Min(hold, seconds(vj, &vj.plan)) * (1 - vj.plan.raw/want.raw)
 	if !(cost < p.Restore*lose*aged(j)) {
 		return
 	}

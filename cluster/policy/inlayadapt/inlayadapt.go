@@ -11,6 +11,11 @@
 // comparative advantage, softened so that short jobs still reach the
 // fast types).
 // Jobs waiting long gain weight (ageing), so the longest do not starve.
+// A pass after the greedy (Restore) gives a running job that the greedy
+// shrank, moved or stopped its allocation back unless the jobs that took
+// its GPUs save more seconds than its restarts and slower progress cost
+// it: the greedy's rates weigh a long job's loss by its remaining time,
+// which prices its restarts at almost nothing.
 // A last pass (Upgrade) moves each job to the fastest option its own and
 // the idle GPUs hold, no larger than its plan: the value weighting alone
 // leaves fast GPUs idle on an empty cluster.
@@ -83,17 +88,20 @@ type Policy struct {
 	// every start buys at least (Hold − 1) delays of progress: without
 	// it, two jobs that want the same GPUs take them from each other
 	// every round as the waiting one ages, and neither gets past its
-	// restart (0: no hold).
+	// restart (0: no hold; the default, as Restore ends that too).
 	Hold float64
 	// Restore, after the greedy, gives back a running job the allocation
 	// it holds when the greedy shrank, moved or stopped it to give its
 	// GPUs to others, unless what those others save in completion time
-	// exceeds what the job loses: its restart delays (the change now, the
-	// regrowth later) and its slower progress while they hold its GPUs.
-	// Each job's seconds count as much as another's (times its ageing):
-	// the greedy's rates weigh a long job's loss by its remaining time,
-	// which prices the restart it suffers at almost nothing. Restore is
-	// the weight of the victim's side (0: off; 1: seconds against
+	// exceeds what the job loses over the time they would hold its GPUs:
+	// its restart delays (the change now and, on a slower plan, the
+	// regrowth later; a restart loses no progress past the checkpoint)
+	// and the progress it makes slower there. A taker cut off entirely
+	// is charged the wait for the next completion of another job, and at
+	// least its own run. Each job's seconds count as much as another's
+	// (times its ageing): the greedy's rates weigh a long job's loss by
+	// its remaining time, which prices its restarts at almost nothing.
+	// Restore weighs the victim's side (0: off; 1: seconds against
 	// seconds).
 	Restore float64
 

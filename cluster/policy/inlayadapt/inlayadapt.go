@@ -11,8 +11,8 @@
 // comparative advantage, softened so that short jobs still reach the
 // fast types).
 // Jobs waiting long gain weight (ageing), so the longest do not starve.
-// A pass after the greedy (Restore) gives a running job that the greedy
-// shrank, moved or stopped its allocation back unless the jobs that took
+// A pass after the greedy (Restore) gives a running elastic job that the
+// greedy shrank, moved or stopped its allocation back unless the jobs that took
 // its GPUs save more seconds than its restarts and slower progress cost
 // it: the greedy's rates weigh a long job's loss by its remaining time,
 // which prices its restarts at almost nothing.
@@ -88,7 +88,9 @@ type Policy struct {
 	// every start buys at least (Hold − 1) delays of progress: without
 	// it, two jobs that want the same GPUs take them from each other
 	// every round as the waiting one ages, and neither gets past its
-	// restart (0: no hold; the default, as Restore ends that too).
+	// restart (0: no hold). With Restore on, it holds rigid jobs only:
+	// Restore covers the others, and a rigid job cannot shrink, so it
+	// only ever stops, which Restore prices worse than a hold does.
 	Hold float64
 	// Restore, after the greedy, gives back a running job the allocation
 	// it holds when the greedy shrank, moved or stopped it to give its
@@ -96,7 +98,9 @@ type Policy struct {
 	// exceeds what the job loses over the time they would hold its GPUs:
 	// its restart delays (the change now and, on a slower plan, the
 	// regrowth later; a restart loses no progress past the checkpoint)
-	// and the progress it makes slower there. A taker cut off entirely
+	// and the progress it makes slower there, less what a stopped job
+	// saves by resuming on its fastest type (a running job keeps its
+	// type). Rigid jobs are left to Hold. A taker cut off entirely
 	// is charged the wait for the next completion of another job, and at
 	// least its own run. Each job's seconds count as much as another's
 	// (times its ageing): the greedy's rates weigh a long job's loss by
@@ -115,7 +119,9 @@ type held struct {
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Restore: 1} }
+func New() *Policy {
+	return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2, Restore: 1}
+}
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
@@ -136,6 +142,7 @@ type job struct {
 	plan    option
 	options []option
 	tbest   float64 // remaining time at the best option, aged
+	faster  float64 // a GPU of the job's best type over one of the type it runs on (1: none faster)
 	gbest   float64
 	version int
 }
@@ -192,6 +199,12 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		jb := &jobs[j]
 		jb.v = v
 		jb.rem = math.Max(v.Remaining(), 1e-9)
+		jb.faster = 1
+		if len(v.Alloc) == 1 && one[j][v.Alloc[0].Type] > 0 {
+			for t := range T {
+				jb.faster = math.Max(jb.faster, one[j][t]/one[j][v.Alloc[0].Type])
+			}
+		}
 		jb.options = p.options(s, v, mixed)
 		if len(v.Alloc) > 0 && !p.Move {
 			keep := jb.options[:0]
@@ -343,6 +356,9 @@ func (p *Policy) track(s *adapt.State) {
 
 // holding reports whether v still holds its allocation.
 func (p *Policy) holding(now float64, v *adapt.View) bool {
+	if p.Restore > 0 && v.Kind != adapt.Rigid {
+		return false // Restore covers it
+	}
 	h, ok := p.since[v.ID]
 	return ok && now-h.at < p.Hold*v.Model.Restart
 }
@@ -583,6 +599,9 @@ func (p *Policy) restore(s *adapt.State, jobs []job, free []int) {
 				cur[j] = k
 			}
 		}
+		if v.Kind == adapt.Rigid {
+			continue // it cannot shrink: Hold covers it
+		}
 		if cur[j] >= 0 && jobs[j].options[cur[j]].raw > 0 && !adapt.SameCounts(v.Alloc, jobs[j].plan.alloc) && !grows(jobs[j].plan.alloc, v.Alloc) {
 			victims = append(victims, j)
 		}
@@ -728,6 +747,11 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 		lose *= 2
 	}
 	lose += math.Min(hold, seconds(vj, &vj.plan)) * (1 - vj.plan.raw/want.raw)
+	if len(vj.plan.alloc) == 0 {
+		// Stopped, it is free to resume on its best type (a running job
+		// keeps its type): what that saves counts against the loss.
+		lose -= vj.rem / want.raw * (1 - 1/vj.faster)
+	}
 	if !(cost < p.Restore*lose*aged(j)) {
 		return
 	}

@@ -98,11 +98,10 @@ func TestShortJobReachesFastType(t *testing.T) {
 }
 
 // TestHoldEndsPingPong: two rigid jobs each need all 16 GPUs and restart
-// in two rounds. With neither a hold nor Restore the waiting one ages
-// past the running one every round and takes its GPUs before it gets past
-// its restart, so neither ever progresses; with a hold, or with Restore
-// (the default: the waiter saves less than the runner's restarts cost),
-// both finish, one after the other.
+// in two rounds. Without a hold the waiting one ages past the running one
+// every round and takes its GPUs before it gets past its restart, so
+// neither ever progresses; with the default hold (which Restore leaves to
+// rigid jobs) both finish, one after the other.
 func TestHoldEndsPingPong(t *testing.T) {
 	c := &adapt.Cluster{Types: []adapt.Type{{Name: "gpu", PerNode: 8, Nodes: 2}}}
 	js := []adapt.Job{rigidJob(0, 16, 1000, 120, []float64{1}), rigidJob(1, 16, 1000, 120, []float64{1})}
@@ -110,7 +109,7 @@ func TestHoldEndsPingPong(t *testing.T) {
 		name          string
 		hold, restore float64
 		stuck         bool
-	}{{"neither", 0, 0, true}, {"hold", 2, 0, false}, {"restore", 0, New().Restore, false}} {
+	}{{"neither", 0, 0, true}, {"hold", New().Hold, 0, false}, {"default", New().Hold, New().Restore, false}} {
 		p := New()
 		p.Hold, p.Restore = tc.hold, tc.restore
 		r, err := adapt.Simulate(context.Background(), adapt.Config{Cluster: c, Round: 60, MaxHours: 20}, js, p)
@@ -155,6 +154,12 @@ func TestRestoreKeepsMediumJob(t *testing.T) {
 			{Job: &js[0], Progress: 2000, Alloc: goodput.Alloc{{Type: 0, GPUs: 8, Nodes: 1}}, LastType: 0, Know: goodput.Knowledge{Agnostic: -1}, Ran: 600},
 			{Job: &js[1], Progress: 1600, Alloc: goodput.Alloc{{Type: 0, GPUs: 8, Nodes: 1}}, LastType: 0, Know: goodput.Knowledge{Agnostic: -1}, Ran: 600},
 			{Job: &js[2], LastType: -1, Know: goodput.Knowledge{Agnostic: -1}},
+		}
+		// A round at 0 with the two running jobs, so that at 600 s their
+		// allocations are past any hold.
+		s0 := &adapt.State{Cluster: c, Round: 60, Jobs: s.Jobs[:2]}
+		if _, err := p.Allocate(context.Background(), s0); err != nil {
+			t.Fatal(err)
 		}
 		ds, err := p.Allocate(context.Background(), s)
 		if err != nil {

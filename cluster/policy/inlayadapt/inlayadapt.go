@@ -11,6 +11,11 @@
 // comparative advantage, softened so that short jobs still reach the
 // fast types).
 // Jobs waiting long gain weight (ageing), so the longest do not starve.
+// A pass after the greedy (Restore) gives a running elastic job that the
+// greedy shrank, moved or stopped its allocation back unless the jobs that took
+// its GPUs save more seconds than its restarts and slower progress cost
+// it: the greedy's rates weigh a long job's loss by its remaining time,
+// which prices its restarts at almost nothing.
 // A last pass (Upgrade) moves each job to the fastest option its own and
 // the idle GPUs hold, no larger than its plan: the value weighting alone
 // leaves fast GPUs idle on an empty cluster.
@@ -83,8 +88,26 @@ type Policy struct {
 	// every start buys at least (Hold − 1) delays of progress: without
 	// it, two jobs that want the same GPUs take them from each other
 	// every round as the waiting one ages, and neither gets past its
-	// restart (0: no hold).
+	// restart (0: no hold). With Restore on, it holds rigid jobs only:
+	// Restore covers the others, and a rigid job cannot shrink, so it
+	// only ever stops, which Restore prices worse than a hold does.
 	Hold float64
+	// Restore, after the greedy, gives back a running job the allocation
+	// it holds when the greedy shrank, moved or stopped it to give its
+	// GPUs to others, unless what those others save in completion time
+	// exceeds what the job loses over the time they would hold its GPUs:
+	// its restart delays (the change now and, on a slower plan, the
+	// regrowth later; a restart loses no progress past the checkpoint)
+	// and the progress it makes slower there, less what a stopped job
+	// saves by resuming on its fastest type (a running job keeps its
+	// type). Rigid jobs are left to Hold. A taker cut off entirely
+	// is charged the wait for the next completion of another job, and at
+	// least its own run. Each job's seconds count as much as another's
+	// (times its ageing): the greedy's rates weigh a long job's loss by
+	// its remaining time, which prices its restarts at almost nothing.
+	// Restore weighs the victim's side (0: off; 1: seconds against
+	// seconds).
+	Restore float64
 
 	since map[int]held
 }
@@ -96,7 +119,9 @@ type held struct {
 }
 
 // New is the policy with its default ageing.
-func New() *Policy { return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2} }
+func New() *Policy {
+	return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2, Restore: 1}
+}
 
 func (p *Policy) Name() string { return "inlay" }
 func (p *Policy) Mixed() bool  { return !p.NoMixed }
@@ -117,6 +142,7 @@ type job struct {
 	plan    option
 	options []option
 	tbest   float64 // remaining time at the best option, aged
+	faster  float64 // a GPU of the job's best type over one of the type it runs on (1: none faster)
 	gbest   float64
 	version int
 }
@@ -173,6 +199,12 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		jb := &jobs[j]
 		jb.v = v
 		jb.rem = math.Max(v.Remaining(), 1e-9)
+		jb.faster = 1
+		if len(v.Alloc) == 1 && one[j][v.Alloc[0].Type] > 0 {
+			for t := range T {
+				jb.faster = math.Max(jb.faster, one[j][t]/one[j][v.Alloc[0].Type])
+			}
+		}
 		jb.options = p.options(s, v, mixed)
 		if len(v.Alloc) > 0 && !p.Move {
 			keep := jb.options[:0]
@@ -287,6 +319,9 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 		jb.version++
 		push(it.j)
 	}
+	if p.Restore > 0 {
+		p.restore(s, jobs, free)
+	}
 	if p.Upgrade {
 		upgrade(jobs, free)
 	}
@@ -321,6 +356,9 @@ func (p *Policy) track(s *adapt.State) {
 
 // holding reports whether v still holds its allocation.
 func (p *Policy) holding(now float64, v *adapt.View) bool {
+	if p.Restore > 0 && v.Kind != adapt.Rigid {
+		return false // Restore covers it
+	}
 	h, ok := p.since[v.ID]
 	return ok && now-h.at < p.Hold*v.Model.Restart
 }
@@ -542,4 +580,224 @@ func hasType(a goodput.Alloc, t int) bool {
 		}
 	}
 	return false
+}
+
+// restore runs the Restore pass (see Policy.Restore) over the running
+// jobs whose plan changes their allocation, those that would idle the
+// most GPU-seconds in a restart first.
+func (p *Policy) restore(s *adapt.State, jobs []job, free []int) {
+	cur := make([]int, len(jobs)) // each job's current option (-1: none)
+	var victims []int
+	for j := range jobs {
+		cur[j] = -1
+		v := jobs[j].v
+		if len(v.Alloc) == 0 {
+			continue
+		}
+		for k := range jobs[j].options {
+			if adapt.SameCounts(v.Alloc, jobs[j].options[k].alloc) {
+				cur[j] = k
+			}
+		}
+		if v.Kind == adapt.Rigid {
+			continue // it cannot shrink: Hold covers it
+		}
+		if cur[j] >= 0 && jobs[j].options[cur[j]].raw > 0 && !adapt.SameCounts(v.Alloc, jobs[j].plan.alloc) && !grows(jobs[j].plan.alloc, v.Alloc) {
+			victims = append(victims, j)
+		}
+	}
+	idle := func(j int) float64 { return float64(jobs[j].v.Alloc.GPUs()) * jobs[j].v.Model.Restart }
+	sort.SliceStable(victims, func(a, b int) bool { return idle(victims[a]) > idle(victims[b]) })
+	for _, j := range victims {
+		p.restoreOne(s, jobs, free, cur, j)
+	}
+}
+
+// seconds is job jb's remaining time on option o: its remaining progress
+// at o's goodput, plus a restart delay when o changes what it holds.
+func seconds(jb *job, o *option) float64 {
+	if !(o.raw > 0) {
+		return math.Inf(1)
+	}
+	t := jb.rem / o.raw
+	if !adapt.SameCounts(jb.v.Alloc, o.alloc) {
+		t += jb.v.Model.Restart
+	}
+	return t
+}
+
+// restoreOne gives victim j its current option back if that costs the
+// jobs that took its GPUs fewer (aged) seconds than it saves j.
+func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j int) {
+	vj := &jobs[j]
+	want := vj.options[cur[j]]
+	// The GPUs j lacks for its current allocation once its plan is freed.
+	left := append([]int(nil), free...)
+	for _, part := range vj.plan.alloc {
+		left[part.Type] += part.GPUs
+	}
+	need := make([]int, len(free))
+	short := 0
+	for _, part := range want.alloc {
+		need[part.Type] = max(part.GPUs-left[part.Type], 0)
+		short += need[part.Type]
+	}
+	// The next completion of a job other than the taker (j's on its
+	// current allocation): when a taker cut off now would find GPUs.
+	next := [2]float64{math.Inf(1), math.Inf(1)}
+	first := -1
+	for i := range jobs {
+		o := &jobs[i].plan
+		if i == j {
+			o = &want
+		}
+		if len(o.alloc) == 0 {
+			continue
+		}
+		switch t := jobs[i].rem / o.raw; {
+		case t < next[0]:
+			next[1], next[0], first = next[0], t, i
+		case t < next[1]:
+			next[1] = t
+		}
+	}
+	wait := func(i int) float64 {
+		if i == first {
+			return math.Max(next[1], s.Round)
+		}
+		return math.Max(next[0], s.Round)
+	}
+	aged := func(i int) float64 { return jobs[i].w * jobs[i].rem }
+	// Cut the takers (jobs holding more of a needed type than they did),
+	// cheapest seconds per needed GPU first.
+	cut := map[int]int{} // job → option index (-1: nothing)
+	plan := func(i int) goodput.Alloc {
+		if k, ok := cut[i]; ok {
+			if k < 0 {
+				return nil
+			}
+			return jobs[i].options[k].alloc
+		}
+		return jobs[i].plan.alloc
+	}
+	cost, hold := 0.0, s.Round
+	for short > 0 {
+		bi, bk, bc, bf := -1, 0, math.Inf(1), 0
+		for i := range jobs {
+			if i == j || len(plan(i)) == 0 {
+				continue
+			}
+			ib := &jobs[i]
+			now := plan(i)
+			if !takes(now, ib.v.Alloc, need) {
+				continue
+			}
+			base := seconds(ib, &ib.plan)
+			try := func(k int, a goodput.Alloc, t float64) {
+				f := 0
+				for _, part := range now {
+					f += min(part.GPUs-count(a, part.Type), need[part.Type])
+				}
+				if f <= 0 {
+					return
+				}
+				c := (t - base) * aged(i)
+				if k0, ok := cut[i]; ok { // already cut (not to nothing): the further cost
+					c = (t - seconds(ib, &ib.options[k0])) * aged(i)
+				}
+				if c/float64(f) < bc/float64(max(bf, 1)) || bi < 0 {
+					bi, bk, bc, bf = i, k, c, f
+				}
+			}
+			for k := range ib.options {
+				o := &ib.options[k]
+				if o.raw > 0 && within(o.alloc, now) && !adapt.SameCounts(o.alloc, now) {
+					try(k, o.alloc, seconds(ib, o))
+				}
+			}
+			// Cut off, it waits for the next completion, and at least
+			// as long as it would have run: under shortest-first, the
+			// GPUs it waits for go to jobs like it.
+			try(-1, nil, base+math.Max(wait(i), ib.rem/ib.plan.raw))
+		}
+		if bi < 0 {
+			return // j's GPUs went to no taker that can give them back
+		}
+		for _, part := range plan(bi) {
+			f := part.GPUs
+			if bk >= 0 {
+				f -= count(jobs[bi].options[bk].alloc, part.Type)
+			}
+			d := min(f, need[part.Type])
+			need[part.Type] -= d
+			short -= d
+		}
+		if _, ok := cut[bi]; !ok {
+			hold = math.Max(hold, seconds(&jobs[bi], &jobs[bi].plan))
+		}
+		cut[bi] = bk
+		cost += bc
+	}
+	// What j loses with its plan over the takers' hold: the restart now,
+	// and on a slower plan one more to regrow (none if it stops: the
+	// resume is the one), plus the progress it makes slower there (less
+	// than nothing on a faster one: a move).
+	lose := vj.v.Model.Restart
+	if len(vj.plan.alloc) > 0 && vj.plan.raw < want.raw {
+		lose *= 2
+	}
+	lose += math.Min(hold, seconds(vj, &vj.plan)) * (1 - vj.plan.raw/want.raw)
+	if len(vj.plan.alloc) == 0 {
+		// Stopped, it is free to resume on its best type (a running job
+		// keeps its type): what that saves counts against the loss.
+		lose -= vj.rem / want.raw * (1 - 1/vj.faster)
+	}
+	if !(cost < p.Restore*lose*aged(j)) {
+		return
+	}
+	replan(vj, want, free)
+	idx := make([]int, 0, len(cut))
+	for i := range cut {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		if k := cut[i]; k >= 0 {
+			replan(&jobs[i], jobs[i].options[k], free)
+		} else {
+			replan(&jobs[i], option{}, free)
+		}
+	}
+}
+
+// takes reports whether a holds more of some needed type than before.
+func takes(a, before goodput.Alloc, need []int) bool {
+	for _, part := range a {
+		if need[part.Type] > 0 && part.GPUs > count(before, part.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether a holds no more of any type than b (and only
+// types b holds).
+func within(a, b goodput.Alloc) bool {
+	for _, part := range a {
+		if part.GPUs > count(b, part.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// count is a's GPUs of type t.
+func count(a goodput.Alloc, t int) int {
+	n := 0
+	for _, part := range a {
+		if part.Type == t {
+			n += part.GPUs
+		}
+	}
+	return n
 }

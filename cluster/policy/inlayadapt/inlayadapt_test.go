@@ -100,26 +100,78 @@ func TestShortJobReachesFastType(t *testing.T) {
 // TestHoldEndsPingPong: two rigid jobs each need all 16 GPUs and restart
 // in two rounds. Without a hold the waiting one ages past the running one
 // every round and takes its GPUs before it gets past its restart, so
-// neither ever progresses; with the default hold both finish, one after
-// the other.
+// neither ever progresses; with the default hold (which Restore leaves to
+// rigid jobs) both finish, one after the other.
 func TestHoldEndsPingPong(t *testing.T) {
 	c := &adapt.Cluster{Types: []adapt.Type{{Name: "gpu", PerNode: 8, Nodes: 2}}}
 	js := []adapt.Job{rigidJob(0, 16, 1000, 120, []float64{1}), rigidJob(1, 16, 1000, 120, []float64{1})}
-	for _, hold := range []float64{0, New().Hold} {
+	for _, tc := range []struct {
+		name          string
+		hold, restore float64
+		stuck         bool
+	}{{"neither", 0, 0, true}, {"hold", New().Hold, 0, false}, {"default", New().Hold, New().Restore, false}} {
 		p := New()
-		p.Hold = hold
+		p.Hold, p.Restore = tc.hold, tc.restore
 		r, err := adapt.Simulate(context.Background(), adapt.Config{Cluster: c, Round: 60, MaxHours: 20}, js, p)
-		if hold == 0 {
+		if tc.stuck {
 			if !errors.Is(err, adapt.ErrStuck) {
-				t.Errorf("without a hold: %v, want the jobs stuck", err)
+				t.Errorf("%s: %v, want the jobs stuck", tc.name, err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Fatalf("hold %g: %v", hold, err)
+			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if r.RestartsPerJob > 1 {
-			t.Errorf("hold %g: %.1f restarts a job, want at most one", hold, r.RestartsPerJob)
+			t.Errorf("%s: %.1f restarts a job, want at most one", tc.name, r.RestartsPerJob)
+		}
+	}
+}
+
+// elastic is a scale-gpus job of batch 8 and steps steps, one step a
+// second per GPU, whose restart takes restart seconds.
+func elastic(id int, steps, restart float64) adapt.Job {
+	m := goodput.NewPlanned("m", 8, steps, []bool{true}, restart, func(a goodput.Alloc) float64 { return 8 * float64(a.GPUs()) })
+	return adapt.Job{ID: id, Model: m, GPUs: 8, Batch: 8, Kind: adapt.ScaleGPUs}
+}
+
+// TestRestoreKeepsMediumJob: a medium job (about 4,000 s left, an 80 s
+// restart) runs on one server, a short one (a few minutes) on the other,
+// and a second short job arrives. The greedy alone takes GPUs from the
+// medium job for the newcomer (its rate, 1 / remaining time, is far
+// higher), which costs the medium job two restarts and slower progress;
+// the newcomer saves less by starting now than by waiting for the running
+// short job to finish, so with Restore the medium job keeps its server.
+func TestRestoreKeepsMediumJob(t *testing.T) {
+	c := &adapt.Cluster{Types: []adapt.Type{{Name: "gpu", PerNode: 8, Nodes: 2}}}
+	js := []adapt.Job{elastic(0, 32000, 80), elastic(1, 2400, 25), elastic(2, 2400, 25)}
+	js[2].Arrival = 600
+	for _, restore := range []float64{0, New().Restore} {
+		p := New()
+		p.Restore = restore
+		s := &adapt.State{Cluster: c, Round: 60, Now: 600}
+		s.Jobs = []adapt.View{
+			{Job: &js[0], Progress: 2000, Alloc: goodput.Alloc{{Type: 0, GPUs: 8, Nodes: 1}}, LastType: 0, Know: goodput.Knowledge{Agnostic: -1}, Ran: 600},
+			{Job: &js[1], Progress: 1600, Alloc: goodput.Alloc{{Type: 0, GPUs: 8, Nodes: 1}}, LastType: 0, Know: goodput.Knowledge{Agnostic: -1}, Ran: 600},
+			{Job: &js[2], LastType: -1, Know: goodput.Knowledge{Agnostic: -1}},
+		}
+		// A round at 0 with the two running jobs, so that at 600 s their
+		// allocations are past any hold.
+		s0 := &adapt.State{Cluster: c, Round: 60, Jobs: s.Jobs[:2]}
+		if _, err := p.Allocate(context.Background(), s0); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := p.Allocate(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := adapt.SameCounts(ds[0].Alloc, s.Jobs[0].Alloc)
+		t.Logf("restore %g: medium %v, short %v, newcomer %v", restore, ds[0].Alloc, ds[1].Alloc, ds[2].Alloc)
+		if restore == 0 && kept {
+			t.Errorf("without Restore the medium job keeps %v; the scenario no longer shows the greedy restarting it", ds[0].Alloc)
+		}
+		if restore > 0 && !kept {
+			t.Errorf("with Restore the medium job gets %v, want its 8 GPUs kept", ds[0].Alloc)
 		}
 	}
 }

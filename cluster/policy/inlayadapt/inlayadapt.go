@@ -423,11 +423,7 @@ func (p *Policy) options(s *adapt.State, v *adapt.View, mixed bool) []option {
 // plan holds (a job's allocation only grows within a round).
 func grows(next, plan goodput.Alloc) bool {
 	for _, p := range plan {
-		ok := false
-		for _, q := range next {
-			ok = ok || (q.Type == p.Type && q.GPUs >= p.GPUs)
-		}
-		if !ok {
+		if count(next, p.Type) < p.GPUs {
 			return false
 		}
 	}
@@ -711,7 +707,7 @@ func (p *Policy) restoreOne(s *adapt.State, jobs []job, free []int, cur []int, j
 			}
 			for k := range ib.options {
 				o := &ib.options[k]
-				if o.raw > 0 && within(o.alloc, now) && !adapt.SameCounts(o.alloc, now) {
+				if o.raw > 0 && grows(now, o.alloc) && !adapt.SameCounts(o.alloc, now) {
 					try(k, o.alloc, seconds(ib, o))
 				}
 			}
@@ -778,17 +774,6 @@ func takes(a, before goodput.Alloc, need []int) bool {
 		}
 	}
 	return false
-}
-
-// within reports whether a holds no more of any type than b (and only
-// types b holds).
-func within(a, b goodput.Alloc) bool {
-	for _, part := range a {
-		if part.GPUs > count(b, part.Type) {
-			return false
-		}
-	}
-	return true
 }
 
 // count is a's GPUs of type t.

@@ -127,6 +127,10 @@ type Result struct {
 	// RootBound: Bound is only the root LP relaxation's (CBC stopped before
 	// branch and bound improved on it, or never got to it).
 	RootBound bool
+	// Crashed holds the last lines of a first run that CBC crashed on (a
+	// signal Solve did not send); the result is then from a second run
+	// with its feasibility pump off. Empty when the first run stood.
+	Crashed string
 }
 
 // Value returns v's value in the solution (0 without one).
@@ -177,7 +181,6 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	defer os.RemoveAll(dir)
 
 	mpsPath := filepath.Join(dir, "model.mps")
-	solPath := filepath.Join(dir, "solution.txt")
 	write := m.WriteMPS
 	if opt.Relaxed {
 		relaxed := *m
@@ -187,6 +190,36 @@ func Solve(ctx context.Context, m *Model, opt Options) (*Result, error) {
 	if err := writeFile(mpsPath, write); err != nil {
 		return nil, err
 	}
+	res, err := m.run(ctx, opt, bin, dir)
+	var crash *crashError
+	if errors.As(err, &crash) && m.NumIntegers() > 0 && !opt.Relaxed && ctx.Err() == nil {
+		// CBC crashed: seen as an assertion in Clp during its feasibility
+		// pump, on one of Sia's 1,500-row allocation programs. One more run
+		// without the pump, the rest as asked.
+		retry := opt
+		retry.Args = append(append([]string(nil), opt.Args...), "-feas", "off")
+		if res, err = m.run(ctx, retry, bin, dir); err == nil {
+			res.Crashed = crash.last
+		}
+	}
+	return res, err
+}
+
+// crashError: CBC died of a signal Solve did not send it.
+type crashError struct {
+	err  error
+	last string // its last lines
+}
+
+func (e *crashError) Error() string { return fmt.Sprintf("solver: cbc: %v: %s", e.err, e.last) }
+func (e *crashError) Unwrap() error { return e.err }
+
+// run runs CBC once on dir's model.mps (and start.txt) and reads its
+// solution back.
+func (m *Model) run(ctx context.Context, opt Options, bin, dir string) (*Result, error) {
+	mpsPath := filepath.Join(dir, "model.mps")
+	solPath := filepath.Join(dir, "solution.txt")
+	os.Remove(solPath)
 	args := []string{mpsPath, "-timeMode", "elapsed"}
 	if opt.TimeLimit > 0 {
 		args = append(args, "-sec", strconv.FormatFloat(math.Max(opt.TimeLimit.Seconds(), 0.01), 'f', 3, 64))
@@ -288,6 +321,10 @@ wait:
 	if res == nil {
 		if interrupted == "" {
 			if waitErr != nil {
+				var exit *exec.ExitError
+				if errors.As(waitErr, &exit) && signaled(exit) {
+					return nil, &crashError{err: waitErr, last: lastLines(out.Bytes(), 3)}
+				}
 				return nil, fmt.Errorf("solver: cbc: %v: %s", waitErr, lastLines(out.Bytes(), 3))
 			}
 			return nil, fmt.Errorf("solver: cbc wrote no solution: %s", lastLines(out.Bytes(), 3))

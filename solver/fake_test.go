@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,14 +15,15 @@ import (
 )
 
 // fakeCBC writes a shell script that stands in for cbc: it prints log,
-// then runs body with $SOLU set to the solution file Solve asked for.
+// then runs body with $SOLU set to the solution file Solve asked for and
+// $FEAS to the value of its -feas option.
 func fakeCBC(t *testing.T, log, body string) string {
 	t.Helper()
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
 	}
 	path := filepath.Join(t.TempDir(), "cbc")
-	script := "#!/bin/sh\nSOLU=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -solu ] && SOLU=$2; shift; done\n" +
+	script := "#!/bin/sh\nSOLU=\nFEAS=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -solu ] && SOLU=$2; [ \"$1\" = -feas ] && FEAS=$2; shift; done\n" +
 		"printf '%s\\n' '" + log + "'\n" + body + "\n"
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -122,5 +124,29 @@ func TestSolveDistrustsInfeasibleClaims(t *testing.T) {
 				t.Errorf("from start %v, objective %g, values %v: want the start", res.FromStart, res.Objective, res.Values)
 			}
 		})
+	}
+}
+
+// A CBC that crashes (here: aborts unless its feasibility pump is off, as
+// CBC 2.10's did on one of Sia's programs) is run once more without the
+// pump, and the result says so; one that crashes again is an error.
+func TestSolveRetriesACrashedCBC(t *testing.T) {
+	optimal := "printf 'Optimal - objective value 3\\n      0 C0 1 1\\n      1 C1 2 1\\n' > \"$SOLU\""
+	m, _ := fakeModel()
+	cbc := fakeCBC(t, "Cbc0038I Pass  25: suminf.    1.27609 (4)", "[ \"$FEAS\" = off ] || kill -ABRT $$\n"+optimal)
+	res, err := solver.Solve(context.Background(), m, solver.Options{Command: cbc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != solver.Optimal || res.Objective != 3 || res.Values[1] != 2 || !strings.Contains(res.Crashed, "Pass  25") {
+		t.Errorf("status %v objective %g values %v crashed %q: want the second run's optimum and the first run's last line", res.Status, res.Objective, res.Values, res.Crashed)
+	}
+	always := fakeCBC(t, "Cbc0038I Pass  25", "kill -ABRT $$")
+	if _, err := solver.Solve(context.Background(), m, solver.Options{Command: always}); err == nil || !strings.Contains(err.Error(), "signal") {
+		t.Errorf("err %v: want the second crash's signal", err)
+	}
+	res, err = solver.Solve(context.Background(), m, solver.Options{Command: fakeCBC(t, "", optimal)})
+	if err != nil || res.Crashed != "" {
+		t.Errorf("err %v crashed %q: a clean run says nothing", err, res.Crashed)
 	}
 }

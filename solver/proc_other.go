@@ -11,3 +11,6 @@ func ownProcessGroup(cmd *exec.Cmd) {}
 func interrupt(cmd *exec.Cmd) { cmd.Process.Kill() }
 
 func killAll(cmd *exec.Cmd) { cmd.Process.Kill() }
+
+// signaled: without Unix wait statuses a crash is an ordinary exit.
+func signaled(e *exec.ExitError) bool { return false }

@@ -21,3 +21,9 @@ func killAll(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 	}
 }
+
+// signaled reports whether CBC died of a signal.
+func signaled(e *exec.ExitError) bool {
+	ws, ok := e.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}

@@ -148,7 +148,7 @@ func TestAdaptiveReplay(t *testing.T) {
 	st := s.Stats()
 	ratio := res.AvgJCT / sr.AvgJCT
 	t.Logf("%s, %d Philly jobs (workload-1), mixed %v: avg JCT replay %.3f h, simulator %.3f h, ratio %.3f; restarts a job %.2f vs %.2f; wall %.0f s, clock held %.0f s (speedup %g); scheduler: %d rounds, %d binds, %d suspends, %d resumes",
-		polName, n, mixed, res.AvgJCT, sr.AvgJCT, ratio, res.RestartsPerJob, sr.RestartsPerJob, elapsed.Seconds(), clock.Held().Seconds(), speedup, st.Rounds, st.Binds, st.Suspends, st.Resumes)
+		polName, len(jobs), mixed, res.AvgJCT, sr.AvgJCT, ratio, res.RestartsPerJob, sr.RestartsPerJob, elapsed.Seconds(), clock.Held().Seconds(), speedup, st.Rounds, st.Binds, st.Suspends, st.Resumes)
 	if res.Unfinished != 0 {
 		t.Errorf("%d jobs unfinished", res.Unfinished)
 	}

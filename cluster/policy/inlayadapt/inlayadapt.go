@@ -21,6 +21,10 @@
 // leaves fast GPUs idle on an empty cluster.
 // With mixed gangs on, a job may add GPUs of a second type, and a rigid
 // job may split its GPUs over two types, when one type alone lacks room.
+// Estimates use what any job of the same model has shown of its scaling
+// (Share), as a cluster keeps per-model profiles: Sia's bootstrap assumes
+// perfect scaling on every type a job has not itself run on several GPUs
+// of, and a greedy that believes it gives new jobs GPUs they then lose.
 //
 // A lazy priority queue makes a round O((jobs + steps) · options · log
 // jobs): well under a second at 2,048 GPUs.
@@ -109,7 +113,14 @@ type Policy struct {
 	// seconds).
 	Restore float64
 
-	since map[int]held
+	// Share lets each job's estimates use what earlier and other jobs of
+	// the same model have shown of its scaling (the GPU types it has run
+	// on several GPUs of), as a cluster keeps per-model profiles, instead
+	// of assuming perfect scaling until the job itself has shown it.
+	Share bool
+
+	since   map[int]held
+	learned map[string]uint64 // model → types measured on several GPUs
 }
 
 // held is a running job's allocation and when it took it.
@@ -120,7 +131,7 @@ type held struct {
 
 // New is the policy with its default ageing.
 func New() *Policy {
-	return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2, Restore: 1}
+	return &Policy{Ageing: 4, Scaling: 0.3, Upgrade: true, ValuePow: 0.5, Hold: 2, Restore: 1, Share: true}
 }
 
 func (p *Policy) Name() string { return "inlay" }
@@ -170,6 +181,7 @@ func (q *queue) Pop() any     { o := (*q)[len(*q)-1]; *q = (*q)[:len(*q)-1]; ret
 func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision, error) {
 	T := len(s.Cluster.Types)
 	mixed := s.Mixed && !p.NoMixed
+	p.learn(s)
 	jobs := make([]job, len(s.Jobs))
 	// Type values: mean over jobs of the one-GPU goodput relative to the
 	// job's best type.
@@ -450,7 +462,25 @@ func (p *Policy) know(v *adapt.View) goodput.Knowledge {
 	if p.Oracle {
 		return goodput.Truth
 	}
-	return v.Know
+	k := v.Know
+	if p.Share {
+		k.Multi |= p.learned[v.Model.Name]
+	}
+	return k
+}
+
+// learn records what the active jobs have shown of their models' scaling.
+func (p *Policy) learn(s *adapt.State) {
+	if !p.Share {
+		return
+	}
+	if p.learned == nil {
+		p.learned = map[string]uint64{}
+	}
+	for i := range s.Jobs {
+		v := &s.Jobs[i]
+		p.learned[v.Model.Name] |= v.Know.Multi
+	}
 }
 
 // start gives every job without a plan yet (a kept or held allocation

@@ -201,3 +201,35 @@ func TestTimeKeepsStickyPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestShareLearnsScalingAcrossJobs: a job of model m that has run on
+// several GPUs of type 1 shows m's synchronisation there; with Share a new
+// job of m estimates with it (and keeps it after the first job leaves),
+// a job of another model does not, and without Share nothing is shared.
+func TestShareLearnsScalingAcrossJobs(t *testing.T) {
+	m := rigid(0, []float64{1, 2}).Model
+	other := rigid(0, []float64{1, 2}).Model
+	other.Name = "other"
+	state := func(views ...adapt.View) *adapt.State { return &adapt.State{Jobs: views} }
+	ran := adapt.View{Job: &adapt.Job{ID: 1, Model: m}, Know: goodput.Knowledge{Multi: 1 << 1, Agnostic: -1}}
+	fresh := adapt.View{Job: &adapt.Job{ID: 2, Model: m}, Know: goodput.Knowledge{Agnostic: -1}}
+	stranger := adapt.View{Job: &adapt.Job{ID: 3, Model: other}, Know: goodput.Knowledge{Agnostic: -1}}
+	for _, share := range []bool{true, false} {
+		p := &Policy{Share: share}
+		p.learn(state(ran, fresh, stranger))
+		want := uint64(0)
+		if share {
+			want = 1 << 1
+		}
+		if got := p.know(&fresh).Multi; got != want {
+			t.Errorf("share %v: the new job knows types %b, want %b", share, got, want)
+		}
+		p.learn(state(fresh)) // the first job has finished
+		if got := p.know(&fresh).Multi; got != want {
+			t.Errorf("share %v, later: the new job knows types %b, want %b", share, got, want)
+		}
+		if got := p.know(&stranger).Multi; got != 0 {
+			t.Errorf("share %v: another model's job knows types %b, want none", share, got)
+		}
+	}
+}

@@ -72,3 +72,29 @@ func RestartFactor(age float64, restarts int, delay float64) float64 {
 	}
 	return max(0, (age-float64(restarts)*delay)/(age+delay))
 }
+
+// Profiles is what a cluster has learnt of each model's scaling from every
+// job of it so far: per model name, the GPU types some job of it has run on
+// several GPUs of (goodput.Knowledge.Multi), as a cluster that keeps
+// per-model profiles knows them. The zero value knows nothing.
+type Profiles struct {
+	multi map[string]uint64
+}
+
+// Learn records what the state's jobs have shown.
+func (p *Profiles) Learn(s *State) {
+	if p.multi == nil {
+		p.multi = map[string]uint64{}
+	}
+	for i := range s.Jobs {
+		v := &s.Jobs[i]
+		p.multi[v.Model.Name] |= v.Know.Multi
+	}
+}
+
+// Know is v's knowledge widened by what jobs of its model have shown.
+func (p *Profiles) Know(v *View) goodput.Knowledge {
+	k := v.Know
+	k.Multi |= p.multi[v.Model.Name]
+	return k
+}

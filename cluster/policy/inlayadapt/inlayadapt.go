@@ -119,8 +119,8 @@ type Policy struct {
 	// of assuming perfect scaling until the job itself has shown it.
 	Share bool
 
-	since   map[int]held
-	learned map[string]uint64 // model → types measured on several GPUs
+	since    map[int]held
+	profiles adapt.Profiles
 }
 
 // held is a running job's allocation and when it took it.
@@ -459,27 +459,19 @@ func fits(next, plan goodput.Alloc, free []int) bool {
 }
 
 func (p *Policy) know(v *adapt.View) goodput.Knowledge {
-	if p.Oracle {
+	switch {
+	case p.Oracle:
 		return goodput.Truth
+	case p.Share:
+		return p.profiles.Know(v)
 	}
-	k := v.Know
-	if p.Share {
-		k.Multi |= p.learned[v.Model.Name]
-	}
-	return k
+	return v.Know
 }
 
-// learn records what the active jobs have shown of their models' scaling.
+// learn records what the active jobs show of their models' scaling.
 func (p *Policy) learn(s *adapt.State) {
-	if !p.Share {
-		return
-	}
-	if p.learned == nil {
-		p.learned = map[string]uint64{}
-	}
-	for i := range s.Jobs {
-		v := &s.Jobs[i]
-		p.learned[v.Model.Name] |= v.Know.Multi
+	if p.Share {
+		p.profiles.Learn(s)
 	}
 }
 

@@ -30,6 +30,12 @@ type Policy struct {
 	TimeLimit time.Duration
 	// Solve is the MILP solver (default solver.Solve).
 	Solve func(context.Context, *solver.Model, solver.Options) (*solver.Result, error)
+	// Share widens each job's estimates with what every job of its model
+	// has shown of its scaling (adapt.Profiles), as inlay's policy does;
+	// off in Sia as published, which bootstraps each job on its own.
+	Share bool
+
+	profiles adapt.Profiles
 }
 
 // New is Sia with the published defaults: p = −0.5, λ_n = 1.1, λ_a = 0.01.
@@ -69,8 +75,15 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	m := solver.NewModel(solver.Minimize)
 	var cands []cand
 	use := make([][]solver.Term, len(s.Cluster.Types))
+	if p.Share {
+		p.profiles.Learn(s)
+	}
 	for j := range s.Jobs {
 		v := &s.Jobs[j]
+		know := v.Know
+		if p.Share {
+			know = p.profiles.Know(v)
+		}
 		var opts []cand
 		var gs []float64
 		gmin := math.Inf(1)
@@ -84,7 +97,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 			}
 			for _, n := range counts {
 				a := s.Single(t, n)
-				b, g := s.Estimate(v, a, v.Know)
+				b, g := s.Estimate(v, a, know)
 				if !(g > 0) {
 					continue
 				}

@@ -92,7 +92,8 @@ func (p *Profiles) Learn(s *State) {
 	}
 }
 
-// Know is v's knowledge widened by what jobs of its model have shown.
+// Know is v's knowledge widened by what jobs of its model have shown
+// (v.Know itself before any Learn).
 func (p *Profiles) Know(v *View) goodput.Knowledge {
 	k := v.Know
 	k.Multi |= p.multi[v.Model.Name]

@@ -459,13 +459,10 @@ func fits(next, plan goodput.Alloc, free []int) bool {
 }
 
 func (p *Policy) know(v *adapt.View) goodput.Knowledge {
-	switch {
-	case p.Oracle:
+	if p.Oracle {
 		return goodput.Truth
-	case p.Share:
-		return p.profiles.Know(v)
 	}
-	return v.Know
+	return p.profiles.Know(v) // v.Know alone until learn has run with Share
 }
 
 // learn records what the active jobs show of their models' scaling.

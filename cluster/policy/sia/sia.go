@@ -80,10 +80,7 @@ func (p *Policy) Allocate(ctx context.Context, s *adapt.State) ([]adapt.Decision
 	}
 	for j := range s.Jobs {
 		v := &s.Jobs[j]
-		know := v.Know
-		if p.Share {
-			know = p.profiles.Know(v)
-		}
+		know := p.profiles.Know(v) // v.Know alone without Share
 		var opts []cand
 		var gs []float64
 		gmin := math.Inf(1)
